@@ -1,0 +1,22 @@
+// Step Functions task: moves an op occ through the SOL003 5.4.1.2 state model (PROCESSING,
+// COMPLETED, FAILED_TEMP, ROLLED_BACK), releasing the instance lock on final states. Throws on
+// failure so the state machine's Retry/Catch sees it.
+import { defaultDeps } from '#lib/lcm/deps.ts';
+import { finishOperation } from '#lib/lcm/operations.ts';
+import { problemFromTaskFailure, type StepTarget, type TaskFailure } from '#lib/lcm/op-occs.ts';
+
+export interface TransitionInput {
+  opOccId: string;
+  to: StepTarget;
+  /** The Catch output of the failed step, for FAILED_TEMP and ROLLED_BACK. */
+  failure?: TaskFailure;
+  changedInfo?: Record<string, unknown>;
+}
+
+export const handler = async (input: TransitionInput): Promise<{ opOccId: string; operationState: string }> => {
+  const record = await finishOperation(defaultDeps(), input.opOccId, input.to, {
+    error: input.failure ? problemFromTaskFailure(input.failure) : undefined,
+    changedInfo: input.changedInfo,
+  });
+  return { opOccId: record.id, operationState: record.operationState };
+};

@@ -1,0 +1,51 @@
+// The ports the LCM rules depend on, wired once per process to their AWS implementations.
+// Tests and the benchmark can hand in other implementations.
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { LcmOperationType } from '#lib/sol/model.ts';
+import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { DynamoVnfLcmOpOccStore, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { DynamoVnfPackageStore, type VnfPackageStore } from '#lib/store/packages.ts';
+import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
+import { requiredEnv } from '#lib/store/dynamo.ts';
+
+/** Starts the state machine of an LCM operation; execution name = op occ id, so a retried start is idempotent. */
+export interface OperationExecutor {
+  start(operation: LcmOperationType, opOccId: string, input: Record<string, unknown>): Promise<void>;
+}
+
+export class StepFunctionsExecutor implements OperationExecutor {
+  private readonly client = new SFNClient({});
+
+  async start(operation: LcmOperationType, opOccId: string, input: Record<string, unknown>): Promise<void> {
+    await this.client.send(new StartExecutionCommand({
+      stateMachineArn: requiredEnv(`${operation}_STATE_MACHINE_ARN`),
+      name: opOccId,
+      input: JSON.stringify(input),
+    }));
+  }
+}
+
+export interface LcmDeps {
+  instances: VnfInstanceStore;
+  opOccs: VnfLcmOpOccStore;
+  packages: VnfPackageStore;
+  secrets: SecretStore;
+  executor: OperationExecutor;
+  now(): string;
+  newId(): string;
+}
+
+let deps: LcmDeps | undefined;
+
+export function defaultDeps(): LcmDeps {
+  deps ??= {
+    instances: new DynamoVnfInstanceStore(),
+    opOccs: new DynamoVnfLcmOpOccStore(),
+    packages: new DynamoVnfPackageStore(),
+    secrets: new SecretsManagerStore(),
+    executor: new StepFunctionsExecutor(),
+    now: () => new Date().toISOString(),
+    newId: () => crypto.randomUUID(),
+  };
+  return deps;
+}

@@ -1,0 +1,88 @@
+// Lists a collection the way SOL013 asks: attribute-based filter (5.2), attribute selectors
+// (5.3) and paging with an opaque marker that carries the whole query state (5.4). Filters run on
+// the API representation, never on the stored record, so internal attributes and credentials
+// cannot be probed through a filter.
+import { BadRequestError } from '#lib/sol/errors.ts';
+import { matchesFilter, parseFilter, type Filter } from '#lib/sol/filter.ts';
+import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
+import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
+import type { Page } from '#lib/store/dynamo.ts';
+
+export interface CollectionSpec<R> {
+  /** Marker scope, e.g. "vnf_instances". */
+  resource: string;
+  attributes: readonly string[];
+  defaultExcluded: readonly string[];
+  alwaysIncluded: readonly string[];
+  fetch(limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
+  render(record: R): Record<string, unknown>;
+  keyOf(record: R): Record<string, string>;
+}
+
+export interface ListResult {
+  items: Record<string, unknown>[];
+  /** Present when there is a next page. */
+  marker?: string;
+}
+
+const SELECTOR_PARAMETERS = new Set(['filter', 'all_fields', 'fields', 'exclude_fields', 'exclude-fields', 'exclude_default']);
+const FILTERED_CHUNK = 500;
+
+function markerKey(resource: string): string {
+  return process.env.PAGING_MARKER_KEY ?? `vnfm-paging-${resource}`;
+}
+
+function parseQuery(rawQuery: string): URLSearchParams {
+  try {
+    return new URLSearchParams(rawQuery);
+  } catch {
+    throw new BadRequestError('Malformed query string');
+  }
+}
+
+export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: string, pageSize: number): Promise<ListResult> {
+  let params = parseQuery(rawQuery);
+  let after: Record<string, string | number> | undefined;
+  const rawMarker = params.get(MARKER_PARAMETER);
+  if (rawMarker !== null) {
+    const state = decodeMarker(rawMarker, markerKey(spec.resource), spec.resource);
+    const fromMarker = parseQuery(state.query);
+    // The marker carries the query; a request that also changes filter or selectors is ambiguous.
+    for (const name of SELECTOR_PARAMETERS) {
+      if (params.has(name) && params.getAll(name).join('\u0000') !== fromMarker.getAll(name).join('\u0000')) {
+        throw new BadRequestError(`"${name}" differs from the query that ${MARKER_PARAMETER} was issued for; send the marker alone`);
+      }
+    }
+    params = fromMarker;
+    after = state.after;
+  }
+  for (const name of params.keys()) {
+    if (!SELECTOR_PARAMETERS.has(name) && name !== MARKER_PARAMETER) throw new BadRequestError(`Unknown query parameter "${name}"`);
+  }
+  const filters = params.getAll('filter');
+  if (filters.length > 1) throw new BadRequestError('Only one "filter" parameter is allowed; combine expressions with ";"');
+  const filter: Filter | undefined = filters[0] === undefined ? undefined : parseFilter(filters[0], { attributes: spec.attributes });
+  const selectors = parseSelectors(params, { attributes: spec.attributes });
+  const query = new URLSearchParams([...params].filter(([name]) => name !== MARKER_PARAMETER)).toString();
+
+  const items: Record<string, unknown>[] = [];
+  let last: R | undefined;
+  let chunk = filter ? FILTERED_CHUNK : pageSize + 1;
+  for (;;) {
+    const page = await spec.fetch(chunk, after);
+    for (const record of page.items) {
+      const representation = spec.render(record);
+      if (filter && !matchesFilter(filter, representation)) continue;
+      if (items.length === pageSize) {
+        // One more match exists beyond this page: the next page starts after the last one shown.
+        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, markerKey(spec.resource));
+        return { items, marker };
+      }
+      items.push(applySelectors(representation, selectors, spec.defaultExcluded, spec.alwaysIncluded));
+      last = record;
+    }
+    if (!page.after) return { items };
+    after = page.after;
+    chunk = FILTERED_CHUNK;
+  }
+}

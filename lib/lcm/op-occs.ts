@@ -1,0 +1,61 @@
+// SOL003 VNF LCM operation occurrence resources (read side) and the task-step entry points that
+// the operation state machines call.
+import { NotFoundError, ProblemError } from '#lib/sol/errors.ts';
+import {
+  renderVnfLcmOpOcc, VNF_LCM_OP_OCC_ATTRIBUTES, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+  type ApiMajorVersion, type LcmOperationState, type ProblemDetailsRecord, type VnfLcmOpOccRecord,
+} from '#lib/sol/model.ts';
+import { opOccListKey } from '#lib/store/op-occs.ts';
+import type { LcmDeps } from './deps.ts';
+import type { Caller } from './vnf-instances.ts';
+import { listCollection, type ListResult } from './listing.ts';
+
+export async function getOpOcc(deps: LcmDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
+  const record = await deps.opOccs.get(id);
+  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`VNF LCM operation occurrence ${id} does not exist`);
+  return record;
+}
+
+export function listOpOccs(deps: LcmDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+  return listCollection({
+    resource: `v${version}/vnf_lcm_op_occs`,
+    attributes: VNF_LCM_OP_OCC_ATTRIBUTES,
+    defaultExcluded: VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+    alwaysIncluded: ['id', '_links'],
+    fetch: (limit, after) => deps.opOccs.listPage(caller.tenantId, limit, after),
+    render: (record) => renderVnfLcmOpOcc(record, version, baseUrl),
+    keyOf: opOccListKey,
+  }, rawQuery, pageSize);
+}
+
+/** The `{Error, Cause}` that a Step Functions Catch puts in the state. */
+export interface TaskFailure {
+  Error?: string;
+  Cause?: string;
+}
+
+const STATUS_BY_ERROR: Record<string, number> = {
+  BadRequestError: 400, NotFoundError: 404, ConflictError: 409, UnprocessableEntityError: 422,
+  'States.Timeout': 504, 'States.TaskFailed': 500,
+};
+
+/** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
+export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {
+  const name = failure.Error ?? 'States.TaskFailed';
+  let detail = failure.Cause ?? name;
+  try {
+    // Lambda reports a thrown error as {"errorType","errorMessage",...}.
+    const parsed = JSON.parse(detail) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') detail = parsed.errorMessage;
+  } catch {
+    // A plain-text cause is already the detail.
+  }
+  return { title: name, status: STATUS_BY_ERROR[name] ?? 500, detail: detail || name };
+}
+
+export function problemFromError(error: unknown): ProblemDetailsRecord {
+  if (error instanceof ProblemError) return error.toProblem();
+  return { title: 'Internal Server Error', status: 500, detail: error instanceof Error ? error.message : String(error) };
+}
+
+export type StepTarget = Extract<LcmOperationState, 'PROCESSING' | 'COMPLETED' | 'FAILED_TEMP' | 'ROLLED_BACK' | 'FAILED'>;

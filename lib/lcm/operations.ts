@@ -1,0 +1,135 @@
+// The uniform recipe of every LCM request (validate -> check state -> record the op occ as
+// STARTING -> hand off), and the op-occ transitions the state machines drive, following the
+// state model of SOL003 5.4.1.2.
+import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
+import {
+  OP_OCC_TRANSITIONS, TERMINAL_STATES,
+  type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+} from '#lib/sol/model.ts';
+import { log } from '#lib/log.ts';
+import type { LcmDeps } from './deps.ts';
+
+/** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
+const ORPHAN_LOCK_GRACE_MS = 60_000;
+
+export interface OperationRequest {
+  tenantId: string;
+  vnfInstanceId: string;
+  operation: LcmOperationType;
+  operationParams: Record<string, unknown>;
+  apiMajorVersion: ApiMajorVersion;
+  requireState?: VnfInstanceRecord['instantiationState'];
+  /** Secrets written for this operation; removed again if it does not start. */
+  pendingVimAccessSecrets?: Record<string, string>;
+  isAutomaticInvocation?: boolean;
+}
+
+export class ServiceUnavailableError extends ProblemError {
+  constructor(detail: string, cause?: unknown) { super(503, 'Service Unavailable', detail, { cause }); }
+}
+
+/** Takes the instance's operation lock, or explains (404/409) why it cannot be taken. */
+async function acquireInstanceLock(deps: LcmDeps, request: OperationRequest, opOccId: string): Promise<void> {
+  const lock = { opOccId, now: deps.now(), requireState: request.requireState };
+  if (await deps.instances.acquireLock(request.vnfInstanceId, lock)) return;
+
+  const instance = await deps.instances.get(request.vnfInstanceId);
+  if (!instance || instance.tenantId !== request.tenantId) throw new NotFoundError(`VNF instance ${request.vnfInstanceId} does not exist`);
+  if (instance.lockOpOccId) {
+    const holder = await deps.opOccs.get(instance.lockOpOccId);
+    const orphaned = !holder && Date.parse(instance.lockedAt ?? '') < Date.parse(lock.now) - ORPHAN_LOCK_GRACE_MS;
+    const finished = holder !== undefined && TERMINAL_STATES.includes(holder.operationState);
+    if ((orphaned || finished) && await deps.instances.acquireLock(request.vnfInstanceId, { ...lock, takeOverFrom: instance.lockOpOccId })) {
+      log.warn('took over a stale operation lock', { vnfInstanceId: request.vnfInstanceId, staleOpOccId: instance.lockOpOccId });
+      return;
+    }
+    throw new ConflictError(`VNF instance ${request.vnfInstanceId} has LCM operation occurrence ${instance.lockOpOccId} in progress${holder ? ` (${holder.operation}, ${holder.operationState})` : ''}; a new operation can start only after it has finished`);
+  }
+  if (request.requireState && instance.instantiationState !== request.requireState) {
+    throw new ConflictError(`VNF instance ${request.vnfInstanceId} is ${instance.instantiationState}; ${request.operation} needs it ${request.requireState}`);
+  }
+  throw new ConflictError(`VNF instance ${request.vnfInstanceId} changed concurrently; try again`);
+}
+
+/** Records the op occ as STARTING under the instance's lock and starts its state machine. */
+export async function startOperation(deps: LcmDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
+  const id = deps.newId();
+  await acquireInstanceLock(deps, request, id);
+  const now = deps.now();
+  const record: VnfLcmOpOccRecord = {
+    id,
+    tenantId: request.tenantId,
+    vnfInstanceId: request.vnfInstanceId,
+    operation: request.operation,
+    operationState: 'STARTING',
+    stateEnteredTime: now,
+    startTime: now,
+    startSeq: `${now}#${id}`,
+    isAutomaticInvocation: request.isAutomaticInvocation ?? false,
+    isCancelPending: false,
+    operationParams: request.operationParams,
+    pendingVimAccessSecrets: request.pendingVimAccessSecrets,
+    apiMajorVersion: request.apiMajorVersion,
+    revision: 1,
+  };
+  try {
+    await deps.opOccs.create(record);
+  } catch (error) {
+    await deps.instances.releaseLock(request.vnfInstanceId, id);
+    throw error;
+  }
+  try {
+    await deps.executor.start(request.operation, id, { opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
+  } catch (error) {
+    // SOL003 5.4.1.2: a failure while STARTING ends in ROLLED_BACK; nothing was done yet.
+    log.error('could not start the operation state machine', { opOccId: id, error });
+    await finishOperation(deps, id, 'ROLLED_BACK', {
+      error: { title: 'Service Unavailable', status: 503, detail: 'The operation could not be started' },
+    });
+    throw new ServiceUnavailableError(`The ${request.operation} operation could not be started; nothing was changed. Try again later.`, error);
+  }
+  return record;
+}
+
+export interface TransitionExtras {
+  error?: ProblemDetailsRecord;
+  changedInfo?: Record<string, unknown>;
+}
+
+const RELEASES_LOCK: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROLLED_BACK'];
+
+/**
+ * Moves an op occ to `to` from any state that SOL003 5.4.1.2 allows. Idempotent: a retried task
+ * that finds the op occ already in `to` repeats only the side effects (lock release, clean-up).
+ */
+export async function finishOperation(deps: LcmDeps, opOccId: string, to: LcmOperationState, extras: TransitionExtras = {}): Promise<VnfLcmOpOccRecord> {
+  const from = (Object.keys(OP_OCC_TRANSITIONS) as LcmOperationState[]).filter((state) => OP_OCC_TRANSITIONS[state].includes(to));
+  const set: Record<string, unknown> = {};
+  if (extras.error) set.error = extras.error;
+  if (extras.changedInfo) set.changedInfo = extras.changedInfo;
+  const remove = to === 'PROCESSING' || to === 'COMPLETED' ? ['error'] : [];
+  let record = await deps.opOccs.transition(opOccId, { from, to, now: deps.now(), set, remove });
+  if (!record) {
+    const current = await deps.opOccs.get(opOccId);
+    if (!current) throw new NotFoundError(`VNF LCM operation occurrence ${opOccId} does not exist`);
+    if (current.operationState !== to) {
+      throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; it cannot move to ${to}`);
+    }
+    record = current;
+  }
+  if (RELEASES_LOCK.includes(to)) {
+    if (to !== 'COMPLETED') await removePendingSecrets(deps, record);
+    await deps.instances.releaseLock(record.vnfInstanceId, record.id);
+  }
+  return record;
+}
+
+/** Removes the secrets an operation brought but did not leave in use on its instance. */
+async function removePendingSecrets(deps: LcmDeps, record: VnfLcmOpOccRecord): Promise<void> {
+  const pending = Object.values(record.pendingVimAccessSecrets ?? {});
+  if (pending.length === 0) return;
+  const inUse = new Set(Object.values((await deps.instances.get(record.vnfInstanceId))?.vimAccessSecrets ?? {}));
+  for (const secretId of pending) {
+    if (!inUse.has(secretId)) await deps.secrets.remove(secretId);
+  }
+}

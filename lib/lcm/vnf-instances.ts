@@ -1,0 +1,245 @@
+// SOL003 VNF instance resources: create, read, list, delete, and MODIFY_INFO (requested here,
+// applied by its state machine). Rules only; no HTTP and no Lambda shapes.
+import { ConflictError, NotFoundError, UnprocessableEntityError, BadRequestError } from '#lib/sol/errors.ts';
+import {
+  renderVnfInstance, VNF_INSTANCE_ATTRIBUTES, VNF_INSTANCE_ATTRIBUTES_V1, VNF_INSTANCE_DEFAULT_EXCLUDED,
+  type ApiMajorVersion, type VimConnectionInfo, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+} from '#lib/sol/model.ts';
+import { vimConnectionInfo as vimConnectionInfoSchema, describeIssues, type CreateVnfRequest, type VnfInfoModificationRequest } from '#lib/sol/requests.ts';
+import type { VnfPackageRecord } from '#lib/store/packages.ts';
+import { vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
+import { log } from '#lib/log.ts';
+import type { LcmDeps } from './deps.ts';
+import { listCollection, type ListResult } from './listing.ts';
+import { startOperation } from './operations.ts';
+import { mergePatch } from './merge-patch.ts';
+
+export interface Caller {
+  tenantId: string;
+}
+
+/** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
+async function enabledPackageFor(deps: LcmDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord> {
+  const candidates = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId);
+  const usable = candidates.find((p) => p.onboardingState === 'ONBOARDED' && p.operationalState === 'ENABLED');
+  if (usable) return usable;
+  if (candidates.length === 0) throw new UnprocessableEntityError(`No VNF package with VNFD ${vnfdId} is onboarded`);
+  throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} is not usable (onboardingState ${candidates[0]?.onboardingState}, operationalState ${candidates[0]?.operationalState}); it must be ONBOARDED and ENABLED`);
+}
+
+function packageAttributes(pkg: VnfPackageRecord): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
+  return {
+    vnfdId: pkg.vnfdId ?? '',
+    vnfPkgId: pkg.id,
+    vnfProvider: pkg.vnfProvider ?? '',
+    vnfProductName: pkg.vnfProductName ?? '',
+    vnfSoftwareVersion: pkg.vnfSoftwareVersion ?? '',
+    vnfdVersion: pkg.vnfdVersion ?? '',
+  };
+}
+
+export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: CreateVnfRequest): Promise<VnfInstanceRecord> {
+  const pkg = await enabledPackageFor(deps, caller, request.vnfdId);
+  const id = deps.newId();
+  const now = deps.now();
+  const record: VnfInstanceRecord = {
+    id,
+    tenantId: caller.tenantId,
+    createdAt: now,
+    createdSeq: `${now}#${id}`,
+    vnfInstanceName: request.vnfInstanceName,
+    vnfInstanceDescription: request.vnfInstanceDescription,
+    ...packageAttributes(pkg),
+    instantiationState: 'NOT_INSTANTIATED',
+    metadata: request.metadata,
+    revision: 1,
+  };
+  await deps.instances.create(record);
+  return record;
+}
+
+export async function getVnfInstance(deps: LcmDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
+  const record = await deps.instances.get(id);
+  // Another tenant's instance looks exactly like a missing one.
+  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`VNF instance ${id} does not exist`);
+  return record;
+}
+
+export function listVnfInstances(deps: LcmDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+  return listCollection({
+    resource: `v${version}/vnf_instances`,
+    attributes: version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES,
+    defaultExcluded: VNF_INSTANCE_DEFAULT_EXCLUDED,
+    alwaysIncluded: ['id', '_links'],
+    fetch: (limit, after) => deps.instances.listPage(caller.tenantId, limit, after),
+    render: (record) => renderVnfInstance(record, version, baseUrl),
+    keyOf: vnfInstanceListKey,
+  }, rawQuery, pageSize);
+}
+
+/** SOL003 5.4.3.3.5: only a NOT_INSTANTIATED instance with no operation in progress (or FAILED_TEMP) can be deleted. */
+export async function deleteVnfInstance(deps: LcmDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
+  const current = await getVnfInstance(deps, caller, id);
+  const deleted = await deps.instances.deleteIdle(id);
+  if (!deleted) {
+    const now = await deps.instances.get(id);
+    if (!now) throw new NotFoundError(`VNF instance ${id} does not exist`);
+    if (now.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is ${now.instantiationState}; terminate it before deleting it`);
+    throw new ConflictError(`VNF instance ${id} has LCM operation occurrence ${now.lockOpOccId} in progress or FAILED_TEMP; it cannot be deleted until that operation has finished`);
+  }
+  for (const secretId of Object.values(current.vimAccessSecrets ?? {})) {
+    try {
+      await deps.secrets.remove(secretId);
+    } catch (error) {
+      log.warn('could not remove a deleted instance\'s VIM secret', { vnfInstanceId: id, error });
+    }
+  }
+  return deleted;
+}
+
+/** What MODIFY_INFO will change, computed and checked before the request is accepted. */
+export interface ModificationPlan {
+  operationParams: Record<string, unknown>;
+  pendingVimAccessSecrets: Record<string, string>;
+}
+
+function stripAccessInfo(patch: VnfInfoModificationRequest['vimConnectionInfo']): Record<string, unknown> | undefined {
+  if (!patch) return undefined;
+  return Object.fromEntries(Object.entries(patch).map(([key, value]) => {
+    if (value === null) return [key, null];
+    const { accessInfo: _secret, ...rest } = value;
+    return [key, rest];
+  }));
+}
+
+/**
+ * SOL003 5.4.3.3.4 PATCH: validates the modification against the instance as it is, writes new
+ * VIM credentials to the secret store, takes the instance's lock with a STARTING MODIFY_INFO op
+ * occ and starts its state machine.
+ */
+export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: string, request: VnfInfoModificationRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+  if (Object.keys(request).length === 0) throw new BadRequestError('Invalid VnfInfoModificationRequest: it modifies nothing');
+  if (request.vnfPkgId && request.vnfdId) throw new BadRequestError('Invalid VnfInfoModificationRequest: give either vnfPkgId or vnfdId, not both');
+  const instance = await getVnfInstance(deps, caller, id);
+
+  if (request.vnfdId) await enabledPackageFor(deps, caller, request.vnfdId);
+  if (request.vnfPkgId) {
+    const pkg = await deps.packages.get(request.vnfPkgId);
+    if (!pkg || pkg.tenantId !== caller.tenantId || pkg.onboardingState !== 'ONBOARDED' || pkg.operationalState !== 'ENABLED') {
+      throw new UnprocessableEntityError(`VNF package ${request.vnfPkgId} is not onboarded and enabled`);
+    }
+  }
+  if (request.vnfcInfoModifications) {
+    const known = new Set(((instance.instantiatedVnfInfo?.vnfcInfo ?? []) as Array<{ id?: string }>).map((v) => v.id));
+    const unknown = request.vnfcInfoModifications.filter((m) => !known.has(m.id)).map((m) => m.id);
+    if (unknown.length) throw new UnprocessableEntityError(`vnfcInfoModifications names VNFC(s) this instance does not have: ${unknown.join(', ')}`);
+  }
+
+  // Every resulting connection must still be complete; credentials merge with the stored ones.
+  const pendingVimAccessSecrets: Record<string, string> = {};
+  const opOccScope = deps.newId();
+  try {
+    for (const [key, patch] of Object.entries(request.vimConnectionInfo ?? {})) {
+      if (patch === null) continue;
+      const existing = instance.vimConnectionInfo?.[key];
+      const merged = mergePatch(existing ?? {}, { ...patch, accessInfo: undefined }) as Record<string, unknown>;
+      const check = vimConnectionInfoSchema.safeParse(merged);
+      if (!check.success) throw new UnprocessableEntityError(`vimConnectionInfo.${key} would be incomplete after the modification: ${describeIssues(check.error)}`);
+      if (patch.accessInfo !== undefined) {
+        const oldSecret = instance.vimAccessSecrets?.[key];
+        const previous = oldSecret ? await deps.secrets.read(oldSecret) : {};
+        const accessInfo = patch.accessInfo === null ? {} : mergePatch(previous, patch.accessInfo) as Record<string, unknown>;
+        pendingVimAccessSecrets[key] = await deps.secrets.create(`vnf-instances/${id}/${opOccScope}/${key}`, accessInfo);
+      }
+    }
+    const { vimConnectionInfo, ...rest } = request;
+    const operationParams: Record<string, unknown> = { ...rest };
+    if (vimConnectionInfo) operationParams.vimConnectionInfo = stripAccessInfo(vimConnectionInfo);
+    return await startOperation(deps, {
+      tenantId: caller.tenantId,
+      vnfInstanceId: id,
+      operation: 'MODIFY_INFO',
+      operationParams,
+      apiMajorVersion: version,
+      pendingVimAccessSecrets,
+    });
+  } catch (error) {
+    // Refused or not started: the credentials written for it must not linger.
+    for (const secretId of Object.values(pendingVimAccessSecrets)) await deps.secrets.remove(secretId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The MODIFY_INFO step: applies the op occ's modification to its instance while it holds the lock
+ * and returns the VnfInfoModifications to record as changedInfo.
+ */
+export async function applyModifyInfo(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): Promise<Record<string, unknown>> {
+  const instance = await deps.instances.get(opOcc.vnfInstanceId);
+  if (!instance) throw new NotFoundError(`VNF instance ${opOcc.vnfInstanceId} no longer exists`);
+  if (instance.lockOpOccId !== opOcc.id) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} does not hold the lock of VNF instance ${instance.id}`);
+  const params = (opOcc.operationParams ?? {}) as Omit<VnfInfoModificationRequest, 'vimConnectionInfo'> & { vimConnectionInfo?: Record<string, Record<string, unknown> | null> };
+  const set: Record<string, unknown> = {};
+  const remove: string[] = [];
+  const changedInfo: Record<string, unknown> = {};
+
+  for (const attribute of ['vnfInstanceName', 'vnfInstanceDescription'] as const) {
+    if (params[attribute] === undefined) continue;
+    if (params[attribute] === null) remove.push(attribute);
+    else set[attribute] = params[attribute];
+    changedInfo[attribute] = params[attribute];
+  }
+  for (const attribute of ['vnfConfigurableProperties', 'metadata', 'extensions'] as const) {
+    if (params[attribute] === undefined) continue;
+    const merged = params[attribute] === null ? undefined : mergePatch(instance[attribute] ?? {}, params[attribute]);
+    if (merged === undefined || Object.keys(merged as object).length === 0) remove.push(attribute);
+    else set[attribute] = merged;
+    changedInfo[attribute] = params[attribute];
+  }
+  const newPkg = params.vnfdId
+    ? await enabledPackageFor(deps, { tenantId: opOcc.tenantId }, params.vnfdId)
+    : params.vnfPkgId ? await deps.packages.get(params.vnfPkgId) : undefined;
+  if ((params.vnfdId || params.vnfPkgId) && !newPkg) throw new UnprocessableEntityError('The VNF package of the modification is no longer available');
+  if (newPkg) {
+    const attributes = packageAttributes(newPkg);
+    Object.assign(set, attributes);
+    const { vnfPkgId: _internal, ...visible } = attributes;
+    Object.assign(changedInfo, visible);
+  }
+  if (params.vimConnectionInfo) {
+    const connections: Record<string, VimConnectionInfo> = { ...(instance.vimConnectionInfo ?? {}) };
+    const secrets: Record<string, string> = { ...(instance.vimAccessSecrets ?? {}) };
+    for (const [key, patch] of Object.entries(params.vimConnectionInfo)) {
+      if (patch === null) {
+        delete connections[key];
+        delete secrets[key];
+      } else {
+        connections[key] = mergePatch(connections[key] ?? {}, patch) as unknown as VimConnectionInfo;
+        const pending = opOcc.pendingVimAccessSecrets?.[key];
+        if (pending) secrets[key] = pending;
+      }
+    }
+    set.vimConnectionInfo = connections;
+    set.vimAccessSecrets = secrets;
+    changedInfo.vimConnectionInfo = params.vimConnectionInfo;
+  }
+  if (params.vnfcInfoModifications) {
+    const info = structuredClone(instance.instantiatedVnfInfo ?? {}) as { vnfcInfo?: Array<{ id: string; vnfcConfigurableProperties?: Record<string, unknown> }> };
+    for (const modification of params.vnfcInfoModifications) {
+      const vnfc = info.vnfcInfo?.find((v) => v.id === modification.id);
+      if (!vnfc) throw new UnprocessableEntityError(`VNFC ${modification.id} no longer exists`);
+      vnfc.vnfcConfigurableProperties = mergePatch(vnfc.vnfcConfigurableProperties ?? {}, modification.vnfcConfigurableProperties) as Record<string, unknown>;
+    }
+    set.instantiatedVnfInfo = info;
+    changedInfo.vnfcInfoModifications = params.vnfcInfoModifications;
+  }
+  if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove })) {
+    throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
+  }
+  // Credentials replaced or removed by this modification are no longer referenced by anything.
+  const stillUsed = new Set(Object.values((set.vimAccessSecrets as Record<string, string> | undefined) ?? instance.vimAccessSecrets ?? {}));
+  for (const old of Object.values(instance.vimAccessSecrets ?? {})) {
+    if (!stillUsed.has(old)) await deps.secrets.remove(old).catch((error: unknown) => log.warn('could not remove a replaced VIM secret', { error }));
+  }
+  return changedInfo;
+}

@@ -1,0 +1,185 @@
+// The SOL003 VNF LCM data model as this product stores and renders it: enumerations copied from
+// the spec with their clause numbers, the stored record shapes, and the rendering of records into
+// API representations (v2 = SOL003 V3.x / API 2.x.y; v1 = Tacker's SOL003 V2.6.1 / API 1.3.0).
+
+/** SOL003 5.5.4.3 InstantiationState */
+export const INSTANTIATION_STATES = ['NOT_INSTANTIATED', 'INSTANTIATED'] as const;
+export type InstantiationState = (typeof INSTANTIATION_STATES)[number];
+
+/** SOL003 5.5.4.5 LcmOperationType */
+export const LCM_OPERATION_TYPES = [
+  'INSTANTIATE', 'SCALE', 'SCALE_TO_LEVEL', 'CHANGE_FLAVOUR', 'TERMINATE', 'HEAL', 'OPERATE',
+  'CHANGE_EXT_CONN', 'MODIFY_INFO', 'CREATE_SNAPSHOT', 'REVERT_TO_SNAPSHOT', 'CHANGE_VNFPKG',
+] as const;
+export type LcmOperationType = (typeof LCM_OPERATION_TYPES)[number];
+
+/** SOL003 5.5.4.6 LcmOperationStateType */
+export const LCM_OPERATION_STATES = [
+  'STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK',
+] as const;
+export type LcmOperationState = (typeof LCM_OPERATION_STATES)[number];
+
+/** States in which an op occ holds its VNF instance's operation lock (SOL003 5.4.1.2). */
+export const LOCK_HOLDING_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP'];
+export const TERMINAL_STATES: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROLLED_BACK'];
+
+/**
+ * Allowed op-occ transitions, as SOL003 5.4.1.2 (figure "States and transitions of a VNF
+ * lifecycle management operation occurrence") draws them.
+ */
+export const OP_OCC_TRANSITIONS: Readonly<Record<LcmOperationState, readonly LcmOperationState[]>> = {
+  STARTING: ['PROCESSING', 'ROLLED_BACK'],
+  PROCESSING: ['COMPLETED', 'FAILED_TEMP'],
+  FAILED_TEMP: ['PROCESSING', 'ROLLING_BACK', 'FAILED'],
+  ROLLING_BACK: ['ROLLED_BACK', 'FAILED_TEMP'],
+  COMPLETED: [],
+  FAILED: [],
+  ROLLED_BACK: [],
+};
+
+export interface VimConnectionInfo {
+  vimId?: string;
+  vimType: string;
+  interfaceInfo?: Record<string, unknown>;
+  accessInfo?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+}
+
+/** Stored VNF instance. Attributes starting with a lower-case letter and listed in VNF_INSTANCE_ATTRIBUTES are API-visible. */
+export interface VnfInstanceRecord {
+  id: string;
+  tenantId: string;
+  createdAt: string;
+  /** GSI sort key: createdAt#id, a stable listing order. */
+  createdSeq: string;
+  vnfInstanceName?: string;
+  vnfInstanceDescription?: string;
+  vnfdId: string;
+  vnfPkgId: string;
+  vnfProvider: string;
+  vnfProductName: string;
+  vnfSoftwareVersion: string;
+  vnfdVersion: string;
+  vnfConfigurableProperties?: Record<string, unknown>;
+  /** Map keyed by connection id; accessInfo is never stored here (see vimAccessSecrets). */
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+  instantiationState: InstantiationState;
+  instantiatedVnfInfo?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  /** Internal: connection id -> secret id holding that connection's accessInfo. */
+  vimAccessSecrets?: Record<string, string>;
+  /** Internal: the op occ holding the per-instance operation lock. */
+  lockOpOccId?: string;
+  lockedAt?: string;
+  /** Internal: optimistic concurrency counter. */
+  revision: number;
+}
+
+export const VNF_INSTANCE_ATTRIBUTES = [
+  'id', 'vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfProvider', 'vnfProductName',
+  'vnfSoftwareVersion', 'vnfdVersion', 'vnfConfigurableProperties', 'vimConnectionInfo',
+  'instantiationState', 'instantiatedVnfInfo', 'metadata', 'extensions', '_links',
+] as const;
+/** v1 (SOL003 V2.6.1) adds vnfPkgId. */
+export const VNF_INSTANCE_ATTRIBUTES_V1 = [...VNF_INSTANCE_ATTRIBUTES, 'vnfPkgId'] as const;
+
+/** SOL003 5.4.2.3.2: complex attributes left out of lists unless asked for. */
+export const VNF_INSTANCE_DEFAULT_EXCLUDED = ['vnfConfigurableProperties', 'vimConnectionInfo', 'instantiatedVnfInfo', 'metadata', 'extensions'] as const;
+
+export interface ProblemDetailsRecord {
+  type?: string;
+  title?: string;
+  status: number;
+  detail: string;
+  [extension: string]: unknown;
+}
+
+export interface VnfLcmOpOccRecord {
+  id: string;
+  tenantId: string;
+  vnfInstanceId: string;
+  operation: LcmOperationType;
+  operationState: LcmOperationState;
+  stateEnteredTime: string;
+  startTime: string;
+  /** GSI sort key: startTime#id. */
+  startSeq: string;
+  isAutomaticInvocation: boolean;
+  isCancelPending: boolean;
+  operationParams?: Record<string, unknown>;
+  error?: ProblemDetailsRecord;
+  resourceChanges?: Record<string, unknown>;
+  changedInfo?: Record<string, unknown>;
+  changedExtConnectivity?: unknown[];
+  /** Internal: connection id -> secret id with the accessInfo this operation brings. */
+  pendingVimAccessSecrets?: Record<string, string>;
+  /** Internal: the API major version the operation was requested through. */
+  apiMajorVersion: 1 | 2;
+  revision: number;
+}
+
+export const VNF_LCM_OP_OCC_ATTRIBUTES = [
+  'id', 'operationState', 'stateEnteredTime', 'startTime', 'vnfInstanceId', 'grantId', 'operation',
+  'isAutomaticInvocation', 'operationParams', 'isCancelPending', 'cancelMode', 'error', 'resourceChanges',
+  'changedInfo', 'affectedVipCps', 'changedExtConnectivity', 'modificationsTriggeredByVnfPkgChange',
+  'vnfSnapshotInfoId', 'lcmCoordinations', 'rejectedLcmCoordinations', 'warnings', '_links',
+] as const;
+
+/** SOL003 5.4.12.3.2: complex attributes left out of lists unless asked for. */
+export const VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = ['operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations'] as const;
+
+export type ApiMajorVersion = 1 | 2;
+
+function pick<T extends object>(record: T, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const value = (record as Record<string, unknown>)[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** Strips credentials from VIM connection info; the API never returns accessInfo. */
+export function publicVimConnectionInfo(info: Record<string, VimConnectionInfo> | undefined): Record<string, VimConnectionInfo> | undefined {
+  if (!info) return undefined;
+  return Object.fromEntries(Object.entries(info).map(([key, { accessInfo: _secret, ...rest }]) => [key, rest]));
+}
+
+export function renderVnfInstance(record: VnfInstanceRecord, version: ApiMajorVersion, baseUrl: string): Record<string, unknown> {
+  const prefix = `${baseUrl}/vnflcm/v${version}`;
+  const self = `${prefix}/vnf_instances/${record.id}`;
+  const body = pick(record, version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES);
+  const vim = publicVimConnectionInfo(record.vimConnectionInfo);
+  if (vim) {
+    // v1 models vimConnectionInfo as an array whose items carry their own id; v2 as a map.
+    body.vimConnectionInfo = version === 1 ? Object.entries(vim).map(([id, value]) => ({ id, ...value })) : vim;
+  }
+  const links: Record<string, { href: string }> = { self: { href: self } };
+  if (record.instantiationState === 'NOT_INSTANTIATED') {
+    links.instantiate = { href: `${self}/instantiate` };
+  } else {
+    for (const task of ['terminate', 'scale', 'scaleToLevel', 'changeFlavour', 'heal', 'operate', 'changeExtConn']) {
+      links[task] = { href: `${self}/${task.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}` };
+    }
+  }
+  body._links = links;
+  return body;
+}
+
+export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVersion, baseUrl: string): Record<string, unknown> {
+  const prefix = `${baseUrl}/vnflcm/v${version}`;
+  const self = `${prefix}/vnf_lcm_op_occs/${record.id}`;
+  const body = pick(record, VNF_LCM_OP_OCC_ATTRIBUTES);
+  const links: Record<string, { href: string }> = {
+    self: { href: self },
+    vnfInstance: { href: `${prefix}/vnf_instances/${record.vnfInstanceId}` },
+  };
+  if (record.operationState === 'FAILED_TEMP') {
+    links.retry = { href: `${self}/retry` };
+    links.rollback = { href: `${self}/rollback` };
+    links.fail = { href: `${self}/fail` };
+  }
+  body._links = links;
+  return body;
+}

@@ -1,0 +1,92 @@
+// Request bodies of the SOL003 VNF LCM API, as zod schemas derived from the SOL003 model
+// (clause 5.5.2). Top-level attributes are strict: an attribute the spec does not define is a 400,
+// so a typo in an NFVO's request is reported instead of silently ignored.
+import { z } from 'zod';
+import { BadRequestError } from './errors.ts';
+
+const keyValuePairs = z.record(z.string(), z.unknown());
+const identifier = z.string().min(1).max(255);
+
+/** SOL003 4.4.1.6 VimConnectionInfo (a merge patch may carry only part of one). */
+export const vimConnectionInfoPatch = z.object({
+  vimId: identifier.nullable().optional(),
+  vimType: z.string().min(1).nullable().optional(),
+  interfaceInfo: keyValuePairs.nullable().optional(),
+  accessInfo: keyValuePairs.nullable().optional(),
+  extra: keyValuePairs.nullable().optional(),
+}).strict();
+
+export const vimConnectionInfo = z.object({
+  vimId: identifier.optional(),
+  vimType: z.string().min(1),
+  interfaceInfo: keyValuePairs.optional(),
+  accessInfo: keyValuePairs.optional(),
+  extra: keyValuePairs.optional(),
+}).strict();
+
+/** SOL003 5.5.2.3 CreateVnfRequest */
+export const createVnfRequest = z.object({
+  vnfdId: identifier,
+  vnfInstanceName: z.string().max(255).optional(),
+  vnfInstanceDescription: z.string().max(1024).optional(),
+  metadata: keyValuePairs.optional(),
+}).strict();
+export type CreateVnfRequest = z.infer<typeof createVnfRequest>;
+
+const vnfcInfoModification = z.object({
+  id: identifier,
+  vnfcConfigurableProperties: keyValuePairs,
+}).strict();
+
+/**
+ * SOL003 5.5.2.12 VnfInfoModificationRequest. `vnfdId` is Tacker's v2 spelling of the package
+ * change and is accepted beside the spec's `vnfPkgId`. v1 sends vimConnectionInfo as an array of
+ * connections with their own `id`; it is normalised into the v2 map before validation.
+ */
+export const vnfInfoModificationRequest = z.object({
+  vnfInstanceName: z.string().max(255).nullable().optional(),
+  vnfInstanceDescription: z.string().max(1024).nullable().optional(),
+  vnfPkgId: identifier.optional(),
+  vnfdId: identifier.optional(),
+  vnfConfigurableProperties: keyValuePairs.nullable().optional(),
+  metadata: keyValuePairs.nullable().optional(),
+  extensions: keyValuePairs.nullable().optional(),
+  vimConnectionInfo: z.record(identifier, vimConnectionInfoPatch.nullable()).optional(),
+  vnfcInfoModifications: z.array(vnfcInfoModification).optional(),
+}).strict();
+export type VnfInfoModificationRequest = z.infer<typeof vnfInfoModificationRequest>;
+
+/** Formats a zod failure as one readable sentence naming each offending attribute path. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length ? issue.path.join('.') : 'body';
+      if (issue.code === 'unrecognized_keys') {
+        return `${path === 'body' ? '' : `${path}: `}unknown attribute(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      }
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new BadRequestError(`Invalid ${what}: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+/** v1 models vimConnectionInfo as `[{id, ...}]`; turn it into the v2 map. */
+export function normaliseV1Modification(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { vimConnectionInfo, ...rest } = body as Record<string, unknown>;
+  if (!Array.isArray(vimConnectionInfo)) return body;
+  const map: Record<string, unknown> = {};
+  for (const [index, item] of vimConnectionInfo.entries()) {
+    if (!item || typeof item !== 'object' || typeof (item as { id?: unknown }).id !== 'string') {
+      throw new BadRequestError(`Invalid VnfInfoModificationRequest: vimConnectionInfo.${index}.id: a string id is required`);
+    }
+    const { id, ...connection } = item as Record<string, unknown> & { id: string };
+    map[id] = connection;
+  }
+  return { ...rest, vimConnectionInfo: map };
+}

@@ -1,0 +1,30 @@
+// One DynamoDB document client per process (created once at module scope, reused across Lambda
+// invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
+// locally), so nothing here knows whether it runs on AWS or on the local stand-in.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+let client: DynamoDBDocumentClient | undefined;
+
+export function documentClient(): DynamoDBDocumentClient {
+  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return client;
+}
+
+export function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`Environment variable ${name} is not set`);
+  return value;
+}
+
+export function isConditionFailure(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/** A page of records plus the DynamoDB key to resume after, if there may be more. */
+export interface Page<T> {
+  items: T[];
+  after?: Record<string, string | number>;
+}

@@ -1,0 +1,82 @@
+// VNF LCM operation occurrences in DynamoDB. State changes are conditional on the current
+// state, so a retried or late Step Functions task can never move an op occ backwards.
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { documentClient, isConditionFailure, requiredEnv, type Page } from './dynamo.ts';
+
+export interface Transition {
+  from: readonly LcmOperationState[];
+  to: LcmOperationState;
+  now: string;
+  set?: Record<string, unknown>;
+  remove?: string[];
+}
+
+export interface VnfLcmOpOccStore {
+  create(record: VnfLcmOpOccRecord): Promise<void>;
+  get(id: string): Promise<VnfLcmOpOccRecord | undefined>;
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>>;
+  /** Moves the op occ to `to` if it is in one of `from`; returns the new record, or undefined when it was not. */
+  transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined>;
+}
+
+export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
+
+export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
+  constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
+
+  async create(record: VnfLcmOpOccRecord): Promise<void> {
+    await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
+  }
+
+  async get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
+    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
+    return out.Item as VnfLcmOpOccRecord | undefined;
+  }
+
+  async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
+    const out = await documentClient().send(new QueryCommand({
+      TableName: this.table,
+      IndexName: 'byTenant',
+      KeyConditionExpression: 'tenantId = :t',
+      ExpressionAttributeValues: { ':t': tenantId },
+      Limit: limit,
+      ExclusiveStartKey: after,
+    }));
+    return { items: (out.Items ?? []) as VnfLcmOpOccRecord[], after: out.LastEvaluatedKey as Page<VnfLcmOpOccRecord>['after'] };
+  }
+
+  async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
+    const names: Record<string, string> = { '#state': 'operationState' };
+    const values: Record<string, unknown> = { ':to': t.to, ':now': t.now, ':one': 1 };
+    const froms = t.from.map((state, i) => {
+      values[`:f${i}`] = state;
+      return `:f${i}`;
+    });
+    const sets = ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one'];
+    Object.entries(t.set ?? {}).forEach(([attribute, value], i) => {
+      names[`#s${i}`] = attribute;
+      values[`:s${i}`] = value;
+      sets.push(`#s${i} = :s${i}`);
+    });
+    const removes = (t.remove ?? []).map((attribute, i) => {
+      names[`#r${i}`] = attribute;
+      return `#r${i}`;
+    });
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: `#state IN (${froms.join(', ')})`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return out.Attributes as VnfLcmOpOccRecord;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+}
