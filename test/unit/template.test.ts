@@ -1,0 +1,297 @@
+// template.yaml is valid SAM and follows the project's rules (esbuild on nodejs22.x, handlers that exist, valid ASL,
+// least-privilege IAM). Inline templates first prove the checks accept what they should and catch what they should.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadTemplate, parseTemplate, type SamTemplate } from '#local/template.ts';
+import { functionProblems, iamWildcardProblems, policyProblems, stateMachineProblems, validateSamTemplate } from '../support/sam.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TEMPLATE_PATH = join(REPO_ROOT, 'template.yaml');
+
+const TINY = `
+AWSTemplateFormatVersion: '2010-09-09'
+Transform: AWS::Serverless-2016-10-31
+Description: tiny valid SAM template
+Parameters:
+  Stage: {Type: String, Default: dev}
+Globals:
+  Function:
+    Runtime: nodejs22.x
+    Timeout: 10
+    Environment:
+      Variables:
+        TABLE_NAME: !Ref Table
+Resources:
+  Table:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      BillingMode: PAY_PER_REQUEST
+      AttributeDefinitions: [{AttributeName: pk, AttributeType: S}]
+      KeySchema: [{AttributeName: pk, KeyType: HASH}]
+  ApiFunction:
+    Type: AWS::Serverless::Function
+    Metadata:
+      BuildMethod: esbuild
+      BuildProperties:
+        EntryPoints: [functions/api/instances.ts]
+    Properties:
+      CodeUri: .
+      Handler: instances.handler
+      Policies:
+        - DynamoDBCrudPolicy: {TableName: !Ref Table}
+        - Statement:
+            - Effect: Allow
+              Action: [states:StartExecution]
+              Resource: !Ref Workflow
+      Events:
+        Create:
+          Type: HttpApi
+          Properties: {Path: /vnflcm/v2/vnf_instances, Method: post}
+  StepFunction:
+    Type: AWS::Serverless::Function
+    Metadata:
+      BuildMethod: esbuild
+      BuildProperties:
+        EntryPoints: [steps/a.ts, steps/nested/b.ts]
+    Properties:
+      CodeUri: functions/
+      Handler: nested/b.main
+  Workflow:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      DefinitionUri: statemachines/workflow.asl.json
+      DefinitionSubstitutions:
+        StepFunctionArn: !GetAtt StepFunction.Arn
+        TableName: !Ref Table
+        Stage: !Sub '\${Stage}-x'
+      Policies:
+        - LambdaInvokePolicy: {FunctionName: !Ref StepFunction}
+Outputs:
+  ApiUrl:
+    Value: !Sub 'https://\${ServerlessHttpApi}.execute-api.\${AWS::Region}.amazonaws.com'
+`;
+
+const WORKFLOW = {
+  Comment: 'tiny',
+  StartAt: 'Step',
+  States: {
+    Step: {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke',
+      Parameters: { FunctionName: '${StepFunctionArn}', 'Payload.$': '$' },
+      Next: 'Save',
+    },
+    Save: {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::dynamodb:putItem',
+      Parameters: { TableName: '${TableName}', Item: { pk: { S: '${Stage}' } } },
+      End: true,
+    },
+  },
+};
+
+function tiny(): SamTemplate {
+  return parseTemplate(TINY);
+}
+
+/** Returns a copy of the tiny template changed by `edit` (which may use the long form freely). */
+function edited(edit: (t: Record<string, any>) => void): SamTemplate {
+  const copy = structuredClone(tiny()) as unknown as Record<string, any>;
+  edit(copy);
+  return copy as unknown as SamTemplate;
+}
+
+let fixture: string;
+
+before(() => {
+  fixture = mkdtempSync(join(tmpdir(), 'sam-template-test-'));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(fixture, path)), { recursive: true });
+    writeFileSync(join(fixture, path), text);
+  };
+  write('functions/api/instances.ts', 'export const handler = async () => ({ statusCode: 201 });\n');
+  write('functions/steps/a.ts', 'export async function main() {}\n');
+  write('functions/steps/nested/b.ts', 'async function run() {}\nexport { run as main };\n');
+  write('statemachines/workflow.asl.json', JSON.stringify(WORKFLOW, null, 2));
+});
+
+after(() => rmSync(fixture, { recursive: true, force: true }));
+
+describe('validateSamTemplate', () => {
+  it('accepts a tiny valid SAM template (long form, as loadTemplate returns it)', () => {
+    assert.deepEqual(validateSamTemplate(tiny()), []);
+  });
+
+  it('rejects a misspelt resource attribute, naming the resource and the property', () => {
+    const problems = validateSamTemplate(
+      edited((t) => {
+        t.Resources.ApiFunction.Propertes = t.Resources.ApiFunction.Properties;
+        delete t.Resources.ApiFunction.Properties;
+      }),
+    );
+    assert.deepEqual(problems, ['/Resources/ApiFunction: must NOT have additional properties ("Propertes")']);
+  });
+
+  it('rejects a wrong property type on a SAM resource and unknown SAM resource types', () => {
+    const problems = validateSamTemplate(
+      edited((t) => {
+        t.Resources.ApiFunction.Properties.Events.Create.Properties = 'not-an-object';
+        t.Resources.Ghost = { Type: 'AWS::Serverless::Ghost', Properties: {} };
+      }),
+    );
+    assert.ok(problems.some((p) => p.startsWith('/Resources/ApiFunction/Properties/Events/Create')), problems.join('\n'));
+    assert.ok(problems.includes('/Resources/Ghost/Type: unknown SAM resource type "AWS::Serverless::Ghost"'), problems.join('\n'));
+  });
+
+  it('rejects unknown Globals properties, resources without Type, unknown sections and a missing Transform', () => {
+    const problems = validateSamTemplate(
+      edited((t) => {
+        t.Globals.Function.Policies = [];
+        t.Resources.Bad = { Properties: {} };
+        t.Resource = {};
+        delete t.Transform;
+      }),
+    );
+    assert.deepEqual(problems.sort(), [
+      '/Globals/Function: must NOT have additional properties ("Policies")',
+      '/Resource: unknown top-level template section',
+      "/Resources/Bad: must have required property 'Type'",
+      '/Transform: must include AWS::Serverless-2016-10-31 for AWS::Serverless::* resources and Globals',
+    ]);
+  });
+
+  it('rejects a template without Resources and non-objects', () => {
+    assert.ok(validateSamTemplate({ Transform: 'AWS::Serverless-2016-10-31' }).some((p) => p.includes("'Resources'")));
+    assert.deepEqual(validateSamTemplate('nope'), ['/: a template must be an object']);
+  });
+});
+
+describe('project rules on the tiny template', () => {
+  it('accept the tiny template', () => {
+    assert.deepEqual(functionProblems(tiny(), fixture), []);
+    assert.deepEqual(stateMachineProblems(tiny(), fixture), []);
+    assert.deepEqual(iamWildcardProblems(tiny()), []);
+    assert.deepEqual(policyProblems(tiny()), []);
+  });
+
+  it('functions: esbuild, nodejs22.x directly or through Globals, entry points and handlers', () => {
+    const t = edited((t) => {
+      delete t.Resources.ApiFunction.Metadata.BuildMethod;
+      t.Resources.StepFunction.Properties.Runtime = 'nodejs20.x';
+    });
+    assert.deepEqual(functionProblems(t, fixture), [
+      'ApiFunction: Metadata.BuildMethod must be esbuild (is undefined)',
+      'StepFunction: Runtime must be nodejs22.x (is "nodejs20.x")',
+    ]);
+    const noGlobal = edited((t) => delete t.Globals.Function.Runtime);
+    assert.equal(functionProblems(noGlobal, fixture).filter((p) => p.includes('Runtime must be nodejs22.x')).length, 2);
+
+    const paths = edited((t) => {
+      t.Resources.ApiFunction.Metadata.BuildProperties.EntryPoints = ['functions/api/missing.ts'];
+      t.Resources.StepFunction.Properties.Handler = 'b.main';
+    });
+    assert.deepEqual(functionProblems(paths, fixture), [
+      'ApiFunction: entry point functions/api/missing.ts does not exist',
+      'StepFunction: Handler b.main does not name an esbuild output of the entry points (a, nested/b)',
+    ]);
+
+    const exports = edited((t) => {
+      t.Resources.ApiFunction.Properties.Handler = 'instances.lambdaHandler';
+      delete t.Resources.StepFunction.Metadata.BuildProperties;
+    });
+    assert.deepEqual(functionProblems(exports, fixture), [
+      'ApiFunction: functions/api/instances.ts does not export "lambdaHandler" (Handler instances.lambdaHandler)',
+      'StepFunction: Metadata.BuildProperties.EntryPoints must list the entry file(s) relative to CodeUri',
+    ]);
+  });
+
+  it('state machines: the definition file exists, substitutions are complete and the ASL is valid', () => {
+    assert.deepEqual(stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/nope.asl.json')), fixture), [
+      'Workflow: DefinitionUri statemachines/nope.asl.json does not exist',
+    ]);
+    assert.deepEqual(stateMachineProblems(edited((t) => delete t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName), fixture), [
+      'Workflow: ${TableName} in the definition has no DefinitionSubstitutions entry',
+    ]);
+    assert.deepEqual(stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName = { Ref: 'Nope' })), fixture).length, 2);
+
+    const broken = structuredClone(WORKFLOW) as Record<string, any>;
+    broken.States.Step.Next = 'Nowhere';
+    writeFileSync(join(fixture, 'statemachines/broken.asl.json'), JSON.stringify(broken));
+    const problems = stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/broken.asl.json')), fixture);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /^Workflow: invalid ASL: .*Nowhere/);
+  });
+
+  it('IAM: no "*" action or resource anywhere, including roles, Fn::If branches and wildcard policy templates', () => {
+    const t = edited((t) => {
+      t.Resources.ApiFunction.Properties.Policies[1].Statement.push({ Effect: 'Allow', Action: '*', Resource: ['arn:aws:s3:::b', '*'] });
+      t.Resources.StepFunction.Properties.Policies = [{ CloudWatchPutMetricPolicy: {} }];
+      t.Resources.Role = {
+        Type: 'AWS::IAM::Role',
+        Properties: {
+          AssumeRolePolicyDocument: { Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }] },
+          Policies: [{ PolicyName: 'p', PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::If': ['C', 'arn:aws:s3:::b/*', '*'] } }] } }],
+        },
+      };
+    });
+    assert.deepEqual(iamWildcardProblems(t), [
+      'Resources.ApiFunction.Properties.Policies[1].Statement[1]: IAM statement has Action "*"',
+      'Resources.ApiFunction.Properties.Policies[1].Statement[1]: IAM statement has Resource "*"',
+      'Resources.Role.Properties.Policies[0].PolicyDocument.Statement[0]: IAM statement has Resource "*"',
+      'StepFunction: SAM policy template CloudWatchPutMetricPolicy grants Resource "*"; use an explicit statement',
+    ]);
+  });
+
+  it('policies: SAM policy templates, statements or Refs to managed policies of the template only', () => {
+    const t = edited((t) => {
+      t.Resources.ApiFunction.Properties.Policies.push(
+        'AmazonDynamoDBFullAccess',
+        'arn:aws:iam::aws:policy/AWSLambdaExecute',
+        { DynamoDBCrudPolicyy: { TableName: 'x' } },
+        { Ref: 'Table' },
+        { Ref: 'Managed' },
+      );
+      t.Resources.Managed = { Type: 'AWS::IAM::ManagedPolicy', Properties: { PolicyDocument: { Statement: [] } } };
+    });
+    assert.deepEqual(policyProblems(t), [
+      'ApiFunction.Policies[2]: managed policy "AmazonDynamoDBFullAccess" (grants full access); use a SAM policy template or an explicit statement',
+      'ApiFunction.Policies[3]: managed policy "arn:aws:iam::aws:policy/AWSLambdaExecute"; use a SAM policy template or an explicit statement',
+      'ApiFunction.Policies[4]: "DynamoDBCrudPolicyy" is not a SAM policy template',
+      'ApiFunction.Policies[5]: {"Ref":"Table"} is not a Ref to an AWS::IAM::ManagedPolicy of this template',
+    ]);
+  });
+});
+
+describe('template.yaml', () => {
+  let template: SamTemplate | undefined;
+  const real = (): SamTemplate => {
+    assert.ok(existsSync(TEMPLATE_PATH), `${TEMPLATE_PATH} does not exist`);
+    template ??= loadTemplate(TEMPLATE_PATH);
+    return template;
+  };
+
+  it('is a valid SAM template', () => {
+    assert.deepEqual(validateSamTemplate(real()), []);
+  });
+
+  it('builds every function with esbuild on nodejs22.x from entry points that exist, matching its Handler', () => {
+    assert.deepEqual(functionProblems(real(), REPO_ROOT), []);
+  });
+
+  it('has state machines whose definitions exist and are valid ASL after DefinitionSubstitutions', () => {
+    assert.deepEqual(stateMachineProblems(real(), REPO_ROOT), []);
+  });
+
+  it('has no IAM statement with Action or Resource "*"', () => {
+    assert.deepEqual(iamWildcardProblems(real()), []);
+  });
+
+  it('gives functions and state machines only SAM policy templates or explicit statements', () => {
+    assert.deepEqual(policyProblems(real()), []);
+  });
+});
