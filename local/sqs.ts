@@ -1,0 +1,268 @@
+// Local SQS: local-aws-sqs served on its own HTTP server, plus the queue poller that plays the part
+// of Lambda's SQS event source mapping (batching, deletion, partial batch failures, FIFO ordering).
+import http from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createRequestHandler } from 'local-aws-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+
+export interface LocalSqs {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+export interface QueuePollerOptions {
+  client: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  /** Messages per handler invocation (default 10). */
+  batchSize?: number;
+  /** How long to keep gathering a batch once the first message arrived (default 0). */
+  maximumBatchingWindowSeconds?: number;
+  /** Honour `batchItemFailures` in the handler's response (FunctionResponseTypes: ReportBatchItemFailures). */
+  reportBatchItemFailures?: boolean;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+  log?: (line: string) => void;
+}
+
+export interface QueuePoller {
+  /** Aborts the current receive, lets an in-flight handler call finish, and resolves once polling has ended. */
+  stop(): Promise<void>;
+}
+
+const ACCOUNT = '000000000000';
+// Lambda long-polls for 20 s. local-aws-sqs keeps scanning (and receiving!) for the whole wait even
+// after the client has gone away, so a short wait bounds what an aborted poll can swallow on stop().
+// A long poll for one message still returns as soon as one is available, so latency is unaffected.
+const LONG_POLL_SECONDS = 2;
+const ERROR_BACKOFF_MS = 1000;
+
+export async function startLocalSqs(opts: { host?: string; port?: number } = {}): Promise<LocalSqs> {
+  const bindHost = opts.host ?? '127.0.0.1';
+  const urlHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  const { service, requestHandler } = createRequestHandler({
+    port: opts.port ?? 0,
+    hostname: urlHost.includes(':') ? `[${urlHost}]` : urlHost,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    accountId: ACCOUNT,
+  });
+  const server = http.createServer((req, res) => {
+    requestHandler(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify({ __type: 'InternalError', message: 'Internal error' }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, bindHost, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('local SQS server has no TCP address');
+  service.PORT = address.port; // queue URLs carry the real (possibly ephemeral) port
+  const endpoint = `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    endpoint,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => {
+          service.resetAll(); // clears message timers
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'RequestAbortedError');
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+function toRecordAttributes(message: Message, fifo: boolean): SQSRecordAttributes {
+  const a: Partial<Record<string, string>> = message.Attributes ?? {};
+  const now = String(Date.now());
+  const attributes: SQSRecordAttributes = {
+    ApproximateReceiveCount: a.ApproximateReceiveCount ?? '1',
+    SentTimestamp: a.SentTimestamp ?? now,
+    SenderId: a.SenderId ?? ACCOUNT,
+    ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp || now,
+  };
+  if (a.AWSTraceHeader !== undefined) attributes.AWSTraceHeader = a.AWSTraceHeader;
+  if (a.DeadLetterQueueSourceArn !== undefined) attributes.DeadLetterQueueSourceArn = a.DeadLetterQueueSourceArn;
+  if (fifo) {
+    if (a.SequenceNumber !== undefined) attributes.SequenceNumber = a.SequenceNumber;
+    if (a.MessageGroupId !== undefined) attributes.MessageGroupId = a.MessageGroupId;
+    if (a.MessageDeduplicationId !== undefined) attributes.MessageDeduplicationId = a.MessageDeduplicationId;
+  }
+  return attributes;
+}
+
+function toMessageAttributes(message: Message): SQSMessageAttributes {
+  const out: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    out[name] = {
+      ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined ? { binaryValue: Buffer.from(value.BinaryValue).toString('base64') } : {}),
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: (value.BinaryListValues ?? []).map((b) => Buffer.from(b).toString('base64')),
+      dataType: value.DataType ?? 'String',
+    };
+  }
+  return out;
+}
+
+/** Lambda's reading of a ReportBatchItemFailures response: failed message ids, or 'all' for an invalid response. */
+function failedIds(response: unknown, ids: Set<string>): Set<string> | 'all' {
+  if (response === undefined || response === null) return new Set();
+  if (typeof response !== 'object' || Array.isArray(response)) return 'all';
+  const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  if (failures === undefined || failures === null) return new Set();
+  if (!Array.isArray(failures)) return 'all';
+  const failed = new Set<string>();
+  for (const item of failures) {
+    const id: unknown = typeof item === 'object' && item !== null ? (item as { itemIdentifier?: unknown }).itemIdentifier : undefined;
+    if (typeof id !== 'string' || !ids.has(id)) return 'all';
+    failed.add(id);
+  }
+  return failed;
+}
+
+export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
+  const batchSize = opts.batchSize ?? 10;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+  const windowMs = Math.max(0, opts.maximumBatchingWindowSeconds ?? 0) * 1000;
+  const fifo = opts.queueUrl.endsWith('.fifo') || opts.queueArn.endsWith('.fifo');
+  const region = opts.queueArn.split(':')[3] || 'us-east-1';
+  const queueName = opts.queueArn.split(':').pop() ?? opts.queueUrl;
+  const log = opts.log ?? (() => {});
+  const abort = new AbortController();
+  let stopping = false;
+
+  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
+    const out = await opts.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: opts.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        // local-aws-sqs only reads the legacy AttributeNames; real SQS reads MessageSystemAttributeNames.
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    return out.Messages ?? [];
+  };
+
+  // local-aws-sqs answers a long poll only when MaxNumberOfMessages are in or the wait is over, so
+  // wait for one message, then top the batch up (short polls, or long ones within the batching window).
+  const gather = async (): Promise<Message[]> => {
+    const batch = await receive(1, LONG_POLL_SECONDS);
+    if (batch.length === 0) return batch;
+    const deadline = Date.now() + windowMs;
+    while (batch.length < batchSize && !stopping) {
+      const left = deadline - Date.now();
+      const wanted = Math.min(10, batchSize - batch.length);
+      const more = await receive(wanted, left > 0 ? Math.min(20, Math.ceil(left / 1000)) : 0);
+      batch.push(...more);
+      if (left <= 0 && more.length < wanted) break;
+    }
+    return batch;
+  };
+
+  const remove = async (messages: Message[]) => {
+    for (let i = 0; i < messages.length; i += 10) {
+      const chunk = messages.slice(i, i + 10);
+      try {
+        const out = await opts.client.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: opts.queueUrl,
+            Entries: chunk.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
+          }),
+        );
+        for (const failure of out.Failed ?? []) log(`[sqs] ${queueName}: could not delete a message: ${failure.Code ?? ''} ${failure.Message ?? ''}`);
+      } catch (err) {
+        log(`[sqs] ${queueName}: DeleteMessageBatch failed: ${describe(err)}`);
+      }
+    }
+  };
+
+  const handleBatch = async (messages: Message[]) => {
+    const records: SQSRecord[] = messages.map((m) => ({
+      messageId: m.MessageId ?? '',
+      receiptHandle: m.ReceiptHandle ?? '',
+      body: m.Body ?? '',
+      attributes: toRecordAttributes(m, fifo),
+      messageAttributes: toMessageAttributes(m),
+      md5OfBody: m.MD5OfBody ?? '',
+      ...(m.MD5OfMessageAttributes !== undefined ? { md5OfMessageAttributes: m.MD5OfMessageAttributes } : {}),
+      eventSource: 'aws:sqs',
+      eventSourceARN: opts.queueArn,
+      awsRegion: region,
+    }));
+    let response: SQSBatchResponse | void;
+    try {
+      response = await opts.handler({ Records: records });
+    } catch (err) {
+      // As with Lambda: nothing is deleted; the messages reappear after the visibility timeout and the
+      // queue's RedrivePolicy moves them to the DLQ after maxReceiveCount receives.
+      log(`[sqs] ${queueName}: handler failed for ${messages.length} message(s): ${describe(err)}`);
+      return;
+    }
+    const failed = opts.reportBatchItemFailures ? failedIds(response, new Set(records.map((r) => r.messageId))) : new Set<string>();
+    if (failed === 'all') {
+      log(`[sqs] ${queueName}: invalid batchItemFailures response; treating the whole batch as failed`);
+      return;
+    }
+    if (fifo && failed.size > 0) {
+      // Keep order within a message group: after a failure, later messages of that group stay too.
+      const blocked = new Set<string>();
+      for (const record of records) {
+        const group = record.attributes.MessageGroupId ?? '';
+        if (blocked.has(group)) failed.add(record.messageId);
+        else if (failed.has(record.messageId)) blocked.add(group);
+      }
+    }
+    if (failed.size > 0) log(`[sqs] ${queueName}: ${failed.size} of ${messages.length} message(s) reported as failed`);
+    await remove(messages.filter((m) => !failed.has(m.MessageId ?? '')));
+  };
+
+  const loop = (async () => {
+    while (!stopping) {
+      let batch: Message[];
+      try {
+        batch = await gather();
+      } catch (err) {
+        if (stopping || isAbort(err)) break;
+        log(`[sqs] ${queueName}: ReceiveMessage failed: ${describe(err)}`);
+        try {
+          await delay(ERROR_BACKOFF_MS, undefined, { signal: abort.signal });
+        } catch {
+          break;
+        }
+        continue;
+      }
+      if (stopping) break; // received but unprocessed messages reappear after their visibility timeout
+      if (batch.length > 0) await handleBatch(batch);
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping = true;
+      abort.abort();
+      await loop;
+    },
+  };
+}
