@@ -1,0 +1,79 @@
+// `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
+// instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
+import { readFileSync } from 'node:fs';
+import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
+
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const LIST_SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 200);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+function summary(samples: number[]): string {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return `n=${samples.length}  p50=${percentile(sorted, 50).toFixed(2)} ms  p99=${percentile(sorted, 99).toFixed(2)} ms`;
+}
+
+function peakMemoryMiB(pid: number): { peak: number; now: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 };
+}
+
+const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=100 LogLevel=warn' } });
+try {
+  const call = client(vnfm);
+  const pkg = await seedPackage(vnfm);
+  const body = { vnfdId: pkg.vnfdId, vnfInstanceName: 'bench', metadata: { site: 'bench' } };
+  for (let i = 0; i < 50; i += 1) await call('POST', '/vnflcm/v2/vnf_instances', { body }); // warm-up
+
+  const create: number[] = [];
+  let next = 50;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < INSTANCES) {
+      next += 1;
+      const started = performance.now();
+      const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body });
+      create.push(performance.now() - started);
+      if (reply.status !== 201) throw new Error(`POST answered ${reply.status}: ${reply.text}`);
+    }
+  }));
+
+  const firstPage: number[] = [];
+  for (let i = 0; i < LIST_SAMPLES; i += 1) {
+    const started = performance.now();
+    const reply = await call('GET', '/vnflcm/v2/vnf_instances');
+    firstPage.push(performance.now() - started);
+    if ((reply.body as unknown[]).length !== 100) throw new Error('list page is not 100 items');
+  }
+  // A page deep in the collection, reached through its marker.
+  let link = '/vnflcm/v2/vnf_instances';
+  for (let i = 0; i < 50; i += 1) {
+    const reply = await call('GET', link);
+    link = /<([^>]+)>; rel="next"/.exec(reply.headers.get('link') ?? '')?.[1] ?? link;
+  }
+  const deepPage: number[] = [];
+  for (let i = 0; i < LIST_SAMPLES; i += 1) {
+    const started = performance.now();
+    await call('GET', link);
+    deepPage.push(performance.now() - started);
+  }
+  const filtered: number[] = [];
+  for (let i = 0; i < 20; i += 1) {
+    const started = performance.now();
+    await call('GET', '/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,no-such-name)');
+    filtered.push(performance.now() - started);
+  }
+  const memory = peakMemoryMiB(vnfm.pid);
+
+  console.log(`VNFM local runtime benchmark: ${INSTANCES} VNF instances, ${CONCURRENCY} concurrent clients, one process`);
+  console.log(`POST /vnflcm/v2/vnf_instances           ${summary(create)}   (Tacker: 97 ms; target <= 10 ms)`);
+  console.log(`GET  /vnf_instances first page of 100   ${summary(firstPage)}`);
+  console.log(`GET  /vnf_instances page 51 via marker  ${summary(deepPage)}`);
+  console.log(`GET  /vnf_instances filter, no match    ${summary(filtered)}   (scans all ${INSTANCES})`);
+  console.log(`runtime memory                          peak RSS ${memory.peak.toFixed(0)} MiB, now ${memory.now.toFixed(0)} MiB   (Tacker: two processes of ~205 MiB each)`);
+} finally {
+  await vnfm.stop();
+}

@@ -1,0 +1,32 @@
+// `npm start`: the whole VNF manager on this machine. Configuration by environment:
+// PORT (default 9890, Tacker's), HOST (default 127.0.0.1), VNFM_DATA_DIR (default ./.vnfm),
+// VNFM_PARAMETER_OVERRIDES ("Key=Value Key=Value", template parameters as sam deploy takes them).
+import { resolve } from 'node:path';
+import { startRuntime } from './runtime.ts';
+
+const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
+const parameters = Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '').split(/\s+/).filter(Boolean).map((pair) => {
+  const at = pair.indexOf('=');
+  if (at < 1) throw new Error(`VNFM_PARAMETER_OVERRIDES: "${pair}" is not Key=Value`);
+  return [pair.slice(0, at), pair.slice(at + 1)];
+}));
+const runtime = await startRuntime({
+  dataDir,
+  parameters,
+  port: Number(process.env.PORT ?? 9890),
+  host: process.env.HOST ?? '127.0.0.1',
+});
+process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir})\n`);
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`VNFM stopping (${signal})\n`);
+  runtime.close().then(() => process.exit(0), (error: unknown) => {
+    process.stderr.write(`VNFM stopped with an error: ${String(error)}\n`);
+    process.exit(1);
+  });
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));

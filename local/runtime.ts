@@ -1,0 +1,381 @@
+// The embedded local runtime: reads template.yaml and runs its functions, routes, tables,
+// buckets, queues and state machines on one machine, on wire-compatible stand-ins (dynalite,
+// s3rver, local-aws-sqs, and our Step Functions and Secrets Manager servers). Handlers reach them
+// through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables.
+import http from 'node:http';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
+import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
+import { startLocalSecretsManager } from './secretsmanager.ts';
+import { startLocalSqs, startQueuePoller } from './sqs.ts';
+import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
+import { lambdaContext, type LocalFunction } from './lambda.ts';
+
+export interface RuntimeOptions {
+  dataDir: string;
+  port?: number;
+  host?: string;
+  templatePath?: string;
+  /** Template parameter values (like `sam deploy --parameter-overrides`). */
+  parameters?: Record<string, string>;
+  /** Multiplies Wait state durations and Retry intervals of state machines (default 1). */
+  waitScale?: number;
+  log?: (line: string) => void;
+}
+
+export interface Runtime {
+  url: string;
+  stepFunctions: LocalStepFunctions;
+  close(): Promise<void>;
+}
+
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+const MAX_API_BODY = 10 * 1024 * 1024; // API Gateway's payload limit
+
+type Properties = Record<string, unknown>;
+
+function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolveListen(server.address() as AddressInfo));
+  });
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolveClose) => {
+    server.close(() => resolveClose());
+    server.closeAllConnections?.();
+  });
+}
+
+/** Physical names and attributes of template resources, as the local stand-ins know them. */
+class LocalNames {
+  readonly queueUrls = new Map<string, string>();
+  constructor(private readonly template: SamTemplate) {}
+
+  type(logicalId: string): string {
+    return this.template.Resources[logicalId]?.Type ?? '';
+  }
+
+  bucketName(logicalId: string): string {
+    return `local-${logicalId.toLowerCase()}`;
+  }
+
+  ref = (logicalId: string): string => {
+    switch (this.type(logicalId)) {
+      case 'AWS::Serverless::StateMachine': return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${logicalId}`;
+      case 'AWS::S3::Bucket': return this.bucketName(logicalId);
+      case 'AWS::SQS::Queue': {
+        const url = this.queueUrls.get(logicalId);
+        if (!url) throw new Error(`Queue ${logicalId} is not created yet`);
+        return url;
+      }
+      case 'AWS::Serverless::HttpApi': return 'local';
+      default: return logicalId;
+    }
+  };
+
+  getAtt = (logicalId: string, attribute: string): string => {
+    const type = this.type(logicalId);
+    if (attribute === 'Arn') {
+      switch (type) {
+        case 'AWS::Serverless::Function': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${logicalId}`;
+        case 'AWS::DynamoDB::Table': return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${logicalId}`;
+        case 'AWS::S3::Bucket': return `arn:aws:s3:::${this.bucketName(logicalId)}`;
+        case 'AWS::SQS::Queue': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}`;
+        case 'AWS::Serverless::StateMachine': return this.ref(logicalId);
+      }
+    }
+    if (attribute === 'Name' || attribute === 'QueueName') return type === 'AWS::SQS::Queue' ? `${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}` : logicalId;
+    if (attribute === 'QueueUrl') return this.ref(logicalId);
+    throw new Error(`Fn::GetAtt ${logicalId}.${attribute} is not supported by the local runtime`);
+  };
+
+  isFifo(logicalId: string): boolean {
+    return this.template.Resources[logicalId]?.Properties?.FifoQueue === true || this.template.Resources[logicalId]?.Properties?.FifoQueue === 'true';
+  }
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const templatePath = resolve(options.templatePath ?? 'template.yaml');
+  const root = dirname(templatePath);
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const template = loadTemplate(templatePath);
+  const names = new LocalNames(template);
+  const ctx = intrinsicContext(template, { parameters: options.parameters, ref: names.ref, getAtt: names.getAtt, pseudo: { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::StackName': 'vnfm-local' } });
+  const resolveValue = <T>(value: unknown): T => resolveIntrinsics(value, ctx) as T;
+  const resources = Object.entries(template.Resources);
+  const closers: Array<() => Promise<void>> = [];
+
+  try {
+    // --- AWS stand-ins ----------------------------------------------------------------------
+    mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
+    const dynamo = dynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const dynamoAddress = await listen(dynamo, 0, '127.0.0.1');
+    closers.push(() => closeServer(dynamo));
+
+    mkdirSync(join(dataDir, 's3'), { recursive: true });
+    const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
+    const s3Address = (await s3.run()) as AddressInfo;
+    closers.push(() => s3.close());
+
+    const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets') });
+    closers.push(() => secrets.close());
+    const sqs = await startLocalSqs();
+    closers.push(() => sqs.close());
+
+    Object.assign(process.env, {
+      AWS_REGION: REGION,
+      AWS_DEFAULT_REGION: REGION,
+      AWS_ACCESS_KEY_ID: 'S3RVER', // s3rver's fixed key pair; the other stand-ins accept any
+      
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${dynamoAddress.port}`,
+      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Address.port}`,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    });
+    const clientConfig = { region: REGION, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } };
+
+    // --- Storage and messaging resources ---------------------------------------------------
+    const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
+    const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
+    for (const [logicalId, resource] of resources) {
+      const props = (resource.Properties ?? {}) as Properties;
+      if (resource.Type === 'AWS::DynamoDB::Table') {
+        const input = resolveValue<Properties>({
+          TableName: logicalId,
+          AttributeDefinitions: props.AttributeDefinitions,
+          KeySchema: props.KeySchema,
+          GlobalSecondaryIndexes: props.GlobalSecondaryIndexes,
+          LocalSecondaryIndexes: props.LocalSecondaryIndexes,
+          BillingMode: props.BillingMode ?? 'PAY_PER_REQUEST',
+        });
+        try {
+          await dynamoClient.send(new CreateTableCommand(input as unknown as CreateTableCommandInput));
+        } catch (error) {
+          if (!(error instanceof ResourceInUseException)) throw error;
+        }
+      } else if (resource.Type === 'AWS::S3::Bucket') {
+        await s3Client.send(new CreateBucketCommand({ Bucket: names.bucketName(logicalId) })).catch((error: Error) => {
+          if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+        });
+      }
+    }
+    // Dead-letter queues first, so a RedrivePolicy can name them.
+    const queues = resources.filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+    const pending = new Set(queues.map(([id]) => id));
+    while (pending.size) {
+      const before = pending.size;
+      for (const [logicalId, resource] of queues) {
+        if (!pending.has(logicalId)) continue;
+        let attributes: Record<string, string>;
+        try {
+          const props = resolveValue<Properties>(resource.Properties ?? {});
+          attributes = Object.fromEntries(Object.entries(props)
+            .filter(([key]) => !['QueueName', 'Tags'].includes(key))
+            .map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)]));
+        } catch {
+          continue; // refers to a queue not created yet
+        }
+        const out = await sqsClient.send(new CreateQueueCommand({ QueueName: names.getAtt(logicalId, 'QueueName'), Attributes: attributes }));
+        names.queueUrls.set(logicalId, out.QueueUrl as string);
+        pending.delete(logicalId);
+      }
+      if (pending.size === before) throw new Error(`Queues with unresolvable properties: ${[...pending].join(', ')}`);
+    }
+
+    // --- Functions ------------------------------------------------------------------------
+    const effective = applyGlobals(template);
+    const functions = new Map<string, LocalFunction>();
+    const environment: Record<string, { value: string; from: string }> = {};
+    for (const [logicalId, props] of Object.entries(effective)) {
+      const variables = resolveValue<Record<string, unknown>>(((props.Environment as Properties | undefined)?.Variables) ?? {});
+      for (const [name, value] of Object.entries(variables)) {
+        const text = String(value);
+        const seen = environment[name];
+        // All functions share one process locally, so one variable must mean one thing.
+        if (seen && seen.value !== text) throw new Error(`Environment variable ${name} differs between ${seen.from} and ${logicalId}; give it distinct names`);
+        environment[name] = { value: text, from: logicalId };
+      }
+      const metadata = (template.Resources[logicalId]?.Metadata ?? {}) as { BuildProperties?: { EntryPoints?: string[] } };
+      const entry = metadata.BuildProperties?.EntryPoints?.[0];
+      const handlerName = String(props.Handler ?? '').split('.').pop() ?? 'handler';
+      if (!entry) throw new Error(`Function ${logicalId} has no Metadata.BuildProperties.EntryPoints`);
+      functions.set(logicalId, {
+        logicalId,
+        arn: names.getAtt(logicalId, 'Arn'),
+        file: resolve(root, String(props.CodeUri ?? '.'), entry),
+        exportName: handlerName,
+        timeoutSeconds: Number(props.Timeout ?? 3),
+        memorySize: Number(props.MemorySize ?? 128),
+        properties: props,
+      });
+    }
+    for (const [name, { value }] of Object.entries(environment)) process.env[name] = value;
+    for (const fn of functions.values()) {
+      const module = (await import(pathToFileURL(fn.file).href)) as Record<string, unknown>;
+      const exported = module[fn.exportName];
+      if (typeof exported !== 'function') throw new Error(`${fn.file} does not export a function "${fn.exportName}"`);
+      fn.handler = exported as LocalFunction['handler'];
+    }
+    const invoke = async (fn: LocalFunction, event: unknown): Promise<unknown> => {
+      if (!fn.handler) throw new Error(`Function ${fn.logicalId} is not loaded`);
+      return fn.handler(event, lambdaContext(fn));
+    };
+    const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
+
+    // --- State machines -------------------------------------------------------------------
+    const stateMachines = resources.filter(([, r]) => r.Type === 'AWS::Serverless::StateMachine').map(([logicalId, resource]) => {
+      const props = (resource.Properties ?? {}) as Properties;
+      const substitutions = resolveValue<Record<string, string>>(props.DefinitionSubstitutions ?? {});
+      let text = props.DefinitionUri ? readFileSync(resolve(root, String(props.DefinitionUri)), 'utf8') : JSON.stringify(resolveValue(props.Definition));
+      text = text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (match, key: string) => substitutions[key] ?? match);
+      return { arn: names.ref(logicalId), name: logicalId, definition: JSON.parse(text) as Record<string, unknown> };
+    });
+    const stepFunctions = await startLocalStepFunctions({
+      stateMachines,
+      waitScale: options.waitScale,
+      log,
+      invoke: async (functionArn, input) => {
+        // arn:aws:lambda:region:account:function:name[:qualifier]
+        const fn = byArn.get(functionArn.split(':').slice(0, 7).join(':'));
+        if (!fn) throw Object.assign(new Error(`No local function ${functionArn}`), { name: 'Lambda.ResourceNotFoundException' });
+        try {
+          return await invoke(fn, input);
+        } catch (error) {
+          // Lambda reports a thrown error to Step Functions as Error = errorType, Cause = JSON.
+          const err = error instanceof Error ? error : new Error(String(error));
+          const reported = new Error(JSON.stringify({ errorType: err.name, errorMessage: err.message }));
+          reported.name = err.name;
+          throw reported;
+        }
+      },
+    });
+    closers.push(() => stepFunctions.close());
+    process.env.AWS_ENDPOINT_URL_SFN = stepFunctions.endpoint;
+
+    // --- Event sources --------------------------------------------------------------------
+    const routes: Route[] = [];
+    for (const fn of functions.values()) {
+      const events = (fn.properties.Events ?? {}) as Record<string, { Type: string; Properties?: Properties }>;
+      for (const [eventName, event] of Object.entries(events)) {
+        const props = event.Properties ?? {};
+        if (event.Type === 'HttpApi') {
+          routes.push(compileRoute(props.Path === undefined ? '$default' : String(props.Path), String(props.Method ?? 'ANY'), fn));
+        } else if (event.Type === 'SQS') {
+          const queueArn = resolveValue<string>(props.Queue);
+          const queueId = [...names.queueUrls.keys()].find((id) => names.getAtt(id, 'Arn') === queueArn);
+          if (!queueId) throw new Error(`${fn.logicalId}.${eventName}: queue ${queueArn} is not in the template`);
+          const poller = startQueuePoller({
+            client: sqsClient,
+            queueUrl: names.ref(queueId),
+            queueArn,
+            batchSize: Number(props.BatchSize ?? 10),
+            reportBatchItemFailures: ((props.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
+            handler: (sqsEvent) => invoke(fn, sqsEvent) as Promise<void>,
+            log,
+          });
+          closers.push(() => poller.stop());
+        } else if (event.Type === 'S3') {
+          const bucket = resolveValue<string>(props.Bucket);
+          const wanted = ([] as string[]).concat(props.Events as string | string[]);
+          s3.on('event', (s3Event: { Records: Array<{ eventName: string; s3: { bucket: { name: string }; object: { key: string } } }> }) => {
+            const records = s3Event.Records.filter((r) => r.s3.bucket.name === bucket && wanted.some((w) => new RegExp(`^${w.replace(/^s3:/, '').replace('*', '.*')}$`).test(r.eventName)));
+            if (records.length) invoke(fn, { Records: records }).catch((error: unknown) => log(`S3 event handler ${fn.logicalId} failed: ${String(error)}`));
+          });
+        }
+      }
+    }
+
+    // --- API --------------------------------------------------------------------------------
+    const api = http.createServer((req, res) => {
+      void serve(req, res);
+    });
+    const serve = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_API_BODY) {
+          res.writeHead(413, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 413, title: 'Payload Too Large', detail: `Request bodies are limited to ${MAX_API_BODY} bytes` }));
+          req.destroy();
+          return;
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname.startsWith('/_local/')) {
+        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions);
+        return;
+      }
+      const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
+      if (!match) {
+        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
+        return;
+      }
+      try {
+        const event = toApiGatewayEvent(req, Buffer.concat(chunks), match);
+        const result = await invoke(match.route.fn, event);
+        writeApiGatewayResult(res, result);
+      } catch (error) {
+        log(`API function ${match.route.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`);
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Internal Server Error' }));
+      }
+    };
+    const apiAddress = await listen(api, options.port ?? 9890, options.host ?? '127.0.0.1');
+    closers.push(() => closeServer(api));
+
+    const url = `http://${apiAddress.address}:${apiAddress.port}`;
+    // Where each stand-in listens, for operators' tools (aws --endpoint-url ...) and tests.
+    writeFileSync(join(dataDir, 'endpoints.json'), `${JSON.stringify({
+      api: url,
+      dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB,
+      s3: process.env.AWS_ENDPOINT_URL_S3,
+      sqs: process.env.AWS_ENDPOINT_URL_SQS,
+      stepfunctions: process.env.AWS_ENDPOINT_URL_SFN,
+      secretsmanager: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+      region: REGION,
+      tables: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => [id, id])),
+    }, null, 2)}\n`, { mode: 0o600 });
+
+    return {
+      url,
+      stepFunctions,
+      close: async () => {
+        for (const close of closers.reverse()) await close().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Local-only controls for tests: hold and release new state machine executions, wait for idle. */
+async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions): Promise<void> {
+  const actions: Record<string, () => Promise<void> | void> = {
+    'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
+    'POST /_local/stepfunctions/release': () => stepFunctions.release(),
+    'POST /_local/stepfunctions/idle': () => stepFunctions.idle(),
+  };
+  const action = actions[`${method} ${path}`];
+  if (!action) {
+    res.writeHead(404, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `No local control ${method} ${path}` }));
+    return;
+  }
+  await action();
+  res.writeHead(204).end();
+}

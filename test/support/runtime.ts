@@ -1,0 +1,137 @@
+// Starts `npm start`'s entry point as a child process (the way an operator runs it) on a free
+// port with its own data folder, and gives tests its URL, its output and its endpoints.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface LocalVnfm {
+  url: string;
+  pid: number;
+  dataDir: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  endpoints: { dynamodb: string; region: string };
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function newDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'vnfm-test-'));
+}
+
+export async function startVnfm(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<LocalVnfm> {
+  const dataDir = options.dataDir ?? newDataDir();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const onData = () => {
+      const found = /VNFM listening on (http:\/\/\S+)/.exec(output);
+      if (found) {
+        child.stdout?.off('data', onData);
+        resolveUrl(found[1] as string);
+      }
+    };
+    child.stdout?.on('data', onData);
+    void exited.then((code) => reject(new Error(`VNFM exited with ${code} before listening:\n${output}`)));
+  });
+  const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as LocalVnfm['endpoints'];
+  return {
+    url,
+    pid: child.pid as number,
+    dataDir,
+    output: () => output,
+    endpoints,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+function documents(vnfm: LocalVnfm): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({
+    endpoint: vnfm.endpoints.dynamodb,
+    region: vnfm.endpoints.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }), { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export interface SeededPackage {
+  id: string;
+  vnfdId: string;
+}
+
+/** Writes an onboarded VNF package record straight into the packages table (until packages can be onboarded through the API). */
+export async function seedPackage(vnfm: LocalVnfm, overrides: Record<string, unknown> = {}): Promise<SeededPackage> {
+  const id = crypto.randomUUID();
+  const vnfdId = crypto.randomUUID();
+  const record = {
+    id, vnfdId, tenantId: 'default',
+    vnfProvider: 'Company', vnfProductName: 'Sample VNF', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE',
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  };
+  await documents(vnfm).send(new PutCommand({ TableName: 'VnfPackagesTable', Item: record }));
+  return { id: record.id as string, vnfdId: record.vnfdId as string };
+}
+
+export async function setPackageState(vnfm: LocalVnfm, id: string, operationalState: 'ENABLED' | 'DISABLED'): Promise<void> {
+  await documents(vnfm).send(new UpdateCommand({
+    TableName: 'VnfPackagesTable', Key: { id },
+    UpdateExpression: 'SET operationalState = :s', ExpressionAttributeValues: { ':s': operationalState },
+  }));
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: unknown;
+}
+
+/** An HTTP client for the API; `version` defaults to the v2 Version header. */
+export function client(vnfm: LocalVnfm) {
+  return async function call(method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string>; version?: string | null } = {}): Promise<Reply> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+    const pathname = new URL(path, vnfm.url).pathname;
+    const version = options.version === undefined ? (pathname.startsWith('/vnflcm/v2/') ? '2.0.0' : null) : options.version;
+    if (version) headers.Version = version;
+    let body: string | undefined = options.raw;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const response = await fetch(path.startsWith('http') ? path : `${vnfm.url}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  };
+}
+
+/** Waits until every state machine execution has finished (an event, not a sleep). */
+export async function settle(vnfm: LocalVnfm): Promise<void> {
+  const response = await fetch(`${vnfm.url}/_local/stepfunctions/idle`, { method: 'POST' });
+  if (response.status !== 204) throw new Error(`idle control answered ${response.status}`);
+}
+
+export async function holdExecutions(vnfm: LocalVnfm, hold: boolean): Promise<void> {
+  const response = await fetch(`${vnfm.url}/_local/stepfunctions/${hold ? 'hold' : 'release'}`, { method: 'POST' });
+  if (response.status !== 204) throw new Error(`hold control answered ${response.status}`);
+}
