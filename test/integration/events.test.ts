@@ -1,0 +1,69 @@
+// Every function in template.yaml has a sample event in events/ (usable with `sam local invoke -e`),
+// and its handler answers that event as expected when invoked directly on the local stand-ins.
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+import { applyGlobals, loadTemplate } from '#local/template.ts';
+import { startRuntime, type Runtime } from '#local/runtime.ts';
+import { newDataDir, ROOT } from '../support/runtime.ts';
+
+const template = loadTemplate(join(ROOT, 'template.yaml'));
+const functions = Object.entries(applyGlobals(template)).map(([logicalId]) => {
+  const entry = (template.Resources[logicalId]?.Metadata as { BuildProperties: { EntryPoints: string[] } }).BuildProperties.EntryPoints[0] as string;
+  return { logicalId, entry, event: join(ROOT, 'events', `${basename(entry, '.ts')}.json`) };
+});
+
+let runtime: Runtime;
+before(async () => {
+  runtime = await startRuntime({ dataDir: newDataDir(), port: 0, templatePath: join(ROOT, 'template.yaml'), log: () => undefined });
+});
+after(async () => {
+  await runtime.close();
+});
+
+const context = { functionName: 'test', awsRequestId: 'r', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+
+async function invoke(entry: string, event: unknown): Promise<unknown> {
+  const module = (await import(pathToFileURL(join(ROOT, entry)).href)) as { handler: (event: unknown, context: Context) => Promise<unknown> };
+  return module.handler(event, context);
+}
+
+const expectations: Record<string, (invocation: Promise<unknown>) => Promise<void>> = {
+  ApiVersionsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200);
+    assert.equal(JSON.parse(result.body).uriPrefix, '/vnflcm/v2');
+  },
+  VnfInstancesFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200);
+    assert.ok(Array.isArray(JSON.parse(result.body)));
+  },
+  VnfLcmOpOccsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 404);
+    assert.equal(result.headers['Content-Type'], 'application/problem+json');
+  },
+  OpOccTransitionFunction: async (invocation) => {
+    await assert.rejects(invocation, { name: 'NotFoundError' });
+  },
+  ModifyInfoFunction: async (invocation) => {
+    await assert.rejects(invocation, { name: 'NotFoundError' });
+  },
+};
+
+it('has a sample event for every function', () => {
+  for (const fn of functions) assert.ok(existsSync(fn.event), `${fn.logicalId}: ${fn.event} is missing`);
+  assert.deepEqual(Object.keys(expectations).sort(), functions.map((fn) => fn.logicalId).sort());
+});
+
+for (const fn of functions) {
+  it(`${fn.logicalId} handles events/${basename(fn.event)}`, async () => {
+    const expectation = expectations[fn.logicalId];
+    assert.ok(expectation, `no expectation for ${fn.logicalId}`);
+    await expectation(invoke(fn.entry, JSON.parse(readFileSync(fn.event, 'utf8'))));
+  });
+}
