@@ -364,13 +364,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 }
 
-/** Local-only controls for tests: hold and release new state machine executions, wait for idle. */
+/** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */
 async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions): Promise<void> {
   const actions: Record<string, () => Promise<void> | void> = {
     'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
     'POST /_local/stepfunctions/release': () => stepFunctions.release(),
     'POST /_local/stepfunctions/idle': () => stepFunctions.idle(),
   };
+  if (method === 'GET' && path === '/_local/memory') {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
+    return;
+  }
   const action = actions[`${method} ${path}`];
   if (!action) {
     res.writeHead(404, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `No local control ${method} ${path}` }));

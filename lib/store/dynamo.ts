@@ -28,3 +28,29 @@ export interface Page<T> {
   items: T[];
   after?: Record<string, string | number>;
 }
+
+export interface UpdateParts {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+/**
+ * Builds `SET a = :a, ... REMOVE b, ...` with placeholders for every attribute, on top of the
+ * clauses, names and values the caller already has (conditions, counters).
+ */
+export function updateExpression(base: { sets: string[]; names?: Record<string, string>; values: Record<string, unknown> }, set: Record<string, unknown>, remove: readonly string[] = []): UpdateParts {
+  const names = { ...base.names };
+  const values = { ...base.values };
+  const sets = [...base.sets];
+  Object.entries(set).forEach(([attribute, value], i) => {
+    names[`#s${i}`] = attribute;
+    values[`:s${i}`] = value;
+    sets.push(`#s${i} = :s${i}`);
+  });
+  const removes = remove.map((attribute, i) => {
+    names[`#r${i}`] = attribute;
+    return `#r${i}`;
+  });
+  return { expression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, names, values };
+}

@@ -2,7 +2,7 @@
 // state, so a retried or late Step Functions task can never move an op occ backwards.
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, type Page } from './dynamo.ts';
+import { documentClient, isConditionFailure, requiredEnv, updateExpression, type Page } from './dynamo.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -47,30 +47,24 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   }
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
-    const names: Record<string, string> = { '#state': 'operationState' };
     const values: Record<string, unknown> = { ':to': t.to, ':now': t.now, ':one': 1 };
     const froms = t.from.map((state, i) => {
       values[`:f${i}`] = state;
       return `:f${i}`;
     });
-    const sets = ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one'];
-    Object.entries(t.set ?? {}).forEach(([attribute, value], i) => {
-      names[`#s${i}`] = attribute;
-      values[`:s${i}`] = value;
-      sets.push(`#s${i} = :s${i}`);
-    });
-    const removes = (t.remove ?? []).map((attribute, i) => {
-      names[`#r${i}`] = attribute;
-      return `#r${i}`;
-    });
+    const parts = updateExpression({
+      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one'],
+      names: { '#state': 'operationState' },
+      values,
+    }, t.set ?? {}, t.remove);
     try {
       const out = await documentClient().send(new UpdateCommand({
         TableName: this.table,
         Key: { id },
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        UpdateExpression: parts.expression,
         ConditionExpression: `#state IN (${froms.join(', ')})`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeNames: parts.names,
+        ExpressionAttributeValues: parts.values,
         ReturnValues: 'ALL_NEW',
       }));
       return out.Attributes as VnfLcmOpOccRecord;

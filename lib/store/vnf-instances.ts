@@ -3,7 +3,7 @@
 // requests get exactly one winner without transactions.
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, type Page } from './dynamo.ts';
+import { documentClient, isConditionFailure, requiredEnv, updateExpression, type Page } from './dynamo.ts';
 
 export interface LockRequest {
   opOccId: string;
@@ -101,26 +101,15 @@ export class DynamoVnfInstanceStore implements VnfInstanceStore {
   }
 
   async updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':op': opOccId, ':one': 1 };
-    const sets = ['revision = revision + :one'];
-    Object.entries(update.set).forEach(([attribute, value], i) => {
-      names[`#s${i}`] = attribute;
-      values[`:s${i}`] = value;
-      sets.push(`#s${i} = :s${i}`);
-    });
-    const removes = update.remove.map((attribute, i) => {
-      names[`#r${i}`] = attribute;
-      return `#r${i}`;
-    });
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
     try {
       await documentClient().send(new UpdateCommand({
         TableName: this.table,
         Key: { id },
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        UpdateExpression: parts.expression,
         ConditionExpression: 'lockOpOccId = :op',
-        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
+        ExpressionAttributeValues: parts.values,
       }));
       return true;
     } catch (error) {

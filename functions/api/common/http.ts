@@ -71,7 +71,7 @@ function baseUrlOf(event: Event, headers: Record<string, string>): string {
 
 /** SOL013 4.9: a Version header names major.minor.patch; the major must be the path's. */
 function negotiateVersion(major: 1 | 2 | undefined, header: string | undefined): string | undefined {
-  if (major === undefined) return header ? undefined : undefined;
+  if (major === undefined) return undefined;
   const supported = API_VERSIONS[major];
   if (header === undefined) {
     if (major === 2) throw new BadRequestError('The "Version" request header is required on /vnflcm/v2 (e.g. "Version: 2.0.0")');

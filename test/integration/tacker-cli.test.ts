@@ -1,0 +1,57 @@
+// The Tacker CLI (python3-tackerclient, `openstack vnflcm ...`) against the local runtime, as an
+// operator would use it: create, list, show, update (MODIFY_INFO), op list, delete. CI installs
+// the CLI and sets VNFM_REQUIRE_TACKER_CLI=1 so this never silently skips there.
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+
+const run = promisify(execFile);
+const hasCli = await run('openstack', ['--version']).then(() => true, () => false);
+const required = process.env.VNFM_REQUIRE_TACKER_CLI === '1';
+const skip = !hasCli && !required ? 'the openstack CLI (python3-tackerclient) is not installed' : false;
+
+let vnfm: LocalVnfm;
+before(async () => {
+  if (skip) return;
+  vnfm = await startVnfm();
+});
+after(async () => {
+  await vnfm?.stop();
+});
+
+async function openstack(...args: string[]): Promise<string> {
+  const { stdout } = await run('openstack', args, { env: { ...process.env, OS_AUTH_TYPE: 'none', OS_ENDPOINT: vnfm.url } });
+  return stdout;
+}
+
+it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, delete', { skip }, async () => {
+  const pkg = await seedPackage(vnfm);
+  const created = JSON.parse(await openstack('vnflcm', 'create', pkg.vnfdId, '--name', 'cli-vnf', '--description', 'from the CLI', '-f', 'json')) as Record<string, string>;
+  const id = created.ID as string;
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.equal(created['Instantiation State'], 'NOT_INSTANTIATED');
+
+  const listed = JSON.parse(await openstack('vnflcm', 'list', '-f', 'json')) as Array<Record<string, string>>;
+  assert.ok(listed.some((row) => row.ID === id && row['VNF Instance Name'] === 'cli-vnf'));
+
+  const params = join(vnfm.dataDir, 'update.json');
+  writeFileSync(params, JSON.stringify({ vnfInstanceName: 'renamed', vimConnectionInfo: [{ id: 'vim1', vimId: 'v1', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.v_2', accessInfo: { password: 'cli-secret-pw' } }] }));
+  await openstack('vnflcm', 'update', id, '--I', params);
+  await settle(vnfm);
+  const occs = JSON.parse(await openstack('vnflcm', 'op', 'list', '-f', 'json')) as Array<Record<string, string>>;
+  assert.ok(occs.some((row) => row['VNF Instance ID'] === id && row.Operation === 'MODIFY_INFO' && row['Operation State'] === 'COMPLETED'));
+
+  const shown = await openstack('vnflcm', 'show', id, '-f', 'json');
+  const fields = JSON.parse(shown) as Record<string, unknown>;
+  assert.equal(fields['VNF Instance Name'], 'renamed');
+  assert.ok(!shown.includes('cli-secret-pw'));
+
+  assert.match(await openstack('vnflcm', 'delete', id), /deleted successfully/);
+  const after = JSON.parse(await openstack('vnflcm', 'list', '-f', 'json')) as Array<Record<string, string>>;
+  assert.ok(!after.some((row) => row.ID === id));
+  assert.ok(!vnfm.output().includes('cli-secret-pw'));
+});
