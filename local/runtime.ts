@@ -248,7 +248,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const stepFunctions = await startLocalStepFunctions({
       stateMachines,
       waitScale: options.waitScale,
-      log,
+      // The runtime prints one line of its own when it listens; the stand-in's own is noise.
+      log: (line) => { if (!line.includes('] listening on')) log(line); },
       invoke: async (functionArn, input) => {
         // arn:aws:lambda:region:account:function:name[:qualifier]
         const fn = byArn.get(functionArn.split(':').slice(0, 7).join(':'));
