@@ -1,10 +1,11 @@
 // Local AWS Secrets Manager stand-in: an HTTP server speaking the AWS JSON 1.1 wire protocol that
 // @aws-sdk/client-secrets-manager uses, keeping every secret in one AES-256-GCM encrypted file.
-import http from 'node:http';
+import type http from 'node:http';
 import { createCipheriv, createDecipheriv, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
 
 export interface LocalSecretsManager {
   endpoint: string;
@@ -28,13 +29,6 @@ const MAX_VERSIONS = 100;
 const NAME_PATTERN = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const ARN_SUFFIX_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-class AwsError extends Error {
-  constructor(readonly type: string, message: string, readonly status = 400) {
-    super(message);
-    this.name = type;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Stored state (only ever written to disk encrypted).
@@ -228,13 +222,7 @@ const schemas = {
 };
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const field = issue?.path.join('.') || 'request';
-    throw new AwsError('InvalidParameterException', `Invalid value for ${field}: ${issue?.message ?? 'invalid'}`);
-  }
-  return result.data;
+  return parseInput(schema, body, (field, problem) => new AwsError('InvalidParameterException', `Invalid value for ${field}: ${problem}`));
 }
 
 function now(): number {
@@ -353,18 +341,8 @@ function matchesFilter(secret: Secret, key: string, value: string): boolean {
   }
 }
 
-function encodeToken(payload: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify(payload)).toString('base64url');
-}
-
-function decodeToken(value: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  throw new AwsError('InvalidNextTokenException', 'The NextToken value is invalid.');
+function invalidNextToken(): AwsError {
+  return new AwsError('InvalidNextTokenException', 'The NextToken value is invalid.');
 }
 
 function mergeTags(current: Tag[], added: Tag[]): Tag[] {
@@ -406,8 +384,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
     return run;
   };
 
-  type Operation = (body: unknown, req: http.IncomingMessage) => unknown;
-  const operations: Record<string, Operation> = {
+  const operations: Record<string, AwsJsonOperation> = {
     CreateSecret: (body, req) => {
       const input = parse(schemas.CreateSecret, body);
       if (!NAME_PATTERN.test(input.Name)) {
@@ -522,7 +499,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
       let cursor: number | undefined;
       if (input.NextToken !== undefined) {
         const decoded = decodeToken(input.NextToken);
-        if (typeof decoded.seq !== 'number' || decoded.order !== order) throw new AwsError('InvalidNextTokenException', 'The NextToken value is invalid.');
+        if (typeof decoded?.seq !== 'number' || decoded.order !== order) throw invalidNextToken();
         cursor = decoded.seq;
       }
       const at = now();
@@ -615,7 +592,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
       let offset = 0;
       if (input.NextToken !== undefined) {
         const decoded = decodeToken(input.NextToken);
-        if (typeof decoded.offset !== 'number') throw new AwsError('InvalidNextTokenException', 'The NextToken value is invalid.');
+        if (typeof decoded?.offset !== 'number') throw invalidNextToken();
         offset = decoded.offset;
       }
       const all = secret.versions.filter((v) => input.IncludeDeprecated || v.stages.length > 0);
@@ -628,76 +605,24 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
     },
   };
 
-  const send = (res: http.ServerResponse, status: number, payload: unknown) => {
-    const body = JSON.stringify(payload);
-    res.writeHead(status, {
-      'content-type': 'application/x-amz-json-1.1',
-      'content-length': Buffer.byteLength(body),
-      'x-amzn-requestid': randomUUID(),
-    });
-    res.end(body);
-  };
-
-  const handle = async (req: http.IncomingMessage, text: string, tooLarge: boolean): Promise<unknown> => {
-    if (req.method !== 'POST') throw new AwsError('UnknownOperationException', `Method ${req.method ?? ''} is not supported`, 404);
-    if (tooLarge) throw new AwsError('InvalidParameterException', 'Request body too large', 413);
-    const target = req.headers['x-amz-target'];
-    const prefix = 'secretsmanager.';
-    const operationName = typeof target === 'string' && target.startsWith(prefix) ? target.slice(prefix.length) : '';
-    const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
-    if (!operation) throw new AwsError('UnknownOperationException', `Unknown operation ${typeof target === 'string' ? target : ''}`);
-    let body: unknown = {};
-    if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new AwsError('SerializationException', 'Request body is not valid JSON');
-      }
-    }
-    return operation(body, req);
-  };
-
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const limit = 1024 * 1024;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      handle(req, Buffer.concat(chunks).toString('utf8'), size > limit).then(
-        (result) => send(res, 200, result),
-        (err: unknown) => {
-          if (err instanceof AwsError) send(res, err.status, { __type: err.type, message: err.message });
-          else send(res, 500, { __type: 'InternalServiceError', message: 'An error occurred on the server side.' });
-        },
-      );
-    });
-    req.on('error', () => res.destroy());
+  const api = await startAwsJsonServer({
+    name: 'Secrets Manager',
+    targetPrefix: 'secretsmanager',
+    contentType: 'application/x-amz-json-1.1',
+    operations,
+    maxBodyBytes: 1024 * 1024,
+    validationErrorType: 'InvalidParameterException',
+    internalError: { type: 'InternalServiceError', message: 'An error occurred on the server side.' },
+    host: opts.host,
+    port: opts.port,
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('local Secrets Manager server has no TCP address');
-  const host = opts.host === undefined || opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host === '::' ? '::1' : opts.host;
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 
   let closing: Promise<void> | undefined;
   return {
-    endpoint,
+    endpoint: api.endpoint,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await api.close();
         await chain; // let an in-flight write land before returning
       })();
       return closing;

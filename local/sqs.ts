@@ -6,6 +6,7 @@ import { createRequestHandler } from 'local-aws-sqs';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import { closeServer, endpointHost, listen } from './aws-json.ts';
 
 export interface LocalSqs {
   endpoint: string;
@@ -39,11 +40,9 @@ const LONG_POLL_SECONDS = 2;
 const ERROR_BACKOFF_MS = 1000;
 
 export async function startLocalSqs(opts: { host?: string; port?: number } = {}): Promise<LocalSqs> {
-  const bindHost = opts.host ?? '127.0.0.1';
-  const urlHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
   const { service, requestHandler } = createRequestHandler({
     port: opts.port ?? 0,
-    hostname: urlHost.includes(':') ? `[${urlHost}]` : urlHost,
+    hostname: endpointHost(opts.host),
     region: process.env.AWS_REGION ?? 'us-east-1',
     accountId: ACCOUNT,
   });
@@ -53,29 +52,14 @@ export async function startLocalSqs(opts: { host?: string; port?: number } = {})
       res.end(JSON.stringify({ __type: 'InternalError', message: 'Internal error' }));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, bindHost, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('local SQS server has no TCP address');
-  service.PORT = address.port; // queue URLs carry the real (possibly ephemeral) port
-  const endpoint = `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${address.port}`;
+  const { port, endpoint } = await listen(server, { name: 'SQS', host: opts.host, port: opts.port });
+  service.PORT = port; // queue URLs carry the real (possibly ephemeral) port
 
   let closing: Promise<void> | undefined;
   return {
     endpoint,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => {
-          service.resetAll(); // clears message timers
-          resolve();
-        });
-        server.closeAllConnections();
-      });
+      closing ??= closeServer(server).then(() => service.resetAll()); // resetAll clears message timers
       return closing;
     },
   };

@@ -1,11 +1,11 @@
 // Local AWS Step Functions stand-in: an HTTP server speaking the AWS JSON 1.0 wire protocol that
 // @aws-sdk/client-sfn uses, running executions in-process with aws-local-stepfunctions and routing
 // every Lambda Task to a local invoker.
-import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import type { RunOptions, StateMachineDefinition } from 'aws-local-stepfunctions';
+import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
 
 export interface LocalStateMachineSpec {
   arn: string;
@@ -57,14 +57,6 @@ const MACHINE_ARN = /^arn:(aws[a-z-]*):states:([a-z0-9-]+):(\d{12}):stateMachine
 const EXECUTION_ARN = /^arn:(aws[a-z-]*):states:([a-z0-9-]+):(\d{12}):execution:([^:\s]{1,80}):([^:\s]{1,80})$/;
 // AWS: 1-80 chars, no whitespace, brackets, wildcards, special or control characters.
 const INVALID_NAME_CHAR = /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/u;
-
-/** An error rendered as the AWS JSON error shape `{"__type","message"}`. */
-class AwsError extends Error {
-  constructor(readonly type: string, message: string, readonly status = 400) {
-    super(message);
-    this.name = type;
-  }
-}
 
 /** What a failed Task reports to Retry/Catch: `name` is the States error name, `message` the Cause. */
 class TaskFailure extends Error {
@@ -318,27 +310,11 @@ const schemas = {
 };
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const field = issue?.path.join('.') || 'request';
-    throw new AwsError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${issue?.message ?? 'invalid'}`);
-  }
-  return result.data;
+  return parseInput(schema, body, (field, problem) => new AwsError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${problem}`));
 }
 
-function encodeToken(payload: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify(payload)).toString('base64url');
-}
-
-function decodeToken(token: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (isRecord(value)) return value;
-  } catch {
-    // fall through
-  }
-  throw new AwsError('InvalidToken', `Invalid Token: '${token}'`);
+function invalidToken(token: string): AwsError {
+  return new AwsError('InvalidToken', `Invalid Token: '${token}'`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -523,7 +499,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     ...(exec.stopDate !== undefined ? { stopDate: exec.stopDate } : {}),
   });
 
-  const operations: Record<string, (body: unknown) => unknown> = {
+  const operations: Record<string, AwsJsonOperation> = {
     StartExecution(body) {
       const req = parse(schemas.StartExecution, body);
       const machine = machineByArn(req.stateMachineArn);
@@ -591,8 +567,8 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       let after = Number.POSITIVE_INFINITY;
       if (req.nextToken !== undefined) {
         const token = decodeToken(req.nextToken);
-        if (token.sm !== machine.arn || token.status !== (req.statusFilter ?? null) || typeof token.seq !== 'number') {
-          throw new AwsError('InvalidToken', `Invalid Token: '${req.nextToken}'`);
+        if (token?.sm !== machine.arn || token.status !== (req.statusFilter ?? null) || typeof token.seq !== 'number') {
+          throw invalidToken(req.nextToken);
         }
         after = token.seq;
       }
@@ -613,7 +589,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       let offset = 0;
       if (req.nextToken !== undefined) {
         const token = decodeToken(req.nextToken);
-        if (typeof token.offset !== 'number') throw new AwsError('InvalidToken', `Invalid Token: '${req.nextToken}'`);
+        if (typeof token?.offset !== 'number') throw invalidToken(req.nextToken);
         offset = token.offset;
       }
       const all = [...machines.values()];
@@ -641,64 +617,19 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     },
   };
 
-  const send = (res: http.ServerResponse, status: number, payload: unknown) => {
-    const body = JSON.stringify(payload);
-    res.writeHead(status, {
-      'content-type': 'application/x-amz-json-1.0',
-      'content-length': Buffer.byteLength(body),
-      'x-amzn-requestid': randomUUID(),
-    });
-    res.end(body);
-  };
-
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= 8 * 1024 * 1024) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      try {
-        if (req.method !== 'POST') throw new AwsError('UnknownOperationException', `Method ${req.method ?? ''} is not supported`, 404);
-        if (size > 8 * 1024 * 1024) throw new AwsError('ValidationException', 'Request body too large', 413);
-        const target = req.headers['x-amz-target'];
-        const prefix = 'AWSStepFunctions.';
-        const operationName = typeof target === 'string' && target.startsWith(prefix) ? target.slice(prefix.length) : '';
-        const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
-        if (!operation) throw new AwsError('UnknownOperationException', `Unknown operation ${typeof target === 'string' ? target : ''}`);
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = {};
-        if (text.trim() !== '') {
-          try {
-            body = JSON.parse(text);
-          } catch {
-            throw new AwsError('SerializationException', 'Request body is not valid JSON');
-          }
-        }
-        send(res, 200, operation(body));
-      } catch (err) {
-        if (err instanceof AwsError) send(res, err.status, { __type: err.type, message: err.message });
-        else {
-          log(`[stepfunctions] internal error: ${err instanceof Error ? err.message : String(err)}`);
-          send(res, 500, { __type: 'InternalFailure', message: 'Internal failure' });
-        }
-      }
-    });
-    req.on('error', () => res.destroy());
+  const api = await startAwsJsonServer({
+    name: 'Step Functions',
+    targetPrefix: 'AWSStepFunctions',
+    contentType: 'application/x-amz-json-1.0',
+    operations,
+    maxBodyBytes: 8 * 1024 * 1024,
+    validationErrorType: 'ValidationException',
+    internalError: { type: 'InternalFailure', message: 'Internal failure' },
+    onInternalError: (err) => log(`[stepfunctions] internal error: ${err instanceof Error ? err.message : String(err)}`),
+    host: opts.host,
+    port: opts.port,
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('local Step Functions server has no TCP address');
-  const host = opts.host === undefined || opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host === '::' ? '::1' : opts.host;
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const { endpoint } = api;
   log(`[stepfunctions] listening on ${endpoint} with ${machines.size} state machine(s)`);
 
   return {
@@ -718,10 +649,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       if (closed) return;
       closed = true;
       for (const exec of executions.values()) stop(exec);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await api.close();
     },
   };
 }
