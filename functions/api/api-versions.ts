@@ -1,20 +1,15 @@
-// API function for SOL013 "API versions" resources, and the catch-all route that answers paths
-// no other route serves with a ProblemDetails 404.
-import { API_VERSIONS, httpApi } from './common/http.ts';
+// API function for SOL013 "API versions" resources of every API family, and the catch-all route
+// that answers paths no other route serves with a ProblemDetails 404.
+import { API_VERSIONS, httpApi, type ApiFamily, type RouteTable } from './common/http.ts';
 
-const uriPrefix = (prefix: string) => ({ uriPrefix: prefix });
+function versionsOf(family: ApiFamily): RouteTable {
+  const info = (major: 1 | 2) => ({ version: API_VERSIONS[family][major].current, isDeprecated: false });
+  const answer = (uriPrefix: string, versions: Array<ReturnType<typeof info>>) => ({ GET: async () => ({ status: 200, body: { uriPrefix, apiVersions: versions } }) });
+  return {
+    [`/${family}/api_versions`]: answer(`/${family}`, [info(1), info(2)]),
+    [`/${family}/v1/api_versions`]: answer(`/${family}/v1`, [info(1)]),
+    [`/${family}/v2/api_versions`]: answer(`/${family}/v2`, [info(2)]),
+  };
+}
 
-export const handler = httpApi({
-  '/vnflcm/api_versions': {
-    GET: async () => ({
-      status: 200,
-      body: { ...uriPrefix('/vnflcm'), apiVersions: [{ version: API_VERSIONS[1].current, isDeprecated: false }, { version: API_VERSIONS[2].current, isDeprecated: false }] },
-    }),
-  },
-  '/vnflcm/v1/api_versions': {
-    GET: async () => ({ status: 200, body: { ...uriPrefix('/vnflcm/v1'), apiVersions: [{ version: API_VERSIONS[1].current, isDeprecated: false }] } }),
-  },
-  '/vnflcm/v2/api_versions': {
-    GET: async () => ({ status: 200, body: { ...uriPrefix('/vnflcm/v2'), apiVersions: [{ version: API_VERSIONS[2].current, isDeprecated: false }] } }),
-  },
-});
+export const handler = httpApi({ ...versionsOf('vnflcm'), ...versionsOf('vnfpkgm') });

@@ -13,13 +13,19 @@ import { nextLink } from '#lib/sol/paging.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+export type ApiFamily = 'vnflcm' | 'vnfpkgm';
+
 export interface ApiRequest {
   method: Method;
-  /** The API major version from the path (/vnflcm/v1 or /vnflcm/v2); undefined on unversioned paths. */
+  family?: ApiFamily;
+  /** The API major version from the path (/vnflcm/v1, /vnfpkgm/v2, ...); undefined on unversioned paths. */
   apiMajorVersion?: 1 | 2;
   params: Record<string, string>;
   rawQuery: string;
+  /** The parsed JSON body (routes with body "json", the default). */
   body: unknown;
+  /** The body as bytes (routes with body "raw"). */
+  rawBody?: Buffer;
   baseUrl: string;
   caller: Caller;
   headers: Record<string, string>;
@@ -27,27 +33,43 @@ export interface ApiRequest {
 
 export interface ApiResult {
   status: number;
+  /** A JSON body. */
   body?: unknown;
+  /** A non-JSON body; its Content-Type goes in headers. */
+  bytes?: Buffer;
   headers?: Record<string, string>;
 }
 
 export type RouteHandler = (request: ApiRequest) => Promise<ApiResult>;
+export interface RouteSpec {
+  handler: RouteHandler;
+  /** How the request body is taken: parsed JSON (default) or raw bytes of the given media types. */
+  body?: 'json' | { raw: readonly string[] };
+  /** Media types the response can have, for Accept negotiation (default application/json). */
+  produces?: readonly string[];
+}
 /** Route path as written in template.yaml -> method -> handler. */
-export type RouteTable = Record<string, Partial<Record<Method, RouteHandler>>>;
+export type RouteTable = Record<string, Partial<Record<Method, RouteHandler | RouteSpec>>>;
 
 export interface ApiOptions {
-  /** Body size limit; larger bodies get 413 before they are parsed. */
+  /** JSON body size limit; larger bodies get 413 before they are parsed. */
   maxBodyBytes?: number;
+  /** Raw body size limit (uploads): what a synchronous Lambda invocation can carry. */
+  maxRawBodyBytes?: number;
 }
 
 /**
- * SOL013 4.9 / SOL003 API versions this product serves, per major version: the highest
- * minor.patch accepted and the list shown by api_versions.
+ * SOL013 4.9 API versions this product serves, per API family and major version: the version
+ * shown by api_versions and the highest minor accepted in a Version header. vnflcm v1 and
+ * vnfpkgm v1 are the versions Tacker and its CLI speak.
  */
-export const API_VERSIONS: Record<1 | 2, { current: string; maxMinor: number }> = {
-  1: { current: '1.3.0', maxMinor: 3 },
-  2: { current: '2.0.0', maxMinor: 3 },
+export const API_VERSIONS: Record<ApiFamily, Record<1 | 2, { current: string; maxMinor: number }>> = {
+  vnflcm: { 1: { current: '1.3.0', maxMinor: 3 }, 2: { current: '2.0.0', maxMinor: 3 } },
+  vnfpkgm: { 1: { current: '1.3.0', maxMinor: 3 }, 2: { current: '2.1.0', maxMinor: 4 } },
 };
+
+/** Only the SOL003 v2 API insists on the Version header; Tacker's clients never send it elsewhere. */
+const VERSION_REQUIRED: ReadonlySet<string> = new Set(['vnflcm/2']);
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -70,35 +92,45 @@ function baseUrlOf(event: Event, headers: Record<string, string>): string {
 }
 
 /** SOL013 4.9: a Version header names major.minor.patch; the major must be the path's. */
-function negotiateVersion(major: 1 | 2 | undefined, header: string | undefined): string | undefined {
-  if (major === undefined) return undefined;
-  const supported = API_VERSIONS[major];
+function negotiateVersion(family: ApiFamily | undefined, major: 1 | 2 | undefined, header: string | undefined): string | undefined {
+  if (family === undefined || major === undefined) return undefined;
+  const supported = API_VERSIONS[family][major];
   if (header === undefined) {
-    if (major === 2) throw new BadRequestError('The "Version" request header is required on /vnflcm/v2 (e.g. "Version: 2.0.0")');
+    if (VERSION_REQUIRED.has(`${family}/${major}`)) throw new BadRequestError(`The "Version" request header is required on /${family}/v${major} (e.g. "Version: ${supported.current}")`);
     return supported.current;
   }
   const match = /^(\d+)\.(\d+)\.(\d+)(?:-[\w.:-]+)?$/.exec(header.trim());
   if (!match) throw new BadRequestError(`The "Version" header "${header}" is not a version (major.minor.patch)`);
   const [, maj, min] = match;
   if (Number(maj) !== major || Number(min) > supported.maxMinor) {
-    throw new NotAcceptableError(`API version ${header} is not supported on /vnflcm/v${major}; supported: ${major}.0.0 to ${major}.${supported.maxMinor}.x`);
+    throw new NotAcceptableError(`API version ${header} is not supported on /${family}/v${major}; supported: ${major}.0.0 to ${major}.${supported.maxMinor}.x`);
   }
   return header.trim();
 }
 
-function acceptsJson(accept: string | undefined): boolean {
+function accepts(accept: string | undefined, produces: readonly string[]): boolean {
   if (!accept) return true;
   return accept.split(',').some((part) => {
     const type = part.split(';')[0]?.trim().toLowerCase() ?? '';
-    return type === '*/*' || type === 'application/*' || type === 'application/json' || type === 'application/problem+json';
+    if (type === '*/*' || type === 'application/problem+json') return true;
+    return produces.some((p) => p === type || (type.endsWith('/*') && p.startsWith(type.slice(0, -1))));
   });
 }
 
-function parseBody(event: Event, method: Method, headers: Record<string, string>, maxBytes: number): unknown {
+function mediaType(headers: Record<string, string>): string {
+  return (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+function bodyBytes(event: Event, maxBytes: number): Buffer | undefined {
   if (event.body === undefined || event.body === null || event.body === '') return undefined;
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
   if (raw.length > maxBytes) throw new PayloadTooLargeError(`The request body is ${raw.length} bytes; at most ${maxBytes} are accepted`);
-  const type = (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  return raw;
+}
+
+function parseJsonBody(raw: Buffer | undefined, method: Method, headers: Record<string, string>): unknown {
+  if (raw === undefined) return undefined;
+  const type = mediaType(headers);
   const allowed = method === 'PATCH' ? ['application/merge-patch+json', 'application/json'] : ['application/json'];
   if (!type || !allowed.includes(type)) {
     throw new UnsupportedMediaTypeError(`Content-Type "${headers['content-type'] ?? ''}" is not supported; send ${allowed.join(' or ')}`);
@@ -118,6 +150,10 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
   };
 }
 
+function binary(status: number, bytes: Buffer, headers: Record<string, string>): Result {
+  return { statusCode: status, headers, body: bytes.toString('base64'), isBase64Encoded: true };
+}
+
 /** The authentication seam: every API request passes here; OAuth 2.0 (SOL013 8) plugs in at this point. */
 export function authenticate(_event: Event): Caller {
   return { tenantId: 'default' };
@@ -130,40 +166,53 @@ export function routeKeyPath(routeKey: string): string {
 
 export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxRawBodyBytes = options.maxRawBodyBytes ?? 4 * 1024 * 1024;
   const state = new WeakMap<Event, State>();
 
   const core = async (event: Event): Promise<Result> => {
     const headers = lowerCaseHeaders(event.headers);
     const method = event.requestContext.http.method.toUpperCase() as Method;
     const routePath = routeKeyPath(event.routeKey);
-    const major = /^\/vnflcm\/v([12])\//.exec(routePath)?.[1];
-    const apiMajorVersion = major ? (Number(major) as 1 | 2) : undefined;
-    const unversioned = routePath.endsWith('/api_versions');
-    const version = unversioned ? (apiMajorVersion ? API_VERSIONS[apiMajorVersion].current : undefined) : negotiateVersion(apiMajorVersion, headers.version);
+    const versioned = /^\/(vnflcm|vnfpkgm)\/v([12])\//.exec(routePath);
+    const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
+    const apiMajorVersion = versioned ? (Number(versioned[2]) as 1 | 2) : undefined;
+    const version = routePath.endsWith('/api_versions')
+      ? (family && apiMajorVersion ? API_VERSIONS[family][apiMajorVersion].current : undefined)
+      : negotiateVersion(family, apiMajorVersion, headers.version);
     state.set(event, { responseVersion: version });
 
     const table = routes[routePath];
     if (!table) throw new NotFoundError(`No resource at ${event.rawPath}`);
-    const handler = table[method];
-    if (!handler) throw new MethodNotAllowedError(method, Object.keys(table));
-    if (!acceptsJson(headers.accept)) throw new NotAcceptableError(`Accept "${headers.accept}" cannot be satisfied; this resource produces application/json`);
+    const entry = table[method];
+    if (!entry) throw new MethodNotAllowedError(method, Object.keys(table));
+    const spec: RouteSpec = typeof entry === 'function' ? { handler: entry } : entry;
+    const produces = spec.produces ?? ['application/json'];
+    if (!accepts(headers.accept, produces)) throw new NotAcceptableError(`Accept "${headers.accept}" cannot be satisfied; this resource produces ${produces.join(' or ')}`);
 
+    const raw = bodyBytes(event, typeof spec.body === 'object' ? maxRawBodyBytes : maxBodyBytes);
+    let body: unknown;
+    if (typeof spec.body === 'object') {
+      if (raw && !spec.body.raw.includes(mediaType(headers))) {
+        throw new UnsupportedMediaTypeError(`Content-Type "${headers['content-type'] ?? ''}" is not supported; send ${spec.body.raw.join(' or ')}`);
+      }
+    } else {
+      body = parseJsonBody(raw, method, headers);
+    }
     const request: ApiRequest = {
       method,
+      family,
       apiMajorVersion,
       params: Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, decodeURIComponent(v ?? '')])),
       rawQuery: event.rawQueryString ?? '',
-      body: parseBody(event, method, headers, maxBodyBytes),
+      body,
+      rawBody: typeof spec.body === 'object' ? raw : undefined,
       baseUrl: baseUrlOf(event, headers),
       caller: authenticate(event),
       headers,
     };
-    const result = await handler(request);
-    return json(result.status, result.body, {
-      ...(version ? { Version: version } : {}),
-      'Accept-Ranges': 'none',
-      ...result.headers,
-    });
+    const result = await spec.handler(request);
+    const responseHeaders = { ...(version ? { Version: version } : {}), 'Accept-Ranges': 'none', ...result.headers };
+    return result.bytes ? binary(result.status, result.bytes, responseHeaders) : json(result.status, result.body, responseHeaders);
   };
 
   return middy<Event, Result, Error, Context>()
@@ -183,9 +232,9 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     .handler(core);
 }
 
-/** Registers the same handlers under /vnflcm/v1 and /vnflcm/v2. */
-export function bothVersions(suffix: string, handlers: Partial<Record<Method, RouteHandler>>): RouteTable {
-  return { [`/vnflcm/v1${suffix}`]: handlers, [`/vnflcm/v2${suffix}`]: handlers };
+/** Registers the same handlers under /<family>/v1 and /<family>/v2. */
+export function bothVersions(suffix: string, handlers: Partial<Record<Method, RouteHandler | RouteSpec>>, family: ApiFamily = 'vnflcm'): RouteTable {
+  return { [`/${family}/v1${suffix}`]: handlers, [`/${family}/v2${suffix}`]: handlers };
 }
 
 export function pageSize(): number {
