@@ -60,6 +60,8 @@ function closeServer(server: http.Server): Promise<void> {
 /** Physical names and attributes of template resources, as the local stand-ins know them. */
 class LocalNames {
   readonly queueUrls = new Map<string, string>();
+  /** Buckets with an explicit BucketName (resolved once the intrinsic context exists). */
+  readonly bucketNames = new Map<string, string>();
   constructor(private readonly template: SamTemplate) {}
 
   type(logicalId: string): string {
@@ -67,7 +69,7 @@ class LocalNames {
   }
 
   bucketName(logicalId: string): string {
-    return `local-${logicalId.toLowerCase()}`;
+    return this.bucketNames.get(logicalId) ?? `local-${logicalId.toLowerCase()}`;
   }
 
   ref = (logicalId: string): string => {
@@ -116,6 +118,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ctx = intrinsicContext(template, { parameters: options.parameters, ref: names.ref, getAtt: names.getAtt, pseudo: { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::StackName': 'vnfm-local' } });
   const resolveValue = <T>(value: unknown): T => resolveIntrinsics(value, ctx) as T;
   const resources = Object.entries(template.Resources);
+  for (const [logicalId, resource] of resources) {
+    const name = resource.Type === 'AWS::S3::Bucket' ? resource.Properties?.BucketName : undefined;
+    if (name !== undefined) names.bucketNames.set(logicalId, resolveValue<string>(name));
+  }
   const closers: Array<() => Promise<void>> = [];
 
   try {
@@ -270,6 +276,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- Event sources --------------------------------------------------------------------
     const routes: Route[] = [];
+    /** Asynchronous invocations still running (S3 events), so tests can wait for them. */
+    const inFlight = new Set<Promise<unknown>>();
     for (const fn of functions.values()) {
       const events = (fn.properties.Events ?? {}) as Record<string, { Type: string; Properties?: Properties }>;
       for (const [eventName, event] of Object.entries(events)) {
@@ -292,10 +300,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           closers.push(() => poller.stop());
         } else if (event.Type === 'S3') {
           const bucket = resolveValue<string>(props.Bucket);
-          const wanted = ([] as string[]).concat(props.Events as string | string[]);
+          const wanted = ([] as string[]).concat(props.Events as string | string[]).map((pattern) => new RegExp(`^${pattern.replace(/^s3:/, '').replace('*', '.*')}$`));
+          const rules = ((((props.Filter as Properties | undefined)?.S3Key as Properties | undefined)?.Rules ?? []) as Array<{ Name: string; Value: string }>);
+          const keyMatches = (key: string) => rules.every((rule) => (rule.Name.toLowerCase() === 'prefix' ? key.startsWith(rule.Value) : key.endsWith(rule.Value)));
           s3.on('event', (s3Event: { Records: Array<{ eventName: string; s3: { bucket: { name: string }; object: { key: string } } }> }) => {
-            const records = s3Event.Records.filter((r) => r.s3.bucket.name === bucket && wanted.some((w) => new RegExp(`^${w.replace(/^s3:/, '').replace('*', '.*')}$`).test(r.eventName)));
-            if (records.length) invoke(fn, { Records: records }).catch((error: unknown) => log(`S3 event handler ${fn.logicalId} failed: ${String(error)}`));
+            // s3rver reports keys unencoded; S3 URL-encodes them in events, so the handler decodes.
+            const records = s3Event.Records
+              .filter((r) => r.s3.bucket.name === bucket && wanted.some((w) => w.test(r.eventName)) && keyMatches(r.s3.object.key))
+              .map((r) => ({ ...r, s3: { ...r.s3, object: { ...r.s3.object, key: encodeURIComponent(r.s3.object.key).replace(/%2F/g, '/').replace(/%20/g, '+') } } }));
+            if (!records.length) return;
+            // Asynchronous invocation, as S3 does it: the uploader does not wait for the function.
+            const run = invoke(fn, { Records: records }).catch((error: unknown) => log(`S3 event handler ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+            inFlight.add(run);
+            void run.finally(() => inFlight.delete(run));
           });
         }
       }
@@ -319,7 +336,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (url.pathname.startsWith('/_local/')) {
-        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions);
+        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight);
         return;
       }
       const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
@@ -350,6 +367,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       secretsmanager: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
       region: REGION,
       tables: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => [id, id])),
+      buckets: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id]) => [id, names.bucketName(id)])),
     }, null, 2)}\n`, { mode: 0o600 });
 
     return {
@@ -366,11 +384,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */
-async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions): Promise<void> {
+async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions, inFlight: Set<Promise<unknown>>): Promise<void> {
   const actions: Record<string, () => Promise<void> | void> = {
     'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
     'POST /_local/stepfunctions/release': () => stepFunctions.release(),
     'POST /_local/stepfunctions/idle': () => stepFunctions.idle(),
+    'POST /_local/idle': async () => {
+      // Everything asynchronous settles: event-triggered functions and the executions they start.
+      do {
+        await Promise.all([...inFlight]);
+        await stepFunctions.idle();
+      } while (inFlight.size);
+    },
   };
   if (method === 'GET' && path === '/_local/memory') {
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));

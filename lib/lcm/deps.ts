@@ -8,18 +8,21 @@ import { DynamoVnfPackageStore, type VnfPackageStore } from '#lib/store/packages
 import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 
-/** Starts the state machine of an LCM operation; execution name = op occ id, so a retried start is idempotent. */
+/**
+ * Starts state machines. An LCM operation's execution is named after its op occ id, so a retried
+ * start is idempotent; the machine's ARN comes from `<OPERATION>_STATE_MACHINE_ARN`.
+ */
 export interface OperationExecutor {
-  start(operation: LcmOperationType, opOccId: string, input: Record<string, unknown>): Promise<void>;
+  start(operation: LcmOperationType | 'PACKAGE_UPLOAD', executionName: string, input: Record<string, unknown>): Promise<void>;
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
   private readonly client = new SFNClient({});
 
-  async start(operation: LcmOperationType, opOccId: string, input: Record<string, unknown>): Promise<void> {
+  async start(operation: LcmOperationType | 'PACKAGE_UPLOAD', executionName: string, input: Record<string, unknown>): Promise<void> {
     await this.client.send(new StartExecutionCommand({
       stateMachineArn: requiredEnv(`${operation}_STATE_MACHINE_ARN`),
-      name: opOccId,
+      name: executionName,
       input: JSON.stringify(input),
     }));
   }

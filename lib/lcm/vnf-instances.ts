@@ -54,7 +54,14 @@ export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: 
     metadata: request.metadata,
     revision: 1,
   };
-  await deps.instances.create(record);
+  // The package counts its instances; taking it into use fails if it was disabled meanwhile.
+  if (!await deps.packages.acquireUse(pkg.id)) throw new UnprocessableEntityError(`The VNF package with VNFD ${request.vnfdId} is no longer ONBOARDED and ENABLED`);
+  try {
+    await deps.instances.create(record);
+  } catch (error) {
+    await deps.packages.releaseUse(pkg.id);
+    throw error;
+  }
   return record;
 }
 
@@ -87,6 +94,7 @@ export async function deleteVnfInstance(deps: LcmDeps, caller: Caller, id: strin
     if (now.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is ${now.instantiationState}; terminate it before deleting it`);
     throw new ConflictError(`VNF instance ${id} has LCM operation occurrence ${now.lockOpOccId} in progress or FAILED_TEMP; it cannot be deleted until that operation has finished`);
   }
+  await deps.packages.releaseUse(deleted.vnfPkgId);
   for (const secretId of Object.values(current.vimAccessSecrets ?? {})) {
     try {
       await deps.secrets.remove(secretId);
@@ -233,9 +241,15 @@ export async function applyModifyInfo(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): 
     set.instantiatedVnfInfo = info;
     changedInfo.vnfcInfoModifications = params.vnfcInfoModifications;
   }
+  const packageChanged = newPkg !== undefined && newPkg.id !== instance.vnfPkgId;
+  if (packageChanged && !await deps.packages.acquireUse(newPkg.id)) {
+    throw new UnprocessableEntityError(`VNF package ${newPkg.id} is no longer ONBOARDED and ENABLED`);
+  }
   if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove })) {
+    if (packageChanged) await deps.packages.releaseUse(newPkg.id);
     throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
   }
+  if (packageChanged) await deps.packages.releaseUse(instance.vnfPkgId);
   // Credentials replaced or removed by this modification are no longer referenced by anything.
   const stillUsed = new Set(Object.values((set.vimAccessSecrets as Record<string, string> | undefined) ?? instance.vimAccessSecrets ?? {}));
   for (const old of Object.values(instance.vimAccessSecrets ?? {})) {

@@ -2,7 +2,7 @@
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -53,4 +53,17 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
     return `#r${i}`;
   });
   return { expression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, names, values };
+}
+
+/** One page of a tenant's records from a table's `byTenant` index, in its sort-key order. */
+export async function tenantPage<T>(table: string, tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
+  const out = await documentClient().send(new QueryCommand({
+    TableName: table,
+    IndexName: 'byTenant',
+    KeyConditionExpression: 'tenantId = :t',
+    ExpressionAttributeValues: { ':t': tenantId },
+    Limit: limit,
+    ExclusiveStartKey: after,
+  }));
+  return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
 }

@@ -1,8 +1,8 @@
 // VNF LCM operation occurrences in DynamoDB. State changes are conditional on the current
 // state, so a retried or late Step Functions task can never move an op occ backwards.
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -35,15 +35,7 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   }
 
   async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
-    const out = await documentClient().send(new QueryCommand({
-      TableName: this.table,
-      IndexName: 'byTenant',
-      KeyConditionExpression: 'tenantId = :t',
-      ExpressionAttributeValues: { ':t': tenantId },
-      Limit: limit,
-      ExclusiveStartKey: after,
-    }));
-    return { items: (out.Items ?? []) as VnfLcmOpOccRecord[], after: out.LastEvaluatedKey as Page<VnfLcmOpOccRecord>['after'] };
+    return tenantPage<VnfLcmOpOccRecord>(this.table, tenantId, limit, after);
   }
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {

@@ -1,38 +1,80 @@
-// VNF package records (SOL005 VnfPkgInfo). The LCM side only needs to find the onboarded, enabled
-// package that holds a VNFD; onboarding writes these records.
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, requiredEnv } from './dynamo.ts';
+// VNF package records (SOL005 VnfPkgInfo plus what onboarding extracted). State changes are
+// conditional writes, so an upload, an onboarding run, a PATCH and a DELETE racing on one package
+// cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
+import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+
+export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
+export type OperationalState = 'ENABLED' | 'DISABLED';
+export type UsageState = 'IN_USE' | 'NOT_IN_USE';
+
+export interface Checksum { algorithm: string; hash: string }
 
 export interface VnfPackageRecord {
   id: string;
   tenantId: string;
+  createdAt: string;
+  onboardingState: OnboardingState;
+  operationalState: OperationalState;
+  usageState: UsageState;
+  userDefinedData?: Record<string, unknown>;
   vnfdId?: string;
   vnfProvider?: string;
   vnfProductName?: string;
   vnfSoftwareVersion?: string;
   vnfdVersion?: string;
-  onboardingState: 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
-  operationalState: 'ENABLED' | 'DISABLED';
-  usageState: 'IN_USE' | 'NOT_IN_USE';
-  createdAt: string;
+  compatibleSpecificationVersions?: string[];
+  checksum?: Checksum;
+  packageSecurityOption?: 'OPTION_1' | 'OPTION_2';
+  signingCertificate?: string;
+  softwareImages?: Array<Record<string, unknown>>;
+  additionalArtifacts?: Array<Record<string, unknown>>;
+  onboardingFailureDetails?: ProblemDetailsRecord;
+  /** Internal: VNF instances created from this package. */
+  instanceCount?: number;
+  /** Internal: when the current upload or onboarding began (stale ones may be restarted). */
+  stateSince?: string;
+  /** Internal: size in bytes of the onboarded CSAR. */
+  contentSize?: number;
+  /** Internal: the VNFD's YAML files inside the package, for GET .../vnfd. */
+  vnfdFiles?: string[];
+  revision: number;
   [attribute: string]: unknown;
+}
+
+export interface PackageChange {
+  from: { onboardingState?: readonly OnboardingState[]; operationalState?: OperationalState; usageState?: UsageState };
+  set?: Record<string, unknown>;
+  remove?: string[];
 }
 
 export interface VnfPackageStore {
   put(record: VnfPackageRecord): Promise<void>;
   get(id: string): Promise<VnfPackageRecord | undefined>;
   findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]>;
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>>;
+  /** Applies the change if the package is in the given states; returns the new record or undefined. */
+  change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined>;
+  /** Deletes the package if it is DISABLED and NOT_IN_USE; false when the condition failed. */
+  deleteUnused(id: string): Promise<boolean>;
+  /** Counts one more instance on an ONBOARDED, ENABLED package (IN_USE); false if not usable. */
+  acquireUse(id: string): Promise<boolean>;
+  /** Counts one instance less; the package becomes NOT_IN_USE with its last one. */
+  releaseUse(id: string): Promise<void>;
 }
+
+export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdAt: r.createdAt });
 
 export class DynamoVnfPackageStore implements VnfPackageStore {
   constructor(private readonly table = requiredEnv('VNF_PACKAGES_TABLE')) {}
 
   async put(record: VnfPackageRecord): Promise<void> {
-    await documentClient().send(new PutCommand({ TableName: this.table, Item: record }));
+    await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
   }
 
   async get(id: string): Promise<VnfPackageRecord | undefined> {
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id } }));
+    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
     return out.Item as VnfPackageRecord | undefined;
   }
 
@@ -44,5 +86,105 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
       ExpressionAttributeValues: { ':v': vnfdId },
     }));
     return (out.Items ?? []) as VnfPackageRecord[];
+  }
+
+  async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
+    return tenantPage<VnfPackageRecord>(this.table, tenantId, limit, after);
+  }
+
+  async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
+    const conditions = ['attribute_exists(id)'];
+    const states = change.from.onboardingState ?? [];
+    if (states.length) {
+      names['#ob'] = 'onboardingState';
+      conditions.push(`#ob IN (${states.map((state, i) => { values[`:ob${i}`] = state; return `:ob${i}`; }).join(', ')})`);
+    }
+    if (change.from.operationalState) {
+      names['#op'] = 'operationalState';
+      values[':op'] = change.from.operationalState;
+      conditions.push('#op = :op');
+    }
+    if (change.from.usageState) {
+      names['#us'] = 'usageState';
+      values[':us'] = change.from.usageState;
+      conditions.push('#us = :us');
+    }
+    const parts = updateExpression({ sets: ['revision = if_not_exists(revision, :zero) + :one'], names, values }, change.set ?? {}, change.remove);
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: parts.expression,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
+        ExpressionAttributeValues: parts.values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return out.Attributes as VnfPackageRecord;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async deleteUnused(id: string): Promise<boolean> {
+    try {
+      await documentClient().send(new DeleteCommand({
+        TableName: this.table,
+        Key: { id },
+        ConditionExpression: 'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
+        ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async acquireUse(id: string): Promise<boolean> {
+    try {
+      await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+        ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
+        ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async releaseUse(id: string): Promise<void> {
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: 'ADD instanceCount :minus',
+        ConditionExpression: 'instanceCount > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+        ReturnValues: 'UPDATED_NEW',
+      }));
+      if (out.Attributes?.instanceCount === 0) {
+        await documentClient().send(new UpdateCommand({
+          TableName: this.table,
+          Key: { id },
+          UpdateExpression: 'SET usageState = :notInUse',
+          ConditionExpression: 'instanceCount = :zero',
+          ExpressionAttributeValues: { ':notInUse': 'NOT_IN_USE', ':zero': 0 },
+        })).catch((error: unknown) => {
+          // A new instance took it into use again in between: it stays IN_USE.
+          if (!isConditionFailure(error)) throw error;
+        });
+      }
+    } catch (error) {
+      // Already at zero (a package created before counting, or a repeated release): nothing to count down.
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 }

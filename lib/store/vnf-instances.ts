@@ -1,9 +1,9 @@
 // VNF instance records in DynamoDB, including the per-instance LCM operation lock: one
 // conditional write on the instance item (`attribute_not_exists(lockOpOccId)`), so racing
 // requests get exactly one winner without transactions.
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
 
 export interface LockRequest {
   opOccId: string;
@@ -47,15 +47,7 @@ export class DynamoVnfInstanceStore implements VnfInstanceStore {
   }
 
   async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
-    const out = await documentClient().send(new QueryCommand({
-      TableName: this.table,
-      IndexName: 'byTenant',
-      KeyConditionExpression: 'tenantId = :t',
-      ExpressionAttributeValues: { ':t': tenantId },
-      Limit: limit,
-      ExclusiveStartKey: after,
-    }));
-    return { items: (out.Items ?? []) as VnfInstanceRecord[], after: out.LastEvaluatedKey as Page<VnfInstanceRecord>['after'] };
+    return tenantPage<VnfInstanceRecord>(this.table, tenantId, limit, after);
   }
 
   async acquireLock(id: string, lock: LockRequest): Promise<boolean> {

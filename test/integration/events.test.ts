@@ -53,6 +53,18 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
   ModifyInfoFunction: async (invocation) => {
     await assert.rejects(invocation, { name: 'NotFoundError' });
   },
+  VnfPackagesFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200);
+    assert.deepEqual(JSON.parse(result.body), []);
+  },
+  // The package does not exist: the download is refused and recorded, nothing thrown.
+  PackageFetchFunction: async (invocation) => {
+    assert.deepEqual(await invocation, { packageId: '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e', bytes: -1 });
+  },
+  PackageOnboardingFunction: async (invocation) => {
+    assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });
+  },
 };
 
 it('has a sample event for every function', () => {

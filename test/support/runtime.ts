@@ -15,7 +15,7 @@ export interface LocalVnfm {
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
-  endpoints: { dynamodb: string; region: string };
+  endpoints: { dynamodb: string; s3: string; region: string; buckets: Record<string, string> };
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -98,36 +98,38 @@ export interface Reply {
   status: number;
   headers: Headers;
   text: string;
+  bytes: Buffer;
   body: unknown;
 }
 
 /** An HTTP client for the API; `version` defaults to the v2 Version header. */
 export function client(vnfm: LocalVnfm) {
-  return async function call(method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string>; version?: string | null } = {}): Promise<Reply> {
+  return async function call(method: string, path: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; version?: string | null } = {}): Promise<Reply> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     const pathname = new URL(path, vnfm.url).pathname;
     const version = options.version === undefined ? (pathname.startsWith('/vnflcm/v2/') ? '2.0.0' : null) : options.version;
     if (version) headers.Version = version;
-    let body: string | undefined = options.raw;
+    let body: string | Buffer | undefined = options.raw;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
     const response = await fetch(path.startsWith('http') ? path : `${vnfm.url}${path}`, { method, headers, body });
-    const text = await response.text();
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = bytes.toString('utf8');
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
     }
-    return { status: response.status, headers: response.headers, text, body: parsed };
+    return { status: response.status, headers: response.headers, text, bytes, body: parsed };
   };
 }
 
-/** Waits until every state machine execution has finished (an event, not a sleep). */
+/** Waits until every event-triggered function and state machine execution has finished (an event, not a sleep). */
 export async function settle(vnfm: LocalVnfm): Promise<void> {
-  const response = await fetch(`${vnfm.url}/_local/stepfunctions/idle`, { method: 'POST' });
+  const response = await fetch(`${vnfm.url}/_local/idle`, { method: 'POST' });
   if (response.status !== 204) throw new Error(`idle control answered ${response.status}`);
 }
 

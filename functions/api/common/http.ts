@@ -109,7 +109,7 @@ function negotiateVersion(family: ApiFamily | undefined, major: 1 | 2 | undefine
 }
 
 function accepts(accept: string | undefined, produces: readonly string[]): boolean {
-  if (!accept) return true;
+  if (!accept || produces.includes('*/*')) return true;
   return accept.split(',').some((part) => {
     const type = part.split(';')[0]?.trim().toLowerCase() ?? '';
     if (type === '*/*' || type === 'application/problem+json') return true;

@@ -1,0 +1,93 @@
+// API function for the SOL005 VNF package management resources (/vnfpkgm/v1, Tacker's path, and
+// /vnfpkgm/v2): packages, their content, VNFD, manifest and artifacts, upload from URI, and the
+// presigned-upload extension.
+import { defaultDeps } from '#lib/lcm/deps.ts';
+import { renderVnfPkgInfo } from '#lib/packages/model.ts';
+import { createPackage, deletePackage, getPackage, listPackages, modifyPackage, uploadContent, uploadFromUri, uploadUrl } from '#lib/packages/service.ts';
+import { readArtifact, readManifest, readPackageContent, readVnfd, type ByteRangeBody } from '#lib/packages/content.ts';
+import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest, type ApiResult } from './common/http.ts';
+
+const version = (request: ApiRequest) => request.apiMajorVersion ?? 1;
+const packageId = (request: ApiRequest) => request.params.vnfPkgId ?? '';
+const collection = (request: ApiRequest) => `${request.baseUrl}/vnfpkgm/v${version(request)}/vnf_packages`;
+
+function byteRange(body: ByteRangeBody, contentType: string): ApiResult {
+  if (body.redirect) return { status: 302, headers: { Location: body.redirect } };
+  const headers: Record<string, string> = { 'Content-Type': contentType, 'Accept-Ranges': 'bytes' };
+  if (body.range) headers['Content-Range'] = `bytes ${body.range.start}-${body.range.end}/${body.size}`;
+  return { status: body.range ? 206 : 200, bytes: body.bytes ?? Buffer.alloc(0), headers };
+}
+
+export const handler = httpApi({
+  ...bothVersions('/vnf_packages', {
+    POST: async (request) => {
+      const record = await createPackage(defaultDeps(), request.caller, request.body);
+      const body = renderVnfPkgInfo(record, version(request), request.baseUrl);
+      return { status: 201, body, headers: { Location: `${collection(request)}/${record.id}` } };
+    },
+    GET: async (request) => pagedList(await listPackages(defaultDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), collection(request)),
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}', {
+    GET: async (request) => ({ status: 200, body: renderVnfPkgInfo(await getPackage(defaultDeps(), request.caller, packageId(request)), version(request), request.baseUrl) }),
+    PATCH: async (request) => ({ status: 200, body: await modifyPackage(defaultDeps(), request.caller, packageId(request), request.body) }),
+    DELETE: async (request) => {
+      await deletePackage(defaultDeps(), request.caller, packageId(request));
+      return { status: 204 };
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/package_content', {
+    PUT: {
+      body: { raw: ['application/zip', 'application/octet-stream'] },
+      // Tacker's CLI sends "Accept: application/zip" on the upload.
+      produces: ['application/json', 'application/zip'],
+      handler: async (request) => {
+        await uploadContent(defaultDeps(), request.caller, packageId(request), request.rawBody);
+        return { status: 202 };
+      },
+    },
+    GET: {
+      produces: ['application/zip'],
+      handler: async (request) => {
+        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        return byteRange(await readPackageContent(record, request.headers.range), 'application/zip');
+      },
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_from_uri', {
+    POST: async (request) => {
+      await uploadFromUri(defaultDeps(), request.caller, packageId(request), request.body);
+      return { status: 202 };
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_url', {
+    POST: async (request) => ({ status: 200, body: await uploadUrl(defaultDeps(), request.caller, packageId(request)) }),
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/vnfd', {
+    GET: {
+      produces: ['text/plain', 'application/zip'],
+      handler: async (request) => {
+        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const vnfd = await readVnfd(record, request.headers.accept);
+        return { status: 200, bytes: vnfd.bytes, headers: { 'Content-Type': vnfd.contentType } };
+      },
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/manifest', {
+    GET: {
+      produces: ['text/plain', 'application/zip'],
+      handler: async (request) => {
+        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        return { status: 200, bytes: await readManifest(record), headers: { 'Content-Type': 'text/plain' } };
+      },
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/artifacts/{artifactPath+}', {
+    GET: {
+      produces: ['application/octet-stream', '*/*'],
+      handler: async (request) => {
+        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        return byteRange(await readArtifact(record, request.params.artifactPath ?? '', request.headers.range), 'application/octet-stream');
+      },
+    },
+  }, 'vnfpkgm'),
+}, { maxRawBodyBytes: 4 * 1024 * 1024 });

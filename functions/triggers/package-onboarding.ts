@@ -1,0 +1,22 @@
+// S3 ObjectCreated trigger: a CSAR landed at packages/<id>/package.zip (API upload, presigned PUT,
+// upload_from_uri or a direct put), so that package is onboarded.
+import type { S3Event } from 'aws-lambda';
+import { defaultDeps } from '#lib/lcm/deps.ts';
+import { onboardPackage } from '#lib/packages/onboarding.ts';
+import { packageIdOfContentKey } from '#lib/packages/storage.ts';
+import { log } from '#lib/log.ts';
+
+export const handler = async (event: S3Event): Promise<{ onboarded: Record<string, string> }> => {
+  const onboarded: Record<string, string> = {};
+  for (const record of event.Records) {
+    // S3 URL-encodes keys in events (spaces as "+").
+    const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+    const packageId = packageIdOfContentKey(key);
+    if (!packageId) {
+      log.warn('ignored an object that is not package content', { key });
+      continue;
+    }
+    onboarded[packageId] = await onboardPackage(defaultDeps(), packageId);
+  }
+  return { onboarded };
+};

@@ -1,0 +1,129 @@
+// Reading an onboarded package back out: the CSAR itself, its VNFD, its manifest and any
+// artifact, as byte ranges of S3 objects (parsed and indexed once at onboarding, never re-read
+// from the zip per request).
+import yazl from 'yazl';
+import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
+import type { VnfPackageRecord } from '#lib/store/packages.ts';
+import { contentKey, getBytes, getJson, onboardedKey, presignedGet } from './storage.ts';
+
+/** Where each file of an onboarded package can be read. */
+export interface PackageIndex {
+  /** Path inside the CSAR -> S3 object holding exactly its bytes, or a byte range of the stored CSAR. */
+  files: Record<string, { key: string; size: number } | { csarOffset: number; size: number }>;
+  manifestPath?: string;
+  entryDefinitions: string;
+  toscaMetaPath?: string;
+}
+
+export const INDEX_FILE = 'index.json';
+
+export class RangeNotSatisfiableError extends ProblemError {
+  constructor(size: number) {
+    super(416, 'Range Not Satisfiable', `The requested range is not within the ${size} bytes of this resource`, { headers: { 'Content-Range': `bytes */${size}` } });
+  }
+}
+
+/** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range (SOL005 asks for single ranges). Undefined = whole. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+  if (!header) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) throw new RangeNotSatisfiableError(size);
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) throw new RangeNotSatisfiableError(size);
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  if (start > end || start >= size) throw new RangeNotSatisfiableError(size);
+  return { start, end };
+}
+
+export function requireOnboarded(record: VnfPackageRecord): void {
+  if (record.onboardingState !== 'ONBOARDED') throw new ConflictError(`VNF package ${record.id} is ${record.onboardingState}; its content is available once it is ONBOARDED`);
+}
+
+const indexCache = new Map<string, PackageIndex>();
+export async function packageIndex(record: VnfPackageRecord): Promise<PackageIndex> {
+  const cacheKey = `${record.id}:${record.revision}`;
+  let index = indexCache.get(cacheKey);
+  if (!index) {
+    index = await getJson<PackageIndex>(onboardedKey(record.id, INDEX_FILE));
+    if (indexCache.size > 100) indexCache.clear();
+    indexCache.set(cacheKey, index);
+  }
+  return index;
+}
+
+export interface ByteRangeBody {
+  /** Bytes to send inline, or a URL to redirect to when the body is too large for a Lambda response. */
+  bytes?: Buffer;
+  redirect?: string;
+  size: number;
+  range?: { start: number; end: number };
+}
+
+/** Lambda responses carry at most 6 MB (base64 inflates by a third); larger bodies are redirected to S3. */
+const MAX_INLINE_BYTES = 4 * 1024 * 1024;
+
+async function readObjectRange(key: string, offset: number, size: number, rangeHeader: string | undefined, contentType: string): Promise<ByteRangeBody> {
+  const range = parseRange(rangeHeader, size);
+  const length = range ? range.end - range.start + 1 : size;
+  if (length > MAX_INLINE_BYTES && offset === 0) return { redirect: await presignedGet(key, 900, contentType), size, range };
+  const start = offset + (range?.start ?? 0);
+  const bytes = length === 0 ? Buffer.alloc(0) : await getBytes(key, { start, end: start + length - 1 });
+  return { bytes, size, range };
+}
+
+export async function readPackageContent(record: VnfPackageRecord, rangeHeader: string | undefined): Promise<ByteRangeBody> {
+  requireOnboarded(record);
+  return readObjectRange(contentKey(record.id), 0, record.contentSize ?? 0, rangeHeader, 'application/zip');
+}
+
+export async function readArtifact(record: VnfPackageRecord, path: string, rangeHeader: string | undefined): Promise<ByteRangeBody> {
+  requireOnboarded(record);
+  const index = await packageIndex(record);
+  const file = index.files[path];
+  if (!file) throw new NotFoundError(`VNF package ${record.id} has no artifact "${path}"`);
+  if ('key' in file) return readObjectRange(file.key, 0, file.size, rangeHeader, 'application/octet-stream');
+  return readObjectRange(contentKey(record.id), file.csarOffset, file.size, rangeHeader, 'application/octet-stream');
+}
+
+export async function readFile(record: VnfPackageRecord, path: string): Promise<Buffer> {
+  const index = await packageIndex(record);
+  const file = index.files[path];
+  if (!file) throw new NotFoundError(`VNF package ${record.id} has no file "${path}"`);
+  if ('key' in file) return getBytes(file.key);
+  return getBytes(contentKey(record.id), { start: file.csarOffset, end: file.csarOffset + file.size - 1 });
+}
+
+/** SOL005 9.4.4.3.2: the VNFD as one YAML (text/plain) or, with several files, a zip of them with TOSCA.meta. */
+export async function readVnfd(record: VnfPackageRecord, accept: string | undefined): Promise<{ contentType: string; bytes: Buffer }> {
+  requireOnboarded(record);
+  const index = await packageIndex(record);
+  const files = record.vnfdFiles ?? [index.entryDefinitions];
+  const acceptsText = !accept || /text\/plain|\*\/\*|text\/\*/.test(accept);
+  const acceptsZip = !accept || /application\/zip|\*\/\*|application\/\*/.test(accept);
+  if (files.length === 1 && acceptsText) return { contentType: 'text/plain', bytes: await readFile(record, files[0] as string) };
+  if (!acceptsZip) {
+    throw new ProblemError(406, 'Not Acceptable', `The VNFD of package ${record.id} consists of ${files.length} files and is returned as application/zip; Accept it`);
+  }
+  const zip = new yazl.ZipFile();
+  const paths = index.toscaMetaPath ? [index.toscaMetaPath, ...files] : files;
+  for (const path of paths) zip.addBuffer(await readFile(record, path), path);
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return { contentType: 'application/zip', bytes: Buffer.concat(chunks) };
+}
+
+export async function readManifest(record: VnfPackageRecord): Promise<Buffer> {
+  requireOnboarded(record);
+  const index = await packageIndex(record);
+  if (!index.manifestPath) throw new NotFoundError(`VNF package ${record.id} has no manifest file`);
+  return readFile(record, index.manifestPath);
+}

@@ -1,0 +1,85 @@
+// upload_from_uri: downloads a CSAR from the NFVO's (or vendor's) server straight into the
+// package's content key, streaming, with the credentials taken from the secret store and deleted
+// after use. Failures put the package back to CREATED with the reason.
+import { lookup } from 'node:dns/promises';
+import { Readable } from 'node:stream';
+import { PackageError } from './errors.ts';
+import { contentKey, putObject } from './storage.ts';
+import type { LcmDeps } from '#lib/lcm/deps.ts';
+import { log } from '#lib/log.ts';
+
+export interface FetchInput {
+  packageId: string;
+  uri: string;
+  credentialsSecret?: string;
+}
+
+interface Credentials {
+  userName?: string;
+  password?: string;
+  oauth2?: { clientId: string; clientPassword: string; tokenEndpoint: string };
+}
+
+const MAX_CSAR_BYTES = 8 * 1024 ** 3;
+
+/** Cloud metadata endpoints must never be reachable through a package URI. */
+async function refuseLinkLocal(uri: string): Promise<void> {
+  const { hostname } = new URL(uri);
+  const addresses = await lookup(hostname.replace(/^\[|\]$/g, ''), { all: true }).catch(() => {
+    throw new PackageError(`cannot resolve host "${hostname}"`, uri);
+  });
+  if (addresses.some(({ address }) => address.startsWith('169.254.') || address.toLowerCase().startsWith('fe80:') || address.toLowerCase() === 'fd00:ec2::254')) {
+    throw new PackageError('link-local addresses are not allowed as package sources', uri);
+  }
+}
+
+async function authorization(credentials: Credentials | undefined): Promise<string | undefined> {
+  if (!credentials) return undefined;
+  if (credentials.oauth2) {
+    const { clientId, clientPassword, tokenEndpoint } = credentials.oauth2;
+    const response = await fetch(tokenEndpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`${clientId}:${clientPassword}`).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
+    if (!response.ok) throw new PackageError(`the token endpoint answered ${response.status}`, tokenEndpoint);
+    const token = (await response.json()) as { access_token?: string };
+    if (!token.access_token) throw new PackageError('the token endpoint returned no access_token', tokenEndpoint);
+    return `Bearer ${token.access_token}`;
+  }
+  if (credentials.userName !== undefined) return `Basic ${Buffer.from(`${credentials.userName}:${credentials.password ?? ''}`).toString('base64')}`;
+  return undefined;
+}
+
+export async function fetchPackageContent(deps: LcmDeps, input: FetchInput): Promise<{ bytes: number }> {
+  let credentials: Credentials | undefined;
+  try {
+    if (input.credentialsSecret) credentials = (await deps.secrets.read(input.credentialsSecret)) as Credentials;
+    await refuseLinkLocal(input.uri);
+    const auth = await authorization(credentials);
+    const response = await fetch(input.uri, { headers: { Accept: 'application/zip, */*', ...(auth ? { Authorization: auth } : {}) } });
+    if (!response.ok || !response.body) throw new PackageError(`the server answered ${response.status} ${response.statusText}`, input.uri);
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (declared > MAX_CSAR_BYTES) throw new PackageError(`the package is ${declared} bytes; at most ${MAX_CSAR_BYTES} are accepted`, input.uri);
+    let bytes = 0;
+    const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>).map((chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > MAX_CSAR_BYTES) throw new PackageError(`the package exceeds ${MAX_CSAR_BYTES} bytes`, input.uri);
+      return chunk;
+    });
+    await putObject(contentKey(input.packageId), counted, 'application/zip');
+    return { bytes };
+  } catch (error) {
+    const detail = error instanceof PackageError
+      ? `Downloading the package failed: ${error.where ? `${error.where}: ` : ''}${error.message}`
+      : `Downloading the package from ${input.uri} failed: ${error instanceof Error ? error.message : String(error)}`;
+    log.warn('upload_from_uri failed', { packageId: input.packageId, uri: input.uri, detail });
+    await deps.packages.change(input.packageId, {
+      from: { onboardingState: ['UPLOADING'] },
+      set: { onboardingState: 'CREATED', onboardingFailureDetails: { title: 'VNF package upload failed', status: 422, detail } },
+    });
+    return { bytes: -1 };
+  } finally {
+    if (input.credentialsSecret) await deps.secrets.remove(input.credentialsSecret).catch(() => undefined);
+  }
+}

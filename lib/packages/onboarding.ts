@@ -1,0 +1,141 @@
+// Onboarding of a VNF package (SOL005 9.4 state model): when its CSAR lands at the content key,
+// the package goes PROCESSING, the CSAR is checked (SOL004 structure, manifest hashes, signature)
+// and its VNFD parsed (SOL001) once; everything later operations need is kept (the record, the
+// parsed VNFD and an index of the files in S3). Any problem returns the package to CREATED with
+// onboardingFailureDetails saying what and where, and leaves nothing behind.
+import { createHash } from 'node:crypto';
+import type { LcmDeps } from '#lib/lcm/deps.ts';
+import { log } from '#lib/log.ts';
+import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
+import { openArchive, type CsarArchive } from './archive.ts';
+import { inspectCsar } from './csar.ts';
+import { PackageError } from './errors.ts';
+import { parseVnfd, type ParsedVnfd } from './vnfd.ts';
+import { INDEX_FILE, type PackageIndex } from './content.ts';
+import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source } from './storage.ts';
+
+export const PARSED_VNFD_FILE = 'vnfd.json';
+
+export type OnboardingOutcome = 'ONBOARDED' | 'FAILED' | 'IGNORED';
+
+async function sha256OfObject(key: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of await getStream(key)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Copies every file of the archive to its own S3 object, so artifacts are served by range without the zip. */
+async function extractFiles(archive: CsarArchive, packageId: string): Promise<PackageIndex['files']> {
+  const files: PackageIndex['files'] = {};
+  for (const entry of archive.entries()) {
+    if (entry.isDirectory) continue;
+    const key = extractedKey(packageId, entry.path);
+    await putObject(key, entry.uncompressedSize <= 1024 * 1024 ? await archive.readBytes(entry.path, entry.uncompressedSize) : await archive.openStream(entry.path), 'application/octet-stream');
+    files[entry.path] = { key, size: entry.uncompressedSize };
+  }
+  return files;
+}
+
+function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<string, unknown>> {
+  return vnfd.softwareImages.map((image) => ({
+    id: image.id,
+    name: image.name,
+    provider: image.provider ?? vnfd.vnfProvider,
+    version: image.version,
+    checksum: image.checksum,
+    isEncrypted: false,
+    containerFormat: image.containerFormat.toUpperCase(),
+    diskFormat: image.diskFormat.toUpperCase(),
+    createdAt,
+    minDisk: image.minDisk,
+    minRam: image.minRam ?? 0,
+    size: image.size,
+    imagePath: image.imagePath,
+    ...(image.userMetadata ? { userMetadata: image.userMetadata } : {}),
+  }));
+}
+
+export async function onboardPackage(deps: LcmDeps, packageId: string, options: { trustAnchors?: string[] } = {}): Promise<OnboardingOutcome> {
+  const started = await deps.packages.change(packageId, {
+    from: { onboardingState: ['CREATED', 'UPLOADING'] },
+    set: { onboardingState: 'PROCESSING', stateSince: deps.now() },
+    remove: ['onboardingFailureDetails'],
+  });
+  if (!started) {
+    // A repeated event, content for a deleted package, or one already being onboarded.
+    log.warn('package content arrived for a package that is not waiting for it', { packageId });
+    return 'IGNORED';
+  }
+  let archive: CsarArchive | undefined;
+  try {
+    const source = await s3Source(contentKey(packageId));
+    const checksum = sha256OfObject(contentKey(packageId));
+    archive = await openArchive(source);
+    const opened = archive;
+    const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors });
+    const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
+
+    const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter((p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED');
+    if (others.length) throw new PackageError(`vnfdId ${vnfd.vnfdId} is already onboarded as VNF package ${others[0]?.id}; a VNFD can be onboarded once`, info.entryDefinitions);
+
+    const files = await extractFiles(opened, packageId);
+    const index: PackageIndex = {
+      files,
+      entryDefinitions: info.entryDefinitions,
+      manifestPath: info.manifestPath,
+      toscaMetaPath: opened.has('TOSCA-Metadata/TOSCA.meta') ? 'TOSCA-Metadata/TOSCA.meta' : undefined,
+    };
+    await putObject(onboardedKey(packageId, PARSED_VNFD_FILE), JSON.stringify(vnfd), 'application/json');
+    await putObject(onboardedKey(packageId, INDEX_FILE), JSON.stringify(index), 'application/json');
+
+    const now = deps.now();
+    const imagePaths = new Set(vnfd.softwareImages.map((image) => image.imagePath));
+    const descriptorFiles = new Set(vnfd.descriptorFiles);
+    const additionalArtifacts = info.artifacts
+      .filter((artifact) => artifact.checksum && !imagePaths.has(artifact.artifactPath) && !descriptorFiles.has(artifact.artifactPath))
+      .map((artifact) => ({
+        ...(artifact.isExternal ? { artifactURI: artifact.artifactPath } : { artifactPath: artifact.artifactPath }),
+        checksum: artifact.checksum,
+        isEncrypted: false,
+        ...(artifact.nonManoArtifactSetId ? { nonManoArtifactSetId: artifact.nonManoArtifactSetId } : {}),
+        ...(artifact.metadata && Object.keys(artifact.metadata).length ? { metadata: artifact.metadata } : {}),
+      }));
+    const done = await deps.packages.change(packageId, {
+      from: { onboardingState: ['PROCESSING'] },
+      set: {
+        onboardingState: 'ONBOARDED',
+        operationalState: 'ENABLED',
+        stateSince: now,
+        vnfdId: vnfd.vnfdId,
+        vnfProvider: vnfd.vnfProvider,
+        vnfProductName: vnfd.vnfProductName,
+        vnfSoftwareVersion: vnfd.vnfSoftwareVersion,
+        vnfdVersion: vnfd.vnfdVersion,
+        checksum: { algorithm: 'SHA-256', hash: await checksum },
+        // SOL004 option 1: the manifest (not the whole CSAR) carries the signature, when there is one.
+        packageSecurityOption: 'OPTION_1',
+        softwareImages: softwareImagesOf(vnfd, now),
+        additionalArtifacts,
+        contentSize: source.size,
+        vnfdFiles: vnfd.descriptorFiles,
+      },
+    });
+    if (!done) throw new Error('the package changed state while it was being onboarded');
+    log.info('VNF package onboarded', { packageId, vnfdId: vnfd.vnfdId });
+    return 'ONBOARDED';
+  } catch (error) {
+    const problem: ProblemDetailsRecord = error instanceof PackageError
+      ? error.toProblem()
+      : { title: 'VNF package onboarding failed', status: 500, detail: 'Onboarding failed because of an internal error; it has been logged. Upload the package again.' };
+    if (!(error instanceof PackageError)) log.error('onboarding failed unexpectedly', { packageId, error });
+    else log.warn('VNF package refused', { packageId, detail: problem.detail });
+    await deletePrefix(`packages/${packageId}/`).catch((cleanup: unknown) => log.error('could not clean up a refused package', { packageId, error: cleanup }));
+    await deps.packages.change(packageId, {
+      from: { onboardingState: ['PROCESSING'] },
+      set: { onboardingState: 'CREATED', onboardingFailureDetails: problem, stateSince: deps.now() },
+    });
+    return 'FAILED';
+  } finally {
+    await archive?.close().catch(() => undefined);
+  }
+}
