@@ -92,7 +92,7 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
     const imagePaths = new Set(vnfd.softwareImages.map((image) => image.imagePath));
     const descriptorFiles = new Set(vnfd.descriptorFiles);
     const additionalArtifacts = info.artifacts
-      .filter((artifact) => artifact.checksum && !imagePaths.has(artifact.artifactPath) && !descriptorFiles.has(artifact.artifactPath))
+      .filter((artifact) => artifact.checksum && !imagePaths.has(artifact.artifactPath) && !descriptorFiles.has(artifact.artifactPath) && !artifact.artifactPath.startsWith('TOSCA-Metadata/'))
       .map((artifact) => ({
         ...(artifact.isExternal ? { artifactURI: artifact.artifactPath } : { artifactPath: artifact.artifactPath }),
         checksum: artifact.checksum,

@@ -1,13 +1,14 @@
-// The Tacker CLI (python3-tackerclient, `openstack vnflcm ...`) against the local runtime, as an
-// operator would use it: create, list, show, update (MODIFY_INFO), op list, delete. CI installs
+// The Tacker CLI (python3-tackerclient, `openstack vnflcm ...` and `openstack vnf package ...`)
+// against the local runtime, as an operator would use it. CI installs
 // the CLI and sets VNFM_REQUIRE_TACKER_CLI=1 so this never silently skips there.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 const run = promisify(execFile);
 const hasCli = await run('openstack', ['--version']).then(() => true, () => false);
@@ -54,4 +55,33 @@ it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, de
   const after = JSON.parse(await openstack('vnflcm', 'list', '-f', 'json')) as Array<Record<string, string>>;
   assert.ok(!after.some((row) => row.ID === id));
   assert.ok(!vnfm.output().includes('cli-secret-pw'));
+});
+
+it('supports the Tacker CLI package sequence: create, upload, show, download, artifact, update, delete', { skip }, async () => {
+  const csar = await buildCsar('openstack-vnf-v2');
+  const csarPath = join(vnfm.dataDir, 'vnf.zip');
+  writeFileSync(csarPath, csar);
+  const created = JSON.parse(await openstack('vnf', 'package', 'create', '--user-data', 'owner=ops', '-f', 'json')) as Record<string, unknown>;
+  const id = created.ID as string;
+  assert.equal(created['Onboarding State'], 'CREATED');
+  assert.match(await openstack('vnf', 'package', 'upload', '--path', csarPath, id), /accepted/);
+  await settle(vnfm);
+  const shown = JSON.parse(await openstack('vnf', 'package', 'show', id, '-f', 'json')) as Record<string, unknown>;
+  assert.equal(shown['Onboarding State'], 'ONBOARDED');
+  assert.equal(shown['VNFD ID'], SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId);
+
+  const downloaded = join(vnfm.dataDir, 'downloaded.zip');
+  await openstack('vnf', 'package', 'download', '--file', downloaded, id);
+  assert.ok(readFileSync(downloaded).equals(csar));
+  const vnfd = join(vnfm.dataDir, 'vnfd.zip');
+  await openstack('vnf', 'package', 'download', '--vnfd', '--file', vnfd, id);
+  assert.equal(readFileSync(vnfd).readUInt32LE(0), 0x04034b50);
+  const script = join(vnfm.dataDir, 'script.py');
+  await openstack('vnf', 'package', 'artifact', 'download', id, 'Scripts/sample_script.py', '--file', script);
+  assert.match(readFileSync(script, 'utf8'), /json/);
+
+  assert.match(await openstack('vnf', 'package', 'update', '--operational-state', 'DISABLED', id), /DISABLED/);
+  assert.match(await openstack('vnf', 'package', 'delete', id), /deleted successfully/);
+  const listed = JSON.parse(await openstack('vnf', 'package', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
+  assert.ok(!listed.some((row) => row.Id === id));
 });
