@@ -1,10 +1,10 @@
 // The VNFD of a VNF package (ETSI GS NFV-SOL 001 TOSCA YAML), read the way Tacker reads it: the entry
 // file and its imports are loaded defensively (the package is untrusted input), types are resolved
 // through derived_from across files, and what onboarding and LCM need is extracted per flavour.
-import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { CST, Composer, Lexer, LineCounter, Parser, isMap, isScalar, isSeq, type Node as YamlNode } from 'yaml';
 import { PackageError } from './errors.ts';
+import { SHIPPED_SOL001 } from './sol001/types.ts';
 
 export interface VnfdReader {
   readText(path: string): Promise<string>;
@@ -355,14 +355,15 @@ interface ToscaFile {
 
 type FileRef = { path: string } | { shipped: string };
 
-const SHIPPED_DIR = new URL('./sol001/', import.meta.url);
 const shippedDocs = new Map<string, Promise<Obj>>();
 
 /** The shipped SOL001 files are parsed once per process; nothing below mutates parsed data. */
 function shippedDoc(name: string): Promise<Obj> {
   let doc = shippedDocs.get(name);
   if (!doc) {
-    doc = readFile(new URL(name, SHIPPED_DIR), 'utf8').then((text) => parseSafeYaml(text, shippedWhere(name)) as Obj);
+    // Embedded as strings so the types travel inside every bundle.
+    const text = SHIPPED_SOL001[name];
+    doc = text === undefined ? Promise.reject(new Error(`${name} is not shipped`)) : Promise.resolve().then(() => parseSafeYaml(text, shippedWhere(name)) as Obj);
     doc.catch(() => shippedDocs.delete(name));
     shippedDocs.set(name, doc);
   }
