@@ -3,7 +3,7 @@
 import type { S3Event } from 'aws-lambda';
 import { defaultDeps } from '#lib/lcm/deps.ts';
 import { onboardPackage } from '#lib/packages/onboarding.ts';
-import { packageIdOfContentKey } from '#lib/packages/storage.ts';
+import { packageIdOfContentKey, trustAnchors } from '#lib/packages/storage.ts';
 import { log } from '#lib/log.ts';
 
 export const handler = async (event: S3Event): Promise<{ onboarded: Record<string, string> }> => {
@@ -16,7 +16,10 @@ export const handler = async (event: S3Event): Promise<{ onboarded: Record<strin
       log.warn('ignored an object that is not package content', { key });
       continue;
     }
-    onboarded[packageId] = await onboardPackage(defaultDeps(), packageId);
+    onboarded[packageId] = await onboardPackage(defaultDeps(), packageId, {
+      trustAnchors: await trustAnchors(),
+      requireSignature: process.env.REQUIRE_PACKAGE_SIGNATURE === 'true',
+    });
   }
   return { onboarded };
 };

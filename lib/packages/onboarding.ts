@@ -55,7 +55,7 @@ function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<str
   }));
 }
 
-export async function onboardPackage(deps: LcmDeps, packageId: string, options: { trustAnchors?: string[] } = {}): Promise<OnboardingOutcome> {
+export async function onboardPackage(deps: LcmDeps, packageId: string, options: { trustAnchors?: string[]; requireSignature?: boolean } = {}): Promise<OnboardingOutcome> {
   const started = await deps.packages.change(packageId, {
     from: { onboardingState: ['CREATED', 'UPLOADING'] },
     set: { onboardingState: 'PROCESSING', stateSince: deps.now() },
@@ -72,7 +72,7 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
     const checksum = sha256OfObject(contentKey(packageId));
     archive = await openArchive(source);
     const opened = archive;
-    const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors });
+    const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors, requireSignature: options.requireSignature });
     const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
 
     const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter((p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED');

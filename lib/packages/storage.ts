@@ -91,3 +91,21 @@ export async function s3Source(key: string): Promise<ByteSource> {
     },
   };
 }
+
+/** The operator's trust store for package signatures: PEM CA certificates in one S3 object. */
+export const TRUST_STORE_KEY = 'trust-store/ca-bundle.pem';
+
+export function splitPemCertificates(bundle: string): string[] {
+  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+let trustStore: { anchors: string[]; loadedAt: number } | undefined;
+
+/** CA certificates package signatures must chain to; re-read every five minutes so a rotation takes effect. */
+export async function trustAnchors(): Promise<string[]> {
+  if (trustStore && Date.now() - trustStore.loadedAt < 5 * 60_000) return trustStore.anchors;
+  let anchors: string[] = [];
+  if (await objectSize(TRUST_STORE_KEY) !== undefined) anchors = splitPemCertificates((await getBytes(TRUST_STORE_KEY)).toString('utf8'));
+  trustStore = { anchors, loadedAt: Date.now() };
+  return anchors;
+}
