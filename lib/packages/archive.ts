@@ -52,8 +52,15 @@ export interface CsarArchive {
   readBytes(path: string, maxBytes: number): Promise<Buffer>;
   /** The entry's content; the stream fails with a PackageError if the content disagrees with the central directory. */
   openStream(path: string): Promise<Readable>;
-  /** Lower-case hex digest of the entry's content, computed while streaming. */
+  /** Lower-case hex digest of the entry's content, computed while streaming (or as primed). */
   hashEntry(path: string, algorithm: HashAlgorithm): Promise<string>;
+  /**
+   * Where a stored (uncompressed) entry's bytes lie in the archive, after vetting its local header;
+   * undefined for a deflated entry. Lets a caller serve or hash big entries straight from the source.
+   */
+  storedRange(path: string): Promise<{ offset: number; length: number } | undefined>;
+  /** Supplies a digest computed elsewhere (e.g. in one sequential pass over the whole source). */
+  primeHash(path: string, algorithm: HashAlgorithm, digest: Promise<string>): void;
   /** Ends open entry streams and closes the ByteSource (the archive owns it once openArchive succeeds). */
   close(): Promise<void>;
 }
@@ -297,6 +304,7 @@ class YauzlArchive implements CsarArchive {
   readonly #entries: readonly StoredEntry[];
   readonly #byPath: ReadonlyMap<string, StoredEntry>;
   readonly #open = new Set<Readable>();
+  readonly #primed = new Map<string, Promise<string>>();
   #closed = false;
 
   constructor(zipfile: yauzl.ZipFile, source: ByteSource, entries: readonly StoredEntry[]) {
@@ -333,7 +341,20 @@ class YauzlArchive implements CsarArchive {
     return Buffer.concat(chunks);
   }
 
+  primeHash(path: string, algorithm: HashAlgorithm, digest: Promise<string>): void {
+    digest.catch(() => undefined); // observed by whoever asks for it
+    this.#primed.set(`${algorithm}:${normalisePath(path)}`, digest);
+  }
+
+  async storedRange(path: string): Promise<{ offset: number; length: number } | undefined> {
+    const entry = this.#file(path);
+    const header = await this.#vettedHeader(entry);
+    return entry.yauzlEntry.compressionMethod === 0 ? { offset: header.fileDataStart, length: entry.compressedSize } : undefined;
+  }
+
   async hashEntry(path: string, algorithm: HashAlgorithm): Promise<string> {
+    const primed = this.#primed.get(`${algorithm}:${normalisePath(path)}`);
+    if (primed) return primed;
     const hash = createHash(algorithm);
     for await (const chunk of await this.openStream(path)) hash.update(chunk as Buffer);
     return hash.digest('hex');
@@ -342,22 +363,7 @@ class YauzlArchive implements CsarArchive {
   async openStream(path: string): Promise<Readable> {
     const entry = this.#file(path);
     const { yauzlEntry } = entry;
-    let header: yauzl.LocalFileHeader;
-    try {
-      header = await this.#zipfile.readLocalFileHeaderPromise(yauzlEntry);
-    } catch (error) {
-      throw entryError(error, entry);
-    }
-    // Another reader that trusts local headers must see the same file we vetted.
-    if (!header.fileName.equals(entry.nameBytes)) {
-      throw new PackageError(`the local file header names "${header.fileName.toString('latin1')}", not this entry`, entry.name);
-    }
-    if (header.compressionMethod !== yauzlEntry.compressionMethod || header.generalPurposeBitFlag & 0x1) {
-      throw new PackageError('the local file header disagrees with the central directory (compression method or encryption)', entry.name);
-    }
-    if (header.fileDataStart + entry.compressedSize > entry.dataLimit) {
-      throw new PackageError('entry data overlaps the next entry or the central directory', entry.name);
-    }
+    const header = await this.#vettedHeader(entry);
     this.#assertOpen();
     const raw = await new Promise<Readable>((resolve, reject) => {
       this.#zipfile.openReadStreamLowLevel(
@@ -380,6 +386,28 @@ class YauzlArchive implements CsarArchive {
     this.#open.add(guarded);
     raw.pipe(guarded);
     return guarded;
+  }
+
+  /** The entry's local header, checked against what the central directory said. */
+  async #vettedHeader(entry: StoredEntry): Promise<yauzl.LocalFileHeader> {
+    const { yauzlEntry } = entry;
+    let header: yauzl.LocalFileHeader;
+    try {
+      header = await this.#zipfile.readLocalFileHeaderPromise(yauzlEntry);
+    } catch (error) {
+      throw entryError(error, entry);
+    }
+    // Another reader that trusts local headers must see the same file we vetted.
+    if (!header.fileName.equals(entry.nameBytes)) {
+      throw new PackageError(`the local file header names "${header.fileName.toString('latin1')}", not this entry`, entry.name);
+    }
+    if (header.compressionMethod !== yauzlEntry.compressionMethod || header.generalPurposeBitFlag & 0x1) {
+      throw new PackageError('the local file header disagrees with the central directory (compression method or encryption)', entry.name);
+    }
+    if (header.fileDataStart + entry.compressedSize > entry.dataLimit) {
+      throw new PackageError('entry data overlaps the next entry or the central directory', entry.name);
+    }
+    return header;
   }
 
   async close(): Promise<void> {

@@ -18,22 +18,65 @@ export const PARSED_VNFD_FILE = 'vnfd.json';
 
 export type OnboardingOutcome = 'ONBOARDED' | 'FAILED' | 'IGNORED';
 
-async function sha256OfObject(key: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of await getStream(key)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+/** Entries this big and stored uncompressed (images, typically) are never copied out of the CSAR. */
+const IN_PLACE_BYTES = 1024 * 1024;
+
+interface InPlaceEntry { path: string; offset: number; length: number }
+
+/**
+ * One sequential read of the whole CSAR computes its SHA-256 and, from the same bytes, the SHA-256
+ * of every big stored entry, which the manifest check then takes instead of reading them again.
+ */
+async function hashInOnePass(key: string, archive: CsarArchive, inPlace: readonly InPlaceEntry[]): Promise<string> {
+  const whole = createHash('sha256');
+  const pending = inPlace.map((entry) => {
+    let settle!: { resolve: (digest: string) => void; reject: (error: unknown) => void };
+    const digest = new Promise<string>((resolve, reject) => { settle = { resolve, reject }; });
+    archive.primeHash(entry.path, 'sha256', digest);
+    return { ...entry, hash: createHash('sha256'), settle };
+  });
+  try {
+    let position = 0;
+    for await (const chunk of await getStream(key)) {
+      const bytes = chunk as Buffer;
+      whole.update(bytes);
+      const end = position + bytes.length;
+      for (const entry of pending) {
+        const from = Math.max(entry.offset, position);
+        const to = Math.min(entry.offset + entry.length, end);
+        if (from < to) entry.hash.update(bytes.subarray(from - position, to - position));
+      }
+      position = end;
+    }
+    for (const entry of pending) entry.settle.resolve(entry.hash.digest('hex'));
+    return whole.digest('hex');
+  } catch (error) {
+    for (const entry of pending) entry.settle.reject(error);
+    throw error;
+  }
 }
 
-/** Copies every file of the archive to its own S3 object, so artifacts are served by range without the zip. */
-async function extractFiles(archive: CsarArchive, packageId: string): Promise<PackageIndex['files']> {
+/** Copies the small or compressed files out to their own S3 objects; big stored ones are read in place. */
+async function indexFiles(archive: CsarArchive, packageId: string, inPlace: readonly InPlaceEntry[]): Promise<PackageIndex['files']> {
   const files: PackageIndex['files'] = {};
+  for (const entry of inPlace) files[entry.path] = { csarOffset: entry.offset, size: entry.length };
   for (const entry of archive.entries()) {
-    if (entry.isDirectory) continue;
+    if (entry.isDirectory || files[entry.path]) continue;
     const key = extractedKey(packageId, entry.path);
-    await putObject(key, entry.uncompressedSize <= 1024 * 1024 ? await archive.readBytes(entry.path, entry.uncompressedSize) : await archive.openStream(entry.path), 'application/octet-stream');
+    await putObject(key, entry.uncompressedSize <= IN_PLACE_BYTES ? await archive.readBytes(entry.path, entry.uncompressedSize) : await archive.openStream(entry.path), 'application/octet-stream');
     files[entry.path] = { key, size: entry.uncompressedSize };
   }
   return files;
+}
+
+async function inPlaceEntries(archive: CsarArchive): Promise<InPlaceEntry[]> {
+  const found: InPlaceEntry[] = [];
+  for (const entry of archive.entries()) {
+    if (entry.isDirectory || entry.uncompressedSize < IN_PLACE_BYTES) continue;
+    const range = await archive.storedRange(entry.path);
+    if (range) found.push({ path: entry.path, ...range });
+  }
+  return found;
 }
 
 function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<string, unknown>> {
@@ -69,16 +112,18 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
   let archive: CsarArchive | undefined;
   try {
     const source = await s3Source(contentKey(packageId));
-    const checksum = sha256OfObject(contentKey(packageId));
     archive = await openArchive(source);
     const opened = archive;
+    const inPlace = await inPlaceEntries(opened);
+    const checksum = hashInOnePass(contentKey(packageId), opened, inPlace);
+    checksum.catch(() => undefined); // awaited below; a failure also fails the manifest check
     const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors, requireSignature: options.requireSignature });
     const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
 
     const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter((p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED');
     if (others.length) throw new PackageError(`vnfdId ${vnfd.vnfdId} is already onboarded as VNF package ${others[0]?.id}; a VNFD can be onboarded once`, info.entryDefinitions);
 
-    const files = await extractFiles(opened, packageId);
+    const files = await indexFiles(opened, packageId, inPlace);
     const index: PackageIndex = {
       files,
       entryDefinitions: info.entryDefinitions,

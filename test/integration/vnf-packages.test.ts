@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { assertEtsiResponse } from '../support/etsi.ts';
-import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { buildCsar, sampleImage, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
@@ -127,6 +127,16 @@ describe('onboarding through PUT package_content', () => {
     assert.equal(range.status, 206);
     assert.equal(range.text, script.text.slice(0, 4));
     assertProblem(await call('GET', `/vnfpkgm/v1/vnf_packages/${id}/artifacts/Scripts/none.py`), 404);
+    // The image is served in place from the stored CSAR, by range.
+    const image = SAMPLE_PACKAGES['openstack-vnf-v1'].image;
+    assert.ok(image);
+    const expected = sampleImage(image.seed, image.bytes);
+    const head = await call('GET', `/vnfpkgm/v1/vnf_packages/${id}/artifacts/${image.path}`, { headers: { Range: 'bytes=1000-1999' } });
+    assert.equal(head.status, 206);
+    assert.equal(head.headers.get('content-range'), `bytes 1000-1999/${expected.length}`);
+    assert.ok(head.bytes.equals(expected.subarray(1000, 2000)));
+    const all = await call('GET', `/vnfpkgm/v1/vnf_packages/${id}/artifacts/${image.path}`);
+    assert.ok(all.bytes.equals(expected));
   });
 
   it('modifies operationalState and userDefinedData (200 + modifications; 409 when nothing changes)', async () => {
