@@ -1,8 +1,10 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
-// BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes.
+// BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
+// BENCH_ONLY=instances or BENCH_ONLY=onboarding runs one part.
 import { readFileSync } from 'node:fs';
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
+import { benchOnboarding } from './onboarding.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -24,6 +26,7 @@ function peakMemoryMiB(pid: number): { peak: number; now: number } {
   return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 };
 }
 
+async function benchInstances(): Promise<void> {
 const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=100 LogLevel=warn' } });
 try {
   const call = client(vnfm);
@@ -90,3 +93,7 @@ try {
 } finally {
   await vnfm.stop();
 }
+}
+
+if (process.env.BENCH_ONLY !== 'onboarding') await benchInstances();
+if (process.env.BENCH_ONLY !== 'instances') await benchOnboarding();
