@@ -85,7 +85,8 @@ function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<str
     name: image.name,
     provider: image.provider ?? vnfd.vnfProvider,
     version: image.version,
-    checksum: image.checksum,
+    // SOL005 spells algorithms like "SHA-512"; VNFDs often write "sha-512" or "sha512".
+    checksum: { algorithm: image.checksum.algorithm.toUpperCase().replace(/^SHA-?(\d+)$/, 'SHA-$1'), hash: image.checksum.hash },
     isEncrypted: false,
     containerFormat: image.containerFormat.toUpperCase(),
     diskFormat: image.diskFormat.toUpperCase(),

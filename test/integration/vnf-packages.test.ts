@@ -88,7 +88,10 @@ describe('onboarding through PUT package_content', () => {
     const images = pkg.softwareImages as Array<Record<string, unknown>>;
     // One per VNFD node with sw_image_data (VDU1 and its VirtualStorage share the image file).
     assert.equal(images.length, 2);
-    for (const image of images) assert.match(String(image.imagePath), /^Files\/images\//);
+    for (const image of images) {
+      assert.match(String(image.imagePath), /^Files\/images\//);
+      assert.equal((image.checksum as { algorithm: string }).algorithm, 'SHA-512');
+    }
     const artifacts = (pkg.additionalArtifacts as Array<{ artifactPath: string }>).map((a) => a.artifactPath);
     assert.ok(artifacts.some((p) => p.startsWith('Scripts/')), artifacts.join(','));
     assert.ok(artifacts.some((p) => p.startsWith('BaseHOT/')), artifacts.join(','));
