@@ -1,0 +1,86 @@
+// The one interface every VIM driver implements (OpenStack, Kubernetes), chosen by vimType from
+// a registry, so the LCM engine and its state machines never branch on the kind of VIM. A driver
+// step never waits: it starts work and returns, and the state machine polls with Wait states.
+// Everything a driver returns travels through Step Functions, so it must hold no credentials.
+import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+
+/** A resolved VIM: where it is and how to authenticate (credentials only ever in memory). */
+export interface VimConnection {
+  vimId: string;
+  vimType: string;
+  interfaceInfo: Record<string, unknown>;
+  accessInfo: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+}
+
+/** Reads files of the onboarded package (Heat templates, manifests, images) by their path in the CSAR. */
+export interface PackageFiles {
+  read(path: string): Promise<Buffer>;
+  /** Size in bytes, and a stream for large files such as images. */
+  size(path: string): Promise<number>;
+  stream(path: string): Promise<NodeJS.ReadableStream>;
+  list(): Promise<string[]>;
+}
+
+/** What the grant (local or from the NFVO) decided for this operation. */
+export interface GrantDecision {
+  /** VIM assets the NFVO already provides: VNFD software image id -> VIM image id, VDU -> flavour id. */
+  images?: Record<string, string>;
+  flavours?: Record<string, string>;
+  zones?: Array<{ id: string; zoneId: string }>;
+}
+
+export interface OperationContext {
+  vnfInstanceId: string;
+  opOccId: string;
+  vnfd: ParsedVnfd;
+  flavourId: string;
+  instantiationLevelId?: string;
+  /** The LCM request as the NFVO sent it (InstantiateVnfRequest, TerminateVnfRequest, ...), minus credentials. */
+  request: Record<string, unknown>;
+  files: PackageFiles;
+  vim: VimConnection;
+  grant: GrantDecision;
+}
+
+/** Opaque, JSON-serialisable driver state carried between steps (ids of what was created). */
+export type DriverState = Record<string, unknown>;
+
+export type Progress =
+  | { status: 'IN_PROGRESS'; state: DriverState }
+  | { status: 'DONE'; state: DriverState }
+  | { status: 'FAILED'; state: DriverState; reason: string };
+
+/** SOL003 InstantiatedVnfInfo parts a driver can tell from the VIM. */
+export interface CollectedResources {
+  vnfcResourceInfo: Array<Record<string, unknown>>;
+  vnfVirtualLinkResourceInfo: Array<Record<string, unknown>>;
+  virtualStorageResourceInfo: Array<Record<string, unknown>>;
+  extCpInfo: Array<Record<string, unknown>>;
+  extVirtualLinkInfo?: Array<Record<string, unknown>>;
+  vnfcInfo?: Array<Record<string, unknown>>;
+}
+
+export interface InfraDriver {
+  readonly vimTypes: readonly string[];
+  /** Starts creating the VNF's resources (images, stack, ...). */
+  instantiateStart(ctx: OperationContext): Promise<DriverState>;
+  instantiatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;
+  /** Reads what was created, for instantiatedVnfInfo. */
+  collect(ctx: OperationContext, state: DriverState): Promise<CollectedResources>;
+  /** Starts removing everything the VNF (or a failed instantiate, on rollback) has on the VIM. */
+  terminateStart(ctx: OperationContext, state: DriverState): Promise<DriverState>;
+  terminatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;
+  /** Checks that the VIM answers and the credentials work. */
+  verify(vim: VimConnection): Promise<void>;
+}
+
+const drivers = new Map<string, InfraDriver>();
+
+export function registerDriver(driver: InfraDriver): void {
+  for (const type of driver.vimTypes) drivers.set(type.toUpperCase(), driver);
+}
+
+export function driverFor(vimType: string): InfraDriver | undefined {
+  return drivers.get(vimType.toUpperCase());
+}
