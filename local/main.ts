@@ -3,6 +3,7 @@
 // VNFM_PARAMETER_OVERRIDES ("Key=Value Key=Value", template parameters as sam deploy takes them).
 import { resolve } from 'node:path';
 import { startRuntime } from './runtime.ts';
+import { startLocalVims } from './vims.ts';
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const parameters = Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '').split(/\s+/).filter(Boolean).map((pair) => {
@@ -13,17 +14,23 @@ const parameters = Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '
 const runtime = await startRuntime({
   dataDir,
   parameters,
+  // Local VIMs run scaled-down timings; Wait states between VIM polls are scaled alike.
+  waitScale: Number(process.env.VNFM_WAIT_SCALE ?? 0.2),
   port: Number(process.env.PORT ?? 9890),
   host: process.env.HOST ?? '127.0.0.1',
 });
-process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir})\n`);
+const vims = await startLocalVims(dataDir, {
+  timeScale: Number(process.env.VNFM_SIM_TIME_SCALE ?? 0.2),
+  log: (line) => process.stderr.write(`${line}\n`),
+});
+process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir}; VIMs in ${dataDir}/vims.json)\n`);
 
 let stopping = false;
 const stop = (signal: string) => {
   if (stopping) return;
   stopping = true;
   process.stderr.write(`VNFM stopping (${signal})\n`);
-  runtime.close().then(() => process.exit(0), (error: unknown) => {
+  vims.close().then(() => runtime.close()).then(() => process.exit(0), (error: unknown) => {
     process.stderr.write(`VNFM stopped with an error: ${String(error)}\n`);
     process.exit(1);
   });

@@ -3,6 +3,7 @@
 // s3rver, local-aws-sqs, and our Step Functions and Secrets Manager servers). Handlers reach them
 // through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables.
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -243,6 +244,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
 
+    /** Asynchronous invocations still running (S3 and EventBridge events), so tests can wait for them. */
+    const inFlight = new Set<Promise<unknown>>();
+
     // --- State machines -------------------------------------------------------------------
     const stateMachines = resources.filter(([, r]) => r.Type === 'AWS::Serverless::StateMachine').map(([logicalId, resource]) => {
       const props = (resource.Properties ?? {}) as Properties;
@@ -251,8 +255,22 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       text = text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (match, key: string) => substitutions[key] ?? match);
       return { arn: names.ref(logicalId), name: logicalId, definition: JSON.parse(text) as Record<string, unknown> };
     });
+    const ruleTargets: Array<{ fn: LocalFunction; pattern: Record<string, unknown> }> = [];
     const stepFunctions = await startLocalStepFunctions({
       stateMachines,
+      onExecutionEnd: (detail) => {
+        // EventBridge delivers "Step Functions Execution Status Change" to the rules that match.
+        const event = {
+          version: '0', id: randomUUID(), 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states',
+          account: ACCOUNT, time: new Date(detail.stopDate).toISOString(), region: REGION, resources: [detail.executionArn], detail,
+        };
+        for (const target of ruleTargets) {
+          if (!matchesEventPattern(target.pattern, event)) continue;
+          const run = invoke(target.fn, event).catch((error: unknown) => log(`EventBridge target ${target.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+          inFlight.add(run);
+          void run.finally(() => inFlight.delete(run));
+        }
+      },
       waitScale: options.waitScale,
       // The runtime prints one line of its own when it listens; the stand-in's own is noise.
       log: (line) => { if (!line.includes('] listening on')) log(line); },
@@ -276,8 +294,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- Event sources --------------------------------------------------------------------
     const routes: Route[] = [];
-    /** Asynchronous invocations still running (S3 events), so tests can wait for them. */
-    const inFlight = new Set<Promise<unknown>>();
     for (const fn of functions.values()) {
       const events = (fn.properties.Events ?? {}) as Record<string, { Type: string; Properties?: Properties }>;
       for (const [eventName, event] of Object.entries(events)) {
@@ -298,6 +314,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             log,
           });
           closers.push(() => poller.stop());
+        } else if (event.Type === 'EventBridgeRule' || event.Type === 'CloudWatchEvent') {
+          if (props.Pattern) ruleTargets.push({ fn, pattern: resolveValue<Record<string, unknown>>(props.Pattern) });
         } else if (event.Type === 'S3') {
           const bucket = resolveValue<string>(props.Bucket);
           const wanted = ([] as string[]).concat(props.Events as string | string[]).map((pattern) => new RegExp(`^${pattern.replace(/^s3:/, '').replace('*', '.*')}$`));
@@ -381,6 +399,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     throw error;
   }
+}
+
+/** EventBridge pattern matching: arrays list accepted values, objects match nested fields. */
+export function matchesEventPattern(pattern: Record<string, unknown>, event: Record<string, unknown>): boolean {
+  return Object.entries(pattern).every(([key, expected]) => {
+    const actual = event[key];
+    if (Array.isArray(expected)) return expected.some((value) => value === actual);
+    if (expected && typeof expected === 'object') {
+      return actual !== null && typeof actual === 'object' && matchesEventPattern(expected as Record<string, unknown>, actual as Record<string, unknown>);
+    }
+    return expected === actual;
+  });
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */

@@ -37,6 +37,21 @@ export interface LocalStepFunctionsOptions {
   /** Multiplies Wait state durations and Retry intervals (default 1); e.g. 0.001 turns seconds into milliseconds. */
   waitScale?: number;
   log?: (line: string) => void;
+  /** Told of every execution that ends, as EventBridge's "Step Functions Execution Status Change" detail. */
+  onExecutionEnd?: (detail: ExecutionStatusChange) => void;
+}
+
+export interface ExecutionStatusChange {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+  startDate: number;
+  stopDate: number;
+  input: string;
+  output: string | null;
+  error: string | null;
+  cause: string | null;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -353,6 +368,12 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     if (fields.cause !== undefined) exec.cause = fields.cause;
     exec.controller.abort();
     log(`[stepfunctions] ${exec.arn} ${status}${exec.error ? ` (${exec.error})` : ''}`);
+    // Before `running` drops, so whoever waits for idle also waits for what this event starts.
+    opts.onExecutionEnd?.({
+      executionArn: exec.arn, stateMachineArn: exec.machine.arn, name: exec.name, status,
+      startDate: exec.startDate * 1000, stopDate: (exec.stopDate ?? epochSeconds()) * 1000,
+      input: exec.input, output: exec.output ?? null, error: exec.error ?? null, cause: exec.cause ?? null,
+    });
     running--;
     settleIdle();
   };

@@ -6,6 +6,7 @@ import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-in
 import { DynamoVnfLcmOpOccStore, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { DynamoVnfPackageStore, type VnfPackageStore } from '#lib/store/packages.ts';
 import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
+import { DynamoVimStore, type VimStore } from '#lib/store/vims.ts';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 
 /**
@@ -13,13 +14,13 @@ import { requiredEnv } from '#lib/store/dynamo.ts';
  * start is idempotent; the machine's ARN comes from `<OPERATION>_STATE_MACHINE_ARN`.
  */
 export interface OperationExecutor {
-  start(operation: LcmOperationType | 'PACKAGE_UPLOAD', executionName: string, input: Record<string, unknown>): Promise<void>;
+  start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void>;
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
   private readonly client = new SFNClient({});
 
-  async start(operation: LcmOperationType | 'PACKAGE_UPLOAD', executionName: string, input: Record<string, unknown>): Promise<void> {
+  async start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void> {
     await this.client.send(new StartExecutionCommand({
       stateMachineArn: requiredEnv(`${operation}_STATE_MACHINE_ARN`),
       name: executionName,
@@ -32,6 +33,7 @@ export interface LcmDeps {
   instances: VnfInstanceStore;
   opOccs: VnfLcmOpOccStore;
   packages: VnfPackageStore;
+  vims: VimStore;
   secrets: SecretStore;
   executor: OperationExecutor;
   now(): string;
@@ -45,6 +47,7 @@ export function defaultDeps(): LcmDeps {
     instances: new DynamoVnfInstanceStore(),
     opOccs: new DynamoVnfLcmOpOccStore(),
     packages: new DynamoVnfPackageStore(),
+    vims: new DynamoVimStore(),
     secrets: new SecretsManagerStore(),
     executor: new StepFunctionsExecutor(),
     now: () => new Date().toISOString(),

@@ -22,6 +22,10 @@ export interface OperationRequest {
   /** Secrets written for this operation; removed again if it does not start. */
   pendingVimAccessSecrets?: Record<string, string>;
   isAutomaticInvocation?: boolean;
+  /** Further internal attributes of the op occ (the VIM it works on, ...). */
+  internal?: Pick<VnfLcmOpOccRecord, 'vim'>;
+  /** Added to the state machine's input. */
+  executionInput?: Record<string, unknown>;
 }
 
 export class ServiceUnavailableError extends ProblemError {
@@ -70,6 +74,8 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     operationParams: request.operationParams,
     pendingVimAccessSecrets: request.pendingVimAccessSecrets,
     apiMajorVersion: request.apiMajorVersion,
+    ...request.internal,
+    attempts: 1,
     revision: 1,
   };
   try {
@@ -79,7 +85,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     throw error;
   }
   try {
-    await deps.executor.start(request.operation, id, { opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
+    await deps.executor.start(request.operation, id, { ...request.executionInput, opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
   } catch (error) {
     // SOL003 5.4.1.2: a failure while STARTING ends in ROLLED_BACK; nothing was done yet.
     log.error('could not start the operation state machine', { opOccId: id, error });

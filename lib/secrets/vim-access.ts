@@ -1,11 +1,13 @@
 // VIM credentials (vimConnectionInfo.accessInfo) live in AWS Secrets Manager, never in a
 // DynamoDB record, an API response, a Step Functions input or a log line. Records keep only the
 // secret's id.
-import { CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 
 export interface SecretStore {
   create(name: string, value: Record<string, unknown>): Promise<string>;
+  /** Creates the secret or stores a new version of it; returns its id. */
+  put(name: string, value: Record<string, unknown>): Promise<string>;
   read(id: string): Promise<Record<string, unknown>>;
   remove(id: string): Promise<void>;
 }
@@ -27,6 +29,16 @@ export class SecretsManagerStore implements SecretStore {
       Description: 'VIM access information of a VNF instance',
     }));
     return out.ARN ?? `${this.prefix}${name}`;
+  }
+
+  async put(name: string, value: Record<string, unknown>): Promise<string> {
+    try {
+      return await this.create(name, value);
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ResourceExistsException')) throw error;
+      const out = await this.client().send(new PutSecretValueCommand({ SecretId: `${this.prefix}${name}`, SecretString: JSON.stringify(value) }));
+      return out.ARN ?? `${this.prefix}${name}`;
+    }
   }
 
   async read(id: string): Promise<Record<string, unknown>> {

@@ -37,6 +37,16 @@ export const OP_OCC_TRANSITIONS: Readonly<Record<LcmOperationState, readonly Lcm
   ROLLED_BACK: [],
 };
 
+/** Where an operation's VIM is: a connection of the instance or a registered VIM; credentials stay in the secret store. */
+export interface VimReference {
+  connectionId: string;
+  vimId: string;
+  vimType: string;
+  interfaceInfo: Record<string, unknown>;
+  accessSecret: string;
+  extra?: Record<string, unknown>;
+}
+
 export interface VimConnectionInfo {
   vimId?: string;
   vimType: string;
@@ -69,6 +79,8 @@ export interface VnfInstanceRecord {
   extensions?: Record<string, unknown>;
   /** Internal: connection id -> secret id holding that connection's accessInfo. */
   vimAccessSecrets?: Record<string, string>;
+  /** Internal: the VIM the instance's resources are on and what the driver needs to find them again. */
+  vimResources?: { vim: VimReference; driverState: Record<string, unknown> };
   /** Internal: the op occ holding the per-instance operation lock. */
   lockOpOccId?: string;
   lockedAt?: string;
@@ -116,6 +128,15 @@ export interface VnfLcmOpOccRecord {
   pendingVimAccessSecrets?: Record<string, string>;
   /** Internal: the API major version the operation was requested through. */
   apiMajorVersion: 1 | 2;
+  /** Internal: the VIM this operation works on (no credentials: a secret id). */
+  vim?: VimReference;
+  /** Internal: what the driver has created so far, for polling, retry and rollback. */
+  driverState?: Record<string, unknown>;
+  /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
+  grantRequest?: Record<string, unknown>;
+  grant?: Record<string, unknown>;
+  /** Internal: how many times the operation's state machine has been started (retries). */
+  attempts?: number;
   revision: number;
 }
 

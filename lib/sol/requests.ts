@@ -90,3 +90,36 @@ export function normaliseV1Modification(body: unknown): unknown {
   }
   return { ...rest, vimConnectionInfo: map };
 }
+
+const extVirtualLink = z.object({
+  id: identifier,
+  vimConnectionId: identifier.optional(),
+  resourceProviderId: identifier.optional(),
+  resourceId: identifier,
+  extCps: z.array(z.object({ cpdId: identifier, cpConfig: z.record(z.string(), z.unknown()).optional() }).passthrough()).default([]),
+  extLinkPorts: z.array(z.record(z.string(), z.unknown())).optional(),
+}).passthrough();
+
+/** SOL003 5.5.2.4 InstantiateVnfRequest (vimConnectionInfo as the v2 map; v1 arrays are normalised first). */
+export const instantiateVnfRequest = z.object({
+  flavourId: identifier,
+  instantiationLevelId: identifier.optional(),
+  extVirtualLinks: z.array(extVirtualLink).optional(),
+  extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+  vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+  localizationLanguage: z.string().optional(),
+  additionalParams: keyValuePairs.optional(),
+  extensions: keyValuePairs.optional(),
+  vnfConfigurableProperties: keyValuePairs.optional(),
+}).strict();
+export type InstantiateVnfRequest = z.infer<typeof instantiateVnfRequest>;
+
+/** SOL003 5.5.2.8 TerminateVnfRequest */
+export const terminateVnfRequest = z.object({
+  terminationType: z.enum(['FORCEFUL', 'GRACEFUL']),
+  gracefulTerminationTimeout: z.number().int().min(0).max(86_400).optional(),
+  additionalParams: keyValuePairs.optional(),
+}).strict().refine((r) => r.terminationType === 'GRACEFUL' || r.gracefulTerminationTimeout === undefined, {
+  message: 'gracefulTerminationTimeout applies only to GRACEFUL termination', path: ['gracefulTerminationTimeout'],
+});
+export type TerminateVnfRequest = z.infer<typeof terminateVnfRequest>;

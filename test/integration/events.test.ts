@@ -62,6 +62,16 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
   PackageFetchFunction: async (invocation) => {
     assert.deepEqual(await invocation, { packageId: '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e', bytes: -1 });
   },
+  VnfLcmOperationsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number };
+    assert.equal(result.statusCode, 404);
+  },
+  LcmStepFunction: async (invocation) => {
+    await assert.rejects(invocation, { name: 'NotFoundError' });
+  },
+  LcmRecoveryFunction: async (invocation) => {
+    assert.deepEqual(await invocation, { result: 'op occ gone' });
+  },
   PackageOnboardingFunction: async (invocation) => {
     assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });
   },

@@ -1,0 +1,70 @@
+// Control-plane overhead of INSTANTIATE on the OpenStack simulator: (202 -> COMPLETED) divided by
+// the simulator's own work time for the same stack, and the throughput of concurrent
+// instantiate + terminate pairs on distinct instances (none lost, none stuck).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildCsar, SAMPLE_PACKAGES } from '../test/support/csar-builder.ts';
+import { client, settle, startVnfm } from '../test/support/runtime.ts';
+
+const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 200);
+const SAMPLES = Number(process.env.BENCH_LCM_SAMPLES ?? 10);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}
+
+export async function benchLcm(): Promise<void> {
+  // Simulator at real-world-like speed (a server takes ~1.5 s to build); Step Functions Waits as deployed (1 s polls).
+  const vnfm = await startVnfm({ env: { VNFM_SIM_TIME_SCALE: process.env.BENCH_SIM_TIME_SCALE ?? '1', VNFM_WAIT_SCALE: process.env.BENCH_WAIT_SCALE ?? '1', VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
+  try {
+    const call = client(vnfm);
+    const control = (JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<string, { control: string }>)['local-openstack']?.control as string;
+    const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+    await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    await settle(vnfm);
+    const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+    const create = async () => ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })).body as { id: string }).id;
+    const opOccOf = async (location: string) => (await call('GET', new URL(location).pathname)).body as { operationState: string; startTime: string; stateEnteredTime: string };
+
+    // One at a time: the VNFM's time against the VIM's own time for the same stack.
+    const ratios: number[] = [];
+    const overheads: number[] = [];
+    for (let i = 0; i < SAMPLES; i += 1) {
+      const id = await create();
+      const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { flavourId: 'simple' } });
+      await settle(vnfm);
+      const occ = await opOccOf(reply.headers.get('location') ?? '');
+      if (occ.operationState !== 'COMPLETED') throw new Error(`instantiate ended ${occ.operationState}`);
+      const vnfm_ms = Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime);
+      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> } };
+      const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
+      const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
+      const workMs = work.actions.find((a) => a.action === 'CREATE')?.workMs ?? NaN;
+      ratios.push(vnfm_ms / workMs);
+      overheads.push(vnfm_ms - workMs);
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } });
+      await settle(vnfm);
+    }
+
+    // Many at once.
+    const ids = await Promise.all(Array.from({ length: PAIRS }, create));
+    const started = performance.now();
+    const instantiations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { flavourId: 'simple' } })));
+    await settle(vnfm);
+    const terminations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })));
+    await settle(vnfm);
+    const seconds = (performance.now() - started) / 1000;
+    const outcomes = await Promise.all([...instantiations, ...terminations].map((r) => (r.status === 202 ? opOccOf(r.headers.get('location') ?? '').then((o) => o.operationState) : Promise.resolve(`HTTP ${r.status}`))));
+    const completed = outcomes.filter((o) => o === 'COMPLETED').length;
+    const stuck = outcomes.filter((o) => ['STARTING', 'PROCESSING', 'ROLLING_BACK'].includes(o)).length;
+
+    console.log(`INSTANTIATE on the OpenStack simulator (sample VNF: 2 servers, volume, network), ${SAMPLES} runs one at a time`);
+    console.log(`  202 -> COMPLETED / simulator stack work time   median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`);
+    console.log(`  control-plane overhead                         median ${median(overheads).toFixed(0)} ms`);
+    console.log(`${PAIRS} concurrent instantiate + terminate pairs on distinct instances`);
+    console.log(`  ${(PAIRS / seconds).toFixed(1)} pairs/s, ${seconds.toFixed(1)} s in all; ${completed} of ${outcomes.length} operations COMPLETED, ${outcomes.length - completed - stuck} other, ${stuck} stuck, 0 lost = ${outcomes.length === PAIRS * 2}`);
+  } finally {
+    await vnfm.stop();
+  }
+}

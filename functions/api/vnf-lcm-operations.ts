@@ -1,0 +1,48 @@
+// API function for the SOL003 task resources: instantiate and terminate a VNF instance, and retry,
+// roll back or fail an operation occurrence (/vnflcm/v1 and /vnflcm/v2).
+import { defaultDeps } from '#lib/lcm/deps.ts';
+import { failOperation, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
+import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { instantiateVnfRequest, normaliseV1Modification, parseRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
+import { bothVersions, httpApi, type ApiRequest, type ApiResult } from './common/http.ts';
+
+const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
+const accepted = (request: ApiRequest, opOcc: VnfLcmOpOccRecord): ApiResult => ({
+  status: 202,
+  headers: { Location: `${request.baseUrl}/vnflcm/v${version(request)}/vnf_lcm_op_occs/${opOcc.id}` },
+});
+
+export const handler = httpApi({
+  ...bothVersions('/vnf_instances/{vnfInstanceId}/instantiate', {
+    POST: async (request) => {
+      // v1 sends vimConnectionInfo as an array of connections with ids, as in a modification.
+      const raw = version(request) === 1 ? normaliseV1Modification(request.body) : request.body;
+      const body = parseRequest(instantiateVnfRequest, raw, 'InstantiateVnfRequest');
+      return accepted(request, await requestInstantiate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+    },
+  }),
+  ...bothVersions('/vnf_instances/{vnfInstanceId}/terminate', {
+    POST: async (request) => {
+      const body = parseRequest(terminateVnfRequest, request.body, 'TerminateVnfRequest');
+      return accepted(request, await requestTerminate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+    },
+  }),
+  ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
+    POST: async (request) => {
+      await retryOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      return { status: 202 };
+    },
+  }),
+  ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/rollback', {
+    POST: async (request) => {
+      await rollbackOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      return { status: 202 };
+    },
+  }),
+  ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/fail', {
+    POST: async (request) => {
+      const record = await failOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
+    },
+  }),
+});

@@ -1,0 +1,78 @@
+// SOL003 clause 9 granting: before it touches a VIM, an operation asks the NFVO for permission
+// (POST {GRANT_ENDPOINT}/grant/v1/grants) and takes the VIM assets the Grant names (images,
+// flavours, zones). Without a configured NFVO the VNFM grants itself. Request and Grant stay on
+// the op occ, so a retry or rollback does not ask again.
+import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { ProblemError } from '#lib/sol/errors.ts';
+import type { GrantDecision } from '#lib/vim/driver.ts';
+import type { LcmDeps } from './deps.ts';
+
+interface GrantInputs {
+  opOcc: VnfLcmOpOccRecord;
+  instance: VnfInstanceRecord;
+  vnfd: ParsedVnfd;
+}
+
+export class GrantRefused extends ProblemError {
+  constructor(detail: string) {
+    super(403, 'Grant refused', detail);
+    this.name = 'GrantRefused';
+  }
+}
+
+function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
+  const { opOcc, instance, vnfd } = inputs;
+  const params = (opOcc.operationParams ?? {}) as { flavourId?: string; instantiationLevelId?: string };
+  const flavourId = params.flavourId ?? String(instance.instantiatedVnfInfo?.flavourId ?? '');
+  const flavour = vnfd.flavours.find((f) => f.flavourId === flavourId);
+  const resources = flavour
+    ? [
+      ...flavour.vdus.map((vdu) => ({ id: `${vdu.id}-compute`, type: 'COMPUTE', resourceTemplateId: vdu.id, vduId: vdu.id })),
+      ...flavour.virtualLinks.map((vl) => ({ id: `${vl.id}-vl`, type: 'VL', resourceTemplateId: vl.id })),
+      ...flavour.storages.map((st) => ({ id: `${st.id}-storage`, type: 'STORAGE', resourceTemplateId: st.id })),
+    ]
+    : [];
+  const adding = opOcc.operation === 'INSTANTIATE';
+  return {
+    vnfInstanceId: instance.id,
+    vnfLcmOpOccId: opOcc.id,
+    vnfdId: instance.vnfdId,
+    flavourId,
+    operation: opOcc.operation,
+    isAutomaticInvocation: opOcc.isAutomaticInvocation,
+    ...(params.instantiationLevelId ? { instantiationLevelId: params.instantiationLevelId } : {}),
+    ...(adding ? { addResources: resources } : { removeResources: resources }),
+    _links: { vnfLcmOpOcc: { href: `/vnflcm/v2/vnf_lcm_op_occs/${opOcc.id}` }, vnfInstance: { href: `/vnflcm/v2/vnf_instances/${instance.id}` } },
+  };
+}
+
+/** What the driver takes from a Grant: VIM image and flavour ids and zones chosen by the NFVO. */
+export function decisionOf(grant: Record<string, unknown>): GrantDecision {
+  const assets = (grant.vimAssets ?? {}) as { softwareImages?: Array<{ vnfdSoftwareImageId: string; vimSoftwareImageId: string }>; computeResourceFlavours?: Array<{ vnfdVirtualComputeDescId: string; vimFlavourId: string }> };
+  return {
+    images: Object.fromEntries((assets.softwareImages ?? []).map((i) => [i.vnfdSoftwareImageId, i.vimSoftwareImageId])),
+    flavours: Object.fromEntries((assets.computeResourceFlavours ?? []).map((f) => [f.vnfdVirtualComputeDescId, f.vimFlavourId])),
+    zones: (grant.zones ?? []) as GrantDecision['zones'],
+  };
+}
+
+export async function grantFor(deps: LcmDeps, inputs: GrantInputs): Promise<{ grantRequest: Record<string, unknown>; grant: Record<string, unknown> }> {
+  const grantRequest = grantRequestOf(inputs);
+  const endpoint = process.env.GRANT_ENDPOINT;
+  if (!endpoint) {
+    return { grantRequest, grant: { id: deps.newId(), vnfInstanceId: inputs.instance.id, vnfLcmOpOccId: inputs.opOcc.id, local: true, decision: {} } };
+  }
+  const response = await fetch(`${endpoint.replace(/\/$/, '')}/grant/v1/grants`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', Version: '1.5.0' },
+    body: JSON.stringify(grantRequest),
+  });
+  const text = await response.text();
+  if (response.status === 403 || response.status === 422 || response.status === 409) {
+    throw new GrantRefused(`The NFVO refused the grant (${response.status}): ${text.slice(0, 500)}`);
+  }
+  if (response.status !== 201) throw new Error(`The NFVO's grant endpoint answered ${response.status}`);
+  const grant = JSON.parse(text) as Record<string, unknown>;
+  return { grantRequest, grant: { ...grant, decision: decisionOf(grant) } };
+}

@@ -1,0 +1,407 @@
+// INSTANTIATE and TERMINATE (SOL003 5.4.4, 5.4.8) and the op-occ tasks retry, rollback and fail
+// (5.4.14-5.4.16): the requests, checked and recorded before 202, and the steps the state
+// machines run. Steps are idempotent and never wait: the machines poll the VIM with Wait states.
+import { BadRequestError, ConflictError, NotFoundError, ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
+import type { ApiMajorVersion, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { InstantiateVnfRequest, TerminateVnfRequest } from '#lib/sol/requests.ts';
+import type { VnfPackageRecord } from '#lib/store/packages.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
+import { getJson, onboardedKey } from '#lib/packages/storage.ts';
+import { packageIndex, readFile } from '#lib/packages/content.ts';
+import { contentKey, getStream } from '#lib/packages/storage.ts';
+import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
+import { log } from '#lib/log.ts';
+import type { LcmDeps } from './deps.ts';
+import { finishOperation, startOperation } from './operations.ts';
+import { getVnfInstance, type Caller } from './vnf-instances.ts';
+import { getOpOcc } from './op-occs.ts';
+import { grantFor } from './grant.ts';
+
+export const OPENSTACK_VIM = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
+export const KUBERNETES_VIM = 'ETSINFV.KUBERNETES.V_1';
+
+/** A VIM refused or failed the work; the op occ's error carries the VIM's own reason. */
+export class VimOperationFailed extends ProblemError {
+  constructor(reason: string) {
+    super(500, 'VIM operation failed', reason);
+    this.name = 'VimOperationFailed';
+  }
+}
+
+const vnfdCache = new Map<string, Promise<ParsedVnfd>>();
+
+/** The VNFD as onboarding parsed it (never re-parsed per operation). */
+export function parsedVnfd(packageId: string): Promise<ParsedVnfd> {
+  let vnfd = vnfdCache.get(packageId);
+  if (!vnfd) {
+    vnfd = getJson<ParsedVnfd>(onboardedKey(packageId, PARSED_VNFD_FILE));
+    vnfd.catch(() => vnfdCache.delete(packageId));
+    if (vnfdCache.size > 200) vnfdCache.clear();
+    vnfdCache.set(packageId, vnfd);
+  }
+  return vnfd;
+}
+
+function packageFiles(pkg: VnfPackageRecord): PackageFiles {
+  return {
+    read: (path) => readFile(pkg, path),
+    size: async (path) => {
+      const file = (await packageIndex(pkg)).files[path];
+      if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
+      return file.size;
+    },
+    stream: async (path) => {
+      const file = (await packageIndex(pkg)).files[path];
+      if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
+      if ('key' in file) return getStream(file.key);
+      return getStream(contentKey(pkg.id), file.size === 0 ? undefined : { start: file.csarOffset, end: file.csarOffset + file.size - 1 });
+    },
+    list: async () => Object.keys((await packageIndex(pkg)).files),
+  };
+}
+
+/** Which kind of VIM a package needs: Kubernetes when it brings manifests for the operation, else OpenStack. */
+function vimTypeFor(request: { additionalParams?: Record<string, unknown> }): string {
+  return request.additionalParams?.['lcm-kubernetes-def-files'] ? KUBERNETES_VIM : OPENSTACK_VIM;
+}
+
+function sameVimType(a: string, b: string): boolean {
+  const norm = (t: string) => t.toUpperCase().replace(/\.V_2$/, '.V_3');
+  return norm(a) === norm(b) || (a.toLowerCase() === 'openstack' && norm(b) === OPENSTACK_VIM);
+}
+
+function flavourOf(vnfd: ParsedVnfd, flavourId: string): FlavourInfo {
+  const flavour = vnfd.flavours.find((f) => f.flavourId === flavourId);
+  if (!flavour) throw new UnprocessableEntityError(`The VNFD ${vnfd.vnfdId} has no deployment flavour "${flavourId}"; it has ${vnfd.flavours.map((f) => f.flavourId).join(', ')}`);
+  return flavour;
+}
+
+/**
+ * The VIM an INSTANTIATE works on: a connection in the request (its credentials go to the secret
+ * store), a connection the instance already has, a registered VIM named by vimId, or the default
+ * VIM of the type the package needs.
+ */
+async function chooseVim(deps: LcmDeps, caller: Caller, instance: VnfInstanceRecord, request: InstantiateVnfRequest, vimType: string, pending: Record<string, string>, scope: string): Promise<VimReference> {
+  const candidates = Object.entries(request.vimConnectionInfo ?? {}).filter(([, c]) => sameVimType(c.vimType, vimType));
+  for (const [connectionId, connection] of candidates) {
+    if (connection.accessInfo && connection.interfaceInfo) {
+      pending[connectionId] = await deps.secrets.create(`vnf-instances/${instance.id}/${scope}/${connectionId}`, connection.accessInfo);
+      return { connectionId, vimId: connection.vimId ?? connectionId, vimType: connection.vimType, interfaceInfo: connection.interfaceInfo, accessSecret: pending[connectionId], extra: connection.extra };
+    }
+    if (connection.vimId) return registeredVim(deps, caller, connection.vimId, connectionId);
+  }
+  for (const [connectionId, connection] of Object.entries(instance.vimConnectionInfo ?? {})) {
+    const secret = instance.vimAccessSecrets?.[connectionId];
+    if (!sameVimType(connection.vimType, vimType)) continue;
+    if (secret && connection.interfaceInfo) return { connectionId, vimId: connection.vimId ?? connectionId, vimType: connection.vimType, interfaceInfo: connection.interfaceInfo, accessSecret: secret, extra: connection.extra };
+    if (connection.vimId) return registeredVim(deps, caller, connection.vimId, connectionId);
+  }
+  const defaults = (await deps.vims.listForTenant(caller.tenantId)).filter((v) => v.isDefault && sameVimType(v.vimType, vimType));
+  const vim = defaults[0];
+  if (!vim) throw new UnprocessableEntityError(`No VIM of type ${vimType} is given in vimConnectionInfo and none is registered as the default`);
+  return { connectionId: vim.id, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
+}
+
+async function registeredVim(deps: LcmDeps, caller: Caller, vimId: string, connectionId: string): Promise<VimReference> {
+  const vim = await deps.vims.get(vimId);
+  if (!vim || vim.tenantId !== caller.tenantId) throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
+  return { connectionId, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
+}
+
+function withoutCredentials(request: Record<string, unknown>): Record<string, unknown> {
+  const { vimConnectionInfo, ...rest } = request as { vimConnectionInfo?: Record<string, Record<string, unknown>> };
+  if (!vimConnectionInfo) return rest;
+  return { ...rest, vimConnectionInfo: Object.fromEntries(Object.entries(vimConnectionInfo).map(([k, { accessInfo: _secret, ...c }]) => [k, c])) };
+}
+
+export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: string, request: InstantiateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+  const instance = await getVnfInstance(deps, caller, id);
+  if (instance.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is already INSTANTIATED`);
+  const pkg = await deps.packages.get(instance.vnfPkgId);
+  if (!pkg || pkg.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`The VNF package of VNF instance ${id} is no longer onboarded`);
+  const vnfd = await parsedVnfd(pkg.id);
+  const flavour = flavourOf(vnfd, request.flavourId);
+  if (request.instantiationLevelId && !flavour.instantiationLevels.levels[request.instantiationLevelId]) {
+    throw new UnprocessableEntityError(`Deployment flavour ${request.flavourId} has no instantiation level "${request.instantiationLevelId}"`);
+  }
+  const vimType = vimTypeFor(request);
+  if (!driverFor(vimType)) throw new UnprocessableEntityError(`VIMs of type ${vimType} are not supported`);
+  const pending: Record<string, string> = {};
+  try {
+    const vim = await chooseVim(deps, caller, instance, request, vimType, pending, deps.newId());
+    // Credentials of other connections in the request are kept too, as MODIFY_INFO would.
+    for (const [connectionId, connection] of Object.entries(request.vimConnectionInfo ?? {})) {
+      if (pending[connectionId] || !connection.accessInfo) continue;
+      pending[connectionId] = await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/${connectionId}`, connection.accessInfo);
+    }
+    return await startOperation(deps, {
+      tenantId: caller.tenantId,
+      vnfInstanceId: id,
+      operation: 'INSTANTIATE',
+      operationParams: withoutCredentials(request),
+      apiMajorVersion: version,
+      requireState: 'NOT_INSTANTIATED',
+      pendingVimAccessSecrets: pending,
+      internal: { vim },
+    });
+  } catch (error) {
+    for (const secretId of Object.values(pending)) await deps.secrets.remove(secretId).catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function requestTerminate(deps: LcmDeps, caller: Caller, id: string, request: TerminateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+  const instance = await getVnfInstance(deps, caller, id);
+  if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; there is nothing to terminate`);
+  return startOperation(deps, {
+    tenantId: caller.tenantId,
+    vnfInstanceId: id,
+    operation: 'TERMINATE',
+    operationParams: request,
+    apiMajorVersion: version,
+    requireState: 'INSTANTIATED',
+    internal: { vim: instance.vimResources?.vim },
+    executionInput: { gracefulSeconds: request.terminationType === 'GRACEFUL' ? request.gracefulTerminationTimeout ?? 0 : 0 },
+  });
+}
+
+/** SOL003 5.4.14 retry: FAILED_TEMP -> PROCESSING, the operation's state machine runs again. */
+export async function retryOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+  const current = await getOpOcc(deps, caller, opOccId);
+  if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be retried`);
+  const attempt = (current.attempts ?? 1) + 1;
+  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'PROCESSING', now: deps.now(), set: { attempts: attempt }, remove: ['error'] });
+  if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
+  const params = current.operationParams as { terminationType?: string; gracefulTerminationTimeout?: number } | undefined;
+  await startOrFailTemp(deps, moved, current.operation, `${opOccId}-retry-${attempt}`, {
+    retry: true,
+    gracefulSeconds: params?.terminationType === 'GRACEFUL' ? params.gracefulTerminationTimeout ?? 0 : 0,
+  });
+  return moved;
+}
+
+/** SOL003 5.4.15 rollback: FAILED_TEMP -> ROLLING_BACK; what the operation created is removed -> ROLLED_BACK. */
+export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+  const current = await getOpOcc(deps, caller, opOccId);
+  if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be rolled back`);
+  if (current.operation === 'TERMINATE') throw new ConflictError('A TERMINATE cannot be rolled back (its resources may be partly deleted); retry it or mark it failed');
+  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'ROLLING_BACK', now: deps.now() });
+  if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
+  await startOrFailTemp(deps, moved, 'ROLLBACK', `${opOccId}-rollback-${current.attempts ?? 1}`, {});
+  return moved;
+}
+
+/** SOL003 5.4.16 fail: FAILED_TEMP -> FAILED (final), the instance's lock is released. */
+export async function failOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+  const current = await getOpOcc(deps, caller, opOccId);
+  if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be marked failed`);
+  return finishOperation(deps, opOccId, 'FAILED');
+}
+
+async function startOrFailTemp(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, machine: VnfLcmOpOccRecord['operation'] | 'ROLLBACK', name: string, input: Record<string, unknown>): Promise<void> {
+  try {
+    await deps.executor.start(machine, name, { ...input, opOccId: opOcc.id, vnfInstanceId: opOcc.vnfInstanceId, operation: opOcc.operation });
+  } catch (error) {
+    log.error('could not start a state machine', { opOccId: opOcc.id, error });
+    await deps.opOccs.transition(opOcc.id, {
+      from: [opOcc.operationState], to: 'FAILED_TEMP', now: deps.now(),
+      set: { error: { title: 'Service Unavailable', status: 503, detail: 'The operation could not be started; try again' } },
+    });
+    throw new ProblemError(503, 'Service Unavailable', 'The operation could not be started; it is FAILED_TEMP again, try later', { cause: error });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+// ---------------------------------------------------------------------------------------------
+
+export type StepAction =
+  | 'grant' | 'instantiate-start' | 'instantiate-poll' | 'instantiate-finish'
+  | 'terminate-start' | 'terminate-poll' | 'terminate-finish'
+  | 'rollback-start' | 'rollback-poll' | 'rollback-finish';
+
+export interface StepResult {
+  status: 'IN_PROGRESS' | 'DONE';
+  waitSeconds: number;
+  polls?: number;
+}
+
+interface Loaded {
+  opOcc: VnfLcmOpOccRecord;
+  instance: VnfInstanceRecord;
+  pkg: VnfPackageRecord;
+  vnfd: ParsedVnfd;
+}
+
+async function load(deps: LcmDeps, opOccId: string): Promise<Loaded> {
+  const opOcc = await deps.opOccs.get(opOccId);
+  if (!opOcc) throw new NotFoundError(`VNF LCM operation occurrence ${opOccId} does not exist`);
+  const instance = await deps.instances.get(opOcc.vnfInstanceId);
+  if (!instance) throw new NotFoundError(`VNF instance ${opOcc.vnfInstanceId} no longer exists`);
+  const pkg = await deps.packages.get(instance.vnfPkgId);
+  if (!pkg) throw new NotFoundError(`VNF package ${instance.vnfPkgId} no longer exists`);
+  return { opOcc, instance, pkg, vnfd: await parsedVnfd(pkg.id) };
+}
+
+async function vimConnection(deps: LcmDeps, vim: VimReference | undefined): Promise<VimConnection> {
+  if (!vim) throw new BadRequestError('The operation has no VIM');
+  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: await deps.secrets.read(vim.accessSecret), extra: vim.extra };
+}
+
+async function context(deps: LcmDeps, loaded: Loaded, vim: VimReference | undefined): Promise<OperationContext> {
+  const params = (loaded.opOcc.operationParams ?? {}) as InstantiateVnfRequest;
+  const flavourId = loaded.opOcc.operation === 'INSTANTIATE' ? params.flavourId : String(loaded.instance.instantiatedVnfInfo?.flavourId ?? '');
+  return {
+    vnfInstanceId: loaded.instance.id,
+    opOccId: loaded.opOcc.id,
+    vnfd: loaded.vnfd,
+    flavourId,
+    instantiationLevelId: params.instantiationLevelId,
+    request: loaded.opOcc.operationParams ?? {},
+    files: packageFiles(loaded.pkg),
+    vim: await vimConnection(deps, vim),
+    grant: (loaded.opOcc.grant?.decision ?? {}) as OperationContext['grant'],
+  };
+}
+
+function driverOf(vim: VimReference | undefined) {
+  const driver = vim ? driverFor(vim.vimType) : undefined;
+  if (!driver) throw new UnprocessableEntityError(`No driver for VIM type ${vim?.vimType ?? '(none)'}`);
+  return driver;
+}
+
+/** Poll sooner at first (most VIM work finishes in seconds), then back off to spare the VIM's API. */
+function nextWait(polls: number): number {
+  return polls < 20 ? 1 : polls < 60 ? 2 : 5;
+}
+
+async function saveDriverState(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
+  const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { driverState: state } });
+  if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while its step ran`);
+}
+
+function resourceChanges(collected: CollectedResources, changeType: 'ADDED' | 'REMOVED'): Record<string, unknown> {
+  return {
+    affectedVnfcs: collected.vnfcResourceInfo.map((vnfc) => ({
+      id: vnfc.id, vduId: vnfc.vduId, changeType, computeResource: vnfc.computeResource,
+      ...(Array.isArray(vnfc.vnfcCpInfo) ? { affectedVnfcCpIds: (vnfc.vnfcCpInfo as Array<{ id: string }>).map((cp) => cp.id) } : {}),
+      ...(Array.isArray(vnfc.storageResourceIds) && vnfc.storageResourceIds.length ? { [changeType === 'ADDED' ? 'addedStorageResourceIds' : 'removedStorageResourceIds']: vnfc.storageResourceIds } : {}),
+    })),
+    affectedVirtualLinks: collected.vnfVirtualLinkResourceInfo.map((vl) => ({ id: vl.id, vnfVirtualLinkDescId: vl.vnfVirtualLinkDescId, changeType, networkResource: vl.networkResource })),
+    affectedVirtualStorages: collected.virtualStorageResourceInfo.map((st) => ({ id: st.id, virtualStorageDescId: st.virtualStorageDescId, changeType, storageResource: st.storageResource })),
+  };
+}
+
+function instantiatedVnfInfo(flavour: FlavourInfo, levelId: string | undefined, collected: CollectedResources): Record<string, unknown> {
+  const level = flavour.instantiationLevels.levels[levelId ?? flavour.instantiationLevels.default ?? ''];
+  return {
+    flavourId: flavour.flavourId,
+    vnfState: 'STARTED',
+    scaleStatus: flavour.scalingAspects.map((aspect) => ({ aspectId: aspect.id, scaleLevel: level?.scaleInfo?.[aspect.id]?.scaleLevel ?? 0 })),
+    maxScaleLevels: flavour.scalingAspects.map((aspect) => ({ aspectId: aspect.id, scaleLevel: aspect.maxScaleLevel })),
+    extCpInfo: collected.extCpInfo,
+    ...(collected.extVirtualLinkInfo?.length ? { extVirtualLinkInfo: collected.extVirtualLinkInfo } : {}),
+    vnfcResourceInfo: collected.vnfcResourceInfo,
+    vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
+    virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
+    ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
+  };
+}
+
+/** The collected resources of an instance, rebuilt from its instantiatedVnfInfo (for REMOVED changes). */
+function collectedOf(info: Record<string, unknown> | undefined): CollectedResources {
+  const list = (key: string) => (Array.isArray(info?.[key]) ? info[key] : []) as Array<Record<string, unknown>>;
+  return { vnfcResourceInfo: list('vnfcResourceInfo'), vnfVirtualLinkResourceInfo: list('vnfVirtualLinkResourceInfo'), virtualStorageResourceInfo: list('virtualStorageResourceInfo'), extCpInfo: list('extCpInfo') };
+}
+
+export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction, polls = 0): Promise<StepResult> {
+  const loaded = await load(deps, opOccId);
+  const { opOcc, instance } = loaded;
+  const done = (status: StepResult['status'] = 'DONE'): StepResult => ({ status, waitSeconds: nextWait(polls), polls: polls + 1 });
+  switch (action) {
+    case 'grant': {
+      if (!opOcc.grant) {
+        const { grantRequest, grant } = await grantFor(deps, loaded);
+        const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { grantRequest, grant } });
+        if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while it was granted`);
+      }
+      return done();
+    }
+    case 'instantiate-start': {
+      const vim = opOcc.vim;
+      const state = await driverOf(vim).instantiateStart(await context(deps, loaded, vim));
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+    }
+    case 'instantiate-poll':
+    case 'rollback-poll':
+    case 'terminate-poll': {
+      if (action === 'rollback-poll' && (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState)) return done();
+      const vim = action === 'terminate-poll' ? instance.vimResources?.vim : opOcc.vim;
+      const driver = driverOf(vim);
+      const ctx = await context(deps, loaded, vim);
+      const state = opOcc.driverState ?? {};
+      const progress = action === 'instantiate-poll' ? await driver.instantiatePoll(ctx, state) : await driver.terminatePoll(ctx, state);
+      await saveDriverState(deps, opOcc, progress.state);
+      if (progress.status === 'FAILED') throw new VimOperationFailed(progress.reason);
+      return done(progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS');
+    }
+    case 'instantiate-finish': {
+      const vim = opOcc.vim;
+      const params = opOcc.operationParams as InstantiateVnfRequest;
+      const ctx = await context(deps, loaded, vim);
+      const collected = await driverOf(vim).collect(ctx, opOcc.driverState ?? {});
+      const flavour = flavourOf(loaded.vnfd, params.flavourId);
+      const connections = { ...(instance.vimConnectionInfo ?? {}) };
+      const secrets = { ...(instance.vimAccessSecrets ?? {}) };
+      for (const [key, connection] of Object.entries((params.vimConnectionInfo ?? {}) as Record<string, Record<string, unknown>>)) {
+        connections[key] = connection as unknown as (typeof connections)[string];
+        const pending = opOcc.pendingVimAccessSecrets?.[key];
+        if (pending) secrets[key] = pending;
+      }
+      if (vim && !connections[vim.connectionId]) connections[vim.connectionId] = { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo };
+      const set: Record<string, unknown> = {
+        instantiationState: 'INSTANTIATED',
+        instantiatedVnfInfo: instantiatedVnfInfo(flavour, params.instantiationLevelId, collected),
+        vimConnectionInfo: connections,
+        vimAccessSecrets: secrets,
+        vimResources: { vim, driverState: opOcc.driverState ?? {} },
+      };
+      if (params.vnfConfigurableProperties) set.vnfConfigurableProperties = params.vnfConfigurableProperties;
+      if (params.extensions) set.extensions = params.extensions;
+      if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
+        throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
+      }
+      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { resourceChanges: resourceChanges(collected, 'ADDED') } });
+      return done();
+    }
+    case 'terminate-start': {
+      const vim = instance.vimResources?.vim;
+      const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), instance.vimResources?.driverState ?? {});
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+    }
+    case 'terminate-finish': {
+      const changes = resourceChanges(collectedOf(instance.instantiatedVnfInfo), 'REMOVED');
+      if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set: { instantiationState: 'NOT_INSTANTIATED' }, remove: ['instantiatedVnfInfo', 'vimResources'] })) {
+        throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
+      }
+      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { resourceChanges: changes } });
+      return done();
+    }
+    case 'rollback-start': {
+      // Only INSTANTIATE leaves VIM resources to remove; MODIFY_INFO changed nothing before it failed.
+      if (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState) return done();
+      const vim = opOcc.vim;
+      const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), opOcc.driverState);
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+    }
+    case 'rollback-finish': {
+      // A retried INSTANTIATE starts from scratch; a rolled-back one leaves nothing behind.
+      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, remove: ['driverState'] });
+      return done();
+    }
+  }
+}

@@ -1,0 +1,210 @@
+// INSTANTIATE and TERMINATE on the built-in OpenStack simulator over HTTP, with the op-occ task
+// resources (retry, rollback, fail), injected VIM faults, and executions that die.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SFNClient, ListExecutionsCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { assertEtsiResponse } from '../support/etsi.ts';
+import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { client, holdExecutions, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+
+let vnfm: LocalVnfm;
+let call: ReturnType<typeof client>;
+let sim: { control: string };
+const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+/** VDU1_CP1 is the sample VNF's external CP: it goes on the VIM's "public" network. */
+const INSTANTIATE = {
+  flavourId: 'simple',
+  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+};
+
+before(async () => {
+  vnfm = await startVnfm();
+  call = client(vnfm);
+  sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'];
+  const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+  await settle(vnfm);
+});
+after(async () => {
+  await vnfm.stop();
+});
+
+function assertProblem(reply: Reply, status: number): void {
+  assert.equal(reply.status, status, reply.text);
+  assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+}
+
+type Listed = { count: number; items: Array<{ id: string; name?: string }> };
+async function simState(): Promise<Record<string, Listed>> {
+  return (await fetch(`${sim.control}state`)).json() as Promise<Record<string, Listed>>;
+}
+
+async function injectFault(fault: Record<string, unknown>): Promise<void> {
+  const response = await fetch(`${sim.control}faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fault) });
+  assert.ok(response.ok, await response.text());
+}
+
+async function createInstance(): Promise<string> {
+  const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: 'lcm' } });
+  assert.equal(reply.status, 201, reply.text);
+  return (reply.body as { id: string }).id;
+}
+
+async function operate(path: string, body: unknown): Promise<string> {
+  const reply = await call('POST', path, { body });
+  assert.equal(reply.status, 202, reply.text);
+  assert.equal(reply.text, '');
+  const location = reply.headers.get('location') ?? '';
+  assert.match(location, /\/vnf_lcm_op_occs\/[0-9a-f-]{36}$/);
+  return new URL(location).pathname;
+}
+
+async function opOcc(path: string): Promise<Record<string, unknown> & { operationState: string }> {
+  const reply = await call('GET', path);
+  assert.equal(reply.status, 200, reply.text);
+  return reply.body as Record<string, unknown> & { operationState: string };
+}
+
+describe('instantiate and terminate', () => {
+  it('instantiates the sample package: COMPLETED, instantiatedVnfInfo, resourceChanges; terminate and delete clean up', async () => {
+    const id = await createInstance();
+    const occPath = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, { ...INSTANTIATE, instantiationLevelId: 'instantiation_level_1' });
+    await settle(vnfm);
+    const occ = await opOcc(occPath);
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ));
+    await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, occ);
+    const changes = occ.resourceChanges as { affectedVnfcs: Array<{ vduId: string; changeType: string }> };
+    assert.ok(changes.affectedVnfcs.some((c) => c.vduId === 'VDU1' && c.changeType === 'ADDED'));
+    assert.ok(changes.affectedVnfcs.some((c) => c.vduId === 'VDU2' && c.changeType === 'ADDED'));
+
+    const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
+    await assertEtsiResponse('vnflcm', '/vnf_instances/{vnfInstanceId}', 'get', 200, shown.body);
+    const instance = shown.body as { instantiationState: string; instantiatedVnfInfo: Record<string, unknown> & { vnfcResourceInfo: Array<{ vduId: string; computeResource: { resourceId: string } }> } };
+    assert.equal(instance.instantiationState, 'INSTANTIATED');
+    assert.equal(instance.instantiatedVnfInfo.flavourId, 'simple');
+    const servers = (await simState()).servers?.items ?? [];
+    for (const vnfc of instance.instantiatedVnfInfo.vnfcResourceInfo) {
+      assert.ok(servers.some((s) => s.id === vnfc.computeResource.resourceId), `server ${vnfc.computeResource.resourceId} exists in Nova`);
+    }
+    assert.ok(!shown.text.includes(JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'].password));
+
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE }), 409);
+    assertProblem(await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`), 409);
+
+    const termPath = await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'GRACEFUL', gracefulTerminationTimeout: 1 });
+    await settle(vnfm);
+    const term = await opOcc(termPath);
+    assert.equal(term.operationState, 'COMPLETED', JSON.stringify(term));
+    assert.ok((term.resourceChanges as { affectedVnfcs: Array<{ changeType: string }> }).affectedVnfcs.every((c) => c.changeType === 'REMOVED'));
+    assert.equal(((await call('GET', `/vnflcm/v2/vnf_instances/${id}`)).body as { instantiationState: string }).instantiationState, 'NOT_INSTANTIATED');
+    const state = await simState();
+    assert.equal(state.stacks?.count, 0, JSON.stringify(state.stacks));
+    assert.equal(state.servers?.count, 0);
+    assert.equal(state.ports?.count, 0);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
+  it('refuses bad requests and wrong states with ProblemDetails', async () => {
+    const id = await createInstance();
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: {} }), 400);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { flavourId: 'no-such-flavour' } }), 422);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { flavourId: 'simple', instantiationLevelId: 'nope' } }), 422);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'SOFT' } }), 400);
+    assertProblem(await call('POST', '/vnflcm/v2/vnf_instances/unknown/instantiate', { body: { flavourId: 'simple' } }), 404);
+    assertProblem(await call('POST', '/vnflcm/v2/vnf_lcm_op_occs/unknown/retry'), 404);
+    assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, []);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+});
+
+describe('faults and the op-occ tasks', () => {
+  async function failedInstantiate(reason: string): Promise<{ id: string; path: string }> {
+    const id = await createInstance();
+    await injectFault({ kind: 'stack-create-fail', reason, count: 1 });
+    const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE);
+    await settle(vnfm);
+    const failed = await opOcc(path);
+    assert.equal(failed.operationState, 'FAILED_TEMP', JSON.stringify(failed));
+    assert.match((failed.error as { detail: string }).detail, new RegExp(reason));
+    await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, failed);
+    return { id, path };
+  }
+
+  async function terminateAndDelete(id: string): Promise<void> {
+    await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
+    await settle(vnfm);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  }
+
+  it('a failed stack create ends FAILED_TEMP with Heat\'s reason; retry then completes', async () => {
+    const { id, path } = await failedInstantiate('Injected: quota of cores exceeded');
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);
+    const retry = await call('POST', `${path}/retry`);
+    assert.equal(retry.status, 202, retry.text);
+    assert.equal(retry.text, '');
+    await settle(vnfm);
+    assert.equal((await opOcc(path)).operationState, 'COMPLETED');
+    assertProblem(await call('POST', `${path}/retry`), 409);
+    await terminateAndDelete(id);
+  });
+
+  it('rollback removes what the failed instantiate created and ends ROLLED_BACK', async () => {
+    const before = await simState();
+    const { id, path } = await failedInstantiate('Injected: no valid host');
+    const rollback = await call('POST', `${path}/rollback`);
+    assert.equal(rollback.status, 202, rollback.text);
+    await settle(vnfm);
+    const occ = await opOcc(path);
+    assert.equal(occ.operationState, 'ROLLED_BACK', JSON.stringify(occ));
+    const after = await simState();
+    for (const kind of ['stacks', 'servers', 'ports', 'images', 'volumes']) {
+      assert.equal(after[kind]?.count, before[kind]?.count, `${kind} left behind: ${JSON.stringify(after[kind])}`);
+    }
+    assertProblem(await call('POST', `${path}/rollback`), 409);
+    // The lock is free: a new instantiate is accepted and completes.
+    await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE);
+    await settle(vnfm);
+    await terminateAndDelete(id);
+  });
+
+  it('fail ends FAILED (200 + the op occ) and releases the instance', async () => {
+    const { id, path } = await failedInstantiate('Injected: flavor not found');
+    const failed = await call('POST', `${path}/fail`);
+    assert.equal(failed.status, 200, failed.text);
+    await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}/fail', 'post', 200, failed.body);
+    assert.equal((failed.body as { operationState: string }).operationState, 'FAILED');
+    assertProblem(await call('POST', `${path}/retry`), 409);
+    assertProblem(await call('POST', `${path}/fail`), 409);
+    const next = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE });
+    assert.equal(next.status, 202, next.text);
+    await settle(vnfm);
+  });
+
+  it('an execution that dies never leaves the instance locked', async () => {
+    const id = await createInstance();
+    const sfn = new SFNClient({ endpoint: JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')).stepfunctions, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    await holdExecutions(vnfm, true);
+    let path: string;
+    try {
+      path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE);
+      const opOccId = path.split('/').pop();
+      const machine = 'arn:aws:states:us-east-1:000000000000:stateMachine:InstantiateStateMachine';
+      const running = await sfn.send(new ListExecutionsCommand({ stateMachineArn: machine, statusFilter: 'RUNNING' }));
+      const execution = running.executions?.find((e) => e.name === opOccId);
+      assert.ok(execution?.executionArn);
+      await sfn.send(new StopExecutionCommand({ executionArn: execution.executionArn, cause: 'killed by the test' }));
+    } finally {
+      await holdExecutions(vnfm, false);
+    }
+    await settle(vnfm);
+    const occ = await opOcc(path);
+    assert.equal(occ.operationState, 'ROLLED_BACK', JSON.stringify(occ));
+    assert.match((occ.error as { detail: string }).detail, /ABORTED/);
+    await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE);
+    await settle(vnfm);
+    await terminateAndDelete(id);
+  });
+});

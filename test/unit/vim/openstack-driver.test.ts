@@ -1,0 +1,306 @@
+// The OpenStack infra driver end to end against the OpenStack simulator (local/openstack/), on the
+// sample package openstack-vnf-v1: instantiate (image upload, Heat stack with an AutoScalingGroup),
+// what collect reads back, terminate and rollback leaving nothing behind, Heat's failure reason,
+// re-authentication after token expiry, and credential errors. Steps are driven to completion by
+// waiting for the simulator to settle, never by sleeping.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { openArchive, type CsarArchive } from '#lib/packages/archive.ts';
+import { bufferSource } from '#lib/packages/byte-source.ts';
+import { inspectCsar } from '#lib/packages/csar.ts';
+import { parseVnfd, type ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { CollectedResources, DriverState, OperationContext, PackageFiles, Progress, VimConnection } from '#lib/vim/driver.ts';
+import { VimError, clearTokenCache, openStackDriver } from '#lib/vim/openstack/index.ts';
+import { HeatClient } from '#lib/vim/openstack/heat.ts';
+import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
+import { startOpenStackSimulator, type OpenStackSimulator } from '#local/openstack/simulator.ts';
+import { buildCsar } from '../../support/csar-builder.ts';
+
+let sim: OpenStackSimulator;
+let archive: CsarArchive;
+let vnfd: ParsedVnfd;
+let files: PackageFiles;
+let publicNetwork: string;
+
+before(async () => {
+  sim = await startOpenStackSimulator({ timeScale: 0.01 });
+  archive = await openArchive(bufferSource(await buildCsar('openstack-vnf-v1')));
+  const info = await inspectCsar(archive);
+  vnfd = await parseVnfd({ readText: (path) => archive.readText(path), has: (path) => archive.has(path) }, info.entryDefinitions);
+  const size = (path: string): number => {
+    const entry = archive.entries().find((candidate) => candidate.path === path);
+    if (!entry) throw new Error(`${path} is not in the package`);
+    return entry.uncompressedSize;
+  };
+  files = {
+    read: async (path) => archive.readBytes(path, size(path)),
+    size: async (path) => size(path),
+    stream: (path) => archive.openStream(path),
+    list: async () => archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path),
+  };
+  const network = sim.faults.state().preloaded.networks.find((candidate) => candidate.name === 'public');
+  assert.ok(network, 'devstack has a public network');
+  publicNetwork = network.id;
+});
+
+after(async () => {
+  await sim.close();
+  await archive.close();
+});
+
+beforeEach(async () => {
+  sim.faults.clear();
+  clearTokenCache();
+  await sim.settled();
+});
+
+function vim(access: Record<string, unknown> = {}): VimConnection {
+  return {
+    vimId: 'vim-sim',
+    vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+    interfaceInfo: { endpoint: sim.authUrl },
+    accessInfo: { ...sim.credentials, ...access },
+  };
+}
+
+let instances = 0;
+function context(overrides: Partial<OperationContext> = {}): OperationContext {
+  instances += 1;
+  return {
+    vnfInstanceId: `00000000-0000-4000-8000-${String(instances).padStart(12, '0')}`,
+    opOccId: `op-${instances}`,
+    vnfd,
+    flavourId: 'simple',
+    request: {
+      flavourId: 'simple',
+      extVirtualLinks: [{ id: 'ext-vl-1', resourceId: publicNetwork, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { 'VDU1_CP1-1': { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+    },
+    files,
+    vim: vim(),
+    grant: {},
+    ...overrides,
+  };
+}
+
+/** Polls until the step is no longer in progress, letting the simulator finish its work between polls. */
+async function finish(poll: (state: DriverState) => Promise<Progress>, state: DriverState): Promise<Progress> {
+  let progress: Progress = { status: 'IN_PROGRESS', state };
+  for (let polls = 0; polls < 20 && progress.status === 'IN_PROGRESS'; polls += 1) {
+    progress = await poll(progress.state);
+    if (progress.status === 'IN_PROGRESS') await sim.settled();
+  }
+  return progress;
+}
+
+async function instantiate(ctx: OperationContext): Promise<DriverState> {
+  const started = await openStackDriver.instantiateStart(ctx);
+  const done = await finish((state) => openStackDriver.instantiatePoll(ctx, state), started);
+  assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
+  return done.state;
+}
+
+async function terminate(ctx: OperationContext, state: DriverState): Promise<Progress> {
+  const started = await openStackDriver.terminateStart(ctx, state);
+  return finish((current) => openStackDriver.terminatePoll(ctx, current), started);
+}
+
+function nothingLeft(): void {
+  const state = sim.faults.state();
+  assert.deepEqual(
+    { stacks: state.stacks.count, servers: state.servers.count, ports: state.ports.count, networks: state.networks.count, subnets: state.subnets.count, volumes: state.volumes.count, images: state.images.count, serverGroups: state.serverGroups.count },
+    { stacks: 0, servers: 0, ports: 0, networks: 0, subnets: 0, volumes: 0, images: 0, serverGroups: 0 },
+  );
+}
+
+type Info = Record<string, unknown>;
+const byVdu = (collected: CollectedResources, vduId: string): Info[] => collected.vnfcResourceInfo.filter((vnfc) => vnfc.vduId === vduId);
+
+describe('OpenStack driver on the simulator', () => {
+  it('verifies the simulator VIM', async () => {
+    await openStackDriver.verify(vim());
+  });
+
+  it('instantiates the sample: one image upload, the stack, and instantiatedVnfInfo from its resources', async () => {
+    const ctx = context();
+    const started = await openStackDriver.instantiateStart(ctx);
+    assert.equal(started.stackName, `vnf-${ctx.vnfInstanceId}`);
+    assert.equal(typeof started.stackId, 'string');
+    const images = started.images as Array<{ id: string; imageId: string; created: boolean }>;
+    assert.deepEqual(images.map((image) => [image.imageId, image.created]), [['VDU1', true], ['VirtualStorage', false]], 'the file VDU1 and the volume share is uploaded once');
+    assert.deepEqual(sim.faults.state().images.ids, [images[0]?.id]);
+    assert.doesNotMatch(JSON.stringify(started), /devstack|password/i, 'no credentials in the state');
+
+    const done = await finish((state) => openStackDriver.instantiatePoll(ctx, state), started);
+    assert.equal(done.status, 'DONE');
+    const collected = await openStackDriver.collect(ctx, done.state);
+    const sims = sim.faults.state();
+
+    const [vdu1] = byVdu(collected, 'VDU1');
+    const [vdu2] = byVdu(collected, 'VDU2');
+    assert.ok(vdu1 && vdu2);
+    assert.equal(collected.vnfcResourceInfo.length, 2);
+    assert.deepEqual(new Set(collected.vnfcResourceInfo.map((vnfc) => vnfc.id)), new Set(sims.servers.ids), 'VNFC ids are the Nova server ids');
+    assert.deepEqual(vdu1.computeResource, { vimConnectionId: 'vim-sim', resourceId: vdu1.id, vimLevelResourceType: 'OS::Nova::Server' });
+    const metadata1 = vdu1.metadata as Info;
+    assert.match(String(metadata1.creation_time), /^\d{4}-\d\d-\d\dT/);
+    assert.match(String(metadata1.stack_id), /^vnf-.+-VDU1-.+\/[0-9a-f-]{36}$/, 'the scaling group member stack');
+    assert.match(String(metadata1.parent_stack_id), /^vnf-.+-VDU1-[a-z2-7]+\/[0-9a-f-]{36}$/, 'the scaling group stack');
+    assert.equal(typeof metadata1.parent_resource_name, 'string');
+    assert.equal((vdu2.metadata as Info).stack_id, `${String(started.stackName)}/${String(started.stackId)}`);
+    assert.equal(vdu1.storageResourceIds, undefined);
+
+    assert.equal(collected.virtualStorageResourceInfo.length, 1);
+    const [volume] = collected.virtualStorageResourceInfo;
+    assert.equal(volume?.virtualStorageDescId, 'VirtualStorage');
+    assert.deepEqual(sims.volumes.ids, [volume?.id]);
+    assert.deepEqual(vdu2.storageResourceIds, [volume?.id]);
+
+    assert.equal(collected.vnfVirtualLinkResourceInfo.length, 1);
+    const [vl] = collected.vnfVirtualLinkResourceInfo;
+    assert.equal(vl?.vnfVirtualLinkDescId, 'internalVL1');
+    assert.deepEqual(sims.networks.ids, [vl?.id]);
+    const linkPorts = vl?.vnfLinkPorts as Info[];
+    assert.equal(linkPorts.length, 2);
+    for (const port of linkPorts) assert.ok(sims.ports.ids.includes(String(port.id)), 'link ports are Neutron ports');
+
+    const cps1 = vdu1.vnfcCpInfo as Info[];
+    assert.deepEqual(cps1.map((cp) => cp.cpdId).sort(), ['VDU1_CP1', 'VDU1_CP2']);
+    const internal = cps1.find((cp) => cp.cpdId === 'VDU1_CP2');
+    assert.ok(linkPorts.some((port) => port.id === internal?.vnfLinkPortId && port.cpInstanceId === internal?.id && port.cpInstanceType === 'VNFC_CP'));
+    const [vdu2Cp] = vdu2.vnfcCpInfo as Info[];
+    assert.equal(vdu2Cp?.cpdId, 'VDU2_CP2');
+    assert.ok(linkPorts.some((port) => port.id === vdu2Cp?.vnfLinkPortId));
+
+    const external = cps1.find((cp) => cp.cpdId === 'VDU1_CP1');
+    assert.equal(collected.extCpInfo.length, 1);
+    const [extCp] = collected.extCpInfo;
+    assert.equal(extCp?.cpdId, 'VDU1_CP1');
+    assert.equal(extCp?.id, external?.vnfExtCpId);
+    assert.equal(extCp?.associatedVnfcCpId, external?.id);
+    assert.equal(extCp?.cpConfigId, 'VDU1_CP1-1');
+    assert.ok(sims.ports.ids.includes(String(extCp?.extLinkPortId)));
+    assert.deepEqual(collected.extVirtualLinkInfo?.map((link) => [link.id, (link.resourceHandle as Info).resourceId, (link.extLinkPorts as Info[]).map((port) => port.id)]),
+      [['ext-vl-1', publicNetwork, [extCp?.extLinkPortId]]]);
+
+    assert.deepEqual(collected.vnfcInfo, collected.vnfcResourceInfo.map((vnfc) => ({ id: `${String(vnfc.vduId)}-${String(vnfc.id)}`, vduId: vnfc.vduId, vnfcResourceInfoId: vnfc.id, vnfcState: 'STARTED' })));
+    assert.deepEqual(await openStackDriver.collect(ctx, done.state), collected, 'reading again gives the same ids');
+
+    const ended = await terminate(ctx, done.state);
+    assert.equal(ended.status, 'DONE');
+    await sim.settled();
+    nothingLeft();
+  });
+
+  it('follows the instantiation level: two VDU1 members, each with its own ports', async () => {
+    const ctx = context({ instantiationLevelId: 'instantiation_level_2' });
+    const state = await instantiate(ctx);
+    const collected = await openStackDriver.collect(ctx, state);
+    const members = byVdu(collected, 'VDU1');
+    assert.equal(members.length, 2);
+    assert.notEqual((members[0]?.metadata as Info).parent_resource_name, (members[1]?.metadata as Info).parent_resource_name);
+    const cpIds = members.flatMap((member) => (member.vnfcCpInfo as Info[]).map((cp) => cp.id));
+    assert.equal(new Set(cpIds).size, 4);
+    assert.equal(collected.extCpInfo.length, 2);
+    assert.equal((await terminate(ctx, state)).status, 'DONE');
+    await sim.settled();
+    nothingLeft();
+  });
+
+  it('reports Heat\'s reason when the stack cannot be created, and rolls back', async () => {
+    sim.faults.inject({ kind: 'stack-create-fail', reason: 'Resource CREATE failed: No valid host was found.' });
+    const ctx = context();
+    const started = await openStackDriver.instantiateStart(ctx);
+    const failed = await finish((state) => openStackDriver.instantiatePoll(ctx, state), started);
+    assert.equal(failed.status, 'FAILED');
+    const stack = await new HeatClient(new OpenStackSession(ctx.vim)).getStack(`${String(started.stackName)}/${String(started.stackId)}`);
+    assert.equal(stack?.stack_status, 'CREATE_FAILED');
+    assert.equal(failed.status === 'FAILED' && failed.reason, stack?.stack_status_reason, 'verbatim');
+    assert.match(String(stack?.stack_status_reason), /No valid host was found/);
+
+    assert.equal((await terminate(ctx, failed.state)).status, 'DONE');
+    await sim.settled();
+    nothingLeft();
+  });
+
+  it('rolls back a start whose state was lost, by the stack and image names', async () => {
+    const ctx = context();
+    await openStackDriver.instantiateStart(ctx);
+    assert.equal((await terminate(ctx, {})).status, 'DONE');
+    await sim.settled();
+    nothingLeft();
+    assert.equal((await terminate(ctx, {})).status, 'DONE', 'nothing to remove is fine');
+  });
+
+  it('uses an image devstack already has when the package does not ship one', async () => {
+    const flavour = vnfd.flavours[0];
+    assert.ok(flavour);
+    const swImage = (name: string) => ({ name, version: '0.5.2', checksum: { algorithm: 'sha-512', hash: '0' }, containerFormat: 'bare', diskFormat: 'qcow2' });
+    const preloaded: ParsedVnfd = {
+      ...vnfd,
+      softwareImages: [],
+      flavours: [{
+        ...flavour,
+        vdus: flavour.vdus.map((vdu) => (vdu.id === 'VDU1' ? { ...vdu, swImage: swImage('cirros-0.5.2-x86_64-disk') } : vdu)),
+        storages: flavour.storages.map((storage) => ({ ...storage, swImage: swImage('no-such-image') })),
+      }],
+    };
+    await assert.rejects(openStackDriver.instantiateStart(context({ vnfd: preloaded })), (error: unknown) => {
+      assert.ok(error instanceof VimError);
+      assert.equal(error.service, 'glance');
+      assert.match(error.message, /software image no-such-image of VirtualStorage is not granted, not in the VNF package and not an active image in Glance/);
+      return true;
+    });
+    const cirros = sim.faults.state().preloaded.images.find((image) => image.name === 'cirros-0.5.2-x86_64-disk');
+    assert.ok(cirros);
+    const ctx = context({ vnfd: preloaded, grant: { images: { VirtualStorage: cirros.id } } });
+    const state = await instantiate(ctx);
+    assert.deepEqual(state.images, [{ id: cirros.id, imageId: 'VDU1', created: false }, { id: cirros.id, imageId: 'VirtualStorage', created: false }]);
+    assert.equal((await terminate(ctx, state)).status, 'DONE');
+    await sim.settled();
+    nothingLeft();
+    assert.ok(sim.faults.state().preloaded.images.some((image) => image.id === cirros.id), 'an image the driver did not create stays');
+  });
+
+  it('authenticates again when its token has expired', async () => {
+    const ctx = context();
+    const state = await instantiate(ctx);
+    const logins: string[] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.endsWith('/auth/tokens')) logins.push(url);
+      return original(input, init);
+    };
+    try {
+      await openStackDriver.collect(ctx, state);
+      assert.equal(logins.length, 0, 'the cached token is used');
+      assert.ok(sim.faults.expireTokens() > 0);
+      const collected = await openStackDriver.collect(ctx, state);
+      assert.equal(collected.vnfcResourceInfo.length, 2);
+      assert.equal(logins.length, 1, 'one new login after the 401');
+    } finally {
+      globalThis.fetch = original;
+    }
+    assert.equal((await terminate(ctx, state)).status, 'DONE');
+  });
+
+  it('says Keystone refused a wrong password, and which endpoint it cannot reach', async () => {
+    await assert.rejects(openStackDriver.verify(vim({ password: 'wrong' })), (error: unknown) => {
+      assert.ok(error instanceof VimError);
+      assert.equal(error.service, 'keystone');
+      assert.equal(error.vimStatus, 401);
+      assert.match(error.message, /keystone answered 401: The request you have made requires authentication\./);
+      assert.doesNotMatch(error.message, /wrong/);
+      return true;
+    });
+    await assert.rejects(openStackDriver.instantiateStart(context({ vim: vim({ password: 'wrong' }) })), /keystone answered 401/);
+    const closed = await startOpenStackSimulator({ timeScale: 0.01 });
+    const unreachable = closed.authUrl;
+    await closed.close();
+    await assert.rejects(openStackDriver.verify({ ...vim(), interfaceInfo: { endpoint: unreachable } }), (error: unknown) => {
+      assert.ok(error instanceof VimError);
+      assert.match(error.message, new RegExp(`^cannot reach ${unreachable.replace(/[.]/g, '\\.')} \\(ECONNREFUSED\\)$`));
+      return true;
+    });
+  });
+});
