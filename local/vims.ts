@@ -14,7 +14,13 @@ export interface LocalVims {
 }
 
 export async function startLocalVims(dataDir: string, options: { timeScale: number; log: (line: string) => void }): Promise<LocalVims> {
-  const openstack = await startOpenStackSimulator({ timeScale: options.timeScale, log: options.log });
+  // A laptop-sized cloud would stop at Nova's default quota of 10 instances; the local VIM is for
+  // trying things out and load tests, so it has none (faults can still impose one).
+  const openstack = await startOpenStackSimulator({
+    timeScale: options.timeScale,
+    log: options.log,
+    quotas: { instances: -1, cores: -1, ram: -1, volumes: -1, gigabytes: -1, ports: -1 },
+  });
   const accessSecret = await new SecretsManagerStore().put('vims/local-openstack', openstack.credentials);
   await new DynamoVimStore().put({
     id: 'local-openstack',
