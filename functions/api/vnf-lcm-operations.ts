@@ -3,7 +3,7 @@
 import { defaultDeps } from '#lib/lcm/deps.ts';
 import { failOperation, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { instantiateVnfRequest, normaliseV1Modification, parseRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
+import { instantiateVnfRequest, normaliseV1Instantiate, parseRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, type ApiRequest, type ApiResult } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
@@ -15,8 +15,7 @@ const accepted = (request: ApiRequest, opOcc: VnfLcmOpOccRecord): ApiResult => (
 export const handler = httpApi({
   ...bothVersions('/vnf_instances/{vnfInstanceId}/instantiate', {
     POST: async (request) => {
-      // v1 sends vimConnectionInfo as an array of connections with ids, as in a modification.
-      const raw = version(request) === 1 ? normaliseV1Modification(request.body) : request.body;
+      const raw = version(request) === 1 ? normaliseV1Instantiate(request.body) : request.body;
       const body = parseRequest(instantiateVnfRequest, raw, 'InstantiateVnfRequest');
       return accepted(request, await requestInstantiate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },

@@ -123,3 +123,29 @@ export const terminateVnfRequest = z.object({
   message: 'gracefulTerminationTimeout applies only to GRACEFUL termination', path: ['gracefulTerminationTimeout'],
 });
 export type TerminateVnfRequest = z.infer<typeof terminateVnfRequest>;
+
+/**
+ * v1 (SOL003 V2.6.1, Tacker's default) InstantiateVnfRequest: vimConnectionInfo and each extCp's
+ * cpConfig are arrays; they become the V3 maps (cpConfig keyed by cpInstanceId, else by position).
+ */
+export function normaliseV1Instantiate(body: unknown): unknown {
+  const normalised = normaliseV1Modification(body);
+  if (!normalised || typeof normalised !== 'object') return normalised;
+  const request = normalised as { extVirtualLinks?: unknown };
+  if (!Array.isArray(request.extVirtualLinks)) return normalised;
+  return {
+    ...request,
+    extVirtualLinks: request.extVirtualLinks.map((link: unknown) => {
+      if (!link || typeof link !== 'object' || !Array.isArray((link as { extCps?: unknown }).extCps)) return link;
+      return {
+        ...link,
+        extCps: ((link as { extCps: unknown[] }).extCps).map((cp) => {
+          const config = (cp as { cpConfig?: unknown } | null)?.cpConfig;
+          if (!Array.isArray(config)) return cp;
+          const map = Object.fromEntries(config.map((entry, i) => [String((entry as { cpInstanceId?: unknown } | null)?.cpInstanceId ?? `${(cp as { cpdId?: string }).cpdId ?? 'cp'}-${i}`), entry]));
+          return { ...(cp as object), cpConfig: map };
+        }),
+      };
+    }),
+  };
+}

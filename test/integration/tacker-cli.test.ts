@@ -85,3 +85,23 @@ it('supports the Tacker CLI package sequence: create, upload, show, download, ar
   const listed = JSON.parse(await openstack('vnf', 'package', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
   assert.ok(!listed.some((row) => row.Id === id));
 });
+
+it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, terminate', { skip }, async () => {
+  const csarPath = join(vnfm.dataDir, 'vnf-v1.zip');
+  writeFileSync(csarPath, await buildCsar('openstack-vnf-v1'));
+  const pkg = (JSON.parse(await openstack('vnf', 'package', 'create', '-f', 'json')) as Record<string, string>).ID as string;
+  await openstack('vnf', 'package', 'upload', '--path', csarPath, pkg);
+  await settle(vnfm);
+  const id = (JSON.parse(await openstack('vnflcm', 'create', SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, '-f', 'json')) as Record<string, string>).ID as string;
+  // The v1 (SOL003 V2.6.1) request shape Tacker's users write: cpConfig as an array.
+  const params = join(vnfm.dataDir, 'instantiate.json');
+  writeFileSync(params, JSON.stringify({ flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }] }] }] }));
+  assert.match(await openstack('vnflcm', 'instantiate', id, params), /accepted/);
+  await settle(vnfm);
+  const shown = JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>;
+  assert.equal(shown['Instantiation State'], 'INSTANTIATED');
+  assert.match(await openstack('vnflcm', 'terminate', id), /accepted/);
+  await settle(vnfm);
+  assert.equal((JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>)['Instantiation State'], 'NOT_INSTANTIATED');
+  assert.match(await openstack('vnflcm', 'delete', id), /deleted successfully/);
+});
