@@ -208,3 +208,33 @@ describe('faults and the op-occ tasks', () => {
     await terminateAndDelete(id);
   });
 });
+
+describe('VIM and grant', () => {
+  it('instantiates on a VIM given in the request (credentials never returned)', async () => {
+    const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<string, { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string; region: string }>;
+    const os = vims['local-openstack'];
+    assert.ok(os);
+    const id = await createInstance();
+    const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      ...INSTANTIATE,
+      vimConnectionInfo: { vim1: { vimId: 'my-openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: os.authUrl }, accessInfo: { username: os.username, password: os.password, project: os.project, projectDomain: os.projectDomain, userDomain: os.userDomain, region: os.region } } },
+    });
+    await settle(vnfm);
+    const occ = await opOcc(path);
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+    const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
+    const instance = shown.body as { vimConnectionInfo: Record<string, Record<string, unknown>> };
+    assert.deepEqual(Object.keys(instance.vimConnectionInfo), ['vim1']);
+    assert.ok(!('accessInfo' in (instance.vimConnectionInfo.vim1 ?? {})));
+    assert.ok(!shown.text.includes(os.password) && !JSON.stringify(occ).includes(os.password));
+    await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
+    await settle(vnfm);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
+  it('refuses an INSTANTIATE naming an unknown VIM, starting nothing', async () => {
+    const id = await createInstance();
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { ...INSTANTIATE, vimConnectionInfo: { vim1: { vimId: 'no-such-vim', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } } }), 422);
+    assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, []);
+  });
+});
