@@ -223,7 +223,8 @@ export type StepAction =
 
 export interface StepResult {
   status: 'IN_PROGRESS' | 'DONE';
-  waitSeconds: number;
+  /** When the state machine's Wait state should poll again (an RFC 3339 timestamp). */
+  waitUntil: string;
   polls?: number;
 }
 
@@ -271,9 +272,14 @@ function driverOf(vim: VimReference | undefined) {
   return driver;
 }
 
-/** Poll sooner at first (most VIM work finishes in seconds), then back off to spare the VIM's API. */
-function nextWait(polls: number): number {
-  return polls < 20 ? 1 : polls < 60 ? 2 : 5;
+/**
+ * Poll every second at first (images go active and small stacks complete within seconds), then
+ * back off to spare the VIM's API: 2 s after 20 polls, 5 s after 60. Measured locally, polling
+ * faster than 1 s costs more than it saves.
+ */
+function nextPoll(polls: number): string {
+  const ms = polls < 20 ? 1000 : polls < 60 ? 2000 : 5000;
+  return new Date(Date.now() + ms).toISOString();
 }
 
 async function saveDriverState(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
@@ -318,7 +324,7 @@ function collectedOf(info: Record<string, unknown> | undefined): CollectedResour
 export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction, polls = 0): Promise<StepResult> {
   const loaded = await load(deps, opOccId);
   const { opOcc, instance } = loaded;
-  const done = (status: StepResult['status'] = 'DONE'): StepResult => ({ status, waitSeconds: nextWait(polls), polls: polls + 1 });
+  const done = (status: StepResult['status'] = 'DONE'): StepResult => ({ status, waitUntil: nextPoll(polls), polls: polls + 1 });
   switch (action) {
     case 'grant': {
       if (!opOcc.grant) {
@@ -332,7 +338,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       const vim = opOcc.vim;
       const state = await driverOf(vim).instantiateStart(await context(deps, loaded, vim));
       await saveDriverState(deps, opOcc, state);
-      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'instantiate-poll':
     case 'rollback-poll':
@@ -380,7 +386,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       const vim = instance.vimResources?.vim;
       const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), instance.vimResources?.driverState ?? {});
       await saveDriverState(deps, opOcc, state);
-      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'terminate-finish': {
       const changes = resourceChanges(collectedOf(instance.instantiatedVnfInfo), 'REMOVED');
@@ -396,7 +402,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       const vim = opOcc.vim;
       const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), opOcc.driverState);
       await saveDriverState(deps, opOcc, state);
-      return { status: 'IN_PROGRESS', waitSeconds: 1, polls: 0 };
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'rollback-finish': {
       // A retried INSTANTIATE starts from scratch; a rolled-back one leaves nothing behind.
