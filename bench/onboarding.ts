@@ -62,6 +62,7 @@ export async function benchOnboarding(): Promise<void> {
           VNF_PACKAGES_TABLE: 'VnfPackagesTable',
           VNF_INSTANCES_TABLE: 'VnfInstancesTable',
           VNF_LCM_OP_OCCS_TABLE: 'VnfLcmOpOccsTable',
+          VIMS_TABLE: 'VimsTable',
           PACKAGES_BUCKET: bucket,
           SECRETS_PREFIX: 'vnfm/bench/',
           LOG_LEVEL: 'warn',

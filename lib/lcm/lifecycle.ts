@@ -282,10 +282,13 @@ function nextPoll(polls: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
-async function saveDriverState(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
-  const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { driverState: state } });
+/** Updates attributes of an op occ without changing its state; fails if the state changed meanwhile. */
+async function updateOpOcc(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
+  const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set, remove });
   if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while its step ran`);
 }
+
+const saveDriverState = (deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> => updateOpOcc(deps, opOcc, { driverState: state });
 
 function resourceChanges(collected: CollectedResources, changeType: 'ADDED' | 'REMOVED'): Record<string, unknown> {
   return {
@@ -329,8 +332,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     case 'grant': {
       if (!opOcc.grant) {
         const { grantRequest, grant } = await grantFor(deps, loaded);
-        const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { grantRequest, grant } });
-        if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while it was granted`);
+        await updateOpOcc(deps, opOcc, { grantRequest, grant, ...(grant.local ? {} : { grantId: grant.id }) });
       }
       return done();
     }
@@ -379,7 +381,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
         throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
       }
-      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { resourceChanges: resourceChanges(collected, 'ADDED') } });
+      await updateOpOcc(deps, opOcc, { resourceChanges: resourceChanges(collected, 'ADDED') });
       return done();
     }
     case 'terminate-start': {
@@ -393,7 +395,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set: { instantiationState: 'NOT_INSTANTIATED' }, remove: ['instantiatedVnfInfo', 'vimResources'] })) {
         throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
       }
-      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set: { resourceChanges: changes } });
+      await updateOpOcc(deps, opOcc, { resourceChanges: changes });
       return done();
     }
     case 'rollback-start': {
@@ -406,7 +408,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     }
     case 'rollback-finish': {
       // A retried INSTANTIATE starts from scratch; a rolled-back one leaves nothing behind.
-      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, remove: ['driverState'] });
+      await updateOpOcc(deps, opOcc, {}, ['driverState']);
       return done();
     }
   }
