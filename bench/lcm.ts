@@ -63,10 +63,17 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     const terminations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })));
     await settle(vnfm);
     const seconds = (performance.now() - started) / 1000;
-    const outcomes = await Promise.all([...instantiations, ...terminations].map((r) => (r.status === 202 ? opOccOf(r.headers.get('location') ?? '').then((o) => o.operationState) : Promise.resolve(`HTTP ${r.status}`))));
+    const reasons = new Map<string, number>();
+    const outcomes = await Promise.all([...instantiations, ...terminations].map(async (r) => {
+      if (r.status !== 202) return `HTTP ${r.status}`;
+      const occ = (await call('GET', new URL(r.headers.get('location') ?? '').pathname)).body as { operationState: string; error?: { detail: string } };
+      if (occ.error) reasons.set(occ.error.detail.slice(0, 160), (reasons.get(occ.error.detail.slice(0, 160)) ?? 0) + 1);
+      return occ.operationState;
+    }));
     const completed = outcomes.filter((o) => o === 'COMPLETED').length;
     const stuck = outcomes.filter((o) => ['STARTING', 'PROCESSING', 'ROLLING_BACK'].includes(o)).length;
     console.log(`${pairs} concurrent instantiate + terminate pairs on distinct instances`);
+    for (const [reason, count] of reasons) console.log(`  ${count} x ${reason}`);
     console.log(`  ${(pairs / seconds).toFixed(1)} pairs/s (${seconds.toFixed(1)} s in all); ${completed} of ${outcomes.length} operations COMPLETED, ${outcomes.length - completed - stuck} ended otherwise, ${stuck} stuck, ${outcomes.length === pairs * 2 ? 0 : pairs * 2 - outcomes.length} lost`);
   } finally {
     await vnfm.stop();
