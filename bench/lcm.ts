@@ -41,18 +41,20 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
       const occ = await opOccOf(reply.headers.get('location') ?? '');
       if (occ.operationState !== 'COMPLETED') throw new Error(`instantiate ended ${occ.operationState}: ${JSON.stringify(occ)}`);
       const vnfmMs = Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime);
-      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> } };
+      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> }; images: { items: Array<{ name: string | null; storeMs: number | null }> } };
       const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
       const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
-      const workMs = work.actions.find((a) => a.action === 'CREATE')?.workMs ?? NaN;
+      // The VIM's own work for this VNF: storing its images in Glance, then creating its stack.
+      const imageMs = state.images.items.filter((i) => i.name?.startsWith(`vnf-${id}-`)).reduce((sum, i) => sum + (i.storeMs ?? 0), 0);
+      const workMs = (work.actions.find((a) => a.action === 'CREATE')?.workMs ?? NaN) + imageMs;
       ratios.push(vnfmMs / workMs);
       overheads.push(vnfmMs - workMs);
       works.push(workMs);
       await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } });
       await settle(vnfm);
     }
-    console.log(`INSTANTIATE of the sample VNF (2 servers, volume, network) on the OpenStack simulator at time scale ${timeScale}: stack work time median ${(median(works) / 1000).toFixed(1)} s, ${samples} runs`);
-    console.log(`  202 -> COMPLETED / stack work time   median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`);
+    console.log(`INSTANTIATE of the sample VNF (2 servers, volume, network) on the OpenStack simulator at time scale ${timeScale}:  VIM work (image store + stack create) median ${(median(works) / 1000).toFixed(1)} s, ${samples} runs`);
+    console.log(`  202 -> COMPLETED / VIM work time       median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`);
     console.log(`  control-plane overhead               median ${median(overheads).toFixed(0)} ms`);
     if (pairs === 0) return;
 

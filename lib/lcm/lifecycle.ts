@@ -273,12 +273,12 @@ function driverOf(vim: VimReference | undefined) {
 }
 
 /**
- * Poll every second at first (images go active and small stacks complete within seconds), then
- * back off to spare the VIM's API: 2 s after 20 polls, 5 s after 60. Measured locally, polling
- * faster than 1 s costs more than it saves.
+ * Poll every second for the first minute (most stacks complete within it, and a late poll is pure
+ * overhead), then back off to spare the VIM's API: 2 s, and 5 s after three minutes. Measured
+ * locally, polling faster than 1 s costs more than it saves.
  */
 function nextPoll(polls: number): string {
-  const ms = polls < 20 ? 1000 : polls < 60 ? 2000 : 5000;
+  const ms = polls < 60 ? 1000 : polls < 120 ? 2000 : 5000;
   return new Date(Date.now() + ms).toISOString();
 }
 

@@ -29,6 +29,8 @@ export interface Image {
   properties: Record<string, string>;
   createdAt: number;
   updatedAt: number;
+  /** How long storing the uploaded data took (the VIM's own work), for benchmarks. */
+  storeMs?: number;
   /** Kept only for small images, so a download returns what was uploaded. */
   data: Buffer | undefined;
   staged: Buffer | undefined;
@@ -207,6 +209,7 @@ export class Glance {
     const sha = createHash('sha512');
     let size = 0;
     const kept: Buffer[] = [];
+    const started = performance.now();
     image.status = during;
     this.#touch(image);
     try {
@@ -232,6 +235,7 @@ export class Glance {
     image.hashValue = sha.digest('hex');
     image.data = size <= KEEP_DATA_BYTES ? Buffer.concat(kept) : undefined;
     image.status = 'active';
+    image.storeMs = performance.now() - started;
     this.#touch(image);
   }
 

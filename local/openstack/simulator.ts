@@ -58,7 +58,7 @@ export interface SimulatorState {
   ports: Listed<{ id: string; name: string; status: string; networkId: string; deviceId: string }>;
   networks: Listed<{ id: string; name: string }>;
   subnets: Listed<{ id: string; name: string; cidr: string }>;
-  images: Listed<{ id: string; name: string | null; status: string }>;
+  images: Listed<{ id: string; name: string | null; status: string; storeMs: number | null }>;
   volumes: Listed<{ id: string; name: string | null; status: string }>;
   serverGroups: Listed<{ id: string; name: string; members: number }>;
   deployments: Listed<{ id: string; stackId: string; resource: string; state: string }>;
@@ -263,7 +263,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
         ports: listed([...cloud.neutron.ports.values()].map((p) => ({ id: p.id, name: p.name, status: p.status, networkId: p.networkId, deviceId: p.deviceId }))),
         networks: listed([...cloud.neutron.networks.values()].filter((n) => !n.preloaded).map((n) => ({ id: n.id, name: n.name }))),
         subnets: listed([...cloud.neutron.subnets.values()].filter((n) => !n.preloaded).map((n) => ({ id: n.id, name: n.name, cidr: n.cidr }))),
-        images: listed([...cloud.glance.images.values()].filter((i) => !i.preloaded).map((i) => ({ id: i.id, name: i.name, status: i.status }))),
+        images: listed([...cloud.glance.images.values()].filter((i) => !i.preloaded).map((i) => ({ id: i.id, name: i.name, status: i.status, storeMs: i.storeMs ?? null }))),
         volumes: listed([...cloud.cinder.volumes.values()].map((v) => ({ id: v.id, name: v.name, status: v.status }))),
         serverGroups: listed([...cloud.nova.groups.values()].map((g) => ({ id: g.id, name: g.name, members: g.members.length }))),
         deployments: listed([...cloud.heat.deployments.values()].map((d) => ({ id: d.id, stackId: d.stack.id, resource: d.resourceName, state: d.state }))),
