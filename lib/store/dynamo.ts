@@ -2,7 +2,7 @@
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -66,4 +66,15 @@ export async function tenantPage<T>(table: string, tenantId: string, limit: numb
     ExclusiveStartKey: after,
   }));
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
+}
+
+/** Writes a new record; fails with ConditionalCheckFailedException if the id exists already. */
+export async function putNew(table: string, item: { id: string }): Promise<void> {
+  await documentClient().send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(id)' }));
+}
+
+/** Reads a record by id, strongly consistent (a state check must see the latest write). */
+export async function getById<T>(table: string, id: string): Promise<T | undefined> {
+  const out = await documentClient().send(new GetCommand({ TableName: table, Key: { id }, ConsistentRead: true }));
+  return out.Item as T | undefined;
 }

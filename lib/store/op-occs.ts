@@ -1,8 +1,8 @@
 // VNF LCM operation occurrences in DynamoDB. State changes are conditional on the current
 // state, so a retried or late Step Functions task can never move an op occ backwards.
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -26,12 +26,11 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
 
   async create(record: VnfLcmOpOccRecord): Promise<void> {
-    await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
+    await putNew(this.table, record);
   }
 
-  async get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
-    return out.Item as VnfLcmOpOccRecord | undefined;
+  get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
+    return getById<VnfLcmOpOccRecord>(this.table, id);
   }
 
   async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {

@@ -1,9 +1,9 @@
 // VNF package records (SOL005 VnfPkgInfo plus what onboarding extracted). State changes are
 // conditional writes, so an upload, an onboarding run, a PATCH and a DELETE racing on one package
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
 
 export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
 export type OperationalState = 'ENABLED' | 'DISABLED';
@@ -70,12 +70,11 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
   constructor(private readonly table = requiredEnv('VNF_PACKAGES_TABLE')) {}
 
   async put(record: VnfPackageRecord): Promise<void> {
-    await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
+    await putNew(this.table, record);
   }
 
-  async get(id: string): Promise<VnfPackageRecord | undefined> {
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
-    return out.Item as VnfPackageRecord | undefined;
+  get(id: string): Promise<VnfPackageRecord | undefined> {
+    return getById<VnfPackageRecord>(this.table, id);
   }
 
   async findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]> {

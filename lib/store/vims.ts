@@ -1,8 +1,8 @@
 // VIM records: where a VIM is and which secret holds its credentials. The VIM registry API and
 // reachability monitoring build on this; LCM operations resolve a vimId, or the default VIM of a
 // type, through it.
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, requiredEnv } from './dynamo.ts';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, getById, requiredEnv } from './dynamo.ts';
 
 export interface VimRecord {
   id: string;
@@ -30,9 +30,8 @@ export class DynamoVimStore implements VimStore {
     await documentClient().send(new PutCommand({ TableName: this.table, Item: record }));
   }
 
-  async get(id: string): Promise<VimRecord | undefined> {
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
-    return out.Item as VimRecord | undefined;
+  get(id: string): Promise<VimRecord | undefined> {
+    return getById<VimRecord>(this.table, id);
   }
 
   async listForTenant(tenantId: string): Promise<VimRecord[]> {

@@ -1,9 +1,9 @@
 // VNF instance records in DynamoDB, including the per-instance LCM operation lock: one
 // conditional write on the instance item (`attribute_not_exists(lockOpOccId)`), so racing
 // requests get exactly one winner without transactions.
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, isConditionFailure, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
 
 export interface LockRequest {
   opOccId: string;
@@ -38,12 +38,11 @@ export class DynamoVnfInstanceStore implements VnfInstanceStore {
   constructor(private readonly table = requiredEnv('VNF_INSTANCES_TABLE')) {}
 
   async create(record: VnfInstanceRecord): Promise<void> {
-    await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
+    await putNew(this.table, record);
   }
 
-  async get(id: string): Promise<VnfInstanceRecord | undefined> {
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ConsistentRead: true }));
-    return out.Item as VnfInstanceRecord | undefined;
+  get(id: string): Promise<VnfInstanceRecord | undefined> {
+    return getById<VnfInstanceRecord>(this.table, id);
   }
 
   async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
