@@ -7,9 +7,8 @@ import type { InstantiateVnfRequest, TerminateVnfRequest } from '#lib/sol/reques
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
-import { getJson, onboardedKey } from '#lib/packages/storage.ts';
+import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';
-import { contentKey, getStream } from '#lib/packages/storage.ts';
 import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
 import { log } from '#lib/log.ts';
 import type { LcmDeps } from './deps.ts';
@@ -188,7 +187,8 @@ export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: 
   if (current.operation === 'TERMINATE') throw new ConflictError('A TERMINATE cannot be rolled back (its resources may be partly deleted); retry it or mark it failed');
   const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'ROLLING_BACK', now: deps.now() });
   if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
-  await startOrFailTemp(deps, moved, 'ROLLBACK', `${opOccId}-rollback-${current.attempts ?? 1}`, {});
+  // A rollback that failed may be asked for again: each gets an execution name of its own.
+  await startOrFailTemp(deps, moved, 'ROLLBACK', `${opOccId}-rollback-${Date.now()}`, {});
   return moved;
 }
 
