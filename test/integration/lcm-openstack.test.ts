@@ -170,6 +170,20 @@ describe('faults and the op-occ tasks', () => {
     await terminateAndDelete(id);
   });
 
+  it('a rollback that fails ends FAILED_TEMP again with the VIM\'s reason, and can be asked for again', async () => {
+    const { id, path } = await failedInstantiate('Injected: image service down');
+    await injectFault({ kind: 'stack-delete-fail', reason: 'Injected: delete refused by the VIM', count: 1 });
+    assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+    await settle(vnfm);
+    const again = await opOcc(path);
+    assert.equal(again.operationState, 'FAILED_TEMP', JSON.stringify(again));
+    assert.match((again.error as { detail: string }).detail, /delete refused by the VIM/);
+    assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+    await settle(vnfm);
+    assert.equal((await opOcc(path)).operationState, 'ROLLED_BACK');
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
   it('fail ends FAILED (200 + the op occ) and releases the instance', async () => {
     const { id, path } = await failedInstantiate('Injected: flavor not found');
     const failed = await call('POST', `${path}/fail`);
