@@ -21,7 +21,8 @@ const runtime = await startRuntime({
 });
 const vims = await startLocalVims(dataDir, {
   timeScale: Number(process.env.VNFM_SIM_TIME_SCALE ?? 0.2),
-  log: (line) => process.stderr.write(`${line}\n`),
+  // The VNFM prints the one line about where it listens; vims.json says where the VIMs are.
+  log: (line) => { if (!line.includes('listening on')) process.stderr.write(`${line}\n`); },
 });
 process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir}; VIMs in ${dataDir}/vims.json)\n`);
 
