@@ -18,7 +18,7 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   generateName?: string;
   deletionTimestamp?: string;
-  [k: string]: Json | undefined;
+  [k: string]: Json | OwnerReference[] | undefined;
 }
 
 export interface OwnerReference {
