@@ -43,16 +43,16 @@ export function parsedVnfd(packageId: string): Promise<ParsedVnfd> {
 }
 
 function packageFiles(pkg: VnfPackageRecord): PackageFiles {
+  const fileOf = async (path: string) => {
+    const file = (await packageIndex(pkg)).files[path];
+    if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
+    return file;
+  };
   return {
     read: (path) => readFile(pkg, path),
-    size: async (path) => {
-      const file = (await packageIndex(pkg)).files[path];
-      if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
-      return file.size;
-    },
+    size: async (path) => (await fileOf(path)).size,
     stream: async (path) => {
-      const file = (await packageIndex(pkg)).files[path];
-      if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
+      const file = await fileOf(path);
       if ('key' in file) return getStream(file.key);
       return getStream(contentKey(pkg.id), file.size === 0 ? undefined : { start: file.csarOffset, end: file.csarOffset + file.size - 1 });
     },

@@ -9,17 +9,15 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { openArchive, type CsarArchive } from '#lib/packages/archive.ts';
-import { bufferSource } from '#lib/packages/byte-source.ts';
-import { inspectCsar } from '#lib/packages/csar.ts';
-import { parseVnfd, type ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { CsarArchive } from '#lib/packages/archive.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { driverFor, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
 import { openStackDriver } from '#lib/vim/openstack/driver.ts';
 import { GlanceClient } from '#lib/vim/openstack/glance.ts';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { VimError, clearTokenCache } from '#lib/vim/openstack/index.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
-import { buildCsar } from '../../support/csar-builder.ts';
+import { openSamplePackage } from '../../support/sample-package.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The fake
@@ -385,20 +383,7 @@ let archive: CsarArchive;
 let vnfd: ParsedVnfd;
 let files: PackageFiles;
 before(async () => {
-  archive = await openArchive(bufferSource(await buildCsar('openstack-vnf-v1')));
-  const info = await inspectCsar(archive);
-  vnfd = await parseVnfd({ readText: (path) => archive.readText(path), has: (path) => archive.has(path) }, info.entryDefinitions);
-  const size = (path: string): number => {
-    const entry = archive.entries().find((candidate) => candidate.path === path);
-    if (!entry) throw new Error(`${path} is not in the package`);
-    return entry.uncompressedSize;
-  };
-  files = {
-    read: async (path) => archive.readBytes(path, size(path)),
-    size: async (path) => size(path),
-    stream: (path) => archive.openStream(path),
-    list: async () => archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path),
-  };
+  ({ archive, vnfd, files } = await openSamplePackage('openstack-vnf-v1'));
 });
 after(async () => {
   await archive.close();

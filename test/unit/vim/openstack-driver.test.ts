@@ -5,16 +5,14 @@
 // waiting for the simulator to settle, never by sleeping.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { openArchive, type CsarArchive } from '#lib/packages/archive.ts';
-import { bufferSource } from '#lib/packages/byte-source.ts';
-import { inspectCsar } from '#lib/packages/csar.ts';
-import { parseVnfd, type ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { CsarArchive } from '#lib/packages/archive.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { CollectedResources, DriverState, OperationContext, PackageFiles, Progress, VimConnection } from '#lib/vim/driver.ts';
 import { VimError, clearTokenCache, openStackDriver } from '#lib/vim/openstack/index.ts';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from '#local/openstack/simulator.ts';
-import { buildCsar } from '../../support/csar-builder.ts';
+import { openSamplePackage } from '../../support/sample-package.ts';
 
 let sim: OpenStackSimulator;
 let archive: CsarArchive;
@@ -24,20 +22,7 @@ let publicNetwork: string;
 
 before(async () => {
   sim = await startOpenStackSimulator({ timeScale: 0.01 });
-  archive = await openArchive(bufferSource(await buildCsar('openstack-vnf-v1')));
-  const info = await inspectCsar(archive);
-  vnfd = await parseVnfd({ readText: (path) => archive.readText(path), has: (path) => archive.has(path) }, info.entryDefinitions);
-  const size = (path: string): number => {
-    const entry = archive.entries().find((candidate) => candidate.path === path);
-    if (!entry) throw new Error(`${path} is not in the package`);
-    return entry.uncompressedSize;
-  };
-  files = {
-    read: async (path) => archive.readBytes(path, size(path)),
-    size: async (path) => size(path),
-    stream: (path) => archive.openStream(path),
-    list: async () => archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path),
-  };
+  ({ archive, vnfd, files } = await openSamplePackage('openstack-vnf-v1'));
   const network = sim.faults.state().preloaded.networks.find((candidate) => candidate.name === 'public');
   assert.ok(network, 'devstack has a public network');
   publicNetwork = network.id;
