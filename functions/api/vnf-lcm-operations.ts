@@ -1,9 +1,10 @@
-// API function for the SOL003 task resources: instantiate and terminate a VNF instance, and retry,
-// roll back or fail an operation occurrence (/vnflcm/v1 and /vnflcm/v2).
+// API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
+// instance, and retry, roll back or fail an operation occurrence (/vnflcm/v1 and /vnflcm/v2).
 import { defaultDeps } from '#lib/lcm/deps.ts';
-import { failOperation, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
+import { failOperation, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
+import { requestHeal, requestScale } from '#lib/lcm/scale-heal.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { instantiateVnfRequest, normaliseV1Instantiate, parseRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
+import { healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, parseRequest, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, type ApiRequest, type ApiResult } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
@@ -24,6 +25,18 @@ export const handler = httpApi({
     POST: async (request) => {
       const body = parseRequest(terminateVnfRequest, request.body, 'TerminateVnfRequest');
       return accepted(request, await requestTerminate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+    },
+  }),
+  ...bothVersions('/vnf_instances/{vnfInstanceId}/scale', {
+    POST: async (request) => {
+      const body = parseRequest(scaleVnfRequest, request.body, 'ScaleVnfRequest');
+      return accepted(request, await requestScale(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), parsedVnfd));
+    },
+  }),
+  ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
+    POST: async (request) => {
+      const body = parseRequest(healVnfRequest, request.body, 'HealVnfRequest');
+      return accepted(request, await requestHeal(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

@@ -33,7 +33,33 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
       ...flavour.storages.map((st) => ({ id: `${st.id}-storage`, type: 'STORAGE', resourceTemplateId: st.id })),
     ]
     : [];
+  const change = opOcc.change as { kind?: string; scaleType?: string; targets?: Record<string, number>; remove?: Array<{ vduId: string; resourceId: string }>; vnfcs?: Array<{ vduId: string; resourceId: string }> } | undefined;
+  const vimConnectionId = instance.vimResources?.vim.connectionId;
+  const existing = (vnfc: { vduId: string; resourceId: string }, index: number) => ({
+    id: `${vnfc.vduId}-${index}`, type: 'COMPUTE', vduId: vnfc.vduId, resourceTemplateId: vnfc.vduId,
+    resource: { ...(vimConnectionId ? { vimConnectionId } : {}), resourceId: vnfc.resourceId },
+  });
+  if (change?.kind === 'HEAL') {
+    return { ...grantBase(inputs, flavourId), updateResources: (change.vnfcs ?? []).map(existing) };
+  }
+  if (change?.kind === 'SCALE') {
+    if (change.scaleType === 'SCALE_IN') return { ...grantBase(inputs, flavourId), removeResources: (change.remove ?? []).map(existing) };
+    const counts: Record<string, number> = {};
+    for (const vnfc of (instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Array<{ vduId: string }>) counts[vnfc.vduId] = (counts[vnfc.vduId] ?? 0) + 1;
+    const added = Object.entries(change.targets ?? {}).flatMap(([vduId, target]) => Array.from({ length: Math.max(0, target - (counts[vduId] ?? 0)) }, (_, n) => ({
+      id: `${vduId}-compute-${n + 1}`, type: 'COMPUTE', resourceTemplateId: vduId, vduId,
+    })));
+    return { ...grantBase(inputs, flavourId), addResources: added };
+  }
   const adding = opOcc.operation === 'INSTANTIATE';
+  return {
+    ...grantBase(inputs, flavourId),
+    ...(params.instantiationLevelId ? { instantiationLevelId: params.instantiationLevelId } : {}),
+    ...(adding ? { addResources: resources } : { removeResources: resources }),
+  };
+}
+
+function grantBase({ opOcc, instance }: GrantInputs, flavourId: string): Record<string, unknown> {
   return {
     vnfInstanceId: instance.id,
     vnfLcmOpOccId: opOcc.id,
@@ -41,8 +67,6 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     flavourId,
     operation: opOcc.operation,
     isAutomaticInvocation: opOcc.isAutomaticInvocation,
-    ...(params.instantiationLevelId ? { instantiationLevelId: params.instantiationLevelId } : {}),
-    ...(adding ? { addResources: resources } : { removeResources: resources }),
     _links: { vnfLcmOpOcc: { href: `/vnflcm/v2/vnf_lcm_op_occs/${opOcc.id}` }, vnfInstance: { href: `/vnflcm/v2/vnf_instances/${instance.id}` } },
   };
 }

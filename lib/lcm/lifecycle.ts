@@ -9,13 +9,14 @@ import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
 import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';
-import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
+import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageFiles, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
 import { log } from '#lib/log.ts';
 import type { LcmDeps } from './deps.ts';
 import { finishOperation, startOperation } from './operations.ts';
 import { getVnfInstance, type Caller } from './vnf-instances.ts';
 import { getOpOcc } from './op-occs.ts';
 import { grantFor } from './grant.ts';
+import { ageOrdered, resourceDiff, reverseScale, scaledStatus } from './scale-heal.ts';
 
 export const OPENSTACK_VIM = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
 export const KUBERNETES_VIM = 'ETSINFV.KUBERNETES.V_1';
@@ -57,12 +58,26 @@ function packageFiles(pkg: VnfPackageRecord): PackageFiles {
       return getStream(contentKey(pkg.id), file.size === 0 ? undefined : { start: file.csarOffset, end: file.csarOffset + file.size - 1 });
     },
     list: async () => Object.keys((await packageIndex(pkg)).files),
+    artifacts: async () => (pkg.additionalArtifacts ?? []).flatMap((artifact) => (typeof artifact.artifactPath === 'string' ? [artifact.artifactPath] : [])),
   };
 }
 
 /** Which kind of VIM a package needs: Kubernetes when it brings manifests for the operation, else OpenStack. */
 function vimTypeFor(request: { additionalParams?: Record<string, unknown> }): string {
   return request.additionalParams?.['lcm-kubernetes-def-files'] ? KUBERNETES_VIM : OPENSTACK_VIM;
+}
+
+/** Kubernetes manifests named by a request must be artifacts the package declares (with checksums). */
+function checkDefinitionFiles(pkg: VnfPackageRecord, files: unknown): void {
+  if (files === undefined) return;
+  if (!Array.isArray(files) || files.length === 0 || !files.every((file) => typeof file === 'string' && file.length > 0)) {
+    throw new BadRequestError('additionalParams.lcm-kubernetes-def-files must be a non-empty list of paths in the VNF package');
+  }
+  const declared = new Set((pkg.additionalArtifacts ?? []).map((artifact) => artifact.artifactPath));
+  const unknown = files.filter((file) => !declared.has(file));
+  if (unknown.length) {
+    throw new UnprocessableEntityError(`additionalParams.lcm-kubernetes-def-files names ${unknown.join(', ')}, which VNF package ${pkg.id} does not declare as an artifact (in its manifest or TOSCA.meta)`);
+  }
 }
 
 function sameVimType(a: string, b: string): boolean {
@@ -125,7 +140,9 @@ export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: stri
     throw new UnprocessableEntityError(`Deployment flavour ${request.flavourId} has no instantiation level "${request.instantiationLevelId}"`);
   }
   const vimType = vimTypeFor(request);
-  if (!driverFor(vimType)) throw new UnprocessableEntityError(`VIMs of type ${vimType} are not supported`);
+  // The API function checks against the list, not the driver registry: drivers load only in the step function.
+  if (![OPENSTACK_VIM, KUBERNETES_VIM].includes(vimType)) throw new UnprocessableEntityError(`VIMs of type ${vimType} are not supported`);
+  checkDefinitionFiles(pkg, request.additionalParams?.['lcm-kubernetes-def-files']);
   const pending: Record<string, string> = {};
   try {
     const vim = await chooseVim(deps, caller, instance, request, vimType, pending, deps.newId());
@@ -185,6 +202,7 @@ export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: 
   const current = await getOpOcc(deps, caller, opOccId);
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be rolled back`);
   if (current.operation === 'TERMINATE') throw new ConflictError('A TERMINATE cannot be rolled back (its resources may be partly deleted); retry it or mark it failed');
+  if (current.operation === 'HEAL') throw new ConflictError('A HEAL cannot be rolled back (the VNFCs it replaced are gone); retry it or mark it failed');
   const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'ROLLING_BACK', now: deps.now() });
   if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
   // A rollback that failed may be asked for again: each gets an execution name of its own.
@@ -219,6 +237,7 @@ async function startOrFailTemp(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, machine:
 export type StepAction =
   | 'grant' | 'instantiate-start' | 'instantiate-poll' | 'instantiate-finish'
   | 'terminate-start' | 'terminate-poll' | 'terminate-finish'
+  | 'update-start' | 'update-poll' | 'update-finish'
   | 'rollback-start' | 'rollback-poll' | 'rollback-finish';
 
 export interface StepResult {
@@ -251,15 +270,18 @@ async function vimConnection(deps: LcmDeps, vim: VimReference | undefined): Prom
 }
 
 async function context(deps: LcmDeps, loaded: Loaded, vim: VimReference | undefined): Promise<OperationContext> {
-  const params = (loaded.opOcc.operationParams ?? {}) as InstantiateVnfRequest;
-  const flavourId = loaded.opOcc.operation === 'INSTANTIATE' ? params.flavourId : String(loaded.instance.instantiatedVnfInfo?.flavourId ?? '');
+  const instantiating = loaded.opOcc.operation === 'INSTANTIATE';
+  const instantiateRequest = (instantiating ? loaded.opOcc.operationParams : loaded.instance.vimResources?.instantiateRequest) ?? {};
+  const params = instantiateRequest as Partial<InstantiateVnfRequest>;
+  const flavourId = instantiating ? String(params.flavourId ?? '') : String(loaded.instance.instantiatedVnfInfo?.flavourId ?? params.flavourId ?? '');
   return {
     vnfInstanceId: loaded.instance.id,
     opOccId: loaded.opOcc.id,
     vnfd: loaded.vnfd,
     flavourId,
-    instantiationLevelId: params.instantiationLevelId,
+    ...(params.instantiationLevelId !== undefined ? { instantiationLevelId: params.instantiationLevelId } : {}),
     request: loaded.opOcc.operationParams ?? {},
+    instantiateRequest,
     files: packageFiles(loaded.pkg),
     vim: await vimConnection(deps, vim),
     grant: (loaded.opOcc.grant?.decision ?? {}) as OperationContext['grant'],
@@ -345,12 +367,15 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     case 'instantiate-poll':
     case 'rollback-poll':
     case 'terminate-poll': {
-      if (action === 'rollback-poll' && (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState)) return done();
+      const rescale = action === 'rollback-poll' && opOcc.operation === 'SCALE' && opOcc.rollbackChange;
+      if (action === 'rollback-poll' && !rescale && (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState)) return done();
       const vim = action === 'terminate-poll' ? instance.vimResources?.vim : opOcc.vim;
       const driver = driverOf(vim);
       const ctx = await context(deps, loaded, vim);
       const state = opOcc.driverState ?? {};
-      const progress = action === 'instantiate-poll' ? await driver.instantiatePoll(ctx, state) : await driver.terminatePoll(ctx, state);
+      const progress = action === 'instantiate-poll'
+        ? await driver.instantiatePoll(ctx, state)
+        : rescale ? await driver.updatePoll(ctx, state, opOcc.rollbackChange as UpdateChange) : await driver.terminatePoll(ctx, state);
       await saveDriverState(deps, opOcc, progress.state);
       if (progress.status === 'FAILED') throw new VimOperationFailed(progress.reason);
       return done(progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS');
@@ -359,7 +384,8 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       const vim = opOcc.vim;
       const params = opOcc.operationParams as InstantiateVnfRequest;
       const ctx = await context(deps, loaded, vim);
-      const collected = await driverOf(vim).collect(ctx, opOcc.driverState ?? {});
+      const found = await driverOf(vim).collect(ctx, opOcc.driverState ?? {});
+      const collected = { ...found, vnfcResourceInfo: ageOrdered(undefined, found.vnfcResourceInfo) };
       const flavour = flavourOf(loaded.vnfd, params.flavourId);
       const connections = { ...(instance.vimConnectionInfo ?? {}) };
       const secrets = { ...(instance.vimAccessSecrets ?? {}) };
@@ -374,7 +400,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
         instantiatedVnfInfo: instantiatedVnfInfo(flavour, params.instantiationLevelId, collected),
         vimConnectionInfo: connections,
         vimAccessSecrets: secrets,
-        vimResources: { vim, driverState: opOcc.driverState ?? {} },
+        vimResources: { vim, driverState: opOcc.driverState ?? {}, instantiateRequest: opOcc.operationParams ?? {} },
       };
       if (params.vnfConfigurableProperties) set.vnfConfigurableProperties = params.vnfConfigurableProperties;
       if (params.extensions) set.extensions = params.extensions;
@@ -398,7 +424,36 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       await updateOpOcc(deps, opOcc, { resourceChanges: changes });
       return done();
     }
+    case 'update-start': {
+      const vim = instance.vimResources?.vim;
+      const state = await driverOf(vim).updateStart(await context(deps, loaded, vim), instance.vimResources?.driverState ?? {}, changeOf(opOcc));
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
+    }
+    case 'update-poll': {
+      const vim = instance.vimResources?.vim;
+      const progress = await driverOf(vim).updatePoll(await context(deps, loaded, vim), opOcc.driverState ?? instance.vimResources?.driverState ?? {}, changeOf(opOcc));
+      await saveDriverState(deps, opOcc, progress.state);
+      if (progress.status === 'FAILED') throw new VimOperationFailed(progress.reason);
+      return done(progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS');
+    }
+    case 'update-finish': {
+      const change = changeOf(opOcc);
+      const info = await recollect(deps, loaded, change.kind === 'SCALE' ? { scaleStatus: scaledStatus(instance.instantiatedVnfInfo, change) } : {});
+      await updateOpOcc(deps, opOcc, { resourceChanges: resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info)) });
+      return done();
+    }
     case 'rollback-start': {
+      if (opOcc.operation === 'SCALE') {
+        // Back to the counts the instance had, from whatever the failed attempt left on the VIM.
+        const vim = instance.vimResources?.vim;
+        const driver = driverOf(vim);
+        const ctx = await context(deps, loaded, vim);
+        const state = opOcc.driverState ?? instance.vimResources?.driverState ?? {};
+        const reverse = reverseScale(changeOf(opOcc) as Extract<UpdateChange, { kind: 'SCALE' }>, instance.instantiatedVnfInfo, await driver.collect(ctx, state));
+        await updateOpOcc(deps, opOcc, { rollbackChange: reverse, driverState: await driver.updateStart(ctx, state, reverse) });
+        return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
+      }
       // Only INSTANTIATE leaves VIM resources to remove; MODIFY_INFO changed nothing before it failed.
       if (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState) return done();
       const vim = opOcc.vim;
@@ -407,9 +462,43 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'rollback-finish': {
+      // A rolled-back SCALE has the VNFCs it had before (ids of VNFCs a scale-in removed are new ones).
+      if (opOcc.operation === 'SCALE' && opOcc.rollbackChange) await recollect(deps, loaded, {});
       // A retried INSTANTIATE starts from scratch; a rolled-back one leaves nothing behind.
-      await updateOpOcc(deps, opOcc, {}, ['driverState']);
+      await updateOpOcc(deps, opOcc, {}, ['driverState', 'rollbackChange']);
       return done();
     }
   }
+}
+
+function changeOf(opOcc: VnfLcmOpOccRecord): UpdateChange {
+  if (!opOcc.change) throw new BadRequestError(`VNF LCM operation occurrence ${opOcc.id} (${opOcc.operation}) records no change to make`);
+  return opOcc.change as unknown as UpdateChange;
+}
+
+/**
+ * Reads the instance's resources back from the VIM after its driver state changed (SCALE, HEAL,
+ * a rolled-back SCALE) and stores them, with the new driver state, under the operation's lock.
+ */
+async function recollect(deps: LcmDeps, loaded: Loaded, extra: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { opOcc, instance } = loaded;
+  const vim = instance.vimResources?.vim;
+  if (!vim || !instance.vimResources) throw new ConflictError(`VNF instance ${instance.id} has no VIM resources`);
+  const driverState = opOcc.driverState ?? instance.vimResources.driverState;
+  const collected = await driverOf(vim).collect(await context(deps, loaded, vim), driverState);
+  const info: Record<string, unknown> = {
+    ...instance.instantiatedVnfInfo,
+    extCpInfo: collected.extCpInfo,
+    vnfcResourceInfo: ageOrdered(Array.isArray(instance.instantiatedVnfInfo?.vnfcResourceInfo) ? instance.instantiatedVnfInfo.vnfcResourceInfo as Array<Record<string, unknown>> : [], collected.vnfcResourceInfo),
+    vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
+    virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
+    ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
+    ...(collected.extVirtualLinkInfo?.length ? { extVirtualLinkInfo: collected.extVirtualLinkInfo } : {}),
+    ...extra,
+  };
+  const set = { instantiatedVnfInfo: info, vimResources: { ...instance.vimResources, driverState } };
+  if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
+    throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
+  }
+  return info;
 }

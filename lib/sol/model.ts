@@ -80,7 +80,7 @@ export interface VnfInstanceRecord {
   /** Internal: connection id -> secret id holding that connection's accessInfo. */
   vimAccessSecrets?: Record<string, string>;
   /** Internal: the VIM the instance's resources are on and what the driver needs to find them again. */
-  vimResources?: { vim: VimReference; driverState: Record<string, unknown> };
+  vimResources?: { vim: VimReference; driverState: Record<string, unknown>; instantiateRequest?: Record<string, unknown> };
   /** Internal: the op occ holding the per-instance operation lock. */
   lockOpOccId?: string;
   lockedAt?: string;
@@ -132,6 +132,9 @@ export interface VnfLcmOpOccRecord {
   vim?: VimReference;
   /** Internal: what the driver has created so far, for polling, retry and rollback. */
   driverState?: Record<string, unknown>;
+  /** Internal: the change a SCALE or HEAL makes (worked out when it was requested), and the one its rollback makes. */
+  change?: Record<string, unknown>;
+  rollbackChange?: Record<string, unknown>;
   /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
   grantRequest?: Record<string, unknown>;
   grant?: Record<string, unknown>;

@@ -124,6 +124,27 @@ export const terminateVnfRequest = z.object({
 });
 export type TerminateVnfRequest = z.infer<typeof terminateVnfRequest>;
 
+/** SOL003 5.5.2.5 ScaleVnfRequest */
+export const scaleVnfRequest = z.object({
+  type: z.enum(['SCALE_OUT', 'SCALE_IN']),
+  aspectId: identifier,
+  numberOfSteps: z.number().int().min(1).max(1000).default(1),
+  additionalParams: keyValuePairs.optional(),
+}).strict();
+export type ScaleVnfRequest = z.infer<typeof scaleVnfRequest>;
+
+/**
+ * SOL003 5.5.2.9 HealVnfRequest. `vnfcInstanceId` names vnfcInfo ids (v2) or vnfcResourceInfo ids
+ * (v1, as Tacker's v1 API uses them); `healScript` is the V2.6.1 attribute v1 clients may send.
+ */
+export const healVnfRequest = z.object({
+  vnfcInstanceId: z.array(identifier).max(1000).optional(),
+  cause: z.string().max(1024).optional(),
+  additionalParams: keyValuePairs.optional(),
+  healScript: z.string().max(1024).optional(),
+}).strict();
+export type HealVnfRequest = z.infer<typeof healVnfRequest>;
+
 /**
  * v1 (SOL003 V2.6.1, Tacker's default) InstantiateVnfRequest: vimConnectionInfo and each extCp's
  * cpConfig are arrays; they become the V3 maps (cpConfig keyed by cpInstanceId, else by position).

@@ -20,6 +20,8 @@ export interface PackageFiles {
   size(path: string): Promise<number>;
   stream(path: string): Promise<NodeJS.ReadableStream>;
   list(): Promise<string[]>;
+  /** Paths of the files the package declares as artifacts (manifest or TOSCA.meta entries, with checksums). */
+  artifacts(): Promise<string[]>;
 }
 
 /** What the grant (local or from the NFVO) decided for this operation. */
@@ -38,6 +40,8 @@ export interface OperationContext {
   instantiationLevelId?: string;
   /** The LCM request as the NFVO sent it (InstantiateVnfRequest, TerminateVnfRequest, ...), minus credentials. */
   request: Record<string, unknown>;
+  /** The InstantiateVnfRequest the VNF was created with (the same as `request` during INSTANTIATE), minus credentials. */
+  instantiateRequest: Record<string, unknown>;
   files: PackageFiles;
   vim: VimConnection;
   grant: GrantDecision;
@@ -61,6 +65,22 @@ export interface CollectedResources {
   vnfcInfo?: Array<Record<string, unknown>>;
 }
 
+/** A VNFC as the engine names it to a driver: its VDU and the VIM resource (server id, pod name). */
+export interface VnfcRef {
+  vduId: string;
+  resourceId: string;
+}
+
+/**
+ * A change to an instantiated VNF's resources, worked out by the engine from the VNFD and the request.
+ * SCALE: the VDUs the aspect changes and how many VNFCs each must have afterwards; on scale-in, the
+ * VNFCs to remove (newest first), so drivers remove exactly those. HEAL: the VNFCs to replace by
+ * fresh ones (every VNFC when the request names none); the other VNFCs must keep their ids.
+ */
+export type UpdateChange =
+  | { kind: 'SCALE'; scaleType: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; steps: number; targets: Record<string, number>; remove: VnfcRef[] }
+  | { kind: 'HEAL'; vnfcs: VnfcRef[] };
+
 export interface InfraDriver {
   readonly vimTypes: readonly string[];
   /** Starts creating the VNF's resources (images, stack, ...). */
@@ -71,6 +91,10 @@ export interface InfraDriver {
   /** Starts removing everything the VNF (or a failed instantiate, on rollback) has on the VIM. */
   terminateStart(ctx: OperationContext, state: DriverState): Promise<DriverState>;
   terminatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;
+  /** Starts a SCALE or HEAL of an instantiated VNF, from the driver state its last operation left. */
+  updateStart(ctx: OperationContext, state: DriverState, change: UpdateChange): Promise<DriverState>;
+  /** Until DONE; the state it returns then is the VNF's driver state from now on (for collect, terminate). */
+  updatePoll(ctx: OperationContext, state: DriverState, change: UpdateChange): Promise<Progress>;
   /** Checks that the VIM answers and the credentials work. */
   verify(vim: VimConnection): Promise<void>;
 }

@@ -1,31 +1,26 @@
-// What kube-controller-manager and the kubelet would do, in miniature: the Deployment controller
-// (ReplicaSet per pod template, RollingUpdate with maxSurge/maxUnavailable, Recreate, status and
-// conditions), the ReplicaSet controller (keeps its pod count), a kubelet that starts pods after
-// a scaled delay or leaves them in ImagePullBackOff, and owner-reference garbage collection.
+// What kube-controller-manager, the scheduler and the kubelet would do, in miniature: the
+// Deployment controller (ReplicaSet per pod template, RollingUpdate with maxSurge/maxUnavailable,
+// Recreate, status and conditions), the ReplicaSet controller (keeps its pod count), the
+// StatefulSet and DaemonSet controllers (workloads.ts), a scheduler spreading pods over the Ready
+// nodes, a kubelet that starts pods after a scaled delay or leaves them in ImagePullBackOff, and
+// the garbage collector (owner references, foreground and orphan deletion, pods of vanished nodes).
 // Controllers are level-triggered: every store change queues a reconcile pass, and passes repeat
 // until nothing changes, so settled() is simply "no pass queued and no kubelet timer pending".
 import { createHash } from 'node:crypto';
-import { clone, isObject, matchesLabels, RESOURCES, structuredSelector, timestamp, type Json, type JsonObject, type KObject, type ResourceType, type Store } from './store.ts';
+import { containersOf, controllerRef, isPodReady, num, podFromTemplate, resolveIntOrPercent, T, templateHash } from './defaults.ts';
+import { isNodeReady, nodeInternalIp, podNetworkOf, schedulable } from './nodes.ts';
+import { clone, isObject, matchesLabels, structuredSelector, timestamp, type Json, type JsonObject, type KObject, type ResourceType, type Store } from './store.ts';
+import { reconcileDaemonSet, reconcileStatefulSet, type WorkloadContext } from './workloads.ts';
 
-const typeOf = (resource: string): ResourceType => RESOURCES.find((r) => r.resource === resource)!;
-export const T = {
-  namespaces: typeOf('namespaces'),
-  configmaps: typeOf('configmaps'),
-  secrets: typeOf('secrets'),
-  services: typeOf('services'),
-  pods: typeOf('pods'),
-  deployments: typeOf('deployments'),
-  replicasets: typeOf('replicasets'),
-};
+export { T } from './defaults.ts';
 
 /** Unscaled kubelet delays in ms (multiplied by timeScale). */
 const POD_START_MS = 1500;
 const IMAGE_PULL_FAIL_MS = 1000;
-const NODE_NAME = 'sim-node-1';
 
 export interface ControllerOptions {
   timeScale: number;
-  /** Whether pulling this image fails (the "invalid" naming rule plus injected faults). */
+  /** Whether pulling this image fails (the "invalid"/"badimage" naming rule plus injected faults). */
   imagePullFails: (image: string) => boolean;
   log: (line: string) => void;
 }
@@ -38,9 +33,11 @@ export class Controllers {
   #idle: Array<() => void> = [];
   #closed = false;
   #podIp = 1;
+  readonly #workloads: WorkloadContext;
 
   constructor(private readonly store: Store, private readonly opts: ControllerOptions) {
     store.onChange = () => this.kick();
+    this.#workloads = { store, ownedBy: (t, owner) => this.#ownedBy(t, owner), adopt: (owner, t, accept) => this.#adopt(owner, t, accept) };
   }
 
   get busy(): number {
@@ -69,11 +66,7 @@ export class Controllers {
     setImmediate(() => {
       if (this.#closed) return;
       this.#passQueued = false;
-      try {
-        this.#pass();
-      } catch (err) {
-        this.opts.log(`kubernetes simulator: reconcile failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-      }
+      this.#pass();
       this.#checkIdle();
     });
   }
@@ -98,39 +91,100 @@ export class Controllers {
   }
 
   #pass(): void {
-    this.#collectGarbage();
-    for (const d of this.store.list(T.deployments)) this.#reconcileDeployment(d);
-    for (const rs of this.store.list(T.replicasets)) this.#reconcileReplicaSet(rs);
-    for (const pod of this.store.list(T.pods)) this.#kubelet(pod);
-    for (const d of this.store.list(T.deployments)) this.#deploymentStatus(d);
+    this.#guarded('garbage collector', () => this.#collectGarbage());
+    for (const d of this.store.list(T.deployments)) this.#guarded(`deployment ${d.metadata.name}`, () => this.#reconcileDeployment(d));
+    for (const rs of this.store.list(T.replicasets)) this.#guarded(`replicaset ${rs.metadata.name}`, () => this.#reconcileReplicaSet(rs));
+    for (const sts of this.store.list(T.statefulsets)) this.#guarded(`statefulset ${sts.metadata.name}`, () => reconcileStatefulSet(this.#workloads, sts));
+    const nodes = this.store.list(T.nodes);
+    for (const ds of this.store.list(T.daemonsets)) this.#guarded(`daemonset ${ds.metadata.name}`, () => reconcileDaemonSet(this.#workloads, ds, nodes));
+    this.#guarded('scheduler', () => this.#schedule(nodes));
+    for (const pod of this.store.list(T.pods)) this.#guarded(`kubelet ${pod.metadata.name}`, () => this.#kubelet(pod));
+    for (const d of this.store.list(T.deployments)) this.#guarded(`deployment status ${d.metadata.name}`, () => this.#deploymentStatus(d));
+  }
+
+  /** One controller's failure (say, a pod name another owner holds) is logged and does not stop the others. */
+  #guarded(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.opts.log(`kubernetes simulator: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Takes over objects matching the owner's selector that have no controller, as upstream's ControllerRefManager does. */
+  #adopt(owner: KObject, t: ResourceType, accept: (o: KObject) => boolean = () => true): void {
+    const selector = structuredSelector(owner.spec?.selector);
+    if (owner.metadata.deletionTimestamp || selector.length === 0) return;
+    for (const o of this.store.list(t, owner.metadata.namespace)) {
+      if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).some((r) => r.controller) || !matchesLabels(selector, o.metadata.labels) || !accept(o)) continue;
+      const next = clone(o);
+      next.metadata.ownerReferences = [...(next.metadata.ownerReferences ?? []), controllerRef(owner)];
+      this.store.update(t, next);
+    }
+  }
+
+  #ownedBy(t: ResourceType, owner: KObject): KObject[] {
+    return this.store.list(t, owner.metadata.namespace).filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid));
   }
 
   // -------------------------------------------------------------------------------------------
-  // Garbage collector: background cascading deletion by owner uid.
+  // Garbage collector: dependants of vanished owners, the orphan and foregroundDeletion
+  // finalizers, and (as the pod GC does) pods bound to nodes that no longer exist.
 
   #collectGarbage(): void {
     const all = this.store.all();
     const uids = new Set(all.map((e) => e.obj.metadata.uid));
-    for (const { type, obj } of all) {
+    const dependantsOf = (uid: string) => this.store.all().filter((e) => (e.obj.metadata.ownerReferences ?? []).some((r) => r.uid === uid));
+    const withoutFinalizer = (type: ResourceType, obj: KObject, finalizer: string) => {
+      const next = clone(obj);
+      next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+      this.store.update(type, next);
+    };
+    for (const { type, obj: seen } of all) {
+      const obj = this.store.get(type, seen.metadata.namespace, seen.metadata.name);
+      if (!obj || obj.metadata.uid !== seen.metadata.uid) continue;
       const owners = obj.metadata.ownerReferences ?? [];
       if (owners.length > 0 && owners.every((o) => !uids.has(o.uid))) {
-        this.store.delete(type, obj.metadata.namespace, obj.metadata.name);
+        if (!obj.metadata.deletionTimestamp) this.store.beginDelete(type, obj);
+        continue;
       }
+      if (!obj.metadata.deletionTimestamp) continue;
+      const finalizers = obj.metadata.finalizers ?? [];
+      if (finalizers.includes('orphan')) {
+        for (const dep of dependantsOf(obj.metadata.uid)) {
+          const next = clone(dep.obj);
+          next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== obj.metadata.uid);
+          if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
+          this.store.update(dep.type, next);
+        }
+        withoutFinalizer(type, obj, 'orphan');
+      } else if (finalizers.includes('foregroundDeletion')) {
+        // Dependants go first (in the foreground too when they have dependants of their own), the owner last.
+        for (const dep of dependantsOf(obj.metadata.uid)) {
+          if (!dep.obj.metadata.deletionTimestamp) this.store.beginDelete(dep.type, dep.obj, dependantsOf(dep.obj.metadata.uid).length > 0 ? 'foregroundDeletion' : undefined);
+        }
+        const fresh = this.store.get(type, obj.metadata.namespace, obj.metadata.name);
+        if (fresh && dependantsOf(obj.metadata.uid).length === 0) withoutFinalizer(type, fresh, 'foregroundDeletion');
+      }
+    }
+    const nodes = new Set(this.store.list(T.nodes).map((n) => n.metadata.name));
+    for (const pod of this.store.list(T.pods)) {
+      const node = pod.spec?.nodeName;
+      if (typeof node === 'string' && node !== '' && !nodes.has(node)) this.store.delete(T.pods, pod.metadata.namespace, pod.metadata.name);
     }
   }
 
   // -------------------------------------------------------------------------------------------
   // Deployment controller
 
-  #ownedBy(t: ResourceType, owner: KObject): KObject[] {
-    return this.store.list(t, owner.metadata.namespace).filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid));
-  }
-
   #replicaSetsOf(d: KObject): KObject[] {
     return this.#ownedBy(T.replicasets, d).sort((a, b) => revision(a) - revision(b));
   }
 
   #reconcileDeployment(d: KObject): void {
+    // A Deployment being deleted only reports status; its ReplicaSets are the garbage collector's.
+    if (d.metadata.deletionTimestamp) return;
+    this.#adopt(d, T.replicasets);
     const spec = d.spec ?? {};
     const want = num(spec.replicas, 1);
     const hash = templateHash(spec.template ?? {});
@@ -286,9 +340,12 @@ export class Controllers {
   // ReplicaSet controller
 
   #reconcileReplicaSet(rs: KObject): void {
+    this.#adopt(rs, T.pods);
     const want = num(rs.spec?.replicas, 1);
     const pods = this.#ownedBy(T.pods, rs);
-    if (pods.length < want) {
+    if (rs.metadata.deletionTimestamp) {
+      // Being deleted: no pods made or removed, status only.
+    } else if (pods.length < want) {
       for (let i = pods.length; i < want; i++) this.#createPod(rs);
     } else if (pods.length > want) {
       // Like the real controller: unready pods go first, then the youngest.
@@ -311,26 +368,41 @@ export class Controllers {
   }
 
   #createPod(rs: KObject): void {
-    const template = isObject(rs.spec?.template) ? clone(rs.spec.template) : {};
-    const tmeta = isObject(template.metadata) ? template.metadata : {};
-    const pod: KObject = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: '',
-        generateName: `${rs.metadata.name}-`,
-        namespace: rs.metadata.namespace!,
-        uid: '',
-        resourceVersion: '',
-        creationTimestamp: '',
-        labels: (isObject(tmeta.labels) ? tmeta.labels : {}) as Record<string, string>,
-        ...(isObject(tmeta.annotations) ? { annotations: tmeta.annotations as Record<string, string> } : {}),
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata.name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }],
-      },
-      spec: isObject(template.spec) ? template.spec : {},
-    };
-    podDefaults(pod);
-    this.store.create(T.pods, pod);
+    this.store.create(T.pods, podFromTemplate(rs, rs.spec?.template, { generateName: `${rs.metadata.name}-` }));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Scheduler: binds pending pods to the Ready node with the fewest pods, or marks them Unschedulable.
+
+  #schedule(nodes: KObject[]): void {
+    const pods = this.store.list(T.pods);
+    const load = new Map<string, number>(nodes.map((n) => [n.metadata.name, 0]));
+    for (const p of pods) if (typeof p.spec?.nodeName === 'string') load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
+    for (const pod of pods) {
+      if (pod.metadata.deletionTimestamp || pod.status?.phase !== 'Pending') continue;
+      const status = pod.status;
+      const scheduled = (Array.isArray(status.conditions) ? status.conditions.filter(isObject) : []).find((c) => c.type === 'PodScheduled');
+      const next = clone(pod);
+      const setScheduled = (condition: JsonObject) => {
+        next.status = { ...(next.status ?? {}), conditions: [...conditionsExcept(next.status ?? {}, ['PodScheduled']), { type: 'PodScheduled', lastProbeTime: null, lastTransitionTime: timestamp(), ...condition }] };
+        this.store.update(T.pods, next);
+      };
+      if (typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '') {
+        if (scheduled?.status !== 'True') setScheduled({ status: 'True' });
+        continue;
+      }
+      const node = nodes
+        .filter((n) => schedulable(pod.spec ?? {}, n))
+        .sort((a, b) => load.get(a.metadata.name)! - load.get(b.metadata.name)! || a.metadata.name.localeCompare(b.metadata.name))[0];
+      if (!node) {
+        const message = `0/${nodes.length} nodes are available: ${nodes.length === 0 ? 'no nodes available to schedule pods' : `${nodes.length} node(s) didn't match Pod's node affinity/selector, were not ready or had untolerated taints`}.`;
+        if (scheduled?.status !== 'False' || scheduled.message !== message) setScheduled({ status: 'False', reason: 'Unschedulable', message });
+        continue;
+      }
+      next.spec = { ...(next.spec ?? {}), nodeName: node.metadata.name };
+      load.set(node.metadata.name, load.get(node.metadata.name)! + 1);
+      setScheduled({ status: 'True' });
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -338,8 +410,13 @@ export class Controllers {
 
   #kubelet(pod: KObject): void {
     const uid = pod.metadata.uid;
-    if (this.#kubeletSeen.has(uid) || pod.status?.phase !== 'Pending') return;
+    if (this.#kubeletSeen.has(uid) || pod.status?.phase !== 'Pending' || pod.metadata.deletionTimestamp) return;
+    // Only a Ready node's kubelet runs pods; a pod waits while its node is not Ready.
+    const node = typeof pod.spec?.nodeName === 'string' ? this.store.get(T.nodes, undefined, pod.spec.nodeName) : undefined;
+    if (!node || !isNodeReady(node)) return;
     this.#kubeletSeen.add(uid);
+    const hostIP = nodeInternalIp(node);
+    const network = podNetworkOf(node);
     const containers = containersOf(pod);
     const failing = containers.find((c) => this.opts.imagePullFails(String(c.image ?? '')));
     this.#after(failing ? IMAGE_PULL_FAIL_MS : POD_START_MS, () => {
@@ -348,6 +425,8 @@ export class Controllers {
       const next = clone(current);
       const now = timestamp();
       const status = next.status ?? {};
+      status.hostIP = hostIP;
+      status.hostIPs = [{ ip: hostIP }];
       if (failing) {
         status.containerStatuses = containers.map((c) => {
           const image = String(c.image ?? '');
@@ -373,7 +452,7 @@ export class Controllers {
         ];
       } else {
         status.phase = 'Running';
-        status.podIP = `10.244.0.${(this.#podIp++ % 250) + 2}`;
+        status.podIP = `${network}.${(this.#podIp++ % 250) + 2}`;
         status.podIPs = [{ ip: status.podIP }];
         status.startTime = now;
         status.containerStatuses = containers.map((c) => ({
@@ -401,79 +480,11 @@ export class Controllers {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Defaulting shared by the API handlers and the controllers
-
-/** What the API server and scheduler fill into a new pod: node, phase Pending, PodScheduled. */
-export function podDefaults(pod: KObject): void {
-  const spec = pod.spec ?? (pod.spec = {});
-  spec.restartPolicy ??= 'Always';
-  spec.dnsPolicy ??= 'ClusterFirst';
-  spec.schedulerName ??= 'default-scheduler';
-  spec.terminationGracePeriodSeconds ??= 30;
-  spec.nodeName ??= NODE_NAME;
-  if (Array.isArray(spec.containers)) {
-    for (const c of spec.containers) if (isObject(c)) c.imagePullPolicy ??= String(c.image ?? '').endsWith(':latest') || !String(c.image ?? '').includes(':') ? 'Always' : 'IfNotPresent';
-  }
-  pod.status = {
-    phase: 'Pending',
-    conditions: [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: timestamp() }],
-    hostIP: '172.18.0.2',
-    qosClass: 'BestEffort',
-  };
-}
-
-export function deploymentDefaults(d: KObject): void {
-  const spec = d.spec ?? (d.spec = {});
-  spec.replicas ??= 1;
-  spec.revisionHistoryLimit ??= 10;
-  spec.progressDeadlineSeconds ??= 600;
-  const strategy = isObject(spec.strategy) ? spec.strategy : (spec.strategy = {});
-  strategy.type ??= 'RollingUpdate';
-  if (strategy.type === 'RollingUpdate') {
-    const ru = isObject(strategy.rollingUpdate) ? strategy.rollingUpdate : (strategy.rollingUpdate = {});
-    ru.maxSurge ??= '25%';
-    ru.maxUnavailable ??= '25%';
-  }
-  d.status ??= {};
-}
-
-export function isPodReady(pod: KObject): boolean {
-  const conditions = pod.status?.conditions;
-  return pod.status?.phase === 'Running' && Array.isArray(conditions) && conditions.some((c) => isObject(c) && c.type === 'Ready' && c.status === 'True');
-}
-
-function containersOf(pod: KObject): JsonObject[] {
-  const c = pod.spec?.containers;
-  return Array.isArray(c) ? c.filter(isObject) : [];
-}
 
 function conditionsExcept(status: JsonObject, types: string[]): Json[] {
   return (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isObject(c) && types.includes(String(c.type))));
 }
 
-function num(v: Json | undefined, fallback: number): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
-}
-
 function revision(rs: KObject): number {
   return Number(rs.metadata.annotations?.['deployment.kubernetes.io/revision'] ?? 0);
 }
-
-/** intstr like "25%" or 1; surge rounds up and unavailability rounds down, as upstream does. */
-function resolveIntOrPercent(v: Json | undefined, total: number, roundUp: boolean): number {
-  if (typeof v === 'number') return v;
-  const m = typeof v === 'string' ? v.match(/^(\d+)%$/) : null;
-  const pct = m ? Number(m[1]) : 25;
-  const exact = (pct * total) / 100;
-  return roundUp ? Math.ceil(exact) : Math.floor(exact);
-}
-
-/** A stable 10-character hash of the pod template, in the alphabet upstream's SafeEncodeString uses. */
-export function templateHash(template: Json): string {
-  const digest = createHash('sha256').update(JSON.stringify(template)).digest();
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  let s = '';
-  for (let i = 0; i < 10; i++) s += alphabet[digest[i]! % alphabet.length];
-  return s;
-}
-

@@ -1,13 +1,18 @@
 // The Kubernetes simulator: a kube-apiserver over plain HTTP with bearer-token auth, discovery,
-// core/v1 (namespaces, configmaps, secrets, services, pods) and apps/v1 (deployments,
-// replicasets), driven by in-process controllers with scaled-down timings, so the product's
-// Kubernetes driver can talk to it exactly as to a cluster. A control API under /_sim/ injects
-// faults, reports what exists, and waits until every controller has settled.
+// core/v1 (namespaces, configmaps, secrets, services, pods, nodes, persistentvolumeclaims) and
+// apps/v1 (deployments, replicasets, statefulsets, daemonsets, controllerrevisions), every patch
+// type including server-side apply, driven by in-process controllers on simulated nodes with
+// scaled-down timings, so the product's Kubernetes driver can talk to it exactly as to a cluster.
+// A control API under /_sim/ injects faults, reports what exists, and waits until every
+// controller has settled.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import YAML from 'yaml';
 import { closeServer, listen } from '../aws-json.ts';
-import { Api, type Subresource } from './api.ts';
-import { Controllers, T } from './controllers.ts';
+import { Api, APPLY_PATCH, type Subresource } from './api.ts';
+import { Controllers } from './controllers.ts';
+import { T } from './defaults.ts';
+import { DEFAULT_NODES } from './nodes.ts';
 import { isObject, RESOURCES, statusObject, Store, StatusError, timestamp, type JsonObject, type KObject, type ResourceType } from './store.ts';
 
 export interface KubernetesSimulatorOptions {
@@ -18,6 +23,8 @@ export interface KubernetesSimulatorOptions {
   timeScale?: number;
   /** The bearer token clients must send; default a random one. */
   token?: string;
+  /** The nodes the cluster starts with: their names, or how many (node-1 ... node-n); default node-1 and node-2. */
+  nodes?: number | string[];
   log?: (line: string) => void;
 }
 
@@ -26,12 +33,15 @@ export type KubernetesFault = { kind: 'image-pull-fail'; image: string } | { kin
 export interface NamespaceState {
   deployments: { count: number; names: string[] };
   replicasets: { count: number; names: string[] };
+  statefulsets: { count: number; names: string[] };
+  daemonsets: { count: number; names: string[] };
   pods: { count: number; names: string[] };
   services: { count: number; names: string[] };
 }
 
 export interface KubernetesSimulatorState {
   namespaces: Record<string, NamespaceState>;
+  nodes: { count: number; names: string[] };
   /** Queued reconcile passes plus pending kubelet timers (0 when settled). */
   busy: number;
 }
@@ -62,13 +72,15 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
   const store = new Store();
   const controllers = new Controllers(store, {
     timeScale,
-    imagePullFails: (image) => image.includes('invalid') || failingImages.some((f) => image.includes(f)),
+    imagePullFails: (image) => image.includes('invalid') || image.includes('badimage') || failingImages.some((f) => image.includes(f)),
     log,
   });
   const api = new Api(store);
   store.create(T.namespaces, namespace('default'));
   store.create(T.namespaces, namespace('kube-system'));
   store.create(T.namespaces, namespace('kube-public'));
+  const nodeNames = typeof opts.nodes === 'number' ? Array.from({ length: opts.nodes }, (_, i) => `node-${i + 1}`) : opts.nodes ?? DEFAULT_NODES;
+  for (const name of nodeNames) api.create(T.nodes, undefined, { metadata: { name } });
 
   const inject = (fault: KubernetesFault): void => {
     if (fault.kind === 'image-pull-fail') failingImages.push(fault.image);
@@ -76,12 +88,15 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
   };
   const state = (): KubernetesSimulatorState => {
     const namespaces: Record<string, NamespaceState> = {};
+    const entry = (t: ResourceType, ns?: string) => {
+      const names = store.list(t, ns).map((o) => o.metadata.name).sort();
+      return { count: names.length, names };
+    };
     for (const ns of store.list(T.namespaces)) {
-      const names = (t: ResourceType) => store.list(t, ns.metadata.name).map((o) => o.metadata.name).sort();
-      const entry = (t: ResourceType) => ({ count: names(t).length, names: names(t) });
-      namespaces[ns.metadata.name] = { deployments: entry(T.deployments), replicasets: entry(T.replicasets), pods: entry(T.pods), services: entry(T.services) };
+      const n = ns.metadata.name;
+      namespaces[n] = { deployments: entry(T.deployments, n), replicasets: entry(T.replicasets, n), statefulsets: entry(T.statefulsets, n), daemonsets: entry(T.daemonsets, n), pods: entry(T.pods, n), services: entry(T.services, n) };
     }
-    return { namespaces, busy: controllers.busy };
+    return { namespaces, nodes: entry(T.nodes), busy: controllers.busy };
   };
 
   let address = '';
@@ -89,7 +104,8 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
-    const body = await readJson(req);
+    const contentType = req.headers['content-type'] ?? '';
+    const body = parseBody(await readText(req), method === 'PATCH' && contentType.toLowerCase().startsWith(APPLY_PATCH));
 
     if (path === '/_sim' || path.startsWith('/_sim/')) {
       const sub = path.slice('/_sim'.length);
@@ -135,7 +151,7 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     } else {
       if (method === 'GET') return { status: 200, body: api.get(t, ns, name, sub) };
       if (method === 'PUT') return { status: 200, body: api.replace(t, ns, name, body, sub) };
-      if (method === 'PATCH') return { status: 200, body: api.patch(t, ns, name, body, req.headers['content-type'] ?? '', sub) };
+      if (method === 'PATCH') return api.patch(t, ns, name, body, contentType, url.searchParams, sub);
       if (method === 'DELETE' && sub === undefined) return { status: 200, body: api.delete(t, ns, name, url.searchParams, body) };
     }
     throw new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
@@ -186,7 +202,7 @@ function namespace(name: string): KObject {
   };
 }
 
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
+async function readText(req: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -194,12 +210,17 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
     if (size > 3 * 1024 * 1024) throw new StatusError(413, 'RequestEntityTooLarge', 'the request body is too large');
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** JSON, or for server-side apply YAML (of which JSON is a subset). */
+function parseBody(text: string, yaml: boolean): unknown {
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new StatusError(400, 'BadRequest', 'the request body is not valid JSON (the simulator accepts JSON only, not protobuf or YAML)');
+    return yaml ? (YAML.parse(text) as unknown) : (JSON.parse(text) as unknown);
+  } catch (err) {
+    if (yaml) throw new StatusError(400, 'BadRequest', `error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StatusError(400, 'BadRequest', 'the request body is not valid JSON (the simulator accepts JSON, and YAML for server-side apply; not protobuf)');
   }
 }
 
@@ -252,7 +273,7 @@ function discover(path: string, address: string): JsonObject | undefined {
       const main: JsonObject = { name: r.resource, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: VERBS, ...(r.shortNames.length ? { shortNames: r.shortNames } : {}) };
       const subs: JsonObject[] = [];
       if (r.hasStatus) subs.push({ name: `${r.resource}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
-      if (r === T.deployments || r === T.replicasets) subs.push({ name: `${r.resource}/scale`, singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      if (r === T.deployments || r === T.replicasets || r === T.statefulsets) subs.push({ name: `${r.resource}/scale`, singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
       return [main, ...subs];
     }),
   });

@@ -1,6 +1,7 @@
 // The simulated API server's object store and the API machinery around it: the resource table
 // that discovery and routing share, Status errors shaped as kube-apiserver sends them, label
-// selectors, JSON merge patch, and resourceVersion/uid/generation bookkeeping.
+// selectors, JSON merge patch, resourceVersion/uid/generation bookkeeping, and deletion that
+// waits for finalizers.
 import { randomUUID } from 'node:crypto';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -18,6 +19,8 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   generateName?: string;
   deletionTimestamp?: string;
+  finalizers?: string[];
+  managedFields?: JsonObject[];
   [k: string]: Json | OwnerReference[] | undefined;
 }
 
@@ -62,7 +65,15 @@ export const RESOURCES: ResourceType[] = [
   { resource: 'pods', kind: 'Pod', group: '', version: 'v1', namespaced: true, shortNames: ['po'], hasStatus: true },
   { resource: 'deployments', kind: 'Deployment', group: 'apps', version: 'v1', namespaced: true, shortNames: ['deploy'], hasStatus: true },
   { resource: 'replicasets', kind: 'ReplicaSet', group: 'apps', version: 'v1', namespaced: true, shortNames: ['rs'], hasStatus: true },
+  { resource: 'nodes', kind: 'Node', group: '', version: 'v1', namespaced: false, shortNames: ['no'], hasStatus: true },
+  { resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', group: '', version: 'v1', namespaced: true, shortNames: ['pvc'], hasStatus: true },
+  { resource: 'statefulsets', kind: 'StatefulSet', group: 'apps', version: 'v1', namespaced: true, shortNames: ['sts'], hasStatus: true },
+  { resource: 'daemonsets', kind: 'DaemonSet', group: 'apps', version: 'v1', namespaced: true, shortNames: ['ds'], hasStatus: true },
+  { resource: 'controllerrevisions', kind: 'ControllerRevision', group: 'apps', version: 'v1', namespaced: true, shortNames: [], hasStatus: false },
 ];
+
+/** Kinds with a status whose objects still carry no metadata.generation in kube-apiserver. */
+const NO_GENERATION = new Set(['namespaces', 'services', 'nodes', 'persistentvolumeclaims']);
 
 export function apiVersionOf(t: ResourceType): string {
   return t.group ? `${t.group}/${t.version}` : t.version;
@@ -200,7 +211,21 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** RFC 7386 merge patch (strategic merge patch is treated the same; lists are replaced whole). */
+/** JSON with object keys sorted, so equal documents compare (and hash) equal whatever their key order. */
+export function canonicalJson(v: Json | undefined): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isObject(v)) {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+export const deepEqual = (a: Json | undefined, b: Json | undefined): boolean => canonicalJson(a) === canonicalJson(b);
+
+/** RFC 7386 merge patch: objects merge, null removes, lists are replaced whole. */
 export function mergePatch(target: Json | undefined, patch: Json): Json {
   if (!isObject(patch)) return patch;
   const out: JsonObject = isObject(target) ? { ...target } : {};
@@ -261,7 +286,7 @@ export class Store {
     meta.uid = randomUUID();
     meta.resourceVersion = String(++this.#rv);
     meta.creationTimestamp = timestamp();
-    if (t.hasStatus && t.resource !== 'namespaces' && t.resource !== 'services') meta.generation = 1;
+    if (t.hasStatus && !NO_GENERATION.has(t.resource)) meta.generation = 1;
     else delete meta.generation;
     if (!t.namespaced) delete meta.namespace;
     this.#objects.set(key, obj);
@@ -269,7 +294,10 @@ export class Store {
     return obj;
   }
 
-  /** Replaces a stored object; bumps generation when the spec changed, never when only status did. */
+  /**
+   * Replaces a stored object; bumps generation when the spec changed, never when only status did.
+   * An object being deleted whose last finalizer this removes is deleted, as kube-apiserver does.
+   */
   update(t: ResourceType, next: KObject): KObject {
     const key = Store.key(t, next.metadata.namespace, next.metadata.name);
     const prev = this.#objects.get(key);
@@ -277,13 +305,43 @@ export class Store {
     if (JSON.stringify(prev) === JSON.stringify(next)) return prev;
     next.metadata.uid = prev.metadata.uid;
     next.metadata.creationTimestamp = prev.metadata.creationTimestamp;
+    if (prev.metadata.deletionTimestamp) next.metadata.deletionTimestamp = prev.metadata.deletionTimestamp;
+    else delete next.metadata.deletionTimestamp;
+    if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
     if (prev.metadata.generation !== undefined) {
-      next.metadata.generation = prev.metadata.generation + (JSON.stringify(prev.spec) !== JSON.stringify(next.spec) ? 1 : 0);
+      next.metadata.generation = prev.metadata.generation + (deepEqual(prev.spec, next.spec) ? 0 : 1);
     }
     next.metadata.resourceVersion = String(++this.#rv);
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers) {
+      this.#objects.delete(key);
+      this.onChange();
+      return next;
+    }
     this.#objects.set(key, next);
     this.onChange();
     return next;
+  }
+
+  /**
+   * Starts deleting an object: at once when it has no finalizers (after adding `finalizer`, the
+   * garbage collector's orphan/foregroundDeletion), otherwise by setting deletionTimestamp and
+   * leaving it to whoever owns the finalizers. Returns the object and whether it is gone.
+   */
+  beginDelete(t: ResourceType, obj: KObject, finalizer?: string): { deleted: boolean; obj: KObject } {
+    const finalizers = [...(obj.metadata.finalizers ?? [])];
+    if (finalizer && !finalizers.includes(finalizer)) finalizers.push(finalizer);
+    if (finalizers.length === 0) return { deleted: true, obj: this.delete(t, obj.metadata.namespace, obj.metadata.name) };
+    if (obj.metadata.deletionTimestamp && finalizers.length === obj.metadata.finalizers?.length) return { deleted: false, obj };
+    const next = clone(obj);
+    next.metadata.finalizers = finalizers;
+    next.metadata.deletionGracePeriodSeconds = 0;
+    const key = Store.key(t, obj.metadata.namespace, obj.metadata.name);
+    next.metadata.deletionTimestamp ??= timestamp();
+    next.metadata.resourceVersion = String(++this.#rv);
+    if (next.metadata.generation !== undefined) next.metadata.generation++;
+    this.#objects.set(key, next);
+    this.onChange();
+    return { deleted: false, obj: next };
   }
 
   delete(t: ResourceType, namespace: string | undefined, name: string): KObject {

@@ -252,3 +252,94 @@ describe('VIM and grant', () => {
     assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, []);
   });
 });
+
+describe('scale and heal', () => {
+  type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
+  type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>; scaleStatus: Array<{ aspectId: string; scaleLevel: number }> } };
+  const serversOf = (shown: Shown, vduId: string): string[] => shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === vduId).map((v) => v.computeResource.resourceId);
+  async function show(id: string): Promise<Shown> {
+    const reply = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
+    await assertEtsiResponse('vnflcm', '/vnf_instances/{vnfInstanceId}', 'get', 200, reply.body);
+    return reply.body as Shown;
+  }
+  async function novaServers(): Promise<string[]> {
+    return ((await simState()).servers?.items ?? []).map((s) => s.id);
+  }
+  async function done(path: string, state = 'COMPLETED'): Promise<Record<string, unknown>> {
+    await settle(vnfm);
+    const occ = await opOcc(path);
+    assert.equal(occ.operationState, state, JSON.stringify(occ));
+    await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, occ);
+    return occ;
+  }
+  async function terminateAndDelete(id: string): Promise<void> {
+    await done(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  }
+  const changed = (occ: Record<string, unknown>, type: string): string[] => (occ.resourceChanges as { affectedVnfcs: Array<{ changeType: string; computeResource: { resourceId: string } }> }).affectedVnfcs
+    .filter((c) => c.changeType === type).map((c) => c.computeResource.resourceId).sort();
+
+  it('scales VDU1 out and in (newest server removed) and heals one VNFC, keeping the other servers', async () => {
+    const id = await createInstance();
+    await done(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE));
+    let shown = await show(id);
+    const [vdu1] = serversOf(shown, 'VDU1');
+    const [vdu2] = serversOf(shown, 'VDU2');
+    assert.ok(vdu1 && vdu2);
+
+    const out = await done(await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 2 }));
+    shown = await show(id);
+    const scaled = serversOf(shown, 'VDU1');
+    assert.equal(scaled.length, 3);
+    assert.ok(scaled.includes(vdu1), 'the first VDU1 server is kept');
+    assert.deepEqual(serversOf(shown, 'VDU2'), [vdu2]);
+    assert.deepEqual(changed(out, 'ADDED'), scaled.filter((s) => s !== vdu1).sort());
+    assert.deepEqual(shown.instantiatedVnfInfo.scaleStatus, [{ aspectId: 'VDU1_scale', scaleLevel: 2 }]);
+    for (const server of scaled) assert.ok((await novaServers()).includes(server));
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/scale`, { body: { type: 'SCALE_OUT', aspectId: 'VDU1_scale' } }), 400);
+
+    const newest = shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').at(-1)?.computeResource.resourceId;
+    const scaledIn = await done(await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_IN', aspectId: 'VDU1_scale' }));
+    assert.deepEqual(changed(scaledIn, 'REMOVED'), [newest]);
+    shown = await show(id);
+    assert.equal(serversOf(shown, 'VDU1').length, 2);
+    assert.ok(!(await novaServers()).includes(newest ?? ''));
+
+    const target = shown.instantiatedVnfInfo.vnfcInfo.find((v) => v.vnfcResourceInfoId === serversOf(shown, 'VDU1')[0]);
+    assert.ok(target);
+    const keep = [...serversOf(shown, 'VDU1').slice(1), vdu2];
+    const heal = await done(await operate(`/vnflcm/v2/vnf_instances/${id}/heal`, { vnfcInstanceId: [target.id] }));
+    assert.deepEqual(changed(heal, 'REMOVED'), [target.vnfcResourceInfoId]);
+    shown = await show(id);
+    const after = shown.instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.computeResource.resourceId);
+    assert.equal(after.length, 3);
+    assert.ok(!after.includes(target.vnfcResourceInfoId), 'the healed server was replaced');
+    for (const server of keep) assert.ok(after.includes(server), `${server} keeps its id`);
+    await terminateAndDelete(id);
+  });
+
+  it('a failed scale out ends FAILED_TEMP and its rollback restores the servers it had', async () => {
+    const id = await createInstance();
+    await done(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE));
+    const before = await show(id);
+    await injectFault({ kind: 'stack-update-fail', reason: 'injected update failure', count: 1 });
+    const path = await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'VDU1_scale' });
+    const failed = await done(path, 'FAILED_TEMP');
+    assert.match((failed.error as { detail: string }).detail, /injected update failure/);
+    assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+    await done(path, 'ROLLED_BACK');
+    const after = await show(id);
+    assert.deepEqual(serversOf(after, 'VDU1'), serversOf(before, 'VDU1'));
+    assert.deepEqual(after.instantiatedVnfInfo.scaleStatus, before.instantiatedVnfInfo.scaleStatus);
+    assert.equal((await novaServers()).filter((s) => after.instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === s)).length, 2);
+
+    await injectFault({ kind: 'stack-update-fail', reason: 'injected heal failure', count: 1 });
+    const vdu1 = after.instantiatedVnfInfo.vnfcInfo.filter((v) => serversOf(after, 'VDU1').includes(v.vnfcResourceInfoId)).map((v) => v.id);
+    const healPath = await operate(`/vnflcm/v2/vnf_instances/${id}/heal`, { vnfcInstanceId: vdu1 });
+    await done(healPath, 'FAILED_TEMP');
+    assertProblem(await call('POST', `${healPath}/rollback`), 409);
+    assert.equal((await call('POST', `${healPath}/retry`)).status, 202);
+    await done(healPath);
+    await terminateAndDelete(id);
+  });
+});

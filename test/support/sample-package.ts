@@ -21,6 +21,7 @@ export async function openSamplePackage(name: string, options?: CsarBuildOptions
     size: async (path) => size(path),
     stream: (path) => archive.openStream(path),
     list: async () => archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path),
+    artifacts: async () => info.artifacts.filter((artifact) => artifact.checksum && !artifact.isExternal).map((artifact) => artifact.artifactPath),
   };
   return { archive, vnfd, files };
 }

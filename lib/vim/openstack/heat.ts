@@ -1,5 +1,5 @@
-// A thin Heat (orchestration v1) client: create, read and delete a VNF's stack and list its
-// resources including nested stacks. Heat answers a GET by stack name with a 302 to
+// A thin Heat (orchestration v1) client: create, read, update and delete a VNF's stack, list its
+// resources including nested stacks, and mark a resource unhealthy so the next update replaces it. Heat answers a GET by stack name with a 302 to
 // /stacks/<name>/<id>, which fetch follows; either form of reference works everywhere here.
 import { z } from 'zod';
 import type { OpenStackSession } from './keystone.ts';
@@ -35,6 +35,12 @@ export interface NewStack {
   parameters: Record<string, unknown>;
   disableRollback: boolean;
   timeoutMins?: number;
+}
+
+/** What a PATCH update changes; everything else (template, files, environment, other parameters) stays. */
+export interface StackPatch {
+  parameters: Record<string, unknown>;
+  disableRollback: boolean;
 }
 
 /** "<name>/<id>" or a bare name or id; each segment is escaped on its own. */
@@ -76,6 +82,32 @@ export class HeatClient {
       return undefined;
     }
     return (await this.session.json('heat', response, z.object({ stack: stackSchema }), what)).stack;
+  }
+
+  /**
+   * Starts an update that keeps what the request does not name (PATCH, what `openstack stack update
+   * --existing` sends). Heat answers 202 and the stack goes UPDATE_IN_PROGRESS; 409 (an action is in
+   * progress) and validation errors throw.
+   */
+  async patchStack(ref: string, patch: StackPatch): Promise<void> {
+    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}`, {
+      method: 'PATCH',
+      what: `updating stack ${ref}`,
+      accept: [202],
+      json: { parameters: patch.parameters, disable_rollback: patch.disableRollback },
+    });
+    await response.body?.cancel();
+  }
+
+  /** Marks a resource CHECK_FAILED: the next stack update replaces it, and a scaling group removes such members first. */
+  async markUnhealthy(stackRef: string, resourceName: string, reason: string): Promise<void> {
+    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(stackRef)}/resources/${encodeURIComponent(resourceName)}`, {
+      method: 'PATCH',
+      what: `marking resource ${resourceName} of stack ${stackRef} unhealthy`,
+      accept: [200, 204],
+      json: { mark_unhealthy: true, resource_status_reason: reason },
+    });
+    await response.body?.cancel();
   }
 
   /** Starts deleting the stack; false if it does not exist. */

@@ -165,6 +165,8 @@ export interface NfvInputs {
   template: unknown;
   /** Availability zone when the grant names none (Nova's own default zone is "nova"). */
   defaultZone?: string;
+  /** desired_capacity per VDU once the VNF has been scaled; wins over the level and over additionalParams.nfv. */
+  capacities?: Record<string, number>;
 }
 
 /** Nova's default_availability_zone, and the zone Tacker's local NFVO grants by default. */
@@ -233,7 +235,32 @@ export function buildNfv(inputs: NfvInputs): Json {
   if (!Object.keys(cps).length) delete nfv.CP;
 
   const extra = request.additionalParams?.nfv;
-  return extra && typeof extra === 'object' && !Array.isArray(extra) ? (mergePatch(nfv, extra) as Json) : nfv;
+  const merged = extra && typeof extra === 'object' && !Array.isArray(extra) ? (mergePatch(nfv, extra) as Json) : nfv;
+  // After the merge: a scaled VNF keeps the size it was scaled to, whatever the request said at first.
+  for (const vdu of flavour.vdus) {
+    if (inputs.capacities && Object.hasOwn(inputs.capacities, vdu.id)) set(child(child(merged, 'VDU'), vdu.id), 'desired_capacity', inputs.capacities[vdu.id]);
+  }
+  return merged;
+}
+
+/** desired_capacity per VDU in an nfv parameter (an object, or the JSON text Heat shows parameters as). */
+export function capacitiesOf(nfv: unknown): Record<string, number> {
+  let value = nfv;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return {};
+    }
+  }
+  const vdus = value && typeof value === 'object' ? (value as Json).VDU : undefined;
+  const capacities: Record<string, number> = {};
+  if (!vdus || typeof vdus !== 'object') return capacities;
+  for (const [vduId, entry] of Object.entries(vdus)) {
+    const capacity = entry && typeof entry === 'object' ? (entry as Json).desired_capacity : undefined;
+    if (typeof capacity === 'number' && Number.isInteger(capacity)) set(capacities, vduId, capacity);
+  }
+  return capacities;
 }
 
 /** The parsed top template (safely: it is package content). */

@@ -204,3 +204,29 @@ export function collectResources(inputs: CollectInputs): CollectedResources {
     vnfcInfo: ordered.map((info) => ({ id: `${String(info.vduId)}-${String(info.id)}`, vduId: info.vduId, vnfcResourceInfoId: info.id, vnfcState: 'STARTED' })),
   };
 }
+
+/** Where a server is in the stack tree ("<stack name>/<stack id>" and resource name), and, for a scaling group member, the member resource. */
+export interface ServerPlacement {
+  stack: string;
+  resourceName: string;
+  member?: { stack: string; resourceName: string };
+}
+
+/** The placement of the server with this Nova id among the listed resources (nested stacks included), if it is one. */
+export function serverPlacement(resources: HeatResource[], serverId: string): ServerPlacement | undefined {
+  const server = resources.find((resource) => resource.resource_type === SERVER && resource.physical_resource_id === serverId);
+  const stack = server ? resourceStackId(server) : undefined;
+  if (!server || !stack) return undefined;
+  const nesting = (resource: HeatResource): HeatResource | undefined => {
+    const uuid = stackUuid(resource);
+    return uuid ? resources.find((candidate) => candidate.physical_resource_id === uuid) : undefined;
+  };
+  const member = nesting(server);
+  const memberStack = member ? resourceStackId(member) : undefined;
+  const group = member ? nesting(member) : undefined;
+  return {
+    stack,
+    resourceName: server.resource_name,
+    ...(member && memberStack && group && SCALING_GROUPS.has(group.resource_type) ? { member: { stack: memberStack, resourceName: member.resource_name } } : {}),
+  };
+}

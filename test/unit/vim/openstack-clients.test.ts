@@ -40,6 +40,8 @@ class Fake {
   refuseAll = false;
   images = new Map<string, FakeImage>();
   stacks = new Map<string, FakeStack>();
+  /** PATCH requests to Heat with their JSON bodies. */
+  patches: Array<{ path: string; body: unknown }> = [];
   nextStackFailure?: string;
   /** Refuse stack creation with this Heat message (400). */
   refuseStacks?: string;
@@ -151,9 +153,9 @@ class Fake {
       }
     }
 
-    const heat = /^\/(heat-api|heat-two)\/v1\/([^/]+)\/stacks(?:\/([^/]+))?(?:\/([^/]+))?(\/resources)?$/.exec(path);
+    const heat = /^\/(heat-api|heat-two)\/v1\/([^/]+)\/stacks(?:\/([^/]+))?(?:\/([^/]+))?(\/resources(?:\/([^/]+))?)?$/.exec(path);
     if (heat) {
-      const [, prefix, project, name, id, resources] = heat;
+      const [, prefix, project, name, id, resources, resourceName] = heat;
       if (project !== USER.projectId) return json(404, { error: { message: `project ${project}` } });
       if (!name && request.method === 'POST' && this.refuseStacks) {
         return json(400, { explanation: 'The server could not comply with the request since it is either malformed or otherwise incorrect.', code: 400, error: { message: this.refuseStacks, type: 'InvalidTemplateVersion' }, title: 'Bad Request' });
@@ -180,12 +182,22 @@ class Fake {
         return;
       }
       if (resources && request.method === 'GET') return json(200, { resources: [] });
+      if (request.method === 'PATCH') {
+        this.patches.push({ path, body: JSON.parse((await readBody()).toString()) });
+        if (resourceName) return json(200, null);
+        if (stack.stack_status.endsWith('_IN_PROGRESS')) return json(409, { explanation: 'There was a conflict when trying to complete your request.', code: 409, error: { message: `Stack ${stack.stack_name} already has an action (UPDATE) in progress.`, type: 'ActionInProgress' }, title: 'Conflict' });
+        stack.stack_status = 'UPDATE_IN_PROGRESS';
+        response.writeHead(202).end();
+        return;
+      }
       if (request.method === 'GET') {
         const answer = { id: stack.id, stack_name: stack.stack_name, stack_status: stack.stack_status, stack_status_reason: stack.stack_status_reason, parameters: { nfv: JSON.stringify((stack.parameters as { nfv?: unknown }).nfv) } };
         // Every read moves an operation on by one step, so polls need no clock.
         if (stack.stack_status === 'CREATE_IN_PROGRESS') {
           stack.stack_status = stack.stack_status_reason === 'Stack CREATE started' ? 'CREATE_COMPLETE' : 'CREATE_FAILED';
           if (stack.stack_status === 'CREATE_COMPLETE') stack.stack_status_reason = 'Stack CREATE completed successfully';
+        } else if (stack.stack_status === 'UPDATE_IN_PROGRESS') {
+          stack.stack_status = 'UPDATE_COMPLETE';
         } else if (stack.stack_status === 'DELETE_IN_PROGRESS') {
           stack.stack_status = 'DELETE_COMPLETE';
         }
@@ -350,6 +362,23 @@ describe('Heat and Glance clients', () => {
     assert.equal(await heat.createStack({ stackName: 'vnf-a', template: '', files: {}, parameters: {}, disableRollback: true }), undefined, '409: the stack exists');
   });
 
+  it('updates a stack by PATCH naming only what changes, and marks a resource unhealthy', async () => {
+    const heat = new HeatClient(new OpenStackSession(vimOf(fake)));
+    const created = await heat.createStack({ stackName: 'vnf-b', template: 'heat_template_version: 2013-05-23', files: {}, parameters: {}, disableRollback: true });
+    assert.ok(created);
+    assert.equal((await heat.getStack(`vnf-b/${created.id}`))?.stack_status, 'CREATE_IN_PROGRESS', 'the fake completes it on this read');
+    await heat.markUnhealthy(`vnf-b/${created.id}`, 'VDU 1', 'healed by VNF LCM operation op-1');
+    await heat.patchStack(`vnf-b/${created.id}`, { parameters: { nfv: { VDU: { VDU1: { desired_capacity: 2 } } } }, disableRollback: true });
+    const stacks = `/heat-api/v1/${USER.projectId}/stacks`;
+    assert.deepEqual(fake.patches, [
+      { path: `${stacks}/vnf-b/${created.id}/resources/VDU%201`, body: { mark_unhealthy: true, resource_status_reason: 'healed by VNF LCM operation op-1' } },
+      { path: `${stacks}/vnf-b/${created.id}`, body: { parameters: { nfv: { VDU: { VDU1: { desired_capacity: 2 } } } }, disable_rollback: true } },
+    ]);
+    await assert.rejects(heat.patchStack(`vnf-b/${created.id}`, { parameters: {}, disableRollback: true }),
+      vimErrorMatching(/updating stack vnf-b\/.+: heat answered 409: Stack vnf-b already has an action \(UPDATE\) in progress\./, { service: 'heat', vimStatus: 409 }));
+    assert.equal((await heat.getStack(`vnf-b/${created.id}`))?.stack_status, 'UPDATE_IN_PROGRESS');
+  });
+
   it('streams image data, finds images by name and ignores deleting a missing one', async () => {
     const glance = new GlanceClient(new OpenStackSession(vimOf(fake)));
     const image = await glance.createImage({ name: 'img', diskFormat: 'qcow2', containerFormat: 'bare', minDisk: 1, minRam: 256 });
@@ -390,12 +419,15 @@ after(async () => {
 });
 
 function context(overrides: Partial<OperationContext> = {}): OperationContext {
+  // These tests instantiate: the request is the instantiate request.
+  const request = overrides.request ?? { flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'net-public', extCps: [{ cpdId: 'VDU1_CP1' }] }] };
   return {
     vnfInstanceId: 'inst-1',
     opOccId: 'op-1',
     vnfd,
     flavourId: 'simple',
-    request: { flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'net-public', extCps: [{ cpdId: 'VDU1_CP1' }] }] },
+    request,
+    instantiateRequest: request,
     files,
     vim: vimOf(fake),
     grant: {},

@@ -1,18 +1,19 @@
 // The OpenStack infra driver end to end against the OpenStack simulator (local/openstack/), on the
 // sample package openstack-vnf-v1: instantiate (image upload, Heat stack with an AutoScalingGroup),
-// what collect reads back, terminate and rollback leaving nothing behind, Heat's failure reason,
-// re-authentication after token expiry, and credential errors. Steps are driven to completion by
+// what collect reads back, scale and heal as stack updates, terminate and rollback leaving nothing
+// behind, Heat's failure reason, re-authentication after token expiry, and credential errors. Steps are driven to completion by
 // waiting for the simulator to settle, never by sleeping.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
-import type { CollectedResources, DriverState, OperationContext, PackageFiles, Progress, VimConnection } from '#lib/vim/driver.ts';
+import type { CollectedResources, DriverState, OperationContext, PackageFiles, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
 import { VimError, clearTokenCache, openStackDriver } from '#lib/vim/openstack/index.ts';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from '#local/openstack/simulator.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
+import { pollToEnd } from '../../support/driver-steps.ts';
 
 let sim: OpenStackSimulator;
 let archive: CsarArchive;
@@ -49,17 +50,20 @@ function vim(access: Record<string, unknown> = {}): VimConnection {
 }
 
 let instances = 0;
+/** The context of an INSTANTIATE: its request is the instantiate request. */
 function context(overrides: Partial<OperationContext> = {}): OperationContext {
   instances += 1;
+  const request = overrides.request ?? {
+    flavourId: 'simple',
+    extVirtualLinks: [{ id: 'ext-vl-1', resourceId: publicNetwork, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { 'VDU1_CP1-1': { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+  };
   return {
     vnfInstanceId: `00000000-0000-4000-8000-${String(instances).padStart(12, '0')}`,
     opOccId: `op-${instances}`,
     vnfd,
     flavourId: 'simple',
-    request: {
-      flavourId: 'simple',
-      extVirtualLinks: [{ id: 'ext-vl-1', resourceId: publicNetwork, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { 'VDU1_CP1-1': { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
-    },
+    request,
+    instantiateRequest: request,
     files,
     vim: vim(),
     grant: {},
@@ -67,15 +71,7 @@ function context(overrides: Partial<OperationContext> = {}): OperationContext {
   };
 }
 
-/** Polls until the step is no longer in progress, letting the simulator finish its work between polls. */
-async function finish(poll: (state: DriverState) => Promise<Progress>, state: DriverState): Promise<Progress> {
-  let progress: Progress = { status: 'IN_PROGRESS', state };
-  for (let polls = 0; polls < 20 && progress.status === 'IN_PROGRESS'; polls += 1) {
-    progress = await poll(progress.state);
-    if (progress.status === 'IN_PROGRESS') await sim.settled();
-  }
-  return progress;
-}
+const finish = (poll: (state: DriverState) => Promise<Progress>, state: DriverState): Promise<Progress> => pollToEnd(poll, state, () => sim.settled(), 20);
 
 async function instantiate(ctx: OperationContext): Promise<DriverState> {
   const started = await openStackDriver.instantiateStart(ctx);
@@ -89,6 +85,27 @@ async function terminate(ctx: OperationContext, state: DriverState): Promise<Pro
   return finish((current) => openStackDriver.terminatePoll(ctx, current), started);
 }
 
+/** The context of a later operation on the same VNF: its own op occ, request and grant; the instantiate request stays. */
+function later(ctx: OperationContext, request: Record<string, unknown>): OperationContext {
+  instances += 1;
+  return { ...ctx, opOccId: `op-${instances}`, request, grant: {} };
+}
+
+async function update(ctx: OperationContext, state: DriverState, change: UpdateChange): Promise<Progress> {
+  const started = await openStackDriver.updateStart(ctx, state, change);
+  return finish((current) => openStackDriver.updatePoll(ctx, current, change), started);
+}
+
+const scaleOut = (vdu1: number): UpdateChange => ({ kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: vdu1 }, remove: [] });
+const SCALE_OUT_REQUEST = { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 1 };
+const SCALE_IN_REQUEST = { type: 'SCALE_IN', aspectId: 'VDU1_scale', numberOfSteps: 1 };
+
+async function terminateLeavingNothing(ctx: OperationContext, state: DriverState): Promise<void> {
+  assert.equal((await terminate(ctx, state)).status, 'DONE');
+  await sim.settled();
+  nothingLeft();
+}
+
 function nothingLeft(): void {
   const state = sim.faults.state();
   assert.deepEqual(
@@ -99,6 +116,11 @@ function nothingLeft(): void {
 
 type Info = Record<string, unknown>;
 const byVdu = (collected: CollectedResources, vduId: string): Info[] => collected.vnfcResourceInfo.filter((vnfc) => vnfc.vduId === vduId);
+const idsOf = (vnfcs: Info[]): string[] => vnfcs.map((vnfc) => String(vnfc.id)).sort();
+
+async function stackOf(ctx: OperationContext, state: DriverState) {
+  return new HeatClient(new OpenStackSession(ctx.vim)).getStack(`${String(state.stackName)}/${String(state.stackId)}`);
+}
 
 describe('OpenStack driver on the simulator', () => {
   it('verifies the simulator VIM', async () => {
@@ -186,9 +208,7 @@ describe('OpenStack driver on the simulator', () => {
     const cpIds = members.flatMap((member) => (member.vnfcCpInfo as Info[]).map((cp) => cp.id));
     assert.equal(new Set(cpIds).size, 4);
     assert.equal(collected.extCpInfo.length, 2);
-    assert.equal((await terminate(ctx, state)).status, 'DONE');
-    await sim.settled();
-    nothingLeft();
+    await terminateLeavingNothing(ctx, state);
   });
 
   it('reports Heat\'s reason when the stack cannot be created, and rolls back', async () => {
@@ -202,9 +222,7 @@ describe('OpenStack driver on the simulator', () => {
     assert.equal(failed.status === 'FAILED' && failed.reason, stack?.stack_status_reason, 'verbatim');
     assert.match(String(stack?.stack_status_reason), /No valid host was found/);
 
-    assert.equal((await terminate(ctx, failed.state)).status, 'DONE');
-    await sim.settled();
-    nothingLeft();
+    await terminateLeavingNothing(ctx, failed.state);
   });
 
   it('rolls back a start whose state was lost, by the stack and image names', async () => {
@@ -240,9 +258,7 @@ describe('OpenStack driver on the simulator', () => {
     const ctx = context({ vnfd: preloaded, grant: { images: { VirtualStorage: cirros.id } } });
     const state = await instantiate(ctx);
     assert.deepEqual(state.images, [{ id: cirros.id, imageId: 'VDU1', created: false }, { id: cirros.id, imageId: 'VirtualStorage', created: false }]);
-    assert.equal((await terminate(ctx, state)).status, 'DONE');
-    await sim.settled();
-    nothingLeft();
+    await terminateLeavingNothing(ctx, state);
     assert.ok(sim.faults.state().preloaded.images.some((image) => image.id === cirros.id), 'an image the driver did not create stays');
   });
 
@@ -287,5 +303,103 @@ describe('OpenStack driver on the simulator', () => {
       assert.match(error.message, new RegExp(`^cannot reach ${unreachable.replace(/[.]/g, '\\.')} \\(ECONNREFUSED\\)$`));
       return true;
     });
+  });
+});
+
+describe('Scale and heal on the simulator', () => {
+  it('scales out by one: one more VDU1 server, the existing servers keep their ids', async () => {
+    const ctx = context();
+    const state = await instantiate(ctx);
+    assert.deepEqual(state.capacities, { VDU1: 1, VDU2: 1 }, 'recorded at instantiate');
+    const before = await openStackDriver.collect(ctx, state);
+
+    const scaling = later(ctx, SCALE_OUT_REQUEST);
+    const done = await update(scaling, state, scaleOut(2));
+    assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
+    assert.deepEqual(done.state.capacities, { VDU1: 2, VDU2: 1 });
+    const after = await openStackDriver.collect(scaling, done.state);
+    assert.equal(byVdu(after, 'VDU1').length, 2);
+    for (const vnfc of before.vnfcResourceInfo) assert.ok(idsOf(after.vnfcResourceInfo).includes(String(vnfc.id)), `${String(vnfc.vduId)} keeps its server`);
+    assert.deepEqual(idsOf(after.vnfcResourceInfo), [...sim.faults.state().servers.ids].sort(), 'three servers in Nova, all VNFCs');
+    // The instantiate request still decides the external connection of the new member.
+    assert.equal(after.extCpInfo.length, 2);
+    assert.deepEqual(after.extVirtualLinkInfo?.map((link) => link.id), ['ext-vl-1']);
+    const nfv = JSON.parse(String((await stackOf(scaling, done.state))?.parameters?.nfv)) as { VDU: Record<string, { desired_capacity: number }>; CP: Record<string, { network: string }> };
+    assert.deepEqual([nfv.VDU.VDU1?.desired_capacity, nfv.VDU.VDU2?.desired_capacity, nfv.CP.VDU1_CP1?.network], [2, 1, publicNetwork]);
+
+    await terminateLeavingNothing(ctx, done.state);
+  });
+
+  it('scales in by removing exactly the VNFC it is told to, not the oldest one Heat would pick', async () => {
+    const ctx = context({ instantiationLevelId: 'instantiation_level_2' });
+    const state = await instantiate(ctx);
+    const initial = idsOf(byVdu(await openStackDriver.collect(ctx, state), 'VDU1'));
+    assert.equal(initial.length, 2);
+    const grown = await update(later(ctx, SCALE_OUT_REQUEST), state, scaleOut(3));
+    assert.equal(grown.status, 'DONE');
+    const collected = await openStackDriver.collect(ctx, grown.state);
+    const [newest] = byVdu(collected, 'VDU1').filter((vnfc) => !initial.includes(String(vnfc.id)));
+    assert.ok(newest);
+    const vdu2 = idsOf(byVdu(collected, 'VDU2'));
+
+    const scaling = later(ctx, SCALE_IN_REQUEST);
+    const notMember: UpdateChange = { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 2, VDU2: 0 }, remove: [{ vduId: 'VDU2', resourceId: String(vdu2[0]) }] };
+    await assert.rejects(openStackDriver.updateStart(scaling, grown.state, notMember), /not a member of an OS::Heat::AutoScalingGroup/);
+    const untouched = await new HeatClient(new OpenStackSession(ctx.vim)).listResources(`${String(state.stackName)}/${String(state.stackId)}`, 5);
+    assert.deepEqual(untouched.filter((resource) => resource.resource_status === 'CHECK_FAILED'), [], 'nothing marked');
+
+    const change: UpdateChange = { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 2 }, remove: [{ vduId: 'VDU1', resourceId: String(newest.id) }] };
+    const done = await update(scaling, grown.state, change);
+    assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
+    assert.deepEqual(done.state.capacities, { VDU1: 2, VDU2: 1 });
+    const after = await openStackDriver.collect(scaling, done.state);
+    assert.deepEqual(idsOf(byVdu(after, 'VDU1')), initial, 'the two older members stay');
+    assert.deepEqual(idsOf(byVdu(after, 'VDU2')), vdu2);
+    assert.ok(!sim.faults.state().servers.ids.includes(String(newest.id)), 'its server is gone from Nova');
+    assert.equal(sim.faults.state().servers.count, 3);
+
+    await terminateLeavingNothing(ctx, done.state);
+  });
+
+  it('heals one VNFC: exactly its server is replaced, on the same ports, and the other keeps its id', async () => {
+    const ctx = context({ instantiationLevelId: 'instantiation_level_2' });
+    const state = await instantiate(ctx);
+    const before = await openStackDriver.collect(ctx, state);
+    const [healed, kept] = byVdu(before, 'VDU1');
+    assert.ok(healed && kept);
+
+    const healing = later(ctx, { vnfcInstanceId: [`VDU1-${String(healed.id)}`] });
+    const done = await update(healing, state, { kind: 'HEAL', vnfcs: [{ vduId: 'VDU1', resourceId: String(healed.id) }] });
+    assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
+    assert.deepEqual(done.state.capacities, state.capacities);
+    const after = await openStackDriver.collect(healing, done.state);
+    const vdu1 = byVdu(after, 'VDU1');
+    assert.equal(vdu1.length, 2);
+    assert.ok(vdu1.some((vnfc) => vnfc.id === kept.id), 'the other VDU1 server keeps its id');
+    assert.ok(!vdu1.some((vnfc) => vnfc.id === healed.id), 'the healed one is a new server');
+    assert.deepEqual(idsOf(byVdu(after, 'VDU2')), idsOf(byVdu(before, 'VDU2')));
+    const replacement = vdu1.find((vnfc) => vnfc.id !== kept.id);
+    assert.equal((replacement?.metadata as Info).parent_resource_name, (healed.metadata as Info).parent_resource_name, 'in the same scaling group member');
+    assert.deepEqual(after.extCpInfo.map((cp) => cp.extLinkPortId).sort(), before.extCpInfo.map((cp) => cp.extLinkPortId).sort(), 'its ports stay');
+    const servers = sim.faults.state().servers;
+    assert.equal(servers.count, 3);
+    assert.ok(!servers.ids.includes(String(healed.id)));
+
+    await terminateLeavingNothing(ctx, done.state);
+  });
+
+  it('reports Heat\'s reason when the stack update fails', async () => {
+    const ctx = context();
+    const state = await instantiate(ctx);
+    sim.faults.inject({ kind: 'stack-update-fail', reason: 'Resource UPDATE failed: Quota exceeded for instances: Requested 1, but already used 10 of 10 instances' });
+    const scaling = later(ctx, SCALE_OUT_REQUEST);
+    const failed = await update(scaling, state, scaleOut(2));
+    assert.equal(failed.status, 'FAILED');
+    const stack = await stackOf(scaling, failed.state);
+    assert.equal(stack?.stack_status, 'UPDATE_FAILED');
+    assert.equal(failed.status === 'FAILED' && failed.reason, stack?.stack_status_reason, 'verbatim');
+    assert.match(String(stack?.stack_status_reason), /Quota exceeded for instances/);
+
+    await terminateLeavingNothing(ctx, failed.state);
   });
 });

@@ -11,7 +11,7 @@ import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import type { HeatResource } from '#lib/vim/openstack/heat.ts';
 import { resourceStackId } from '#lib/vim/openstack/heat.ts';
-import { buildNfv, desiredCapacity, fixedIpsOf, flavourOf, loadBaseHot, nfvParamPaths, parseTemplate } from '#lib/vim/openstack/hot.ts';
+import { buildNfv, capacitiesOf, desiredCapacity, fixedIpsOf, flavourOf, loadBaseHot, nfvParamPaths, parseTemplate } from '#lib/vim/openstack/hot.ts';
 import { collectResources } from '#lib/vim/openstack/resources.ts';
 import { serviceMessage } from '#lib/vim/openstack/errors.ts';
 import { buildCsar } from '../../support/csar-builder.ts';
@@ -30,6 +30,7 @@ async function openSample(): Promise<{ archive: CsarArchive; vnfd: ParsedVnfd; f
     size: async (path) => entry(path).uncompressedSize,
     stream: (path) => archive.openStream(path),
     list: async () => archive.entries().filter((candidate) => !candidate.isDirectory).map((candidate) => candidate.path),
+    artifacts: async () => [],
   };
   return { archive, vnfd, files };
 }
@@ -45,6 +46,7 @@ function memoryFiles(entries: Record<string, string>): PackageFiles {
     size: async (path) => get(path).length,
     stream: async () => { throw new Error('not used'); },
     list: async () => Object.keys(entries),
+    artifacts: async () => [],
   };
 }
 
@@ -149,6 +151,22 @@ describe('the nfv parameter', () => {
     assert.equal(nfv.VDU.VDU2?.computeFlavourId, 'm1.small');
     assert.equal(Object.hasOwn(nfv.VDU.VDU2 ?? {}, 'locationConstraints'), false, 'a null in the merge patch removes the key');
     assert.equal(nfv.VDU.VirtualStorage?.vcImageId, null, 'the template reads it, but no image was resolved for the storage');
+  });
+
+  it('keeps the capacities a scale set, over the level and additionalParams.nfv, and reads them back from Heat\'s text', async () => {
+    const template = parseTemplate(await loadBaseHot(sample.files, 'simple'));
+    const nfv = buildNfv({
+      flavour,
+      instantiationLevelId: 'instantiation_level_2',
+      request: { additionalParams: { nfv: { VDU: { VDU1: { desired_capacity: 1 } } } } },
+      grant: {},
+      images: {},
+      template,
+      capacities: { VDU1: 3, Unknown: 9 },
+    });
+    assert.deepEqual(capacitiesOf(nfv), { VDU1: 3, VDU2: 1 }, 'a VDU the flavour lacks gets no entry');
+    assert.deepEqual(capacitiesOf(JSON.stringify(nfv)), { VDU1: 3, VDU2: 1 }, 'Heat shows a json parameter as text');
+    assert.deepEqual(capacitiesOf('not json'), {});
   });
 
   it('places VDUs in the VIM\'s default zone when the grant names none', async () => {

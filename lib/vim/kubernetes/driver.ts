@@ -1,0 +1,491 @@
+// The Kubernetes infra driver: a CNF is the objects of the package's manifests, applied in one
+// namespace in dependency order, each labelled with the VNF instance; a VDU is the workload whose
+// metadata.name is the VDU's name, and its VNFCs are that workload's pods. Steps never wait: start
+// steps create, patch or delete and return, poll steps read rollouts. The driver state names only
+// what was created (apiVersion, kind, namespace, name), and terminate also finds objects by the
+// instance label, so a lost or partial state still leaves nothing behind.
+import { z } from 'zod';
+import { log } from '#lib/log.ts';
+import { UnprocessableEntityError } from '#lib/sol/errors.ts';
+import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
+import { desiredCapacity, flavourOf } from '#lib/vim/openstack/hot.ts';
+import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
+import {
+  applyRank, checkVdus, defFilesOf, instanceLabelValue, isClusterScoped, namespaceOf, prepareObjects, readManifests,
+  REPLICATED_KINDS, VNF_INSTANCE_LABEL, WORKLOAD_KINDS, type ManifestObject,
+} from './manifests.ts';
+import { isTerminating, nameOf, podsOf, rolloutOf, uidOf, type Rollout } from './workloads.ts';
+
+/** SOL003 vimType of a Kubernetes VIM, and the short alias (matched case-insensitively). */
+export const KUBERNETES_VIM_TYPES = ['ETSINFV.KUBERNETES.V_1', 'kubernetes'] as const;
+
+/** The annotation the ReplicaSet controller reads to choose which pods a scale-in removes (Kubernetes >= 1.22). */
+export const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
+
+const objectRef = z.object({ apiVersion: z.string(), kind: z.string(), namespace: z.string().optional(), name: z.string() });
+const replacedPod = z.object({
+  vduId: z.string(),
+  name: z.string(),
+  /** The uid of the pod that must go (a StatefulSet's replacement has the same name). */
+  uid: z.string().optional(),
+  /** A bare Pod VDU: nothing recreates it but the driver. */
+  recreate: z.boolean().optional(),
+});
+const stateSchema = z.object({
+  namespace: z.string().optional(),
+  objects: z.array(objectRef).default([]),
+  /** Terminate: what must disappear, namespaces last. */
+  deleting: z.array(objectRef).optional(),
+  /** Scale-in and heal: the pods that must be gone before the update is done. */
+  replaced: z.array(replacedPod).optional(),
+}).passthrough();
+
+export type ReplacedPod = z.infer<typeof replacedPod>;
+
+/** What the driver carries between steps and keeps as the VNF's state. */
+export interface KubernetesState {
+  /** The VNF's namespace (unknown only in a state lost before instantiate recorded it). */
+  namespace?: string;
+  /** Every object this VNF created, in the order created. */
+  objects: ObjectRef[];
+  deleting?: ObjectRef[];
+  replaced?: ReplacedPod[];
+  [key: string]: unknown;
+}
+
+function stateOf(raw: DriverState): KubernetesState {
+  const parsed = stateSchema.safeParse(raw ?? {});
+  return parsed.success ? (parsed.data as KubernetesState) : { objects: [] };
+}
+
+/** The VNF's lasting state, without what one operation carried between its steps. */
+function lasting(state: KubernetesState): DriverState {
+  const { deleting: _deleting, replaced: _replaced, ...rest } = state;
+  return { ...rest };
+}
+
+const refOf = (object: ManifestObject | KubeObject): ObjectRef => ({
+  apiVersion: String(object.apiVersion),
+  kind: String(object.kind),
+  ...(object.metadata?.namespace ? { namespace: String(object.metadata.namespace) } : {}),
+  name: String(object.metadata?.name),
+});
+const keyOf = (ref: ObjectRef): string => `${ref.apiVersion}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+const podRef = (namespace: string | undefined, name: string): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', ...(namespace ? { namespace } : {}), name });
+const labelOf = (ctx: OperationContext): string => instanceLabelValue(ctx.vnfInstanceId);
+const ownedBy = (object: KubeObject | undefined, label: string): boolean => object?.metadata?.labels?.[VNF_INSTANCE_LABEL] === label;
+
+// ---------------------------------------------------------------------------------------------
+// Applying and removing objects
+
+/**
+ * Creates one object and records it. A 409 is a retried step finding its own object, which is
+ * replaced by the manifest's version; an object of that name the VNF does not own is never taken
+ * over (a namespace that already exists is simply used).
+ */
+async function applyObject(client: KubeClient, object: ManifestObject, label: string, created: ObjectRef[]): Promise<void> {
+  const ref = refOf(object);
+  try {
+    await client.create(object as KubeObject);
+    created.push(ref);
+    return;
+  } catch (error) {
+    if (statusOf(error) !== 409) throw error;
+  }
+  // Controllers write status meanwhile: a replace that loses that race reads again and retries.
+  for (let attempt = 1; ; attempt += 1) {
+    const existing = await client.read(ref);
+    if (!existing) throw new KubernetesError(`creating ${describeRef(ref)}: the API server answered 409 but has no object of that name`, { vimStatus: 409 });
+    if (!ownedBy(existing, label)) {
+      if (ref.kind === 'Namespace') return;
+      throw new KubernetesError(`${describeRef(ref)} already exists and does not belong to this VNF instance (no ${VNF_INSTANCE_LABEL}=${label} label)`, { vimStatus: 409 });
+    }
+    if (ref.kind === 'Namespace') break;
+    try {
+      await client.replace(replacementOf(object, existing));
+      break;
+    } catch (error) {
+      if (statusOf(error) !== 409 || attempt >= REPLACE_ATTEMPTS) throw error;
+    }
+  }
+  created.push(ref);
+}
+
+const REPLACE_ATTEMPTS = 5;
+
+/** The manifest's object as a replacement of the existing one: its resourceVersion, and a Service's allocated (immutable) cluster IPs. */
+function replacementOf(object: ManifestObject, existing: KubeObject): KubeObject {
+  const replacement = structuredClone(object) as KubeObject & ManifestObject;
+  replacement.metadata.resourceVersion = existing.metadata?.resourceVersion;
+  if (object.kind === 'Service') {
+    const spec = (replacement.spec ?? {}) as Record<string, unknown>;
+    const current = (existing.spec ?? {}) as Record<string, unknown>;
+    spec.clusterIP ??= current.clusterIP;
+    spec.clusterIPs ??= current.clusterIPs;
+    replacement.spec = spec;
+  }
+  return replacement;
+}
+
+/** Deletes in reverse dependency order: workloads (and with them their pods) first, namespaces last. */
+function removalOrder(refs: ObjectRef[]): ObjectRef[] {
+  return refs.map((ref, index) => ({ ref, index })).sort((a, b) => applyRank(b.ref.kind) - applyRank(a.ref.kind) || b.index - a.index).map(({ ref }) => ref);
+}
+
+async function deleteObject(client: KubeClient, ref: ObjectRef): Promise<boolean> {
+  // Foreground: the object stays visible until its dependents (ReplicaSets, pods) are gone, so
+  // the poll that waits for it waits for them too.
+  return client.delete(ref, ref.kind === 'Pod' || ref.kind === 'Namespace' ? {} : { propagationPolicy: 'Foreground' });
+}
+
+/** The kinds terminate also searches by label (a state may be lost or partial): what manifests usually hold, plus those recorded. */
+const LABELLED_KINDS: Array<{ apiVersion: string; kind: string }> = [
+  { apiVersion: 'apps/v1', kind: 'Deployment' },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet' },
+  { apiVersion: 'apps/v1', kind: 'DaemonSet' },
+  { apiVersion: 'apps/v1', kind: 'ReplicaSet' },
+  { apiVersion: 'v1', kind: 'Pod' },
+  { apiVersion: 'batch/v1', kind: 'Job' },
+  { apiVersion: 'batch/v1', kind: 'CronJob' },
+  { apiVersion: 'v1', kind: 'Service' },
+  { apiVersion: 'v1', kind: 'ConfigMap' },
+  { apiVersion: 'v1', kind: 'Secret' },
+  { apiVersion: 'v1', kind: 'ServiceAccount' },
+  { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
+  { apiVersion: 'v1', kind: 'Namespace' },
+];
+
+/**
+ * Objects carrying the instance label (in the VNF's namespace, or anywhere when it is unknown),
+ * except those a controller owns: deleting their owner removes them. Kinds the cluster does not
+ * serve are skipped.
+ */
+async function labelledObjects(client: KubeClient, namespace: string | undefined, label: string, extraKinds: ObjectRef[]): Promise<ObjectRef[]> {
+  const kinds = new Map(LABELLED_KINDS.map((entry) => [`${entry.apiVersion}/${entry.kind}`, entry]));
+  for (const ref of extraKinds) kinds.set(`${ref.apiVersion}/${ref.kind}`, { apiVersion: ref.apiVersion, kind: ref.kind });
+  const found: ObjectRef[] = [];
+  for (const { apiVersion, kind } of kinds.values()) {
+    const items = await client.listIfServed(apiVersion, kind, isClusterScoped(kind) ? undefined : namespace, { labelSelector: `${VNF_INSTANCE_LABEL}=${label}` });
+    for (const item of items ?? []) {
+      if ((item.metadata?.ownerReferences ?? []).some((owner) => owner.controller)) continue;
+      found.push(refOf({ ...item, apiVersion, kind }));
+    }
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// VDUs and their workloads
+
+function vduOf(ctx: OperationContext, vduId: string): { id: string; name: string } {
+  const vdu = flavourOf(ctx.vnfd, ctx.flavourId).vdus.find((candidate) => candidate.id === vduId);
+  if (!vdu) throw new UnprocessableEntityError(`flavour ${ctx.flavourId} has no VDU ${vduId}`);
+  return vdu;
+}
+
+function workloadRef(state: KubernetesState, vduName: string): ObjectRef | undefined {
+  return state.objects.find((ref) => WORKLOAD_KINDS.has(ref.kind) && ref.name === vduName);
+}
+
+async function readWorkload(client: KubeClient, ctx: OperationContext, state: KubernetesState, vduId: string): Promise<{ ref: ObjectRef; workload: KubeObject }> {
+  const vdu = vduOf(ctx, vduId);
+  const ref = workloadRef(state, vdu.name);
+  if (!ref) throw new KubernetesError(`VDU ${vduId}: the VNF has no workload named ${vdu.name}`);
+  const workload = await client.read(ref);
+  if (!workload) throw new KubernetesError(`VDU ${vduId}: ${describeRef(ref)} no longer exists`, { vimStatus: 404 });
+  return { ref, workload };
+}
+
+/** Every workload's rollout: the first failure, else the first wait, else DONE. */
+async function rollouts(client: KubeClient, refs: ObjectRef[], label: string): Promise<Rollout> {
+  let pending: Rollout | undefined;
+  for (const ref of refs) {
+    const workload = await client.read(ref);
+    if (!workload) return { status: 'FAILED', reason: `${describeRef(ref)} no longer exists` };
+    const rollout = rolloutOf(workload, await podsOf(client, workload, label));
+    if (rollout.status === 'FAILED') return rollout;
+    if (rollout.status === 'IN_PROGRESS') pending ??= rollout;
+  }
+  return pending ?? { status: 'DONE' };
+}
+
+function progressOf(rollout: Rollout, state: KubernetesState, done: DriverState): Progress {
+  if (rollout.status === 'FAILED') return { status: 'FAILED', state: { ...state }, reason: rollout.reason };
+  if (rollout.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: { ...state } };
+  return { status: 'DONE', state: done };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
+  const client = new KubeClient(ctx.vim);
+  const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
+  // Package and request problems show before anything is created.
+  const manifests = await readManifests(ctx.files, defFilesOf(ctx.request));
+  checkVdus(flavour, manifests);
+  const namespace = namespaceOf(ctx.request, manifests);
+  const label = labelOf(ctx);
+  const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
+  const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
+  const state: KubernetesState = { namespace, objects: [] };
+  try {
+    if (!objects.some((object) => object.kind === 'Namespace' && object.metadata.name === namespace)) {
+      // The VNF's own namespace when none exists; one that exists is used, and is the VNF's only if
+      // it carries the label (a retried step finding the namespace its first attempt created).
+      const existing = await client.read({ apiVersion: 'v1', kind: 'Namespace', name: namespace });
+      if (!existing) objects.unshift({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [VNF_INSTANCE_LABEL]: label } } });
+      else if (ownedBy(existing, label)) state.objects.push({ apiVersion: 'v1', kind: 'Namespace', name: namespace });
+    }
+    log.info('kubernetes: applying manifests', { vnfInstanceId: ctx.vnfInstanceId, namespace, objects: objects.map((object) => `${object.kind}/${object.metadata.name}`) });
+    for (const object of objects) await applyObject(client, object, label, state.objects);
+  } catch (error) {
+    // A start step that throws leaves no driver state to roll back from, so it cleans up after itself.
+    for (const ref of removalOrder(state.objects)) {
+      await deleteObject(client, ref).catch((cleanup: unknown) => {
+        log.warn('kubernetes: could not delete an object after a failed instantiate start', { vnfInstanceId: ctx.vnfInstanceId, object: describeRef(ref), error: cleanup });
+      });
+    }
+    throw error;
+  }
+  return { ...state };
+}
+
+async function instantiatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
+  const state = stateOf(raw);
+  const client = new KubeClient(ctx.vim);
+  const rollout = await rollouts(client, state.objects.filter((ref) => WORKLOAD_KINDS.has(ref.kind)), labelOf(ctx));
+  return progressOf(rollout, state, lasting(state));
+}
+
+async function collect(ctx: OperationContext, raw: DriverState): Promise<CollectedResources> {
+  const state = stateOf(raw);
+  const client = new KubeClient(ctx.vim);
+  const label = labelOf(ctx);
+  const vnfcResourceInfo: Array<Record<string, unknown>> = [];
+  for (const vdu of flavourOf(ctx.vnfd, ctx.flavourId).vdus) {
+    const ref = workloadRef(state, vdu.name);
+    const workload = ref && await client.read(ref);
+    if (!ref || !workload) continue;
+    const { pods } = await podsOf(client, workload, label);
+    for (const pod of pods.filter((candidate) => !isTerminating(candidate))) {
+      vnfcResourceInfo.push({
+        id: nameOf(pod),
+        vduId: vdu.id,
+        computeResource: { vimConnectionId: ctx.vim.vimId, resourceId: nameOf(pod), vimLevelResourceType: ref.kind },
+        metadata: {
+          creation_time: pod.metadata?.creationTimestamp ?? null,
+          namespace: pod.metadata?.namespace ?? state.namespace ?? null,
+          pod_uid: uidOf(pod) ?? null,
+          workload: `${ref.kind}/${ref.name}`,
+        },
+      });
+    }
+  }
+  return {
+    vnfcResourceInfo,
+    vnfVirtualLinkResourceInfo: [],
+    virtualStorageResourceInfo: [],
+    extCpInfo: await serviceCps(ctx, client, state, label),
+    vnfcInfo: vnfcResourceInfo.map((info) => ({ id: `${String(info.vduId)}-${String(info.id)}`, vduId: info.vduId, vnfcResourceInfoId: info.id, vnfcState: 'STARTED' })),
+  };
+}
+
+/**
+ * The CNF's external CPs: each Service it created is a virtual IP in front of its pods (SOL003
+ * VnfExtCpInfo with associatedVipCpId). Its cpdId is the flavour's VnfExtCp of the same name, or the
+ * flavour's only VnfExtCp, or else the Service's name.
+ */
+async function serviceCps(ctx: OperationContext, client: KubeClient, state: KubernetesState, label: string): Promise<Array<Record<string, unknown>>> {
+  const extCps = flavourOf(ctx.vnfd, ctx.flavourId).extCps.map((cp) => cp.id);
+  const services = await client.list('v1', 'Service', state.namespace, { labelSelector: `${VNF_INSTANCE_LABEL}=${label}` });
+  return services.filter((service) => !isTerminating(service)).map((service) => {
+    const name = nameOf(service);
+    const cpdId = extCps.find((id) => id.toLowerCase() === name.toLowerCase()) ?? (extCps.length === 1 ? extCps[0] : name);
+    const spec = (service as { spec?: { clusterIP?: string; clusterIPs?: string[] } }).spec;
+    const addresses = (spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip && ip !== 'None');
+    return {
+      id: `${name}-${uidOf(service) ?? ''}`.replace(/-$/, ''),
+      cpdId,
+      cpConfigId: name,
+      cpProtocolInfo: [{
+        layerProtocol: 'IP_OVER_ETHERNET',
+        ...(addresses.length ? { ipOverEthernet: { ipAddresses: [{ type: addresses[0]?.includes(':') ? 'IPV6' : 'IPV4', addresses, isDynamic: true }] } } : {}),
+      }],
+      associatedVipCpId: name,
+    };
+  });
+}
+
+async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<DriverState> {
+  const state = stateOf(raw);
+  const client = new KubeClient(ctx.vim);
+  const targets = new Map(state.objects.map((ref) => [keyOf(ref), ref]));
+  for (const ref of await labelledObjects(client, state.namespace, labelOf(ctx), state.objects)) targets.set(keyOf(ref), ref);
+  const ordered = removalOrder([...targets.values()]);
+  // Namespaces go once everything in them is gone (poll), so their deletion is not what removes the VNF.
+  for (const ref of ordered.filter((candidate) => candidate.kind !== 'Namespace')) {
+    const existed = await deleteObject(client, ref);
+    log.info('kubernetes: deleting', { vnfInstanceId: ctx.vnfInstanceId, object: describeRef(ref), existed });
+  }
+  return { ...state, deleting: ordered };
+}
+
+async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
+  const state = stateOf(raw);
+  const client = new KubeClient(ctx.vim);
+  const deleting = state.deleting ?? removalOrder(state.objects);
+  const remaining: string[] = [];
+  for (const ref of deleting.filter((candidate) => candidate.kind !== 'Namespace')) {
+    const object = await client.read(ref);
+    if (!object) continue;
+    remaining.push(describeRef(ref));
+    // Deletion is idempotent: ask again if it was not taken.
+    if (!isTerminating(object)) await deleteObject(client, ref);
+  }
+  const namespaces = new Set(deleting.flatMap((ref) => (ref.namespace ? [ref.namespace] : [])));
+  if (state.namespace) namespaces.add(state.namespace);
+  for (const namespace of namespaces.size ? namespaces : [undefined]) {
+    const pods = await client.list('v1', 'Pod', namespace, { labelSelector: `${VNF_INSTANCE_LABEL}=${labelOf(ctx)}` });
+    remaining.push(...pods.map((pod) => `Pod ${nameOf(pod)}`));
+  }
+  if (remaining.length) return { status: 'IN_PROGRESS', state: { ...state } };
+  for (const ref of deleting.filter((candidate) => candidate.kind === 'Namespace')) {
+    const object = await client.read(ref);
+    if (!object) continue;
+    remaining.push(describeRef(ref));
+    if (!isTerminating(object)) await deleteObject(client, ref);
+  }
+  if (remaining.length) return { status: 'IN_PROGRESS', state: { ...state } };
+  return { status: 'DONE', state: { ...(state.namespace ? { namespace: state.namespace } : {}), objects: [] } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SCALE and HEAL
+
+/** Deletes a VNFC's pod and returns what the poll must see gone; undefined when it already is. */
+async function deletePod(client: KubeClient, namespace: string | undefined, vduId: string, name: string, label: string, recreate: boolean): Promise<ReplacedPod | undefined> {
+  const pod = await client.read(podRef(namespace, name));
+  if (!pod) return undefined;
+  if (!ownedBy(pod, label)) throw new UnprocessableEntityError(`pod ${name} is not a VNFC of this VNF instance`);
+  await client.delete(podRef(namespace, name));
+  return { vduId, name, ...(uidOf(pod) ? { uid: uidOf(pod) } : {}), ...(recreate ? { recreate } : {}) };
+}
+
+async function scaleStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Extract<UpdateChange, { kind: 'SCALE' }>): Promise<ReplacedPod[]> {
+  const label = labelOf(ctx);
+  const replaced: ReplacedPod[] = [];
+  for (const [vduId, replicas] of Object.entries(change.targets)) {
+    const { ref, workload } = await readWorkload(client, ctx, state, vduId);
+    if (!REPLICATED_KINDS.has(ref.kind)) throw new UnprocessableEntityError(`VDU ${vduId} is a ${ref.kind}, which has no replica count to scale`);
+    const removed = change.scaleType === 'SCALE_IN' ? change.remove.filter((vnfc) => vnfc.vduId === vduId).map((vnfc) => vnfc.resourceId) : [];
+    if (ref.kind === 'StatefulSet') {
+      // A StatefulSet always removes its highest ordinals; collect lists them last, so they are what the engine names.
+      const { pods } = await podsOf(client, workload, label);
+      const highest = new Set(pods.slice(replicas).map(nameOf));
+      if (removed.some((name) => !highest.has(name))) {
+        log.warn('kubernetes: a StatefulSet scale-in removes its highest ordinals, not the pods named', { vnfInstanceId: ctx.vnfInstanceId, vduId, named: removed, removing: [...highest] });
+      }
+    } else if (removed.length) {
+      // The controller would choose by its own ranking: mark the named pods as cheapest to delete
+      // (honoured by the ReplicaSet controller since Kubernetes 1.22), then delete them, and only
+      // then lower the count, so the pods it removes are exactly these (a replacement it may have
+      // started meanwhile is unready and goes first).
+      for (const name of removed) {
+        try {
+          await client.mergePatch(podRef(state.namespace, name), { metadata: { annotations: { [POD_DELETION_COST]: '-1000' } } });
+        } catch (error) {
+          if (statusOf(error) !== 404) throw error;
+        }
+      }
+      for (const name of removed) {
+        const pod = await deletePod(client, state.namespace, vduId, name, label, false);
+        if (pod) replaced.push(pod);
+      }
+    }
+    log.info('kubernetes: scaling', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas, removing: removed });
+    await client.mergePatch(ref, { spec: { replicas } });
+  }
+  return replaced;
+}
+
+async function healStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Extract<UpdateChange, { kind: 'HEAL' }>): Promise<ReplacedPod[]> {
+  const replaced: ReplacedPod[] = [];
+  for (const vnfc of change.vnfcs) {
+    const { ref } = await readWorkload(client, ctx, state, vnfc.vduId);
+    log.info('kubernetes: healing', { vnfInstanceId: ctx.vnfInstanceId, vduId: vnfc.vduId, pod: vnfc.resourceId, workload: describeRef(ref) });
+    const pod = await deletePod(client, state.namespace, vnfc.vduId, vnfc.resourceId, labelOf(ctx), ref.kind === 'Pod');
+    if (pod) replaced.push(pod);
+    else if (ref.kind === 'Pod') replaced.push({ vduId: vnfc.vduId, name: vnfc.resourceId, recreate: true });
+  }
+  return replaced;
+}
+
+/** A bare Pod VDU, recreated from its manifest once its old self is gone. */
+async function recreatePod(ctx: OperationContext, client: KubeClient, state: KubernetesState, name: string): Promise<void> {
+  const manifests = await readManifests(ctx.files, defFilesOf(ctx.instantiateRequest));
+  const objects = prepareObjects(manifests.filter((object) => object.kind === 'Pod' && object.metadata.name === name), {
+    namespace: state.namespace ?? namespaceOf(ctx.instantiateRequest, manifests),
+    labelValue: labelOf(ctx),
+    replicas: new Map(),
+  });
+  const [object] = objects;
+  if (!object) throw new KubernetesError(`cannot recreate pod ${name}: the manifests no longer define it`);
+  await applyObject(client, object, labelOf(ctx), []);
+}
+
+async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
+  const state = stateOf(raw);
+  delete state.deleting;
+  delete state.replaced;
+  const client = new KubeClient(ctx.vim);
+  const replaced = change.kind === 'SCALE' ? await scaleStart(ctx, client, state, change) : await healStart(ctx, client, state, change);
+  return { ...state, replaced };
+}
+
+async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
+  const state = stateOf(raw);
+  const client = new KubeClient(ctx.vim);
+  let pending = false;
+  for (const pod of state.replaced ?? []) {
+    const current = await client.read(podRef(state.namespace, pod.name));
+    if (current && (pod.uid === undefined || uidOf(current) === pod.uid)) {
+      pending = true;
+    } else if (!current && pod.recreate) {
+      await recreatePod(ctx, client, state, pod.name);
+      pending = true;
+    }
+  }
+  const vduIds = change.kind === 'SCALE' ? Object.keys(change.targets) : [...new Set(change.vnfcs.map((vnfc) => vnfc.vduId))];
+  const refs: ObjectRef[] = [];
+  for (const vduId of vduIds) {
+    const { ref, workload } = await readWorkload(client, ctx, state, vduId);
+    const target = change.kind === 'SCALE' ? change.targets[vduId] : undefined;
+    const spec = (workload.spec ?? {}) as Record<string, unknown>;
+    if (target !== undefined && spec.replicas !== target) {
+      // The count was changed behind the VNFM's back, or the patch was lost: set it again.
+      await client.mergePatch(ref, { spec: { replicas: target } });
+      pending = true;
+    }
+    refs.push(ref);
+  }
+  const rollout = await rollouts(client, refs, labelOf(ctx));
+  if (rollout.status === 'FAILED' || !pending) return progressOf(rollout, state, lasting(state));
+  return { status: 'IN_PROGRESS', state: { ...state } };
+}
+
+async function verify(vim: VimConnection): Promise<void> {
+  await new KubeClient(vim).verify();
+}
+
+export const kubernetesDriver: InfraDriver = {
+  vimTypes: KUBERNETES_VIM_TYPES,
+  instantiateStart,
+  instantiatePoll,
+  collect,
+  terminateStart,
+  terminatePoll,
+  updateStart,
+  updatePoll,
+  verify,
+};
