@@ -1,16 +1,21 @@
 // `npm start`: the whole VNF manager on this machine. Configuration by environment:
 // PORT (default 9890, Tacker's), HOST (default 127.0.0.1), VNFM_DATA_DIR (default ./.vnfm),
-// VNFM_PARAMETER_OVERRIDES ("Key=Value Key=Value", template parameters as sam deploy takes them).
+// VNFM_PARAMETER_OVERRIDES ("Key=Value Key=Value", template parameters as sam deploy takes them;
+// EgressAllowPrivateNetworks defaults to true here).
 import { resolve } from 'node:path';
 import { startRuntime } from './runtime.ts';
 import { startLocalVims } from './vims.ts';
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
-const parameters = Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '').split(/\s+/).filter(Boolean).map((pair) => {
-  const at = pair.indexOf('=');
-  if (at < 1) throw new Error(`VNFM_PARAMETER_OVERRIDES: "${pair}" is not Key=Value`);
-  return [pair.slice(0, at), pair.slice(at + 1)];
-}));
+const parameters = {
+  // On one machine the NFVO, its token endpoint and package servers are on loopback or the LAN.
+  EgressAllowPrivateNetworks: 'true',
+  ...Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '').split(/\s+/).filter(Boolean).map((pair) => {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`VNFM_PARAMETER_OVERRIDES: "${pair}" is not Key=Value`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  })),
+};
 const runtime = await startRuntime({
   dataDir,
   parameters,

@@ -16,9 +16,10 @@ import S3rver from 's3rver';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
-import { startLocalSqs, startQueuePoller } from './sqs.ts';
+import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
+import { startLocalLambdaApi } from './lambda-api.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -197,6 +198,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         } catch {
           continue; // refers to a queue not created yet
         }
+        const deadLetterTarget = attributes.RedrivePolicy ? (JSON.parse(attributes.RedrivePolicy) as { deadLetterTargetArn?: string }).deadLetterTargetArn : undefined;
+        if ([...pending].some((id) => names.getAtt(id, 'Arn') === deadLetterTarget)) continue; // its DLQ comes first
         const out = await sqsClient.send(new CreateQueueCommand({ QueueName: names.getAtt(logicalId, 'QueueName'), Attributes: attributes }));
         names.queueUrls.set(logicalId, out.QueueUrl as string);
         pending.delete(logicalId);
@@ -243,6 +246,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       return fn.handler(event, lambdaContext(fn));
     };
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
+    // Functions that invoke functions (the LCM engine -> the script runner) do it through the Lambda API.
+    const lambdaApi = await startLocalLambdaApi({ functions: functions.values(), invoke, log });
+    closers.push(() => lambdaApi.close());
+    process.env.AWS_ENDPOINT_URL_LAMBDA = lambdaApi.endpoint;
 
     /** Asynchronous invocations still running (S3 and EventBridge events), so tests can wait for them. */
     const inFlight = new Set<Promise<unknown>>();
@@ -294,6 +301,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- Event sources --------------------------------------------------------------------
     const routes: Route[] = [];
+    const pollers: QueuePoller[] = [];
     for (const fn of functions.values()) {
       const events = (fn.properties.Events ?? {}) as Record<string, { Type: string; Properties?: Properties }>;
       for (const [eventName, event] of Object.entries(events)) {
@@ -304,16 +312,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           const queueArn = resolveValue<string>(props.Queue);
           const queueId = [...names.queueUrls.keys()].find((id) => names.getAtt(id, 'Arn') === queueArn);
           if (!queueId) throw new Error(`${fn.logicalId}.${eventName}: queue ${queueArn} is not in the template`);
-          const poller = startQueuePoller({
-            client: sqsClient,
-            queueUrl: names.ref(queueId),
-            queueArn,
-            batchSize: Number(props.BatchSize ?? 10),
-            reportBatchItemFailures: ((props.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
-            handler: (sqsEvent) => invoke(fn, sqsEvent) as Promise<void>,
-            log,
-          });
-          closers.push(() => poller.stop());
+          const redrive = resolveValue<{ deadLetterTargetArn?: string } | undefined>((template.Resources[queueId]?.Properties as Properties | undefined)?.RedrivePolicy);
+          // Lambda runs up to ScalingConfig.MaximumConcurrency batches at once: one poller each.
+          const concurrency = Math.max(1, Number(resolveValue<{ MaximumConcurrency?: number } | undefined>(props.ScalingConfig)?.MaximumConcurrency ?? 1));
+          for (let i = 0; i < concurrency; i++) {
+            const poller = startQueuePoller({
+              client: sqsClient,
+              queueUrl: names.ref(queueId),
+              queueArn,
+              batchSize: Number(props.BatchSize ?? 10),
+              reportBatchItemFailures: ((props.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
+              handler: (sqsEvent) => invoke(fn, sqsEvent) as Promise<void>,
+              deadLetterQueueArn: redrive?.deadLetterTargetArn,
+              log,
+            });
+            pollers.push(poller);
+            closers.push(() => poller.stop());
+          }
         } else if (event.Type === 'EventBridgeRule' || event.Type === 'CloudWatchEvent') {
           if (props.Pattern) ruleTargets.push({ fn, pattern: resolveValue<Record<string, unknown>>(props.Pattern) });
         } else if (event.Type === 'S3') {
@@ -354,7 +369,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (url.pathname.startsWith('/_local/')) {
-        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight);
+        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
         return;
       }
       const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
@@ -383,9 +398,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       sqs: process.env.AWS_ENDPOINT_URL_SQS,
       stepfunctions: process.env.AWS_ENDPOINT_URL_SFN,
       secretsmanager: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+      lambda: process.env.AWS_ENDPOINT_URL_LAMBDA,
       region: REGION,
       tables: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => [id, id])),
       buckets: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id]) => [id, names.bucketName(id)])),
+      queues: Object.fromEntries([...names.queueUrls].map(([id, queueUrl]) => [id, { url: queueUrl, arn: names.getAtt(id, 'Arn') }])),
     }, null, 2)}\n`, { mode: 0o600 });
 
     return {
@@ -414,17 +431,20 @@ export function matchesEventPattern(pattern: Record<string, unknown>, event: Rec
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */
-async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions, inFlight: Set<Promise<unknown>>): Promise<void> {
+async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions, inFlight: Set<Promise<unknown>>, pollers: QueuePoller[]): Promise<void> {
   const actions: Record<string, () => Promise<void> | void> = {
     'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
     'POST /_local/stepfunctions/release': () => stepFunctions.release(),
     'POST /_local/stepfunctions/idle': () => stepFunctions.idle(),
     'POST /_local/idle': async () => {
-      // Everything asynchronous settles: event-triggered functions and the executions they start.
+      // Everything asynchronous settles: event-triggered functions, the executions they start, and
+      // the queues their changes feed (notification deliveries, with their retries and redrives).
+      let queued: boolean[];
       do {
         await Promise.all([...inFlight]);
         await stepFunctions.idle();
-      } while (inFlight.size);
+        queued = await Promise.all(pollers.map((poller) => poller.idle()));
+      } while (inFlight.size || queued.some(Boolean));
     },
   };
   if (method === 'GET' && path === '/_local/memory') {

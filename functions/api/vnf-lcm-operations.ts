@@ -1,10 +1,12 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
-// instance, and retry, roll back or fail an operation occurrence (/vnflcm/v1 and /vnflcm/v2).
+// instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
+// V3.x), and retry, roll back or fail an operation occurrence.
 import { defaultDeps } from '#lib/lcm/deps.ts';
-import { failOperation, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
+import { failOperation, packageFiles, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
 import { requestHeal, requestScale } from '#lib/lcm/scale-heal.ts';
+import { requestChangeVnfpkg } from '#lib/lcm/change-package.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, parseRequest, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
+import { changeCurrentVnfPkgRequest, healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, parseRequest, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, type ApiRequest, type ApiResult } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
@@ -39,6 +41,12 @@ export const handler = httpApi({
       return accepted(request, await requestHeal(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_vnfpkg': {
+    POST: async (request) => {
+      const body = parseRequest(changeCurrentVnfPkgRequest, request.body, 'ChangeCurrentVnfPkgRequest');
+      return accepted(request, await requestChangeVnfpkg(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), { vnfdOf: parsedVnfd, filesOf: packageFiles }));
+    },
+  },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
     POST: async (request) => {
       await retryOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');

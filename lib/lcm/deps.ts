@@ -8,6 +8,8 @@ import { DynamoVnfPackageStore, type VnfPackageStore } from '#lib/store/packages
 import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
 import { DynamoVimStore, type VimStore } from '#lib/store/vims.ts';
 import { requiredEnv } from '#lib/store/dynamo.ts';
+import { notifyingInstanceStore, notifyingOpOccStore } from '#lib/notify/publisher.ts';
+import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 
 /**
  * Starts state machines. An LCM operation's execution is named after its op occ id, so a retried
@@ -43,7 +45,7 @@ export interface LcmDeps {
 let deps: LcmDeps | undefined;
 
 export function defaultDeps(): LcmDeps {
-  deps ??= {
+  deps ??= withNotifications({
     instances: new DynamoVnfInstanceStore(),
     opOccs: new DynamoVnfLcmOpOccStore(),
     packages: new DynamoVnfPackageStore(),
@@ -52,6 +54,17 @@ export function defaultDeps(): LcmDeps {
     executor: new StepFunctionsExecutor(),
     now: () => new Date().toISOString(),
     newId: () => crypto.randomUUID(),
-  };
+  });
   return deps;
+}
+
+/** Every op occ and instance change written through these deps is queued for notification (SOL003 5.6.2). */
+function withNotifications(base: LcmDeps): LcmDeps {
+  if (!process.env.NOTIFICATION_QUEUE_URL) return base;
+  const queue = new SqsNotificationQueue();
+  return {
+    ...base,
+    instances: notifyingInstanceStore(base.instances, queue, base.now),
+    opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue),
+  };
 }

@@ -9,7 +9,7 @@ import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
 import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';
-import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageFiles, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
+import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageChange, type PackageFiles, type Progress, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
 import { log } from '#lib/log.ts';
 import type { LcmDeps } from './deps.ts';
 import { finishOperation, startOperation } from './operations.ts';
@@ -17,6 +17,8 @@ import { getVnfInstance, type Caller } from './vnf-instances.ts';
 import { getOpOcc } from './op-occs.ts';
 import { grantFor } from './grant.ts';
 import { ageOrdered, resourceDiff, reverseScale, scaledStatus } from './scale-heal.ts';
+import { runHook } from './scripts.ts';
+import { changedAttributes, coordinate, instantiateRequestAfter, scriptRequest, type ChangePlan } from './change-package.ts';
 
 export const OPENSTACK_VIM = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
 export const KUBERNETES_VIM = 'ETSINFV.KUBERNETES.V_1';
@@ -43,7 +45,7 @@ export function parsedVnfd(packageId: string): Promise<ParsedVnfd> {
   return vnfd;
 }
 
-function packageFiles(pkg: VnfPackageRecord): PackageFiles {
+export function packageFiles(pkg: VnfPackageRecord): PackageFiles {
   const fileOf = async (path: string) => {
     const file = (await packageIndex(pkg)).files[path];
     if (!file) throw new NotFoundError(`VNF package ${pkg.id} has no file "${path}"`);
@@ -360,13 +362,16 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     }
     case 'instantiate-start': {
       const vim = opOcc.vim;
-      const state = await driverOf(vim).instantiateStart(await context(deps, loaded, vim));
+      const ctx = await context(deps, loaded, vim);
+      await hook(deps, loaded, ctx, 'start');
+      const state = await driverOf(vim).instantiateStart(ctx);
       await saveDriverState(deps, opOcc, state);
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'instantiate-poll':
     case 'rollback-poll':
     case 'terminate-poll': {
+      if (action === 'rollback-poll' && opOcc.operation === 'CHANGE_VNFPKG') return changeStep(deps, loaded, 'rollback-poll', polls);
       const rescale = action === 'rollback-poll' && opOcc.operation === 'SCALE' && opOcc.rollbackChange;
       if (action === 'rollback-poll' && !rescale && (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState)) return done();
       const vim = action === 'terminate-poll' ? instance.vimResources?.vim : opOcc.vim;
@@ -384,6 +389,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       const vim = opOcc.vim;
       const params = opOcc.operationParams as InstantiateVnfRequest;
       const ctx = await context(deps, loaded, vim);
+      await hook(deps, loaded, ctx, 'end');
       const found = await driverOf(vim).collect(ctx, opOcc.driverState ?? {});
       const collected = { ...found, vnfcResourceInfo: ageOrdered(undefined, found.vnfcResourceInfo) };
       const flavour = flavourOf(loaded.vnfd, params.flavourId);
@@ -412,11 +418,14 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     }
     case 'terminate-start': {
       const vim = instance.vimResources?.vim;
-      const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), instance.vimResources?.driverState ?? {});
+      const ctx = await context(deps, loaded, vim);
+      await hook(deps, loaded, ctx, 'start');
+      const state = await driverOf(vim).terminateStart(ctx, instance.vimResources?.driverState ?? {});
       await saveDriverState(deps, opOcc, state);
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'terminate-finish': {
+      await hook(deps, loaded, await context(deps, loaded, instance.vimResources?.vim), 'end');
       const changes = resourceChanges(collectedOf(instance.instantiatedVnfInfo), 'REMOVED');
       if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set: { instantiationState: 'NOT_INSTANTIATED' }, remove: ['instantiatedVnfInfo', 'vimResources'] })) {
         throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
@@ -426,24 +435,31 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     }
     case 'update-start': {
       const vim = instance.vimResources?.vim;
-      const state = await driverOf(vim).updateStart(await context(deps, loaded, vim), instance.vimResources?.driverState ?? {}, changeOf(opOcc));
+      if (opOcc.operation === 'CHANGE_VNFPKG') return changeStep(deps, loaded, 'start', polls);
+      const ctx = await context(deps, loaded, vim);
+      await hook(deps, loaded, ctx, 'start');
+      const state = await driverOf(vim).updateStart(ctx, instance.vimResources?.driverState ?? {}, changeOf(opOcc));
       await saveDriverState(deps, opOcc, state);
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'update-poll': {
       const vim = instance.vimResources?.vim;
+      if (opOcc.operation === 'CHANGE_VNFPKG') return changeStep(deps, loaded, 'poll', polls);
       const progress = await driverOf(vim).updatePoll(await context(deps, loaded, vim), opOcc.driverState ?? instance.vimResources?.driverState ?? {}, changeOf(opOcc));
       await saveDriverState(deps, opOcc, progress.state);
       if (progress.status === 'FAILED') throw new VimOperationFailed(progress.reason);
       return done(progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS');
     }
     case 'update-finish': {
+      if (opOcc.operation === 'CHANGE_VNFPKG') return changeStep(deps, loaded, 'finish', polls);
+      await hook(deps, loaded, await context(deps, loaded, instance.vimResources?.vim), 'end');
       const change = changeOf(opOcc);
       const info = await recollect(deps, loaded, change.kind === 'SCALE' ? { scaleStatus: scaledStatus(instance.instantiatedVnfInfo, change) } : {});
       await updateOpOcc(deps, opOcc, { resourceChanges: resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info)) });
       return done();
     }
     case 'rollback-start': {
+      if (opOcc.operation === 'CHANGE_VNFPKG') return changeStep(deps, loaded, 'rollback-start', polls);
       if (opOcc.operation === 'SCALE') {
         // Back to the counts the instance had, from whatever the failed attempt left on the VIM.
         const vim = instance.vimResources?.vim;
@@ -463,7 +479,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
     }
     case 'rollback-finish': {
       // A rolled-back SCALE has the VNFCs it had before (ids of VNFCs a scale-in removed are new ones).
-      if (opOcc.operation === 'SCALE' && opOcc.rollbackChange) await recollect(deps, loaded, {});
+      if ((opOcc.operation === 'SCALE' && opOcc.rollbackChange) || opOcc.operation === 'CHANGE_VNFPKG') await recollect(deps, loaded, {});
       // A retried INSTANTIATE starts from scratch; a rolled-back one leaves nothing behind.
       await updateOpOcc(deps, opOcc, {}, ['driverState', 'rollbackChange']);
       return done();
@@ -501,4 +517,121 @@ async function recollect(deps: LcmDeps, loaded: Loaded, extra: Record<string, un
     throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
   }
   return info;
+}
+
+/** Runs the VNFD's Vnflcm `<operation>_start`/`_end` script of this operation, if it declares one. */
+async function hook(deps: LcmDeps, loaded: Loaded, ctx: OperationContext, phase: 'start' | 'end', vnfd = loaded.vnfd, files = ctx.files): Promise<void> {
+  await runHook({
+    operation: loaded.opOcc.operation,
+    phase,
+    vnfd,
+    flavourId: ctx.flavourId,
+    files,
+    request: await scriptRequest(deps, loaded.opOcc),
+    instance: loaded.instance,
+    extra: { grantRequest: loaded.opOcc.grantRequest ?? null, grant: loaded.opOcc.grant ?? null },
+  });
+}
+
+interface NewPackage {
+  pkg: VnfPackageRecord;
+  plan: ChangePlan;
+  change: PackageChange;
+}
+
+async function newPackageOf(deps: LcmDeps, loaded: Loaded, flavourId: string): Promise<NewPackage> {
+  const plan = loaded.opOcc.change as unknown as ChangePlan | undefined;
+  if (plan?.kind !== 'CHANGE_VNFPKG') throw new BadRequestError(`VNF LCM operation occurrence ${loaded.opOcc.id} records no package change`);
+  const pkg = await deps.packages.get(plan.vnfPkgId);
+  if (!pkg || pkg.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`VNF package ${plan.vnfPkgId} is no longer onboarded`);
+  const vnfd = await parsedVnfd(pkg.id);
+  const flavour = flavourOf(vnfd, flavourId);
+  return {
+    pkg,
+    plan,
+    change: {
+      upgradeType: plan.upgradeType,
+      vnfPkgId: pkg.id,
+      vnfd,
+      files: packageFiles(pkg),
+      flavourId,
+      vduIds: plan.vduIds.length ? plan.vduIds : flavour.vdus.map((vdu) => vdu.id),
+      ...(plan.defFiles ? { defFiles: plan.defFiles } : {}),
+      grant: (loaded.opOcc.grant?.decision ?? {}) as PackageChange['grant'],
+    },
+  };
+}
+
+/**
+ * The steps of CHANGE_VNFPKG (update-start/poll/finish) and of its rollback. A retry resumes from
+ * where the failed attempt stopped; a coordination that failed is asked for again, because the
+ * driver state is saved only once its script has succeeded.
+ */
+async function changeStep(deps: LcmDeps, loaded: Loaded, phase: 'start' | 'poll' | 'finish' | 'rollback-start' | 'rollback-poll', polls: number): Promise<StepResult> {
+  const { opOcc, instance } = loaded;
+  const vim = instance.vimResources?.vim;
+  const driver = driverOf(vim);
+  const ctx = await context(deps, loaded, vim);
+  const next = await newPackageOf(deps, loaded, ctx.flavourId);
+  const newCtx: OperationContext = { ...ctx, vnfd: next.change.vnfd, files: next.change.files };
+  const rollingBack = phase.startsWith('rollback');
+  const advance = async (progress: Progress): Promise<StepResult> => {
+    if (progress.status === 'FAILED') {
+      await saveDriverState(deps, opOcc, progress.state);
+      throw new VimOperationFailed(progress.reason);
+    }
+    if (progress.status === 'COORDINATE') {
+      await coordinate(deps, { opOcc, instance, plan: next.plan, coordination: progress.coordinate, isRollback: rollingBack, newFiles: next.change.files, oldFiles: ctx.files });
+      await saveDriverState(deps, opOcc, progress.state);
+      // Straight on: the next poll is the driver's next step, not a wait for the VIM.
+      return { status: 'IN_PROGRESS', waitUntil: new Date().toISOString(), polls: polls + 1 };
+    }
+    await saveDriverState(deps, opOcc, progress.state);
+    return { status: progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS', waitUntil: nextPoll(polls), polls: polls + 1 };
+  };
+  switch (phase) {
+    case 'start': {
+      if (opOcc.driverState) return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
+      await hook(deps, loaded, newCtx, 'start', next.change.vnfd, next.change.files);
+      const state = await driver.changeStart(ctx, instance.vimResources?.driverState ?? {}, next.change);
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
+    }
+    case 'poll':
+      return advance(await driver.changePoll(ctx, opOcc.driverState ?? {}, next.change));
+    case 'rollback-start': {
+      const state = await driver.changeRollbackStart(ctx, opOcc.driverState ?? instance.vimResources?.driverState ?? {}, next.change);
+      await saveDriverState(deps, opOcc, state);
+      return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
+    }
+    case 'rollback-poll':
+      return advance(await driver.changeRollbackPoll(ctx, opOcc.driverState ?? {}, next.change));
+    case 'finish': {
+      await hook(deps, loaded, newCtx, 'end', next.change.vnfd, next.change.files);
+      const driverState = opOcc.driverState ?? {};
+      const collected = await driver.collect(newCtx, driverState);
+      const before = collectedOf(instance.instantiatedVnfInfo);
+      const info: Record<string, unknown> = {
+        ...instance.instantiatedVnfInfo,
+        extCpInfo: collected.extCpInfo,
+        vnfcResourceInfo: ageOrdered(before.vnfcResourceInfo, collected.vnfcResourceInfo),
+        vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
+        virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
+        ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
+      };
+      const { set, modifications } = changedAttributes(instance, next.pkg, next.plan, opOcc.operationParams ?? {});
+      set.instantiatedVnfInfo = info;
+      set.vimResources = { ...instance.vimResources, driverState, instantiateRequest: instantiateRequestAfter(instance.vimResources?.instantiateRequest, next.plan) };
+      // Usage moves to the new package only now, with the records.
+      if (!await deps.packages.acquireUse(next.pkg.id)) throw new UnprocessableEntityError(`VNF package ${next.pkg.id} is no longer ONBOARDED and ENABLED`);
+      if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
+        await deps.packages.releaseUse(next.pkg.id);
+        throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
+      }
+      await deps.packages.releaseUse(instance.vnfPkgId);
+      const changes = resourceDiff(before, collectedOf(info), new Set(next.change.vduIds));
+      await updateOpOcc(deps, opOcc, { resourceChanges: changes, modificationsTriggeredByVnfPkgChange: modifications });
+      return { status: 'DONE', waitUntil: nextPoll(polls), polls: polls + 1 };
+    }
+  }
 }

@@ -23,7 +23,7 @@ export interface OperationRequest {
   pendingVimAccessSecrets?: Record<string, string>;
   isAutomaticInvocation?: boolean;
   /** Further internal attributes of the op occ (the VIM it works on, ...). */
-  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change'>;
+  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change' | 'paramsSecret'>;
   /** Added to the state machine's input. */
   executionInput?: Record<string, unknown>;
 }
@@ -125,6 +125,7 @@ export async function finishOperation(deps: LcmDeps, opOccId: string, to: LcmOpe
   }
   if (RELEASES_LOCK.includes(to)) {
     if (to !== 'COMPLETED') await removePendingSecrets(deps, record);
+    if (record.paramsSecret) await deps.secrets.remove(record.paramsSecret).catch((error: unknown) => log.warn('could not remove the script parameters of an operation', { opOccId, error }));
     await deps.instances.releaseLock(record.vnfInstanceId, record.id);
   }
   return record;

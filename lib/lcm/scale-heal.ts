@@ -140,8 +140,8 @@ export function scaledStatus(info: Info | undefined, change: ScaleChange): Info[
     : entry));
 }
 
-/** SOL003 resourceChanges between what an instance had and what it has now. */
-export function resourceDiff(before: CollectedResources, after: CollectedResources): Info {
+/** SOL003 resourceChanges between what an instance had and what it has now (VNFCs of `modifiedVdus` that stayed are MODIFIED). */
+export function resourceDiff(before: CollectedResources, after: CollectedResources, modifiedVdus: ReadonlySet<string> = new Set()): Info {
   const byId = (items: Info[]) => new Map(items.map((item) => [String(item.id), item]));
   const changes = <T>(old: Info[], now: Info[], render: (item: Info, changeType: string) => T, resourceOf: (item: Info) => unknown): T[] => {
     const oldById = byId(old);
@@ -150,7 +150,7 @@ export function resourceDiff(before: CollectedResources, after: CollectedResourc
     for (const [id, item] of nowById) {
       const previous = oldById.get(id);
       if (!previous) out.push(render(item, 'ADDED'));
-      else if (JSON.stringify(resourceOf(previous)) !== JSON.stringify(resourceOf(item))) out.push(render(item, 'MODIFIED'));
+      else if (JSON.stringify(resourceOf(previous)) !== JSON.stringify(resourceOf(item)) || modifiedVdus.has(String(item.vduId))) out.push(render(item, 'MODIFIED'));
     }
     for (const [id, item] of oldById) if (!nowById.has(id)) out.push(render(item, 'REMOVED'));
     return out;

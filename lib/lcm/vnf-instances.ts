@@ -19,7 +19,7 @@ export interface Caller {
 }
 
 /** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
-async function enabledPackageFor(deps: LcmDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord> {
+export async function enabledPackageFor(deps: LcmDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord> {
   const candidates = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId);
   const usable = candidates.find((p) => p.onboardingState === 'ONBOARDED' && p.operationalState === 'ENABLED');
   if (usable) return usable;
@@ -27,7 +27,7 @@ async function enabledPackageFor(deps: LcmDeps, caller: Caller, vnfdId: string):
   throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} is not usable (onboardingState ${candidates[0]?.onboardingState}, operationalState ${candidates[0]?.operationalState}); it must be ONBOARDED and ENABLED`);
 }
 
-function packageAttributes(pkg: VnfPackageRecord): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
+export function packageAttributes(pkg: VnfPackageRecord): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
   return {
     vnfdId: pkg.vnfdId ?? '',
     vnfPkgId: pkg.id,

@@ -1,12 +1,12 @@
 // upload_from_uri: downloads a CSAR from the NFVO's (or vendor's) server straight into the
 // package's content key, streaming, with the credentials taken from the secret store and deleted
 // after use. Failures put the package back to CREATED with the reason.
-import { lookup } from 'node:dns/promises';
 import { Readable } from 'node:stream';
 import { PackageError } from './errors.ts';
 import { contentKey, putObject } from './storage.ts';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { log } from '#lib/log.ts';
+import { assertEgressAllowed, EgressDeniedError, egressPolicyFromEnv } from '#lib/egress.ts';
 
 export interface FetchInput {
   packageId: string;
@@ -22,14 +22,35 @@ interface Credentials {
 
 const MAX_CSAR_BYTES = 8 * 1024 ** 3;
 
-/** Cloud metadata endpoints must never be reachable through a package URI. */
-async function refuseLinkLocal(uri: string): Promise<void> {
-  const { hostname } = new URL(uri);
-  const addresses = await lookup(hostname.replace(/^\[|\]$/g, ''), { all: true }).catch(() => {
-    throw new PackageError(`cannot resolve host "${hostname}"`, uri);
-  });
-  if (addresses.some(({ address }) => address.startsWith('169.254.') || address.toLowerCase().startsWith('fe80:') || address.toLowerCase() === 'fd00:ec2::254')) {
-    throw new PackageError('link-local addresses are not allowed as package sources', uri);
+const MAX_REDIRECTS = 5;
+
+/** Cloud metadata endpoints (and, by policy, private networks) must never be reachable through a package URI. */
+async function refuseDeniedAddress(uri: string): Promise<void> {
+  try {
+    await assertEgressAllowed(uri, egressPolicyFromEnv());
+  } catch (error) {
+    if (error instanceof EgressDeniedError) throw new PackageError(`the egress policy refuses this address: ${error.reason}`, uri);
+    throw error;
+  }
+}
+
+/** fetch, with every redirect target checked against the egress policy before it is followed. */
+async function checkedFetch(uri: string, init: RequestInit): Promise<Response> {
+  let target = uri;
+  let headers = new Headers(init.headers);
+  for (let hop = 0; ; hop++) {
+    await refuseDeniedAddress(target);
+    const response = await fetch(target, { ...init, headers, redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || !location) return response;
+    if (hop === MAX_REDIRECTS) throw new PackageError(`more than ${MAX_REDIRECTS} redirects`, uri);
+    const next = new URL(location, target);
+    // As fetch does: credentials do not follow a redirect to another origin.
+    if (next.origin !== new URL(target).origin) {
+      headers = new Headers(headers);
+      headers.delete('authorization');
+    }
+    target = next.href;
   }
 }
 
@@ -37,7 +58,7 @@ async function authorization(credentials: Credentials | undefined): Promise<stri
   if (!credentials) return undefined;
   if (credentials.oauth2) {
     const { clientId, clientPassword, tokenEndpoint } = credentials.oauth2;
-    const response = await fetch(tokenEndpoint, {
+    const response = await checkedFetch(tokenEndpoint, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`${clientId}:${clientPassword}`).toString('base64')}` },
       body: 'grant_type=client_credentials',
@@ -55,9 +76,8 @@ export async function fetchPackageContent(deps: LcmDeps, input: FetchInput): Pro
   let credentials: Credentials | undefined;
   try {
     if (input.credentialsSecret) credentials = (await deps.secrets.read(input.credentialsSecret)) as Credentials;
-    await refuseLinkLocal(input.uri);
     const auth = await authorization(credentials);
-    const response = await fetch(input.uri, { headers: { Accept: 'application/zip, */*', ...(auth ? { Authorization: auth } : {}) } });
+    const response = await checkedFetch(input.uri, { headers: { Accept: 'application/zip, */*', ...(auth ? { Authorization: auth } : {}) } });
     if (!response.ok || !response.body) throw new PackageError(`the server answered ${response.status} ${response.statusText}`, input.uri);
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (declared > MAX_CSAR_BYTES) throw new PackageError(`the package is ${declared} bytes; at most ${MAX_CSAR_BYTES} are accepted`, input.uri);

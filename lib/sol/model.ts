@@ -135,6 +135,8 @@ export interface VnfLcmOpOccRecord {
   /** Internal: the change a SCALE or HEAL makes (worked out when it was requested), and the one its rollback makes. */
   change?: Record<string, unknown>;
   rollbackChange?: Record<string, unknown>;
+  /** Internal: secret id of request parameters meant for the VNF's scripts (CHANGE_VNFPKG passwords); removed when the operation ends. */
+  paramsSecret?: string;
   /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
   grantRequest?: Record<string, unknown>;
   grant?: Record<string, unknown>;

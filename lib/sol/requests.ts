@@ -145,6 +145,18 @@ export const healVnfRequest = z.object({
 }).strict();
 export type HealVnfRequest = z.infer<typeof healVnfRequest>;
 
+/** SOL003 5.5.2.11a ChangeCurrentVnfPkgRequest (additionalParams as seed 004 writes them are checked by the LCM engine). */
+export const changeCurrentVnfPkgRequest = z.object({
+  vnfdId: identifier,
+  extVirtualLinks: z.array(extVirtualLink).optional(),
+  extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+  vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+  additionalParams: keyValuePairs.optional(),
+  extensions: keyValuePairs.optional(),
+  vnfConfigurableProperties: keyValuePairs.optional(),
+}).strict();
+export type ChangeCurrentVnfPkgRequest = z.infer<typeof changeCurrentVnfPkgRequest>;
+
 /**
  * v1 (SOL003 V2.6.1, Tacker's default) InstantiateVnfRequest: vimConnectionInfo and each extCp's
  * cpConfig are arrays; they become the V3 maps (cpConfig keyed by cpInstanceId, else by position).

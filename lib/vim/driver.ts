@@ -53,7 +53,45 @@ export type DriverState = Record<string, unknown>;
 export type Progress =
   | { status: 'IN_PROGRESS'; state: DriverState }
   | { status: 'DONE'; state: DriverState }
-  | { status: 'FAILED'; state: DriverState; reason: string };
+  | { status: 'FAILED'; state: DriverState; reason: string }
+  /**
+   * CHANGE_VNFPKG only: the driver has reached a point where the package's CoordinateVNF script must
+   * run for these VNFCs (seed 004). The engine runs it, then polls again with `state` (so the driver
+   * records in `state` that it asked, and moves on at the next poll).
+   */
+  | { status: 'COORDINATE'; state: DriverState; coordinate: Coordination };
+
+/** A CoordinateVNF call a driver asks for: the new or the old VNF's script, for these VNFCs. */
+export interface Coordination {
+  target: 'new' | 'old';
+  vnfcs: Array<VnfcRef & {
+    /** vnfcResourceInfo id when the VNFC is already recorded. */
+    id?: string;
+    /** IP addresses per connection point (CPD id), for the script's cp_name. */
+    addresses?: Record<string, string[]>;
+  }>;
+  /** Anything else the script needs from the VIM (no credentials), e.g. the Service switched. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * CHANGE_VNFPKG (SOL003 5.4.11a, seed 004): the package the VNF moves to, and how. The driver's
+ * `ctx.vnfd`/`ctx.files` stay the current package's; these are the new package's.
+ */
+export interface PackageChange {
+  upgradeType: 'RollingUpdate' | 'BlueGreen';
+  vnfPkgId: string;
+  vnfd: ParsedVnfd;
+  files: PackageFiles;
+  /** The new package's deployment flavour (the instance's flavour id). */
+  flavourId: string;
+  /** VDUs to update (additionalParams.vdu_params[].vdu_id); every VDU of the flavour when empty. */
+  vduIds: string[];
+  /** Kubernetes: the new package's manifests (additionalParams.lcm-kubernetes-def-files), else the instance's paths. */
+  defFiles?: string[];
+  /** The grant's VIM assets for the new package (images, flavours). */
+  grant: GrantDecision;
+}
 
 /** SOL003 InstantiatedVnfInfo parts a driver can tell from the VIM. */
 export interface CollectedResources {
@@ -95,6 +133,21 @@ export interface InfraDriver {
   updateStart(ctx: OperationContext, state: DriverState, change: UpdateChange): Promise<DriverState>;
   /** Until DONE; the state it returns then is the VNF's driver state from now on (for collect, terminate). */
   updatePoll(ctx: OperationContext, state: DriverState, change: UpdateChange): Promise<Progress>;
+  /**
+   * CHANGE_VNFPKG: starts moving the VNF to the new package (rolling update or blue-green), from the
+   * driver state its last operation left; polled with changePoll until DONE (or COORDINATE, see
+   * Progress). The DONE state is the VNF's state from then on, and `collect` with the new package's
+   * VNFD (ctx.vnfd replaced) reads it.
+   */
+  changeStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
+  changePoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
+  /**
+   * Rollback of a failed CHANGE_VNFPKG, from the state the failed attempt left: blue-green deletes
+   * what it created and keeps the old; rolling re-applies the old package VNFC by VNFC (asking for
+   * the old VNF's coordination, which the engine runs with is_rollback). DONE = back on the old package.
+   */
+  changeRollbackStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
+  changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
   /** Checks that the VIM answers and the credentials work. */
   verify(vim: VimConnection): Promise<void>;
 }

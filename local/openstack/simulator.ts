@@ -1,8 +1,8 @@
 // The OpenStack simulator: Keystone, Glance, Nova, Neutron, Cinder and Heat on one port under
 // devstack's path prefixes, behind a keystonemiddleware-like token check, with injectable faults
-// (5xx, slowness, failing stacks and servers, quotas) and a control API under /_sim/ that tests
+// (5xx, slowness, failing stacks and servers, quotas), a control API under /_sim/ that tests
 // use to inject faults, inspect what exists, wait until everything has settled, read a stack's
-// own work time, and signal software deployments.
+// own work time, and signal software deployments, and a tiny load balancer under /_lb/.
 import http from 'node:http';
 import { closeServer, listen } from '../aws-json.ts';
 import { Cinder, cinderError } from './cinder.ts';
@@ -12,6 +12,7 @@ import { HeatApi, heatError } from './heat/api.ts';
 import { HeatEngine } from './heat/engine.ts';
 import { json, parseJson, readBody, writeReply, type Router, type SimReply, type SimRequest } from './http.ts';
 import { DEFAULT_PASSWORD, header, Keystone, keystoneError, type Token } from './keystone.ts';
+import { LoadBalancer } from './lb.ts';
 import { Neutron, neutronError } from './neutron.ts';
 import { microversionText, Nova, novaError, requestedMicroversion, type ComputeHost } from './nova.ts';
 import { ApiError, isRecord, requestId, Scheduler, type Cloud } from './state.ts';
@@ -150,6 +151,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   cloud.nova = new Nova(cloud, opts.computeHosts);
   cloud.heat = new HeatEngine(cloud, opts.heatRetryLimit ?? 5);
   const heatApi = new HeatApi(cloud, cloud.heat);
+  const lb = new LoadBalancer(cloud);
   const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, ports: 500, ...opts.quotas };
   applyQuota(defaultQuotas);
 
@@ -313,6 +315,10 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       if (!((base.method === 'GET' || base.method === 'HEAD') && reply.status < 400)) log(`${base.method} ${url.pathname}${url.search} -> ${reply.status} (${Date.now() - started} ms)`);
     };
 
+    if (url.pathname.startsWith('/_lb/')) {
+      send(await lb.handle({ ...base, path: url.pathname.slice('/_lb'.length) }));
+      return;
+    }
     if (url.pathname === '/_sim' || url.pathname.startsWith('/_sim/')) {
       try {
         send(await control({ ...base, path: url.pathname.slice('/_sim'.length) }));

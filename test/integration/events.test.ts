@@ -69,8 +69,24 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
   LcmStepFunction: async (invocation) => {
     await assert.rejects(invocation, { name: 'NotFoundError' });
   },
+  // The sample hook reads its input on stdin and answers one JSON object on stdout.
+  ScriptRunnerFunction: async (invocation) => {
+    const result = (await invocation) as { ok: boolean; output?: unknown; stderr: string };
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.deepEqual(result.output, { ok: true, operation: 'instantiate_start', vnfInstanceId: '7b1e4b2c-3f1a-4c5d-9e8f-0a1b2c3d4e5f' });
+    assert.match(result.stderr, /instantiate_start for 7b1e4b2c/);
+  },
   LcmRecoveryFunction: async (invocation) => {
     assert.deepEqual(await invocation, { result: 'op occ gone' });
+  },
+  // No subscription in the (fresh) tenant: nothing to deliver for the change, and the delivery's subscription is gone.
+  NotificationDeliveryFunction: async (invocation) => {
+    assert.deepEqual(await invocation, { batchItemFailures: [] });
+  },
+  SubscriptionsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200);
+    assert.deepEqual(JSON.parse(result.body), []);
   },
   PackageOnboardingFunction: async (invocation) => {
     assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });

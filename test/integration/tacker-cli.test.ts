@@ -78,7 +78,7 @@ it('supports the Tacker CLI package sequence: create, upload, show, download, ar
   assert.equal(readFileSync(vnfd).readUInt32LE(0), 0x04034b50);
   const script = join(vnfm.dataDir, 'script.py');
   await openstack('vnf', 'package', 'artifact', 'download', id, 'Scripts/sample_script.py', '--file', script);
-  assert.match(readFileSync(script, 'utf8'), /json/);
+  assert.match(readFileSync(script, 'utf8'), /pickle\.load\(sys\.stdin\.buffer\)/);
 
   assert.match(await openstack('vnf', 'package', 'update', '--operational-state', 'DISABLED', id), /DISABLED/);
   assert.match(await openstack('vnf', 'package', 'delete', id), /deleted successfully/);

@@ -67,20 +67,20 @@ export interface SamplePackage {
 const OPENSTACK_ARTIFACTS = ['BaseHOT/simple/nested/VDU1.yaml', 'BaseHOT/simple/sample_hot.yaml', 'Scripts/coordinate_vnf.py', 'Scripts/sample_script.py'];
 const KUBERNETES_FILES = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'];
 
-function openstackSample(name: SamplePackageName, vnfdId: string, version: string, image: Omit<SampleImage, 'bytes'>): SamplePackage {
+function openstackSample(name: SamplePackageName, vnfdId: string, version: string, image: Omit<SampleImage, 'bytes'>, scripts: string[] = []): SamplePackage {
   return {
     name, vim: 'openstack', vnfdId, provider: 'Company', productName: 'Sample VNF', softwareVersion: version, vnfdVersion: version,
     flavourIds: ['simple'], entryDefinitions: 'Definitions/sample_vnfd_top.yaml', bundlesSol001: true,
     image: { ...image, bytes: MIB },
-    artifactPaths: [...OPENSTACK_ARTIFACTS, image.path].sort(),
+    artifactPaths: [...OPENSTACK_ARTIFACTS, ...scripts, image.path].sort(),
   };
 }
 
-function kubernetesSample(name: SamplePackageName, vnfdId: string, version: string, bundlesSol001: boolean): SamplePackage {
+function kubernetesSample(name: SamplePackageName, vnfdId: string, version: string, bundlesSol001: boolean, scripts: string[] = []): SamplePackage {
   return {
     name, vim: 'kubernetes', vnfdId, provider: 'Company', productName: 'Sample CNF', softwareVersion: version, vnfdVersion: version,
     flavourIds: ['simple'], entryDefinitions: 'Definitions/sample_cnf_top.vnfd.yaml', bundlesSol001,
-    kubernetesFiles: KUBERNETES_FILES, artifactPaths: KUBERNETES_FILES,
+    kubernetesFiles: KUBERNETES_FILES, artifactPaths: [...KUBERNETES_FILES, ...scripts].sort(),
   };
 }
 
@@ -96,10 +96,10 @@ export const SAMPLE_PACKAGES: Readonly<Record<SamplePackageName, SamplePackage>>
     seed: 'openstack-vnf-v2/cirros-0.6.2-x86_64-disk.img',
     sha512: 'd1b54eb22b4041336767d4474909fa648dc493885f9bce20b6189766c74f0db4ad19d5ba41daacbfe2678cc599dbf589b1ce557ad7fbd884645170ac8117bd62',
     version: '0.6.2',
-  }),
+  }, ['Scripts/coordinate_lb.js']),
   'k8s-cnf-v1': kubernetesSample('k8s-cnf-v1', 'ca5fd9ce-9169-49fe-916d-173b193b6649', '1.0', true),
   // Leaves the SOL001 type files out: its VNFD imports them by name and the VNFM supplies them.
-  'k8s-cnf-v2': kubernetesSample('k8s-cnf-v2', 'baa0aa5e-1d70-4f27-b303-910870ab4e21', '2.0', false),
+  'k8s-cnf-v2': kubernetesSample('k8s-cnf-v2', 'baa0aa5e-1d70-4f27-b303-910870ab4e21', '2.0', false, ['Scripts/coordinate_cnf.js']),
 };
 
 export const SAMPLE_PACKAGE_NAMES = Object.keys(SAMPLE_PACKAGES) as SamplePackageName[];

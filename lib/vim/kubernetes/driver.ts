@@ -1,20 +1,25 @@
 // The Kubernetes infra driver: a CNF is the objects of the package's manifests, applied in one
 // namespace in dependency order, each labelled with the VNF instance; a VDU is the workload whose
-// metadata.name is the VDU's name, and its VNFCs are that workload's pods. Steps never wait: start
-// steps create, patch or delete and return, poll steps read rollouts. The driver state names only
-// what was created (apiVersion, kind, namespace, name), and terminate also finds objects by the
-// instance label, so a lost or partial state still leaves nothing behind.
-import { z } from 'zod';
+// metadata.name is the VDU's name (or the one a blue-green package change created for it, which the
+// state records), and its VNFCs are that workload's pods. Steps never wait: start steps create,
+// patch or delete and return, poll steps read rollouts. The driver state names only what was
+// created (apiVersion, kind, namespace, name), and terminate also finds objects by the instance
+// label, so a lost or partial state still leaves nothing behind. Package changes: change-package.ts.
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/openstack/hot.ts';
+import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
-  applyRank, checkVdus, defFilesOf, instanceLabelValue, isClusterScoped, namespaceOf, prepareObjects, readManifests,
-  REPLICATED_KINDS, VNF_INSTANCE_LABEL, WORKLOAD_KINDS, type ManifestObject,
+  checkVdus, defFilesOf, isClusterScoped, namespaceOf, prepareObjects, readManifests,
+  REPLICATED_KINDS, VNF_INSTANCE_LABEL, WORKLOAD_KINDS,
 } from './manifests.ts';
-import { isTerminating, nameOf, podsOf, rolloutOf, uidOf, type Rollout } from './workloads.ts';
+import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
+import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
+import { isTerminating, nameOf, podsOf, uidOf } from './workloads.ts';
+
+export type { KubernetesState, ReplacedPod } from './state.ts';
 
 /** SOL003 vimType of a Kubernetes VIM, and the short alias (matched case-insensitively). */
 export const KUBERNETES_VIM_TYPES = ['ETSINFV.KUBERNETES.V_1', 'kubernetes'] as const;
@@ -22,121 +27,8 @@ export const KUBERNETES_VIM_TYPES = ['ETSINFV.KUBERNETES.V_1', 'kubernetes'] as 
 /** The annotation the ReplicaSet controller reads to choose which pods a scale-in removes (Kubernetes >= 1.22). */
 export const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
-const objectRef = z.object({ apiVersion: z.string(), kind: z.string(), namespace: z.string().optional(), name: z.string() });
-const replacedPod = z.object({
-  vduId: z.string(),
-  name: z.string(),
-  /** The uid of the pod that must go (a StatefulSet's replacement has the same name). */
-  uid: z.string().optional(),
-  /** A bare Pod VDU: nothing recreates it but the driver. */
-  recreate: z.boolean().optional(),
-});
-const stateSchema = z.object({
-  namespace: z.string().optional(),
-  objects: z.array(objectRef).default([]),
-  /** Terminate: what must disappear, namespaces last. */
-  deleting: z.array(objectRef).optional(),
-  /** Scale-in and heal: the pods that must be gone before the update is done. */
-  replaced: z.array(replacedPod).optional(),
-}).passthrough();
-
-export type ReplacedPod = z.infer<typeof replacedPod>;
-
-/** What the driver carries between steps and keeps as the VNF's state. */
-export interface KubernetesState {
-  /** The VNF's namespace (unknown only in a state lost before instantiate recorded it). */
-  namespace?: string;
-  /** Every object this VNF created, in the order created. */
-  objects: ObjectRef[];
-  deleting?: ObjectRef[];
-  replaced?: ReplacedPod[];
-  [key: string]: unknown;
-}
-
-function stateOf(raw: DriverState): KubernetesState {
-  const parsed = stateSchema.safeParse(raw ?? {});
-  return parsed.success ? (parsed.data as KubernetesState) : { objects: [] };
-}
-
-/** The VNF's lasting state, without what one operation carried between its steps. */
-function lasting(state: KubernetesState): DriverState {
-  const { deleting: _deleting, replaced: _replaced, ...rest } = state;
-  return { ...rest };
-}
-
-const refOf = (object: ManifestObject | KubeObject): ObjectRef => ({
-  apiVersion: String(object.apiVersion),
-  kind: String(object.kind),
-  ...(object.metadata?.namespace ? { namespace: String(object.metadata.namespace) } : {}),
-  name: String(object.metadata?.name),
-});
-const keyOf = (ref: ObjectRef): string => `${ref.apiVersion}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
-const podRef = (namespace: string | undefined, name: string): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', ...(namespace ? { namespace } : {}), name });
-const labelOf = (ctx: OperationContext): string => instanceLabelValue(ctx.vnfInstanceId);
-const ownedBy = (object: KubeObject | undefined, label: string): boolean => object?.metadata?.labels?.[VNF_INSTANCE_LABEL] === label;
-
 // ---------------------------------------------------------------------------------------------
-// Applying and removing objects
-
-/**
- * Creates one object and records it. A 409 is a retried step finding its own object, which is
- * replaced by the manifest's version; an object of that name the VNF does not own is never taken
- * over (a namespace that already exists is simply used).
- */
-async function applyObject(client: KubeClient, object: ManifestObject, label: string, created: ObjectRef[]): Promise<void> {
-  const ref = refOf(object);
-  try {
-    await client.create(object as KubeObject);
-    created.push(ref);
-    return;
-  } catch (error) {
-    if (statusOf(error) !== 409) throw error;
-  }
-  // Controllers write status meanwhile: a replace that loses that race reads again and retries.
-  for (let attempt = 1; ; attempt += 1) {
-    const existing = await client.read(ref);
-    if (!existing) throw new KubernetesError(`creating ${describeRef(ref)}: the API server answered 409 but has no object of that name`, { vimStatus: 409 });
-    if (!ownedBy(existing, label)) {
-      if (ref.kind === 'Namespace') return;
-      throw new KubernetesError(`${describeRef(ref)} already exists and does not belong to this VNF instance (no ${VNF_INSTANCE_LABEL}=${label} label)`, { vimStatus: 409 });
-    }
-    if (ref.kind === 'Namespace') break;
-    try {
-      await client.replace(replacementOf(object, existing));
-      break;
-    } catch (error) {
-      if (statusOf(error) !== 409 || attempt >= REPLACE_ATTEMPTS) throw error;
-    }
-  }
-  created.push(ref);
-}
-
-const REPLACE_ATTEMPTS = 5;
-
-/** The manifest's object as a replacement of the existing one: its resourceVersion, and a Service's allocated (immutable) cluster IPs. */
-function replacementOf(object: ManifestObject, existing: KubeObject): KubeObject {
-  const replacement = structuredClone(object) as KubeObject & ManifestObject;
-  replacement.metadata.resourceVersion = existing.metadata?.resourceVersion;
-  if (object.kind === 'Service') {
-    const spec = (replacement.spec ?? {}) as Record<string, unknown>;
-    const current = (existing.spec ?? {}) as Record<string, unknown>;
-    spec.clusterIP ??= current.clusterIP;
-    spec.clusterIPs ??= current.clusterIPs;
-    replacement.spec = spec;
-  }
-  return replacement;
-}
-
-/** Deletes in reverse dependency order: workloads (and with them their pods) first, namespaces last. */
-function removalOrder(refs: ObjectRef[]): ObjectRef[] {
-  return refs.map((ref, index) => ({ ref, index })).sort((a, b) => applyRank(b.ref.kind) - applyRank(a.ref.kind) || b.index - a.index).map(({ ref }) => ref);
-}
-
-async function deleteObject(client: KubeClient, ref: ObjectRef): Promise<boolean> {
-  // Foreground: the object stays visible until its dependents (ReplicaSets, pods) are gone, so
-  // the poll that waits for it waits for them too.
-  return client.delete(ref, ref.kind === 'Pod' || ref.kind === 'Namespace' ? {} : { propagationPolicy: 'Foreground' });
-}
+// Finding a VNF's objects
 
 /** The kinds terminate also searches by label (a state may be lost or partial): what manifests usually hold, plus those recorded. */
 const LABELLED_KINDS: Array<{ apiVersion: string; kind: string }> = [
@@ -183,10 +75,6 @@ function vduOf(ctx: OperationContext, vduId: string): { id: string; name: string
   return vdu;
 }
 
-function workloadRef(state: KubernetesState, vduName: string): ObjectRef | undefined {
-  return state.objects.find((ref) => WORKLOAD_KINDS.has(ref.kind) && ref.name === vduName);
-}
-
 async function readWorkload(client: KubeClient, ctx: OperationContext, state: KubernetesState, vduId: string): Promise<{ ref: ObjectRef; workload: KubeObject }> {
   const vdu = vduOf(ctx, vduId);
   const ref = workloadRef(state, vdu.name);
@@ -194,25 +82,6 @@ async function readWorkload(client: KubeClient, ctx: OperationContext, state: Ku
   const workload = await client.read(ref);
   if (!workload) throw new KubernetesError(`VDU ${vduId}: ${describeRef(ref)} no longer exists`, { vimStatus: 404 });
   return { ref, workload };
-}
-
-/** Every workload's rollout: the first failure, else the first wait, else DONE. */
-async function rollouts(client: KubeClient, refs: ObjectRef[], label: string): Promise<Rollout> {
-  let pending: Rollout | undefined;
-  for (const ref of refs) {
-    const workload = await client.read(ref);
-    if (!workload) return { status: 'FAILED', reason: `${describeRef(ref)} no longer exists` };
-    const rollout = rolloutOf(workload, await podsOf(client, workload, label));
-    if (rollout.status === 'FAILED') return rollout;
-    if (rollout.status === 'IN_PROGRESS') pending ??= rollout;
-  }
-  return pending ?? { status: 'DONE' };
-}
-
-function progressOf(rollout: Rollout, state: KubernetesState, done: DriverState): Progress {
-  if (rollout.status === 'FAILED') return { status: 'FAILED', state: { ...state }, reason: rollout.reason };
-  if (rollout.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: { ...state } };
-  return { status: 'DONE', state: done };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,16 +290,23 @@ async function healStart(ctx: OperationContext, client: KubeClient, state: Kuber
   return replaced;
 }
 
-/** A bare Pod VDU, recreated from its manifest once its old self is gone. */
+/**
+ * A bare Pod VDU, recreated from its manifest once its old self is gone: the manifest of the VDU
+ * whose workload it is (a blue-green may have given it another name and a revision label).
+ */
 async function recreatePod(ctx: OperationContext, client: KubeClient, state: KubernetesState, name: string): Promise<void> {
-  const manifests = await readManifests(ctx.files, defFilesOf(ctx.instantiateRequest));
-  const objects = prepareObjects(manifests.filter((object) => object.kind === 'Pod' && object.metadata.name === name), {
+  const source = Object.entries(state.workloads ?? {}).find(([, actual]) => actual === name)?.[0] ?? name;
+  const manifests = await readManifests(ctx.files, currentDefFiles(ctx, state));
+  const objects = prepareObjects(manifests.filter((object) => object.kind === 'Pod' && object.metadata.name === source), {
     namespace: state.namespace ?? namespaceOf(ctx.instantiateRequest, manifests),
     labelValue: labelOf(ctx),
     replicas: new Map(),
   });
   const [object] = objects;
   if (!object) throw new KubernetesError(`cannot recreate pod ${name}: the manifests no longer define it`);
+  object.metadata.name = name;
+  const revision = state.revisions?.[name];
+  if (revision) object.metadata.labels = { ...object.metadata.labels, [REVISION_LABEL]: revision };
   await applyObject(client, object, labelOf(ctx), []);
 }
 
@@ -487,5 +363,9 @@ export const kubernetesDriver: InfraDriver = {
   terminatePoll,
   updateStart,
   updatePoll,
+  changeStart,
+  changePoll,
+  changeRollbackStart,
+  changeRollbackPoll,
   verify,
 };

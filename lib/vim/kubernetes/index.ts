@@ -8,3 +8,4 @@ registerDriver(kubernetesDriver);
 export { kubernetesDriver, KUBERNETES_VIM_TYPES, POD_DELETION_COST, type KubernetesState } from './driver.ts';
 export { KubernetesError, kubeConfigOf, type ObjectRef } from './client.ts';
 export { VNF_INSTANCE_LABEL, DEF_FILES_PARAM, instanceLabelValue } from './manifests.ts';
+export { REVISION_LABEL } from './change-package.ts';

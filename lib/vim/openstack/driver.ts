@@ -1,226 +1,36 @@
-// The OpenStack infra driver: a VNF is one Heat stack `vnf-<instanceId>` built from the package's
-// BaseHOT, plus the Glance images the driver uploaded from the package. Scale and heal are updates
+// The OpenStack infra driver: a VNF is one Heat stack `vnf-<instanceId>` (after a blue-green package
+// change, `vnf-<instanceId>-<package>`) built from the package's BaseHOT, plus the Glance images the
+// driver uploaded from the package. Scale and heal are updates
 // of that stack, as in Tacker v2: a new per-VDU desired_capacity in its `nfv` parameter, and the
-// servers to remove or replace marked unhealthy first. Steps never wait: start
+// servers to remove or replace marked unhealthy first. A package change (rolling update or
+// blue-green) is in change-package.ts. Steps never wait: start
 // steps issue requests and return ids, poll steps read status. The driver state names only VIM ids,
 // and rollback or terminate also find what a lost or partial state would have named (by the
 // deterministic stack and image names), so a failure half-way through leaves nothing behind.
-import { z } from 'zod';
 import { log } from '#lib/log.ts';
-import type { SoftwareImageInfo } from '#lib/packages/vnfd.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { CollectedResources, DriverState, GrantDecision, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection, VnfcRef } from '#lib/vim/driver.ts';
+import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection, VnfcRef } from '#lib/vim/driver.ts';
+import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
-import { HeatClient, type HeatResource, type HeatStack } from './heat.ts';
-import { buildNfv, capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf, type BaseHot } from './hot.ts';
+import { HeatClient, type HeatResource } from './heat.ts';
+import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from './hot.ts';
+import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } from './images.ts';
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
 import { collectResources, serverPlacement } from './resources.ts';
+import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
+
+export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
+export { imageNameOf, type ImageRecord } from './images.ts';
 
 /** SOL003 vimType of an OpenStack VIM, and the short alias older records use (matched case-insensitively). */
 export const OPENSTACK_VIM_TYPES = ['ETSINFV.OPENSTACK_KEYSTONE.V_3', 'openstack'] as const;
 
-/** Deep enough for a member of an AutoScalingGroup (depth 2) whose template nests further, up to Heat's own default limit. */
-export const RESOURCE_NESTED_DEPTH = 5;
+/** The images of the instance's package, by the names a lost or partial state would have recorded. */
+const packageImageNames = (ctx: OperationContext): string[] => ctx.vnfd.softwareImages.map((image) => imageNameOf(ctx.vnfInstanceId, image.id));
 
-const imageRecord = z.object({
-  /** Glance image id. */
-  id: z.string(),
-  /** The VNFD node (VDU or storage) whose software image it is. */
-  imageId: z.string(),
-  /** Whether this driver created (and so must delete) it. */
-  created: z.boolean(),
-});
-export type ImageRecord = z.infer<typeof imageRecord>;
-
-/** What of the instantiate grant the `nfv` parameter depends on, so a later update rebuilds it unchanged. */
-const grantChoices = z.object({
-  flavours: z.record(z.string(), z.string()).optional(),
-  zones: z.array(z.object({ id: z.string(), zoneId: z.string() })).optional(),
-});
-export type GrantChoices = z.infer<typeof grantChoices>;
-
-const stateSchema = z.object({
-  stackName: z.string().optional(),
-  stackId: z.string().optional(),
-  images: z.array(imageRecord).default([]),
-  capacities: z.record(z.string(), z.number().int().nonnegative()).optional(),
-  instantiateGrant: grantChoices.optional(),
-}).passthrough();
-
-/** What instantiate, scale, heal and terminate carry between steps. */
-export interface OpenStackState {
-  stackName: string;
-  stackId?: string;
-  images: ImageRecord[];
-  /** desired_capacity per VDU the stack was last given. */
-  capacities?: Record<string, number>;
-  instantiateGrant?: GrantChoices;
-  [key: string]: unknown;
-}
-
-export const stackNameOf = (vnfInstanceId: string): string => `vnf-${vnfInstanceId}`;
-export const imageNameOf = (vnfInstanceId: string, imageId: string): string => `vnf-${vnfInstanceId}-${imageId}`;
-
-function stateOf(ctx: OperationContext, state: DriverState): OpenStackState {
-  const parsed = stateSchema.safeParse(state ?? {});
-  const data = parsed.success ? parsed.data : { images: [] };
-  return { ...data, stackName: data.stackName ?? stackNameOf(ctx.vnfInstanceId), images: data.images ?? [] };
-}
-
-/** Name/id when the id is known: Heat then answers without the by-name redirect, also after deletion. */
-const stackRef = (state: OpenStackState): string => (state.stackId ? `${state.stackName}/${state.stackId}` : state.stackName);
-
-const GIB = 2 ** 30;
-const MIB = 2 ** 20;
-/** Glance statuses from which an image will never become active. */
-const DEAD_IMAGE = new Set(['killed', 'deleted', 'pending_delete', 'deactivated']);
-
-// ---------------------------------------------------------------------------------------------
-// Images
-
-/** The VNFD nodes of the flavour that boot from or are filled with a software image. */
-function imageOwners(ctx: OperationContext): Array<{ owner: string; name: string }> {
-  const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
-  return [
-    ...flavour.vdus.flatMap((vdu) => (vdu.swImage ? [{ owner: vdu.id, name: vdu.swImage.name }] : [])),
-    ...flavour.storages.flatMap((storage) => (storage.swImage ? [{ owner: storage.id, name: storage.swImage.name }] : [])),
-  ];
-}
-
-async function uploadPackagedImage(ctx: OperationContext, glance: GlanceClient, owner: string, image: SoftwareImageInfo): Promise<string> {
-  const name = imageNameOf(ctx.vnfInstanceId, owner);
-  // A retried step finds its own earlier upload: keep a finished one, drop an unfinished one.
-  for (const existing of await glance.findByName(name)) {
-    if (existing.status === 'active') return existing.id;
-    await glance.deleteImage(existing.id);
-  }
-  const created = await glance.createImage({
-    name,
-    diskFormat: image.diskFormat,
-    containerFormat: image.containerFormat,
-    minDisk: Math.ceil(image.minDisk / GIB),
-    ...(image.minRam !== undefined ? { minRam: Math.ceil(image.minRam / MIB) } : {}),
-  });
-  log.info('openstack: uploading software image', { vnfInstanceId: ctx.vnfInstanceId, imageId: owner, glanceImageId: created.id, bytes: image.size });
-  try {
-    await glance.uploadData(created.id, () => ctx.files.stream(image.imagePath));
-  } catch (error) {
-    await glance.deleteImage(created.id).catch(() => undefined);
-    throw error;
-  }
-  return created.id;
-}
-
-/** Fills `records` as it goes, so a caller whose step fails half-way knows what to remove. */
-async function resolveImages(ctx: OperationContext, glance: GlanceClient, records: ImageRecord[]): Promise<void> {
-  // Nodes often share one image file (a VDU and its volume); it is uploaded once.
-  const uploaded = new Map<string, string>();
-  for (const { owner, name } of imageOwners(ctx)) {
-    const granted = ctx.grant.images?.[owner];
-    if (granted) {
-      records.push({ id: granted, imageId: owner, created: false });
-      continue;
-    }
-    const packaged = ctx.vnfd.softwareImages.find((image) => image.id === owner && image.imagePath);
-    if (packaged) {
-      const key = `${packaged.imagePath}\0${packaged.checksum.algorithm}\0${packaged.checksum.hash}`;
-      const known = uploaded.get(key);
-      if (known) {
-        records.push({ id: known, imageId: owner, created: false });
-      } else {
-        const id = await uploadPackagedImage(ctx, glance, owner, packaged);
-        uploaded.set(key, id);
-        records.push({ id, imageId: owner, created: true });
-      }
-      continue;
-    }
-    const found = (await glance.findByName(name)).filter((image) => image.status === 'active');
-    if (!found[0]) {
-      throw new VimError('glance', `software image ${name} of ${owner} is not granted, not in the VNF package and not an active image in Glance`);
-    }
-    records.push({ id: found[0].id, imageId: owner, created: false });
-  }
-}
-
-/** Unique ids of the images this driver created. */
-const createdImages = (images: ImageRecord[]): string[] => [...new Set(images.filter((image) => image.created).map((image) => image.id))];
-
-// ---------------------------------------------------------------------------------------------
-// Stack
-
-const grantChoicesOf = (grant: GrantDecision): GrantChoices => ({
-  ...(grant.flavours ? { flavours: grant.flavours } : {}),
-  ...(grant.zones ? { zones: grant.zones.map(({ id, zoneId }) => ({ id, zoneId })) } : {}),
-});
-
-/** The stack's `nfv` parameter, from the instantiate request and grant, the images in the state and the capacities a scale set. */
-function nfvOf(ctx: OperationContext, state: OpenStackState, hot: BaseHot, grant: GrantChoices): Record<string, unknown> {
-  return buildNfv({
-    flavour: flavourOf(ctx.vnfd, ctx.flavourId),
-    ...(ctx.instantiationLevelId !== undefined ? { instantiationLevelId: ctx.instantiationLevelId } : {}),
-    request: ctx.instantiateRequest,
-    grant,
-    images: Object.fromEntries(state.images.map((image) => [image.imageId, image.id])),
-    template: parseTemplate(hot),
-    ...(typeof ctx.vim.extra?.availabilityZone === 'string' ? { defaultZone: ctx.vim.extra.availabilityZone } : {}),
-    ...(state.capacities ? { capacities: state.capacities } : {}),
-  });
-}
-
-/** Creates the stack; answers what the state must record of it. */
-async function createStack(ctx: OperationContext, heat: HeatClient, state: OpenStackState): Promise<Pick<OpenStackState, 'stackId' | 'capacities' | 'instantiateGrant'>> {
-  const hot = await loadBaseHot(ctx.files, ctx.flavourId);
-  const instantiateGrant = grantChoicesOf(ctx.grant);
-  const nfv = nfvOf(ctx, state, hot, instantiateGrant);
-  const recorded = { capacities: capacitiesOf(nfv), instantiateGrant };
-  log.info('openstack: creating stack', { vnfInstanceId: ctx.vnfInstanceId, stackName: state.stackName, template: hot.templatePath, files: Object.keys(hot.files) });
-  const created = await heat.createStack({ stackName: state.stackName, template: hot.template, files: hot.files, parameters: { nfv }, disableRollback: true });
-  if (created) return { stackId: created.id, ...recorded };
-  // 409: a retried step already created it.
-  const existing = await heat.getStack(state.stackName);
-  if (!existing) throw new VimError('heat', `creating stack ${state.stackName}: heat answered 409 but has no stack of that name`);
-  return { stackId: existing.id, ...recorded };
-}
-
-/** Where a stack action stands: done, running, or failed with Heat's reason verbatim. */
-function stackProgress(stack: HeatStack | undefined, action: 'CREATE' | 'UPDATE', state: OpenStackState): Progress {
-  const carried = { ...state };
-  if (!stack) return { status: 'FAILED', state: carried, reason: `stack ${stackRef(state)} no longer exists` };
-  switch (stack.stack_status) {
-    case `${action}_COMPLETE`:
-      return { status: 'DONE', state: carried };
-    case `${action}_FAILED`:
-      return { status: 'FAILED', state: carried, reason: stack.stack_status_reason ?? stack.stack_status };
-    default:
-      return stack.stack_status.endsWith('_IN_PROGRESS')
-        ? { status: 'IN_PROGRESS', state: carried }
-        : { status: 'FAILED', state: carried, reason: `stack ${stack.stack_name} is ${stack.stack_status}${stack.stack_status_reason ? `: ${stack.stack_status_reason}` : ''}` };
-  }
-}
-
-/** Whether the images this driver created are all active yet, or why they never will be. */
-async function imagesReady(glance: GlanceClient, images: ImageRecord[]): Promise<{ failed?: string; pending: boolean }> {
-  let pending = false;
-  for (const id of createdImages(images)) {
-    const image = await glance.getImage(id);
-    if (!image) return { failed: `Glance image ${id} disappeared before it became active`, pending: false };
-    if (DEAD_IMAGE.has(image.status)) return { failed: `Glance image ${id} (${image.name ?? ''}) is ${image.status}`, pending: false };
-    if (image.status !== 'active') pending = true;
-  }
-  return { pending };
-}
-
-async function deleteImages(ctx: OperationContext, glance: GlanceClient, state: OpenStackState): Promise<void> {
-  const ids = new Set(createdImages(state.images));
-  // What a lost or partial state would have recorded: images are named after the instance.
-  for (const image of ctx.vnfd.softwareImages) {
-    for (const found of await glance.findByName(imageNameOf(ctx.vnfInstanceId, image.id))) ids.add(found.id);
-  }
-  for (const id of ids) {
-    log.info('openstack: deleting software image', { vnfInstanceId: ctx.vnfInstanceId, glanceImageId: id });
-    await glance.deleteImage(id);
-  }
+async function deleteStateImages(ctx: OperationContext, glance: GlanceClient, state: OpenStackState): Promise<void> {
+  await deleteImages(glance, ctx.vnfInstanceId, createdImages(state.images), packageImageNames(ctx));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +98,7 @@ async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<
   log.info('openstack: deleting stack', { vnfInstanceId: ctx.vnfInstanceId, stack: stackRef(state), existed });
   if (!existed) {
     // Nothing to wait for: the images can go now.
-    await deleteImages(ctx, new GlanceClient(session), state);
+    await deleteStateImages(ctx, new GlanceClient(session), state);
     return { ...state, imagesDeleted: true };
   }
   return { ...state };
@@ -301,7 +111,7 @@ async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<P
   const stack = state.imagesDeleted ? undefined : await heat.getStack(stackRef(state));
   if (!stack || stack.stack_status === 'DELETE_COMPLETE') {
     // Images go once nothing can still be booting from them.
-    if (!state.imagesDeleted) await deleteImages(ctx, new GlanceClient(session), state);
+    if (!state.imagesDeleted) await deleteStateImages(ctx, new GlanceClient(session), state);
     return { status: 'DONE', state: { ...state, imagesDeleted: true } };
   }
   if (stack.stack_status === 'DELETE_FAILED') {
@@ -402,5 +212,9 @@ export const openStackDriver: InfraDriver = {
   terminatePoll,
   updateStart,
   updatePoll,
+  changeStart,
+  changePoll,
+  changeRollbackStart,
+  changeRollbackPoll,
   verify,
 };

@@ -1,5 +1,6 @@
-// A thin Heat (orchestration v1) client: create, read, update and delete a VNF's stack, list its
-// resources including nested stacks, and mark a resource unhealthy so the next update replaces it. Heat answers a GET by stack name with a 302 to
+// A thin Heat (orchestration v1) client: create, read, update and delete a VNF's stack (or one of
+// its nested stacks), read its template, list its resources including nested stacks, and mark a
+// resource unhealthy so the next update replaces it. Heat answers a GET by stack name with a 302 to
 // /stacks/<name>/<id>, which fetch follows; either form of reference works everywhere here.
 import { z } from 'zod';
 import type { OpenStackSession } from './keystone.ts';
@@ -23,6 +24,7 @@ const resourceSchema = z.object({
   required_by: z.array(z.string()).nullish(),
   parent_resource: z.string().nullish(),
   links: z.array(z.object({ href: z.string(), rel: z.string() }).passthrough()).nullish(),
+  attributes: z.record(z.string(), z.unknown()).nullish(),
 }).passthrough();
 export type HeatResource = z.infer<typeof resourceSchema>;
 
@@ -41,6 +43,10 @@ export interface NewStack {
 export interface StackPatch {
   parameters: Record<string, unknown>;
   disableRollback: boolean;
+  /** A new template (text, or the parsed object Heat also takes); the stack's parameters it still declares stay. */
+  template?: string | Record<string, unknown>;
+  /** Files added to (or replacing those of) the stack's `files`. */
+  files?: Record<string, string>;
 }
 
 /** "<name>/<id>" or a bare name or id; each segment is escaped on its own. */
@@ -94,9 +100,21 @@ export class HeatClient {
       method: 'PATCH',
       what: `updating stack ${ref}`,
       accept: [202],
-      json: { parameters: patch.parameters, disable_rollback: patch.disableRollback },
+      json: {
+        parameters: patch.parameters,
+        disable_rollback: patch.disableRollback,
+        ...(patch.template !== undefined ? { template: patch.template } : {}),
+        ...(patch.files !== undefined ? { files: patch.files } : {}),
+      },
     });
     await response.body?.cancel();
+  }
+
+  /** The stack's template as Heat holds it (parsed). */
+  async getTemplate(ref: string): Promise<Record<string, unknown>> {
+    const what = `reading the template of stack ${ref}`;
+    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}/template`, { what });
+    return this.session.json('heat', response, z.record(z.string(), z.unknown()), what);
   }
 
   /** Marks a resource CHECK_FAILED: the next stack update replaces it, and a scaling group removes such members first. */
@@ -117,10 +135,10 @@ export class HeatClient {
     return response.status !== 404;
   }
 
-  /** Resources of the stack and of its nested stacks down to `nestedDepth`. */
-  async listResources(ref: string, nestedDepth: number): Promise<HeatResource[]> {
+  /** Resources of the stack and of its nested stacks down to `nestedDepth`; with their `attributes` when `withDetail`. */
+  async listResources(ref: string, nestedDepth: number, withDetail = false): Promise<HeatResource[]> {
     const what = `listing the resources of stack ${ref}`;
-    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}/resources?nested_depth=${nestedDepth}`, { what });
+    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}/resources?nested_depth=${nestedDepth}${withDetail ? '&with_detail=true' : ''}`, { what });
     return (await this.session.json('heat', response, z.object({ resources: z.array(resourceSchema) }), what)).resources;
   }
 }

@@ -735,6 +735,17 @@ function asgBounds(props: Props, name: string): { min: number; max: number; desi
   return { min, max, desired };
 }
 
+/** A member's definition in the group's nested stack as it stands (it may have been updated on its own). */
+function memberDefinition(nested: Stack, name: string): unknown {
+  const resources = isRecord(nested.template.resources) ? nested.template.resources : {};
+  return Object.hasOwn(resources, name) ? resources[name] : undefined;
+}
+
+/**
+ * Resizes the group. As Heat's member_definitions do, the members it keeps keep the definition they
+ * have in the nested stack (an update of that stack alone, as Tacker's rolling update makes, is not
+ * undone); only new members get the group's `definition`.
+ */
 async function resizeGroup(ctx: PluginContext, res: Resource, capacity: number, definition: unknown): Promise<void> {
   const nested = nestedStack(ctx, res);
   if (!nested) throw new PluginError('Error', `The nested stack of ${res.name} is missing`);
@@ -743,7 +754,7 @@ async function resizeGroup(ctx: PluginContext, res: Resource, capacity: number, 
   const names = keep.map((m) => m.name);
   while (names.length < capacity) names.push(shortId());
   res.data.capacity = capacity;
-  await ctx.engine.updateNested(nested, memberTemplate(names.map((n) => [n, definition])), {}, ctx.signal);
+  await ctx.engine.updateNested(nested, memberTemplate(names.map((n) => [n, memberDefinition(nested, n) ?? definition])), {}, ctx.signal);
 }
 
 const autoScalingGroup: ResourcePlugin = {
@@ -783,7 +794,7 @@ const autoScalingGroup: ResourcePlugin = {
       const done = new Set<string>();
       for (let i = 0; i < current.length; i += batch) {
         for (const m of current.slice(i, i + batch)) done.add(m.name);
-        await ctx.engine.updateNested(nested, memberTemplate(current.map((m) => [m.name, done.has(m.name) ? after.resource : before.resource])), {}, ctx.signal);
+        await ctx.engine.updateNested(nested, memberTemplate(current.map((m) => [m.name, done.has(m.name) ? after.resource : memberDefinition(nested, m.name) ?? before.resource])), {}, ctx.signal);
         if (pause > 0 && i + batch < current.length) await ctx.cloud.sched.sleep(pause * 1000, ctx.signal);
       }
     }

@@ -1,30 +1,25 @@
-"""Sample LCM script of the Sample VNF package (Vnflcm instantiate_start / instantiate_end).
+"""Sample LCM script of the Sample VNF package (Vnflcm instantiate_start / instantiate_end / ...).
 
-Reads one JSON object from stdin, for example
-  {"operation": "instantiate_start", "request": {...}, "vnf_instance": {...}}
-and prints one JSON object to stdout. It touches nothing else: no files, no network.
-For tests it fails on purpose (exit status 1) when the request's
+Written for Tacker's script contract, so it runs unchanged on Tacker and on this VNFM: the VNFM
+runs `python3 sample_script.py` with a pickled dict on stdin
+  {'operation': 'instantiate_start', 'request': {...}, 'vnf_instance': {...},
+   'grant_request': {...}, 'grant_response': {...}, 'tmp_csar_dir': '...'}
+and treats exit status 0 as success; on failure the last line on stderr is the reason.
+It touches nothing: no files, no network. For tests it fails on purpose when the request's
 additionalParams.sample_script_fail names the operation being run.
 """
-import json
+import pickle
 import sys
 
 
 def main():
-    params = json.load(sys.stdin)
+    params = pickle.load(sys.stdin.buffer)
     operation = params.get("operation", "")
     request = params.get("request") or {}
     additional = request.get("additionalParams") or {}
-    instance = params.get("vnf_instance") or {}
     if additional.get("sample_script_fail") == operation:
-        print(json.dumps({"operation": operation, "result": "FAILED"}))
         sys.stderr.write("sample_script: %s failed as requested\n" % operation)
         return 1
-    print(json.dumps({
-        "operation": operation,
-        "result": "OK",
-        "vnfInstanceId": instance.get("id"),
-    }))
     return 0
 
 

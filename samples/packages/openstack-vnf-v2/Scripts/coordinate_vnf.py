@@ -1,32 +1,21 @@
-"""Coordination script of the Sample VNF package (Vnflcm change_current_package).
+"""CoordinateVNF script of the Sample VNF package (change_current_package).
 
-Reads one JSON object from stdin, for example
-  {"operation": "change_current_package", "is_rollback": false,
-   "vnfc": {"id": "...", "vduId": "VDU1"}, "request": {...}}
-and prints one JSON object saying the VNFC was coordinated. It touches nothing else.
-For tests it fails on purpose (exit status 1) when the request's
-additionalParams.coordinate_vnf_fail is true.
+Written for Tacker's coordinate script contract: the VNFM runs `python3 coordinate_vnf.py` with
+the VNFC's parameters pickled on stdin (the vdu_params entry's 'cp_name', 'username', 'password',
+plus 'ssh_ip' of that CP, 'is_rollback', 'inst', 'vnfc_info_id') and treats exit status 0 as
+success; on failure the last line on stderr is the reason. A real VNF's script would log in to
+the VNFC (ssh_ip) and reconfigure the application; this sample only checks its input. For tests
+it fails on purpose when the VNFC's username is "fail".
 """
-import json
+import pickle
 import sys
 
 
 def main():
-    params = json.load(sys.stdin)
-    request = params.get("request") or {}
-    additional = request.get("additionalParams") or {}
-    vnfc = params.get("vnfc") or {}
-    is_rollback = bool(params.get("is_rollback", False))
-    if additional.get("coordinate_vnf_fail") is True:
-        print(json.dumps({"coordinated": False, "isRollback": is_rollback}))
-        sys.stderr.write("coordinate_vnf: failed as requested\n")
+    vnfc_param = pickle.load(sys.stdin.buffer)
+    if vnfc_param.get("username") == "fail":
+        sys.stderr.write("coordinate_vnf: the VNFC refused the coordination\n")
         return 1
-    print(json.dumps({
-        "coordinated": True,
-        "isRollback": is_rollback,
-        "vnfcId": vnfc.get("id"),
-        "vduId": vnfc.get("vduId"),
-    }))
     return 0
 
 

@@ -1,0 +1,223 @@
+// The notifier: one batch of the notification queue. An event (a recorded change) fans out into
+// one delivery per matching subscription; a delivery is POSTed to the subscriber's callback.
+//
+// Ordering and retries on a FIFO queue, where SQS cannot delay single messages: a message that
+// fails stays in flight — its visibility is set to the backoff and it is reported as a batch item
+// failure — and so do the later messages of its group in the batch, so nothing of that group
+// overtakes it. The backoff doubles with the time since the message was queued (1 s, 2 s, 4 s,
+// ... at most 5 min). Connection errors, timeouts, 429 and 5xx are retried until the retry period
+// has passed since the message was queued; then, and at once for other answers (4xx, 3xx), the
+// message goes to the dead-letter queue with the reason, for an operator to inspect and redrive.
+import { EgressDeniedError } from '#lib/egress.ts';
+import { log } from '#lib/log.ts';
+import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
+import type { NotifierDeps } from './deps.ts';
+import { subscriptionMatches } from './matching.ts';
+import {
+  NOTIFICATION_API_VERSION, renderNotification,
+  type NotificationAuth, type NotificationDelivery, type NotificationEvent, type NotificationMessage, type SubscriptionRecord,
+} from './model.ts';
+
+export interface ReceivedMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  groupId: string;
+  /** When the message was queued (SentTimestamp), ms since the epoch. */
+  sentAt: number;
+}
+
+export interface BatchOptions {
+  /** Time left in this invocation, ms. */
+  remainingMs(): number;
+}
+
+export interface BatchResult {
+  failedMessageIds: string[];
+  delivered: number;
+  deadLettered: number;
+}
+
+type Outcome =
+  | { kind: 'done'; delivered?: boolean }
+  | { kind: 'retry'; reason: string; status?: number }
+  | { kind: 'dead'; reason: string; status?: number };
+
+const MIN_BACKOFF_S = 1;
+const MAX_BACKOFF_S = 300;
+// A delivery is only started with time for it (and its token request) left in the invocation.
+const TIME_NEEDED_MS = 2 * CALLBACK_TIMEOUT_MS + 2_000;
+
+/** Seconds to keep a failed message in flight: the time it has waited so far (so attempts double), within bounds and the retry period. */
+export function backoffSeconds(waitedMs: number, retryPeriodMs: number, random = Math.random): number {
+  const doubled = Math.max(MIN_BACKOFF_S, Math.min(MAX_BACKOFF_S, waitedMs / 1000));
+  const jittered = doubled * (0.9 + 0.2 * random());
+  const untilDeadline = Math.max(MIN_BACKOFF_S, (retryPeriodMs - waitedMs) / 1000);
+  return Math.ceil(Math.min(jittered, untilDeadline));
+}
+
+/** Subscription auth never changes (SOL003 has no PATCH of subscriptions), so a warm notifier reads each secret once. */
+const authBySecret = new Map<string, Promise<NotificationAuth>>();
+
+function readAuth(deps: NotifierDeps, secretId: string): Promise<NotificationAuth> {
+  let auth = authBySecret.get(secretId);
+  if (!auth) {
+    auth = deps.secrets.read(secretId) as Promise<unknown> as Promise<NotificationAuth>;
+    authBySecret.set(secretId, auth);
+    auth.catch(() => authBySecret.delete(secretId));
+  }
+  return auth;
+}
+
+/** Reads shared by the messages of one batch. */
+class BatchReads {
+  private readonly byTenant = new Map<string, Promise<SubscriptionRecord[]>>();
+  private readonly byId = new Map<string, Promise<SubscriptionRecord | undefined>>();
+  constructor(private readonly deps: NotifierDeps) {}
+
+  subscriptionsOf(tenantId: string): Promise<SubscriptionRecord[]> {
+    let found = this.byTenant.get(tenantId);
+    if (!found) this.byTenant.set(tenantId, found = this.deps.subscriptions.listAll(tenantId));
+    return found;
+  }
+
+  subscription(id: string): Promise<SubscriptionRecord | undefined> {
+    let found = this.byId.get(id);
+    if (!found) this.byId.set(id, found = this.deps.subscriptions.get(id));
+    return found;
+  }
+}
+
+async function fanOut(deps: NotifierDeps, reads: BatchReads, event: NotificationEvent): Promise<Outcome> {
+  const matching = (await reads.subscriptionsOf(event.tenantId)).filter((subscription) => subscriptionMatches(subscription.filter, event));
+  if (matching.length === 0) return { kind: 'done' };
+  const deliveries: NotificationDelivery[] = matching.map((subscription) => ({
+    kind: 'delivery',
+    subscriptionId: subscription.id,
+    notificationId: event.notificationId,
+    body: renderNotification(event, subscription),
+  }));
+  await deps.queue.enqueueDeliveries(deliveries, event.vnfInstanceId);
+  return { kind: 'done' };
+}
+
+function retryable(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
+  const subscription = await reads.subscription(delivery.subscriptionId);
+  // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
+  if (!subscription) return { kind: 'done' };
+  const auth = subscription.authSecret ? await readAuth(deps, subscription.authSecret) : undefined;
+  let status: number;
+  try {
+    status = (await callCallback(subscription.callbackUri, {
+      method: 'POST',
+      version: NOTIFICATION_API_VERSION[subscription.apiMajorVersion],
+      body: delivery.body,
+      auth,
+      policy: deps.egress,
+    })).status;
+  } catch (error) {
+    if (error instanceof EgressDeniedError) return { kind: 'dead', reason: `the egress policy refuses the callback: ${error.reason}` };
+    if (error instanceof TokenError && error.status !== undefined && !retryable(error.status)) return { kind: 'dead', reason: error.message, status: error.status };
+    return { kind: 'retry', reason: (error as Error).message };
+  }
+  if (status >= 200 && status < 300) return { kind: 'done', delivered: true };
+  if (retryable(status)) return { kind: 'retry', reason: `the callback answered ${status}`, status };
+  return { kind: 'dead', reason: `the callback answered ${status}`, status };
+}
+
+async function handle(deps: NotifierDeps, reads: BatchReads, message: ReceivedMessage): Promise<Outcome> {
+  let parsed: NotificationMessage;
+  try {
+    parsed = JSON.parse(message.body) as NotificationMessage;
+  } catch {
+    return { kind: 'dead', reason: 'the message is not JSON' };
+  }
+  try {
+    if (parsed.kind === 'event') return await fanOut(deps, reads, parsed);
+    if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed);
+  } catch (error) {
+    // The VNFM's own dependencies (DynamoDB, Secrets Manager, SQS): worth retrying.
+    return { kind: 'retry', reason: (error as Error).message };
+  }
+  return { kind: 'dead', reason: `unknown message kind "${String((parsed as { kind?: unknown }).kind)}"` };
+}
+
+function describe(message: ReceivedMessage): Record<string, string> {
+  try {
+    const parsed = JSON.parse(message.body) as { kind?: string; notificationId?: unknown; subscriptionId?: unknown; notificationType?: unknown };
+    return {
+      notificationId: String(parsed.notificationId ?? ''),
+      ...(parsed.kind === 'delivery' ? { subscriptionId: String(parsed.subscriptionId) } : { notificationType: String(parsed.notificationType ?? '') }),
+    };
+  } catch {
+    return {};
+  }
+}
+
+export async function processNotificationBatch(deps: NotifierDeps, messages: ReceivedMessage[], options: BatchOptions): Promise<BatchResult> {
+  const reads = new BatchReads(deps);
+  const groups = new Map<string, ReceivedMessage[]>();
+  for (const message of messages) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message]);
+  const failed = new Set<string>();
+  const visibility: Array<{ receiptHandle: string; seconds: number }> = [];
+  const result: BatchResult = { failedMessageIds: [], delivered: 0, deadLettered: 0 };
+
+  const deadLetter = async (message: ReceivedMessage, reason: string, status?: number): Promise<boolean> => {
+    try {
+      await deps.queue.deadLetter([{
+        body: message.body,
+        groupId: message.groupId,
+        reason: { reason, failedAt: new Date(deps.clock()).toISOString(), ...(status !== undefined ? { lastStatus: String(status) } : {}), ...describe(message) },
+      }]);
+      result.deadLettered++;
+      log.warn('notification moved to the dead-letter queue', { reason, status, ...describe(message) });
+      return true;
+    } catch (error) {
+      log.error('could not move a notification to the dead-letter queue; it will be retried', { error, ...describe(message) });
+      return false;
+    }
+  };
+
+  await Promise.all([...groups.values()].map(async (group) => {
+    for (const [index, message] of group.entries()) {
+      // Out of time: give back the rest of the group, in order, to be received again at once.
+      if (options.remainingMs() < TIME_NEEDED_MS) {
+        for (const rest of group.slice(index)) {
+          failed.add(rest.messageId);
+          visibility.push({ receiptHandle: rest.receiptHandle, seconds: 0 });
+        }
+        return;
+      }
+      const outcome = await handle(deps, reads, message);
+      if (outcome.kind === 'done') {
+        if (outcome.delivered) result.delivered++;
+        continue;
+      }
+      const waited = deps.clock() - message.sentAt;
+      if (outcome.kind === 'dead' || waited >= deps.retryPeriodMs) {
+        const reason = outcome.kind === 'dead' ? outcome.reason : `${outcome.reason}; retried for ${Math.round(waited / 1000)} s (retry period ${deps.retryPeriodMs / 1000} s)`;
+        if (await deadLetter(message, reason, outcome.status)) continue;
+      } else {
+        log.info('notification delivery failed; retrying later', { reason: outcome.reason, ...describe(message) });
+      }
+      // This message and everything after it in its group wait for the backoff.
+      const seconds = backoffSeconds(waited, deps.retryPeriodMs);
+      for (const rest of group.slice(index)) {
+        failed.add(rest.messageId);
+        visibility.push({ receiptHandle: rest.receiptHandle, seconds });
+      }
+      return;
+    }
+  }));
+
+  if (visibility.length) {
+    // Best effort: without it the messages come back after the queue's visibility timeout.
+    await deps.queue.changeVisibility(visibility).catch((error: unknown) => log.warn('could not set the backoff of failed notifications', { error }));
+  }
+  result.failedMessageIds = messages.filter((m) => failed.has(m.messageId)).map((m) => m.messageId);
+  return result;
+}

@@ -1,0 +1,113 @@
+// SOL003 5.4.18-19 subscriptions: create (after testing the callback), list, read, delete. The
+// subscriber's authentication goes to the secret store; the record and every representation
+// leave it out.
+import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
+import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
+import type { ApiMajorVersion } from '#lib/sol/model.ts';
+import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
+import { log } from '#lib/log.ts';
+import { subscriptionListKey } from '#lib/store/subscriptions.ts';
+import { callCallback, TokenError } from './callback.ts';
+import type { NotifyDeps } from './deps.ts';
+import {
+  NOTIFICATION_API_VERSION, renderSubscription, SUBSCRIPTION_ATTRIBUTES,
+  type LccnSubscriptionRequest, type NotificationAuth, type SubscriptionAuthentication, type SubscriptionRecord,
+} from './model.ts';
+
+/** The one way this subscription authenticates: OAuth 2.0 when offered, else BASIC (TLS_CERT is not supported). */
+function chooseAuth(authentication: SubscriptionAuthentication | undefined): NotificationAuth | undefined {
+  if (!authentication) return undefined;
+  const types = authentication.authType;
+  if (types.includes('OAUTH2_CLIENT_CREDENTIALS')) {
+    const params = authentication.paramsOauth2ClientCredentials;
+    if (!params) throw new UnprocessableEntityError('authentication: OAUTH2_CLIENT_CREDENTIALS needs paramsOauth2ClientCredentials (clientId, clientPassword, tokenEndpoint); nothing is provisioned out of band');
+    try {
+      parseEgressUrl(params.tokenEndpoint);
+    } catch (error) {
+      throw new BadRequestError(`authentication.paramsOauth2ClientCredentials.tokenEndpoint: ${(error as EgressDeniedError).reason}`);
+    }
+    return { authType: 'OAUTH2_CLIENT_CREDENTIALS', ...params };
+  }
+  if (types.includes('BASIC')) {
+    const params = authentication.paramsBasic;
+    if (!params) throw new UnprocessableEntityError('authentication: BASIC needs paramsBasic (userName, password); nothing is provisioned out of band');
+    return { authType: 'BASIC', ...params };
+  }
+  throw new UnprocessableEntityError('authentication: TLS_CERT is not supported; use BASIC or OAUTH2_CLIENT_CREDENTIALS');
+}
+
+/** SOL003 5.4.18.3.1: the VNFM tests the callback with a GET, authenticated as the subscription will be, and needs 204. */
+async function testCallback(deps: NotifyDeps, callbackUri: string, auth: NotificationAuth | undefined, version: ApiMajorVersion): Promise<void> {
+  let status: number;
+  try {
+    status = (await callCallback(callbackUri, { method: 'GET', version: NOTIFICATION_API_VERSION[version], auth, policy: deps.egress })).status;
+  } catch (error) {
+    if (error instanceof EgressDeniedError) throw new UnprocessableEntityError(`The callback URI is not allowed by the VNFM's egress policy: ${error.reason}`);
+    if (error instanceof TokenError) throw new UnprocessableEntityError(`No OAuth 2.0 token could be obtained for the callback: ${error.message}`);
+    throw new UnprocessableEntityError(`The callback URI could not be reached: ${(error as Error).message}`);
+  }
+  if (status !== 204) throw new UnprocessableEntityError(`Testing the callback URI with GET answered ${status}; 204 No Content is required`);
+}
+
+export async function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string): Promise<SubscriptionRecord> {
+  try {
+    parseEgressUrl(request.callbackUri);
+  } catch (error) {
+    throw new BadRequestError(`Invalid LccnSubscriptionRequest: callbackUri: ${(error as EgressDeniedError).reason}`);
+  }
+  const auth = chooseAuth(request.authentication);
+  await testCallback(deps, request.callbackUri, auth, version);
+
+  const id = deps.newId();
+  const now = deps.now();
+  const authSecret = auth ? await deps.secrets.create(`subscriptions/${id}`, auth) : undefined;
+  const record: SubscriptionRecord = {
+    id,
+    tenantId: caller.tenantId,
+    createdAt: now,
+    createdSeq: `${now}#${id}`,
+    callbackUri: request.callbackUri,
+    filter: request.filter,
+    verbosity: request.verbosity ?? 'FULL',
+    apiMajorVersion: version,
+    apiRoot,
+    authSecret,
+    revision: 1,
+  };
+  try {
+    await deps.subscriptions.create(record);
+  } catch (error) {
+    if (authSecret) await deps.secrets.remove(authSecret).catch(() => undefined);
+    throw error;
+  }
+  return record;
+}
+
+export async function getSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<SubscriptionRecord> {
+  const record = await deps.subscriptions.get(id);
+  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`Subscription ${id} does not exist`);
+  return record;
+}
+
+export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+  return listCollection({
+    resource: `v${version}/subscriptions`,
+    attributes: SUBSCRIPTION_ATTRIBUTES,
+    defaultExcluded: [],
+    alwaysIncluded: ['id', '_links'],
+    fetch: (limit, after) => deps.subscriptions.listPage(caller.tenantId, limit, after),
+    render: (record) => renderSubscription(record, version, baseUrl),
+    keyOf: subscriptionListKey,
+  }, rawQuery, pageSize);
+}
+
+/** SOL003 5.4.19.3.5: after the 204, no notification is sent for this subscription any more. */
+export async function deleteSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<void> {
+  await getSubscription(deps, caller, id);
+  const deleted = await deps.subscriptions.delete(id);
+  if (!deleted) throw new NotFoundError(`Subscription ${id} does not exist`);
+  if (deleted.authSecret) {
+    await deps.secrets.remove(deleted.authSecret).catch((error: unknown) => log.warn('could not remove a deleted subscription\'s secret', { subscriptionId: id, error }));
+  }
+}

@@ -1,0 +1,527 @@
+// Runs one vendor script of a VNF package (a VNFD Vnflcm hook or a CoordinateVNF script) in a child
+// process that holds nothing of the product: a fresh private directory with only the files it was
+// handed, an environment of PATH/LANG/HOME/TMPDIR only, a time limit and an output limit (both kill
+// the whole process group), and - where the machine allows unprivileged user namespaces - its own
+// mount and PID namespaces whose root shows only the system's programs and libraries and that
+// directory. The script runner Lambda calls this; so do tests, directly.
+//
+// JavaScript (.js, .mjs, .cjs) runs on this Node (process.execPath) under Node's permission model:
+// it may read only its directory, and cannot write files, start processes or workers, or load addons.
+//   stdin:  one JSON object: the request's `input` plus `kind`, `className` (when given) and
+//           `packageDir` (the directory holding the files), e.g.
+//           {"kind":"coordinate","operation":"change_current_package","request":{...},"vnfInstance":{...},
+//            "vnfc":{...},"vnfcParam":{...},"is_rollback":false,"packageDir":"/work"}
+//   stdout: nothing, or one JSON object (the whole stdout, or its last line when logs come first):
+//           success: any object without `error` -> the result's `output`;
+//           failure: {"error": {"detail": "..."}} or {"error": "..."}.
+//   exit:   0 = success unless stdout holds an `error`; non-zero = failure, whose detail is the
+//           stdout `error`, else the last meaningful stderr line (an uncaught throw's "Error: ...").
+//   Log to stderr. Network access is not restricted (CoordinateVNF scripts talk to VNFCs and LBs).
+//
+// Python (.py) runs as Tacker runs it, so Tacker packages work unchanged: `python3 <script>` with its
+// directory on sys.path and a pickled dict on stdin (`pickle.load(sys.stdin.buffer)`):
+//   lcm-hook (Tacker vnflcm_driver_v2._exec_mgmt_driver_script):
+//     {'operation', 'request', 'vnf_instance', 'grant_request', 'grant_response', 'tmp_csar_dir',
+//      'user_script_err_handling_data'}
+//   coordinate (Tacker infra_drivers/openstack._execute_coordinate_vnf_script): the VNFC's
+//     `vnfcParam` (cp_name, username, password, ...) plus 'ssh_ip', 'is_rollback', 'LcmCoordRequest',
+//     'inst' (the VNF instance) and 'vnfc_info_id' (those the engine supplied).
+//   Exit 0 = success; non-zero = failure with the last meaningful stderr line as detail (Tacker's
+//   samples write str(ex)). A pickled dict on stdout (Tacker: 'vnf_instance',
+//   'user_script_err_handling_data') becomes `output` (as JSON), on success and on failure alike.
+//   `className` is not used: Tacker does not use `-class` either; the script's main picks its class.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  failure, scriptFailureTitle, type FailureReason, type ScriptFailure, type ScriptInput, type ScriptRequest, type ScriptResult,
+} from './contract.ts';
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  /** stdout and stderr together; more kills the script. */
+  maxOutputBytes: number;
+}
+
+export type Isolation = 'auto' | 'namespaces' | 'plain';
+
+export interface SandboxOptions extends SandboxLimits {
+  /** `auto` (default): namespaces where the machine allows them, else plain. `namespaces` fails when they are not available. */
+  isolation?: Isolation;
+  /** The python3 to run Python scripts with; `null`: none (default: the first of PYTHON_CANDIDATES that exists). */
+  python?: string | null;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
+/** Output beyond this cannot be configured: a result carries stdout, stderr and the parsed output, and must fit Lambda's 6 MB response. */
+export const MAX_OUTPUT_BYTES_CAP = 2 * 1024 * 1024;
+
+/** The runner's limits: SCRIPT_TIMEOUT_SECONDS, SCRIPT_MAX_OUTPUT_BYTES and SCRIPT_ISOLATION, else the defaults. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOptions {
+  const positive = (name: string, fallback: number): number => {
+    const text = env[name];
+    if (text === undefined || text.trim() === '') return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number (is "${text}")`);
+    return value;
+  };
+  const isolation = env.SCRIPT_ISOLATION?.trim() || 'auto';
+  if (!['auto', 'namespaces', 'plain'].includes(isolation)) throw new Error(`SCRIPT_ISOLATION must be auto, namespaces or plain (is "${isolation}")`);
+  return {
+    timeoutMs: Math.round(positive('SCRIPT_TIMEOUT_SECONDS', DEFAULT_LIMITS.timeoutMs / 1000) * 1000),
+    maxOutputBytes: Math.min(Math.floor(positive('SCRIPT_MAX_OUTPUT_BYTES', DEFAULT_LIMITS.maxOutputBytes)), MAX_OUTPUT_BYTES_CAP),
+    isolation: isolation as Isolation,
+  };
+}
+
+const CHILD_PATH = '/usr/bin:/bin';
+export const PYTHON_CANDIDATES = ['/usr/bin/python3', '/usr/local/bin/python3', '/bin/python3'];
+const UNSHARE_CANDIDATES = ['/usr/bin/unshare', '/bin/unshare'];
+/** Inside the namespaces, the script's directory and this Node binary are mounted here. */
+const SANDBOX_WORK = '/work';
+const SANDBOX_NODE = '/node';
+const NODE_HEAP_MB = 256;
+
+export function findPython(): string | undefined {
+  return PYTHON_CANDIDATES.find((path) => existsSync(path));
+}
+
+// Runs as root of a new user namespace (mapped to the caller), in new mount and PID namespaces:
+// builds a read-only root on a tmpfs from the system's program and library directories, the few
+// /etc files name resolution and TLS need, four /dev nodes, this Node binary and the script's
+// directory (read-write), then enters it. $1 root mountpoint, $2 work dir, $3 node binary or "".
+// No /proc: the script cannot look at any other process, and sees no process but its own.
+const NAMESPACE_SETUP = `set -e
+R=$1; W=$2; N=$3; shift 3
+mount -t tmpfs -o mode=0755,size=1m vnfm-sandbox "$R"
+for d in usr bin sbin lib lib32 lib64 libx32; do
+  if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
+  elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"
+  fi
+done
+mkdir "$R/etc" "$R/dev" "$R/tmp" "$R${SANDBOX_WORK}"
+for f in resolv.conf hosts nsswitch.conf host.conf gai.conf localtime ssl ca-certificates pki; do
+  if [ -d "/etc/$f" ]; then mkdir "$R/etc/$f"; mount --rbind "/etc/$f" "$R/etc/$f"
+  elif [ -f "/etc/$f" ]; then : > "$R/etc/$f"; mount --bind "/etc/$f" "$R/etc/$f"
+  fi
+done
+echo 'root:x:0:0:root:${SANDBOX_WORK}:/bin/sh' > "$R/etc/passwd"
+echo 'root:x:0:' > "$R/etc/group"
+for n in null zero random urandom; do : > "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
+if [ -n "$N" ]; then : > "$R${SANDBOX_NODE}"; mount --bind "$N" "$R${SANDBOX_NODE}"; fi
+mount --bind "$W" "$R${SANDBOX_WORK}"
+mount -o remount,bind,ro "$R"
+exec unshare --root="$R" --wd=${SANDBOX_WORK} -- "$@"
+`;
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+interface Exited {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  timedOut: boolean;
+  overLimit: boolean;
+  spawnError?: Error;
+}
+
+interface ProcessSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdin: Buffer;
+  /** performance.now() value at which the process group is killed. */
+  deadline: number;
+  maxOutputBytes: number;
+}
+
+/** Runs argv in its own process group; kills the whole group at the deadline or when stdout + stderr exceed the limit. */
+function runProcess(spec: ProcessSpec): Promise<Exited> {
+  return new Promise((resolveRun) => {
+    const [command, ...args] = spec.argv as [string, ...string[]];
+    const child = spawn(command, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let captured = 0;
+    let timedOut = false;
+    let overLimit = false;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    };
+    const finish = (spawnError?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolveRun({
+        code: exited?.code ?? null, signal: exited?.signal ?? null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, overLimit,
+        ...(spawnError ? { spawnError } : {}),
+      });
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      if (overLimit) return;
+      const room = spec.maxOutputBytes - captured;
+      if (chunk.length > room) {
+        into.push(chunk.subarray(0, room));
+        captured = spec.maxOutputBytes;
+        overLimit = true;
+        killGroup();
+        return;
+      }
+      into.push(chunk);
+      captured += chunk.length;
+    };
+    // At the deadline: kill what still runs; if it ended but something it left behind holds the pipes open, stop waiting.
+    const timer = setTimeout(() => {
+      if (!exited) {
+        timedOut = true;
+        killGroup();
+      } else finish();
+    }, Math.max(0, spec.deadline - performance.now()));
+
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    child.stdin.on('error', () => undefined); // a script that does not read its input
+    child.once('error', (error) => {
+      exited ??= { code: null, signal: null };
+      finish(error);
+    });
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      killGroup(); // whatever it started goes with it
+    });
+    child.once('close', () => finish());
+    child.stdin.end(spec.stdin);
+  });
+}
+
+function unshareBinary(): string | undefined {
+  return UNSHARE_CANDIDATES.find((path) => existsSync(path));
+}
+
+/** Wraps argv (paths as seen inside) to run in new user, mount and PID namespaces with the root NAMESPACE_SETUP builds. */
+function inNamespaces(argv: string[], base: string, env: Record<string, string>, node: string | undefined): string[] {
+  return [
+    unshareBinary() ?? 'unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--',
+    '/bin/sh', '-c', NAMESPACE_SETUP, 'vnfm-sandbox', join(base, 'root'), join(base, 'work'), node ?? '',
+    '/usr/bin/env', '-i', ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv,
+  ];
+}
+
+let namespaceProbe: Promise<boolean> | undefined;
+
+/** Whether this machine lets us build the namespace sandbox (tried once: a tiny program run inside it). */
+export function namespacesAvailable(): Promise<boolean> {
+  namespaceProbe ??= (async () => {
+    if (!unshareBinary() || !existsSync('/usr/bin/env')) return false;
+    const base = await newBase();
+    try {
+      const env = childEnv(SANDBOX_WORK);
+      const run = await runProcess({
+        argv: inNamespaces(['/bin/sh', '-c', 'exit 0'], base, env, undefined), cwd: base, env: outerEnv(), stdin: Buffer.alloc(0),
+        deadline: performance.now() + 10_000, maxOutputBytes: 64 * 1024,
+      });
+      return run.code === 0;
+    } finally {
+      await rm(base, { recursive: true, force: true }).catch(() => undefined);
+    }
+  })();
+  return namespaceProbe;
+}
+
+function childEnv(workDir: string): Record<string, string> {
+  return { PATH: CHILD_PATH, LANG: 'C.UTF-8', HOME: workDir, TMPDIR: workDir };
+}
+
+function outerEnv(): Record<string, string> {
+  return { PATH: CHILD_PATH, LANG: 'C.UTF-8' };
+}
+
+async function newBase(): Promise<string> {
+  const base = await mkdtemp(join(tmpdir(), 'vnfm-script-')); // mode 0700
+  await mkdir(join(base, 'work'), { mode: 0o700 });
+  await mkdir(join(base, 'root'), { mode: 0o700 });
+  return base;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files.
+
+class BadRequest extends Error {}
+
+/** A package path made relative and normal (`./Scripts/a.py` -> `Scripts/a.py`); refuses absolute paths and `..`. */
+export function packagePath(path: string): string {
+  if (path.includes('\0') || path.includes('\\')) throw new BadRequest(`file path ${JSON.stringify(path)} has a NUL or a backslash`);
+  if (path.startsWith('/')) throw new BadRequest(`file path ${JSON.stringify(path)} is absolute; paths are relative to the package root`);
+  const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..')) throw new BadRequest(`file path ${JSON.stringify(path)} leaves the package ("..")`);
+  if (!segments.length) throw new BadRequest(`file path ${JSON.stringify(path)} names no file`);
+  return segments.join('/');
+}
+
+async function writeFiles(work: string, files: Record<string, string>): Promise<Set<string>> {
+  const written = new Set<string>();
+  const normal = Object.entries(files).map(([path, content]) => [packagePath(path), content] as const);
+  for (const [path, content] of normal) {
+    if (written.has(path)) throw new BadRequest(`file path ${path} is given twice`);
+    const target = join(work, path);
+    try {
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await writeFile(target, Buffer.from(content, 'base64'), { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      throw new BadRequest(`file path ${path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)}): a file and a directory of the same name?`);
+    }
+    written.add(path);
+  }
+  return written;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+/** The line of stderr that says what went wrong: the last one that is not blank, indented (stack frames, Python's
+ *  `File ...` lines, error properties), a caret, lone punctuation or Node's version banner. */
+export function lastMeaningfulLine(stderr: string): string | undefined {
+  const lines = stderr.split(/\r?\n/);
+  const meaningful = lines.filter((line) => line.trim() !== '' && !/^\s/.test(line) && !/^[\^~\s]+$/.test(line)
+    && !/^[{}[\]()]+,?$/.test(line.trim()) && !/^Node\.js v\d/.test(line) && line !== 'Traceback (most recent call last):');
+  const line = meaningful.at(-1) ?? lines.map((l) => l.trim()).filter(Boolean).at(-1);
+  return line === undefined ? undefined : cut(line, 2000);
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
+type StdoutObject = { kind: 'none' } | { kind: 'object'; value: Record<string, unknown> } | { kind: 'invalid' };
+
+/** The JavaScript contract's stdout: nothing, or one JSON object (all of stdout, or its last line). */
+function stdoutObject(stdout: string): StdoutObject {
+  const text = stdout.trim();
+  if (text === '') return { kind: 'none' };
+  for (const candidate of [text, text.split('\n').at(-1)?.trim() ?? '']) {
+    try {
+      const value: unknown = JSON.parse(candidate);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { kind: 'object', value: value as Record<string, unknown> };
+    } catch {
+      // not this one
+    }
+  }
+  return { kind: 'invalid' };
+}
+
+/** The message of a stdout `error`: a string, or an object's `detail` (or `message`). */
+function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object') {
+    const { detail, message } = error as { detail?: unknown; message?: unknown };
+    if (typeof detail === 'string') return detail;
+    if (typeof message === 'string') return message;
+  }
+  return JSON.stringify(error);
+}
+
+interface Context {
+  request: ScriptRequest;
+  script: string;
+  limits: SandboxLimits;
+  started: number;
+}
+
+function label(ctx: Context): string {
+  return ctx.request.kind === 'coordinate' ? `CoordinateVNF script ${ctx.script}` : `${ctx.request.input.operation} script ${ctx.script}`;
+}
+
+function scriptFailure(ctx: Context, reason: FailureReason, detail: string, run: { stdout: string; stderr: string }, output?: unknown): ScriptFailure {
+  return {
+    ok: false,
+    error: { title: scriptFailureTitle(ctx.request.kind), status: 422, detail: cut(detail, 4000) },
+    reason,
+    ...(output === undefined ? {} : { output }),
+    stdout: run.stdout,
+    stderr: run.stderr,
+    durationMs: Math.round(performance.now() - ctx.started),
+  };
+}
+
+/** The failure for a run we ended (time or output limit), or undefined. */
+function limitFailure(ctx: Context, run: Exited, text: { stdout: string; stderr: string }): ScriptFailure | undefined {
+  if (run.timedOut) return scriptFailure(ctx, 'timeout', `${label(ctx)} timed out after ${ctx.limits.timeoutMs} ms and was killed`, text);
+  if (run.overLimit) return scriptFailure(ctx, 'output-limit', `${label(ctx)} wrote more than ${ctx.limits.maxOutputBytes} bytes to stdout and stderr and was killed`, text);
+  return undefined;
+}
+
+function exitDescription(run: Exited): string {
+  return run.signal ? `was killed by ${run.signal}` : `exited with code ${run.code ?? 'unknown'}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runners.
+
+interface Sandbox {
+  /** The script's directory as the script sees it. */
+  workDir: string;
+  run(argv: string[], stdin: Buffer, options?: { node?: boolean }): Promise<Exited>;
+}
+
+function sandbox(base: string, namespaces: boolean, limits: SandboxLimits, deadline: number): Sandbox {
+  const work = join(base, 'work');
+  const workDir = namespaces ? SANDBOX_WORK : work;
+  const env = childEnv(workDir);
+  return {
+    workDir,
+    run: (argv, stdin, options = {}) => runProcess(namespaces
+      ? { argv: inNamespaces(argv, base, env, options.node ? process.execPath : undefined), cwd: base, env: outerEnv(), stdin, deadline, maxOutputBytes: limits.maxOutputBytes }
+      : { argv, cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes }),
+  };
+}
+
+async function runJavaScript(ctx: Context, box: Sandbox, namespaces: boolean): Promise<ScriptResult> {
+  const { request } = ctx;
+  const stdin = { ...request.input, kind: request.kind, ...(request.className ? { className: request.className } : {}), packageDir: box.workDir };
+  const node = namespaces ? SANDBOX_NODE : process.execPath;
+  const run = await box.run([
+    node, '--permission', `--allow-fs-read=${box.workDir}`, `--max-old-space-size=${NODE_HEAP_MB}`, join(box.workDir, ctx.script),
+  ], Buffer.from(JSON.stringify(stdin)), { node: true });
+  const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
+  if (run.spawnError) return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
+  const limited = limitFailure(ctx, run, text);
+  if (limited) return limited;
+
+  const parsed = stdoutObject(text.stdout);
+  const output = parsed.kind === 'object' ? parsed.value : undefined;
+  if (output && 'error' in output) return scriptFailure(ctx, 'error', `${label(ctx)} failed: ${errorMessage(output.error)}`, text, output);
+  if (run.code !== 0) {
+    return scriptFailure(ctx, 'exit', `${label(ctx)} failed: ${lastMeaningfulLine(text.stderr) ?? exitDescription(run)}`, text, output);
+  }
+  if (parsed.kind === 'invalid') {
+    return scriptFailure(ctx, 'invalid-output', `${label(ctx)} printed something that is not one JSON object on stdout (log to stderr): ${cut(text.stdout.trim(), 200)}`, text);
+  }
+  return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
+}
+
+const PICKLE_INPUT = 'import json, pickle, sys; sys.stdout.buffer.write(pickle.dumps(json.load(sys.stdin.buffer)))';
+// Unpickling runs code, so it happens in the sandbox too. Exit 3: stdout is not a pickle.
+const PICKLE_OUTPUT = `import json, pickle, sys
+try:
+    value = pickle.loads(sys.stdin.buffer.read())
+except Exception:
+    sys.exit(3)
+json.dump(value, sys.stdout, default=repr)
+`;
+
+/** The dict Tacker pickles onto the script's stdin (see the header comment). */
+export function tackerScriptDict(request: ScriptRequest, csarDir: string): Record<string, unknown> {
+  const input: ScriptInput = request.input;
+  if (request.kind === 'lcm-hook') {
+    return {
+      operation: input.operation,
+      request: input.request,
+      vnf_instance: input.vnfInstance,
+      grant_request: input.grantRequest ?? null,
+      grant_response: input.grant ?? null,
+      tmp_csar_dir: csarDir,
+      user_script_err_handling_data: input.userScriptErrHandlingData ?? {},
+    };
+  }
+  return {
+    ...input.vnfcParam,
+    ...(input.sshIp === undefined ? {} : { ssh_ip: input.sshIp }),
+    is_rollback: input.is_rollback,
+    ...(input.lcmCoordRequest === undefined ? {} : { LcmCoordRequest: input.lcmCoordRequest }),
+    inst: input.vnfInstance,
+    ...(input.vnfcInfoId === undefined ? {} : { vnfc_info_id: input.vnfcInfoId }),
+  };
+}
+
+async function runPython(ctx: Context, box: Sandbox, base: string, python: string | undefined, deadline: number): Promise<ScriptResult> {
+  if (!python) return failure(500, `${label(ctx)} cannot run: python3 is not available on the script runner`, 'unavailable', Math.round(performance.now() - ctx.started));
+  const plainEnv = childEnv(join(base, 'work'));
+  const empty = { stdout: '', stderr: '' };
+  // Our own JSON -> pickle, on trusted data: no sandbox needed.
+  const pickled = await runProcess({
+    argv: [python, '-I', '-c', PICKLE_INPUT], cwd: join(base, 'work'), env: plainEnv,
+    stdin: Buffer.from(JSON.stringify(tackerScriptDict(ctx.request, box.workDir))), deadline, maxOutputBytes: 64 * 1024 * 1024,
+  });
+  if (pickled.timedOut) return limitFailure(ctx, pickled, empty) as ScriptFailure;
+  if (pickled.code !== 0) return failure(500, `${label(ctx)} could not be started: pickling its input failed: ${pickled.spawnError?.message ?? lastMeaningfulLine(pickled.stderr.toString('utf8')) ?? exitDescription(pickled)}`, 'runner', Math.round(performance.now() - ctx.started));
+
+  const run = await box.run([python, join(box.workDir, ctx.script)], pickled.stdout);
+  const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
+  if (run.spawnError) return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
+  const limited = limitFailure(ctx, run, text);
+  if (limited) return limited;
+
+  // Tacker reads a pickled dict from stdout whether the script succeeded or not.
+  let output: unknown;
+  if (run.stdout.length) {
+    const decoded = await box.run([python, '-I', '-c', PICKLE_OUTPUT], run.stdout);
+    const decodedLimit = limitFailure(ctx, decoded, text);
+    if (decodedLimit) return decodedLimit;
+    if (decoded.code === 0) {
+      output = JSON.parse(decoded.stdout.toString('utf8')) as unknown;
+      text.stdout = ''; // it was a pickle, not text
+    } else if (decoded.code !== 3) {
+      return scriptFailure(ctx, 'invalid-output', `${label(ctx)} wrote a pickle on stdout that cannot be read: ${lastMeaningfulLine(decoded.stderr.toString('utf8')) ?? exitDescription(decoded)}`, text);
+    }
+  }
+  if (run.code !== 0) return scriptFailure(ctx, 'exit', `${label(ctx)} failed: ${lastMeaningfulLine(text.stderr) ?? exitDescription(run)}`, text, output);
+  return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
+}
+
+const LANGUAGES: Record<string, 'javascript' | 'python'> = { '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.py': 'python' };
+
+/** Runs the request's script under `options` (the request may only lower the limits). Never throws for a bad request or a failing script. */
+export async function runScript(request: ScriptRequest, options: SandboxOptions = DEFAULT_LIMITS): Promise<ScriptResult> {
+  const started = performance.now();
+  const limits: SandboxLimits = {
+    timeoutMs: Math.min(options.timeoutMs, request.timeoutMs ?? Infinity),
+    maxOutputBytes: Math.min(options.maxOutputBytes, request.maxOutputBytes ?? Infinity, MAX_OUTPUT_BYTES_CAP),
+  };
+  const deadline = started + limits.timeoutMs;
+  let script: string;
+  try {
+    script = packagePath(request.script);
+  } catch (error) {
+    return failure(400, (error as Error).message, 'bad-request');
+  }
+  const language = LANGUAGES[extname(script).toLowerCase()];
+  if (!language) return failure(400, `script ${script} is neither JavaScript (.js, .mjs, .cjs) nor Python (.py)`, 'bad-request');
+
+  const isolation = options.isolation ?? 'auto';
+  const namespaces = isolation !== 'plain' && await namespacesAvailable();
+  if (isolation === 'namespaces' && !namespaces) return failure(500, 'SCRIPT_ISOLATION is namespaces, but this machine does not allow unprivileged user namespaces', 'runner');
+
+  const base = await newBase();
+  try {
+    let written: Set<string>;
+    try {
+      written = await writeFiles(join(base, 'work'), request.files);
+    } catch (error) {
+      if (error instanceof BadRequest) return failure(400, error.message, 'bad-request');
+      throw error;
+    }
+    if (!written.has(script)) return failure(400, `script ${script} is not among the files given`, 'bad-request');
+    const ctx: Context = { request, script, limits, started };
+    const box = sandbox(base, namespaces, limits, deadline);
+    return language === 'javascript'
+      ? await runJavaScript(ctx, box, namespaces)
+      : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
+  } finally {
+    await rm(base, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,99 @@
+// A local stand-in for the Lambda Invoke API (REST-JSON, `POST /2015-03-31/functions/{FunctionName}/invocations`),
+// so a handler that invokes another function with @aws-sdk/client-lambda (the LCM engine invoking the script
+// runner) works on the local runtime exactly as on AWS: the answer, `X-Amz-Function-Error: Unhandled` with
+// Lambda's error JSON for a thrown error, 404 ResourceNotFoundException for an unknown function, the 6 MB limits.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { closeServer, listen } from './aws-json.ts';
+import type { LocalFunction } from './lambda.ts';
+
+/** Lambda's synchronous invocation limit, request and response alike. */
+const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+
+export interface LocalLambdaApiOptions {
+  functions: Iterable<LocalFunction>;
+  /** Runs the function's handler with a Lambda context (the runtime's own invoke). */
+  invoke(fn: LocalFunction, event: unknown): Promise<unknown>;
+  log?: (line: string) => void;
+  host?: string;
+  port?: number;
+}
+
+export interface LocalLambdaApi {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/** The function a FunctionName names: its name (the logical id locally), `name:qualifier`, or a full or partial ARN. */
+function functionNamed(functions: LocalFunction[], name: string): LocalFunction | undefined {
+  const arn = /^(?:arn:[^:]+:lambda:[^:]+:)?(?:\d{12}:)?function:([^:]+)(?::[^:]+)?$/.exec(name);
+  const bare = arn ? arn[1] : name.split(':')[0];
+  return functions.find((fn) => fn.logicalId === bare || fn.arn === name);
+}
+
+export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promise<LocalLambdaApi> {
+  const functions = [...options.functions];
+  const send = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'x-amzn-RequestId': randomUUID(), ...headers }).end(body);
+  };
+  // Lambda's REST-JSON error: the type in x-amzn-ErrorType, {Type, Message} in the body.
+  const fail = (res: http.ServerResponse, status: number, type: string, message: string) =>
+    send(res, status, JSON.stringify({ Type: 'User', Message: message }), { 'x-amzn-ErrorType': type });
+
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, size: number) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const match = INVOKE_PATH.exec(url.pathname);
+    if (req.method !== 'POST' || !match) return fail(res, 404, 'UnknownOperationException', `Unknown operation ${req.method ?? ''} ${url.pathname}`);
+    const name = decodeURIComponent(match[1] as string);
+    const fn = functionNamed(functions, name);
+    if (!fn) return fail(res, 404, 'ResourceNotFoundException', `Function not found: ${name}`);
+    if (size > MAX_PAYLOAD_BYTES) return fail(res, 413, 'RequestTooLargeException', `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
+    let event: unknown = {};
+    if (body.length) {
+      try {
+        event = JSON.parse(body.toString('utf8'));
+      } catch {
+        return fail(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json');
+      }
+    }
+    const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+    if (type === 'DryRun') return send(res, 204, '');
+    if (type === 'Event') {
+      options.invoke(fn, event).catch((error: unknown) => options.log?.(`Lambda ${fn.logicalId} (Event) failed: ${error instanceof Error ? error.stack : String(error)}`));
+      return send(res, 202, '');
+    }
+    const executed = { 'X-Amz-Executed-Version': '$LATEST' };
+    let answer: string;
+    try {
+      answer = JSON.stringify(await options.invoke(fn, event)) ?? 'null';
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error));
+      const payload = { errorType: err.name, errorMessage: err.message, trace: (err.stack ?? '').split('\n') };
+      return send(res, 200, JSON.stringify(payload), { ...executed, 'X-Amz-Function-Error': 'Unhandled' });
+    }
+    if (Buffer.byteLength(answer) > MAX_PAYLOAD_BYTES) {
+      const payload = { errorType: 'Function.ResponseSizeTooLarge', errorMessage: `Response payload size exceeded maximum allowed payload size (${MAX_PAYLOAD_BYTES} bytes).` };
+      return send(res, 200, JSON.stringify(payload), { ...executed, 'X-Amz-Function-Error': 'Unhandled' });
+    }
+    return send(res, 200, answer, executed);
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      serve(req, res, Buffer.concat(chunks), size).catch((error: unknown) => {
+        options.log?.(`local Lambda API failed: ${error instanceof Error ? error.stack : String(error)}`);
+        if (!res.headersSent) fail(res, 500, 'ServiceException', 'Internal error');
+      });
+    });
+    req.on('error', () => res.destroy());
+  });
+  const { endpoint } = await listen(server, { name: 'Lambda', host: options.host, port: options.port });
+  return { endpoint, close: () => closeServer(server) };
+}

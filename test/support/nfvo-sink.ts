@@ -1,0 +1,96 @@
+// A test NFVO: an HTTP server that receives VNF LCM notifications on callback paths and records
+// every request, answers each as a test decides (status, or a reset connection for "down"), and
+// serves an OAuth 2.0 token endpoint (client credentials) whose tokens tests can revoke.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown> & { id: string; notificationType: string; vnfInstanceId: string };
+  at: number;
+  /** What the sink answered: a status, or 'reset'. */
+  answer: number | 'reset';
+}
+
+/** Decides the answer to a POST on a callback path; `attempt` counts this path's POSTs from 1. */
+export type Answer = (path: string, attempt: number, request: Omit<Received, 'answer'>) => number | 'reset';
+
+export interface NfvoSink {
+  url: string;
+  /** Every POST to a callback path, in arrival order (GETs of the callback test excluded). */
+  received: Received[];
+  /** The notifications a path accepted (2xx), in arrival order. */
+  accepted(path: string): Received['body'][];
+  /** How often each path was tested with GET, and the Authorization header of the last test. */
+  tests: Map<string, { count: number; authorization?: string }>;
+  token: { requests: Array<{ authorization?: string; body: string }>; revoke(): void; current(): string };
+  answer: Answer;
+  close(): Promise<void>;
+}
+
+export async function startNfvoSink(options: { clientId?: string; clientPassword?: string; tokenLifetime?: number } = {}): Promise<NfvoSink> {
+  const received: Received[] = [];
+  const attempts = new Map<string, number>();
+  const tests = new Map<string, { count: number; authorization?: string }>();
+  const tokenRequests: Array<{ authorization?: string; body: string }> = [];
+  let tokenSerial = 0;
+  let valid = new Set<string>();
+  const sink: NfvoSink = {
+    url: '',
+    received,
+    accepted: (path) => received.filter((r) => r.path === path && typeof r.answer === 'number' && r.answer < 300).map((r) => r.body),
+    tests,
+    token: {
+      requests: tokenRequests,
+      revoke: () => { valid = new Set(); },
+      current: () => `token-${tokenSerial}`,
+    },
+    answer: () => 204,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'http://sink').pathname;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (path === '/token') {
+        tokenRequests.push({ authorization: req.headers.authorization, body: text });
+        const expected = `Basic ${Buffer.from(`${options.clientId ?? 'vnfm'}:${options.clientPassword ?? ''}`).toString('base64')}`;
+        if (req.headers.authorization !== expected || !text.includes('grant_type=client_credentials')) {
+          res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":"invalid_client"}');
+          return;
+        }
+        tokenSerial++;
+        valid.add(`token-${tokenSerial}`);
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: `token-${tokenSerial}`, token_type: 'Bearer', expires_in: options.tokenLifetime ?? 3600 }));
+        return;
+      }
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (bearer !== undefined && !valid.has(bearer)) {
+        res.writeHead(401).end();
+        return;
+      }
+      if (req.method === 'GET') {
+        tests.set(path, { count: (tests.get(path)?.count ?? 0) + 1, authorization: req.headers.authorization });
+        res.writeHead(path.includes('/refuse-test') ? 404 : 204).end();
+        return;
+      }
+      const attempt = (attempts.get(path) ?? 0) + 1;
+      attempts.set(path, attempt);
+      const request = { method: req.method ?? '', path, headers: req.headers, body: JSON.parse(text || '{}') as Received['body'], at: Date.now() };
+      const answer = sink.answer(path, attempt, request);
+      received.push({ ...request, answer });
+      if (answer === 'reset') req.socket.destroy();
+      else res.writeHead(answer).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  sink.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return sink;
+}

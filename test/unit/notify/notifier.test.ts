@@ -1,0 +1,162 @@
+// The notifier's handling of one batch, with an in-memory queue and subscription store and a real
+// HTTP subscriber: fan-out, ordering within a group under failures, backoff, the retry period,
+// the dead-letter queue, and deleted subscriptions.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { NotifierDeps } from '#lib/notify/deps.ts';
+import { backoffSeconds, processNotificationBatch, type ReceivedMessage } from '#lib/notify/notifier.ts';
+import { stableId, type NotificationDelivery, type NotificationEvent, type SubscriptionRecord } from '#lib/notify/model.ts';
+import type { NotificationQueue } from '#lib/notify/queue.ts';
+
+let server: http.Server;
+let base: string;
+/** Status per callback path; POST bodies received per path. */
+const answers = new Map<string, number>();
+const received = new Map<string, string[]>();
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '';
+      received.set(path, [...(received.get(path) ?? []), (JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id]);
+      res.writeHead(answers.get(path) ?? 204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => server.close());
+
+function subscription(id: string, extra: Partial<SubscriptionRecord> = {}): SubscriptionRecord {
+  return { id, tenantId: 't', createdAt: '', createdSeq: '', callbackUri: `${base}/${id}`, verbosity: 'FULL', apiMajorVersion: 2, apiRoot: 'https://vnfm', revision: 1, ...extra };
+}
+
+function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
+  const queued: NotificationDelivery[] = [];
+  const visibility: Array<{ receiptHandle: string; seconds: number }> = [];
+  const dead: Array<{ body: string; groupId: string; reason: Record<string, string> }> = [];
+  const queue: NotificationQueue = {
+    publish: async () => undefined,
+    enqueueDeliveries: async (deliveries) => { queued.push(...deliveries); },
+    changeVisibility: async (entries) => { visibility.push(...entries); },
+    deadLetter: async (messages) => { dead.push(...messages); },
+  };
+  const deps: NotifierDeps = {
+    subscriptions: {
+      create: async () => undefined,
+      get: async (id) => subscriptions.find((s) => s.id === id),
+      listPage: async () => ({ items: subscriptions }),
+      listAll: async (tenantId) => subscriptions.filter((s) => s.tenantId === tenantId),
+      delete: async () => undefined,
+    },
+    secrets: { create: async () => '', put: async () => '', read: async () => ({}), remove: async () => undefined },
+    egress: { allowPrivateNetworks: true },
+    now: () => new Date(now).toISOString(),
+    newId: () => 'id',
+    queue,
+    retryPeriodMs: 60_000,
+    clock: () => now,
+  };
+  return { deps, queued, visibility, dead };
+}
+
+let serial = 0;
+function message(body: NotificationEvent | NotificationDelivery, groupId: string, sentAt = 1_000_000): ReceivedMessage {
+  serial++;
+  return { messageId: `m${serial}`, receiptHandle: `r${serial}`, body: JSON.stringify(body), groupId, sentAt };
+}
+
+function delivery(subscriptionId: string, key: string): NotificationDelivery {
+  return { kind: 'delivery', subscriptionId, notificationId: stableId(key), body: { id: key } };
+}
+
+const forever = { remainingMs: () => 60_000 };
+
+describe('processNotificationBatch', () => {
+  it('fans an event out to the subscriptions whose filter matches, rendered for each', async () => {
+    const h = harness([
+      subscription('all'),
+      subscription('short', { verbosity: 'SHORT' }),
+      subscription('other-vnfd', { filter: { vnfInstanceSubscriptionFilter: { vnfdIds: ['nope'] } } }),
+      subscription('other-tenant', { tenantId: 'u' }),
+    ]);
+    const event: NotificationEvent = {
+      kind: 'event', notificationId: stableId('e'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', vnfInstanceId: 'i',
+      timeStamp: '2026-12-01T10:00:00Z', instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
+    };
+    const result = await processNotificationBatch(h.deps, [message(event, 'i')], forever);
+    assert.deepEqual(result.failedMessageIds, []);
+    assert.deepEqual(h.queued.map((d) => d.subscriptionId), ['all', 'short']);
+    assert.ok(h.queued.every((d) => d.notificationId === event.notificationId && d.body.id === event.notificationId && d.body.subscriptionId === d.subscriptionId));
+  });
+
+  it('a failing delivery and the rest of its group stay in flight for the backoff; other groups go on', async () => {
+    answers.set('/flaky', 503);
+    const h = harness([subscription('flaky'), subscription('fine')]);
+    const batch = [
+      message(delivery('flaky', 'f1'), 'flaky:i'),
+      message(delivery('fine', 'g1'), 'fine:i'),
+      message(delivery('flaky', 'f2'), 'flaky:i'),
+      message(delivery('fine', 'g2'), 'fine:i'),
+    ];
+    const result = await processNotificationBatch(h.deps, batch, forever);
+    assert.deepEqual(result.failedMessageIds, [batch[0]?.messageId, batch[2]?.messageId]);
+    assert.deepEqual(received.get('/flaky'), ['f1'], 'f2 was not tried after f1 failed');
+    assert.deepEqual(received.get('/fine'), ['g1', 'g2']);
+    assert.deepEqual(h.visibility.map((v) => v.receiptHandle), [batch[0]?.receiptHandle, batch[2]?.receiptHandle]);
+    assert.ok(h.visibility.every((v) => v.seconds === h.visibility[0]?.seconds && v.seconds >= 1));
+    assert.deepEqual(h.dead, []);
+    answers.delete('/flaky');
+  });
+
+  it('after the retry period a retryable failure goes to the dead-letter queue; a 4xx goes at once; the group then moves on', async () => {
+    answers.set('/gone-for-long', 500);
+    answers.set('/refuses', 400);
+    const h = harness([subscription('gone-for-long'), subscription('refuses')]);
+    const batch = [
+      message(delivery('gone-for-long', 'l1'), 'long:i', 1_000_000 - 61_000),
+      message(delivery('refuses', 'r1'), 'refuses:i'),
+      message(delivery('refuses', 'r2'), 'refuses:i'),
+    ];
+    const result = await processNotificationBatch(h.deps, batch, forever);
+    assert.deepEqual(result.failedMessageIds, []);
+    assert.equal(result.deadLettered, 3);
+    assert.deepEqual(received.get('/refuses'), ['r1', 'r2'], 'once each, no retry');
+    const reasons = h.dead.map((d) => [d.groupId, d.reason.lastStatus, d.reason.subscriptionId, d.reason.notificationId]);
+    assert.deepEqual(reasons, [
+      ['long:i', '500', 'gone-for-long', stableId('l1')],
+      ['refuses:i', '400', 'refuses', stableId('r1')],
+      ['refuses:i', '400', 'refuses', stableId('r2')],
+    ]);
+    assert.match(h.dead[0]?.reason.reason ?? '', /retry period 60 s/);
+    assert.equal(h.dead[0]?.body, batch[0]?.body, 'the dead letter can be redriven as it is');
+  });
+
+  it('drops deliveries of deleted subscriptions, and gives back what it has no time for', async () => {
+    const h = harness([subscription('present')]);
+    const gone = message(delivery('deleted', 'd1'), 'deleted:i');
+    assert.deepEqual((await processNotificationBatch(h.deps, [gone], forever)).failedMessageIds, []);
+    assert.equal(received.get('/deleted'), undefined);
+
+    const late = [message(delivery('present', 'p1'), 'present:i'), message(delivery('present', 'p2'), 'present:i')];
+    const result = await processNotificationBatch(h.deps, late, { remainingMs: () => 1_000 });
+    assert.deepEqual(result.failedMessageIds, late.map((m) => m.messageId));
+    assert.deepEqual(h.visibility.map((v) => v.seconds), [0, 0]);
+  });
+});
+
+describe('backoffSeconds', () => {
+  it('doubles with the time waited, between 1 s and 5 min, and never past the retry period', () => {
+    const half = () => 0.5;
+    assert.equal(backoffSeconds(0, 86_400_000, half), 1);
+    assert.equal(backoffSeconds(4_000, 86_400_000, half), 4);
+    assert.equal(backoffSeconds(64_000, 86_400_000, half), 64);
+    assert.equal(backoffSeconds(3_600_000, 86_400_000, half), 300);
+    assert.equal(backoffSeconds(55_000, 60_000, half), 5, 'the last attempt is at the end of the retry period');
+    assert.ok(backoffSeconds(10_000, 86_400_000, () => 0) >= 9 && backoffSeconds(10_000, 86_400_000, () => 1) <= 11, 'jitter of ±10%');
+  });
+});
