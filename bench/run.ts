@@ -1,12 +1,13 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, lcm or notifications runs one part.
+// BENCH_ONLY=instances, onboarding, lcm, notifications or health runs one part.
 import { readFileSync } from 'node:fs';
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchLcm } from './lcm.ts';
 import { benchNotifications } from './notifications.ts';
+import { benchHealth } from './health.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -101,3 +102,4 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'instances') await ben
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'onboarding') await benchOnboarding();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();

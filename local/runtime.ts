@@ -20,6 +20,8 @@ import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
+import { startLocalIssuer } from './oauth2.ts';
+import { startLocalSchedules } from './schedules.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -301,6 +303,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- Event sources --------------------------------------------------------------------
     const routes: Route[] = [];
+    const schedules = startLocalSchedules({ invoke, log });
+    closers.push(() => schedules.close());
     const pollers: QueuePoller[] = [];
     for (const fn of functions.values()) {
       const events = (fn.properties.Events ?? {}) as Record<string, { Type: string; Properties?: Properties }>;
@@ -329,6 +333,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             pollers.push(poller);
             closers.push(() => poller.stop());
           }
+        } else if (event.Type === 'Schedule' || event.Type === 'ScheduleV2') {
+          schedules.add(fn, eventName, resolveValue<Properties>(props));
         } else if (event.Type === 'EventBridgeRule' || event.Type === 'CloudWatchEvent') {
           if (props.Pattern) ruleTargets.push({ fn, pattern: resolveValue<Record<string, unknown>>(props.Pattern) });
         } else if (event.Type === 'S3') {
@@ -352,6 +358,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
 
     // --- API --------------------------------------------------------------------------------
+    // The token issuer (Cognito's part on AWS) answers on the API's own address.
+    const issuer = await startLocalIssuer(dataDir);
     const api = http.createServer((req, res) => {
       void serve(req, res);
     });
@@ -368,6 +376,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         chunks.push(chunk as Buffer);
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
+      if (await issuer.serve(req, res, url.pathname, Buffer.concat(chunks))) return;
+      if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
       if (url.pathname.startsWith('/_local/')) {
         await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
         return;
@@ -387,9 +397,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
     };
     const apiAddress = await listen(api, options.port ?? 9890, options.host ?? '127.0.0.1');
+    schedules.start();
     closers.push(() => closeServer(api));
 
     const url = `http://${apiAddress.address}:${apiAddress.port}`;
+    const auth = issuer.listening(url);
+    // The handlers verify tokens against this issuer exactly as they do against Cognito on AWS.
+    Object.assign(process.env, { AUTH_ISSUER: auth.issuer, AUTH_JWKS_URL: auth.jwksUrl, AUTH_TOKEN_URL: auth.tokenUrl });
+    if (process.env.VNFM_AUTH === 'off') {
+      log('WARNING: VNFM_AUTH=off: authentication is OFF; every request is served as an admin of tenant "default". For throwaway experiments only.');
+    } else {
+      log(`Authentication is on: ${auth.created ? 'created an admin client; its' : 'the admin client\'s'} id and secret are in ${auth.credentialsPath} (token endpoint ${auth.tokenUrl})`);
+    }
     // Where each stand-in listens, for operators' tools (aws --endpoint-url ...) and tests.
     writeFileSync(join(dataDir, 'endpoints.json'), `${JSON.stringify({
       api: url,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
 import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/lcm/lifecycle.ts';
+import { maskAccessInfo } from '#lib/vims/model.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from './openstack/simulator.ts';
 import { startKubernetesSimulator, type KubernetesSimulator } from './kubernetes/simulator.ts';
 
@@ -50,5 +51,8 @@ async function registerDefaultVim(id: string, vimType: string, endpoint: string,
     isDefault: true,
     createdAt: '1970-01-01T00:00:00.000Z',
     extra: { simulator: true },
+    maskedAccessInfo: maskAccessInfo(credentials),
+    status: 'REACHABLE',
+    statusChangedAt: new Date().toISOString(),
   });
 }

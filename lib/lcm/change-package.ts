@@ -138,7 +138,8 @@ export async function requestChangeVnfpkg(
   const paramsSecret = hasPasswords(params) ? await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/change-vnfpkg-params`, params) : undefined;
   try {
     return await startOperation(deps, {
-      tenantId: caller.tenantId,
+      tenantId: instance.tenantId,
+      startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'CHANGE_VNFPKG',
       operationParams: { ...request, ...(request.additionalParams ? { additionalParams: withoutPasswords(request.additionalParams) } : {}) },

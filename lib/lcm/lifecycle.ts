@@ -11,9 +11,10 @@ import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/stor
 import { packageIndex, readFile } from '#lib/packages/content.ts';
 import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageChange, type PackageFiles, type Progress, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
 import { log } from '#lib/log.ts';
+import { assertReachable } from '#lib/vims/model.ts';
 import type { LcmDeps } from './deps.ts';
 import { finishOperation, startOperation } from './operations.ts';
-import { getVnfInstance, type Caller } from './vnf-instances.ts';
+import { canSee, getVnfInstance, type Caller } from './vnf-instances.ts';
 import { getOpOcc } from './op-occs.ts';
 import { grantFor } from './grant.ts';
 import { ageOrdered, resourceDiff, reverseScale, scaledStatus } from './scale-heal.ts';
@@ -116,12 +117,14 @@ async function chooseVim(deps: LcmDeps, caller: Caller, instance: VnfInstanceRec
   const defaults = (await deps.vims.listForTenant(caller.tenantId)).filter((v) => v.isDefault && sameVimType(v.vimType, vimType));
   const vim = defaults[0];
   if (!vim) throw new UnprocessableEntityError(`No VIM of type ${vimType} is given in vimConnectionInfo and none is registered as the default`);
+  assertReachable(vim);
   return { connectionId: vim.id, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }
 
 async function registeredVim(deps: LcmDeps, caller: Caller, vimId: string, connectionId: string): Promise<VimReference> {
   const vim = await deps.vims.get(vimId);
-  if (!vim || vim.tenantId !== caller.tenantId) throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
+  if (!vim || !canSee(caller, vim.tenantId)) throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
+  assertReachable(vim);
   return { connectionId, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }
 
@@ -154,7 +157,8 @@ export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: stri
       pending[connectionId] = await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/${connectionId}`, connection.accessInfo);
     }
     return await startOperation(deps, {
-      tenantId: caller.tenantId,
+      tenantId: instance.tenantId,
+      startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'INSTANTIATE',
       operationParams: withoutCredentials(request),
@@ -173,7 +177,8 @@ export async function requestTerminate(deps: LcmDeps, caller: Caller, id: string
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; there is nothing to terminate`);
   return startOperation(deps, {
-    tenantId: caller.tenantId,
+    tenantId: instance.tenantId,
+    startedBy: caller.clientId,
     vnfInstanceId: id,
     operation: 'TERMINATE',
     operationParams: request,

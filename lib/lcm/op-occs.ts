@@ -7,12 +7,12 @@ import {
 } from '#lib/sol/model.ts';
 import { opOccListKey } from '#lib/store/op-occs.ts';
 import type { LcmDeps } from './deps.ts';
-import type { Caller } from './vnf-instances.ts';
+import { canSee, type Caller } from './vnf-instances.ts';
 import { listCollection, type ListResult } from './listing.ts';
 
 export async function getOpOcc(deps: LcmDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
   const record = await deps.opOccs.get(id);
-  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`VNF LCM operation occurrence ${id} does not exist`);
+  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF LCM operation occurrence ${id} does not exist`);
   return record;
 }
 

@@ -14,6 +14,8 @@ const ORPHAN_LOCK_GRACE_MS = 60_000;
 
 export interface OperationRequest {
   tenantId: string;
+  /** The OAuth 2.0 client whose request started it (kept on the op occ, not shown by the API). */
+  startedBy?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationParams: Record<string, unknown>;
@@ -63,6 +65,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
   const record: VnfLcmOpOccRecord = {
     id,
     tenantId: request.tenantId,
+    ...(request.startedBy ? { startedBy: request.startedBy } : {}),
     vnfInstanceId: request.vnfInstanceId,
     operation: request.operation,
     operationState: 'STARTING',

@@ -183,33 +183,42 @@ function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): Flavo
   return flavour;
 }
 
-export async function requestScale(deps: LcmDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, vnfdOf: (packageId: string) => Promise<ParsedVnfd>): Promise<VnfLcmOpOccRecord> {
+export async function requestScale(deps: LcmDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, vnfdOf: (packageId: string) => Promise<ParsedVnfd>, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be scaled');
   const change = scaleChange(flavourOfInstance(await vnfdOf(instance.vnfPkgId), instance), instance.instantiatedVnfInfo, request);
   return startOperation(deps, {
-    tenantId: caller.tenantId,
+    tenantId: instance.tenantId,
+    startedBy: caller.clientId,
     vnfInstanceId: id,
     operation: 'SCALE',
     operationParams: request,
     apiMajorVersion: version,
     requireState: 'INSTANTIATED',
+    isAutomaticInvocation: options.isAutomaticInvocation ?? false,
     internal: { vim: instance.vimResources?.vim, change },
   });
 }
 
-export async function requestHeal(deps: LcmDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+/** Operations the VNFM starts itself (auto-heal, auto-scale) are op occs with isAutomaticInvocation true (SOL003 5.5.2.13). */
+export interface AutomaticOptions {
+  isAutomaticInvocation?: boolean;
+}
+
+export async function requestHeal(deps: LcmDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be healed');
   const change = healChange(instance.instantiatedVnfInfo, request);
   if (change.vnfcs.length === 0) throw new ConflictError(`VNF instance ${id} has no VNFCs to heal`);
   return startOperation(deps, {
-    tenantId: caller.tenantId,
+    tenantId: instance.tenantId,
+    startedBy: caller.clientId,
     vnfInstanceId: id,
     operation: 'HEAL',
     operationParams: request,
     apiMajorVersion: version,
     requireState: 'INSTANTIATED',
+    isAutomaticInvocation: options.isAutomaticInvocation ?? false,
     internal: { vim: instance.vimResources?.vim, change },
   });
 }

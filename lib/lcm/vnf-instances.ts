@@ -16,6 +16,15 @@ import { mergePatch } from './merge-patch.ts';
 
 export interface Caller {
   tenantId: string;
+  /** The OAuth 2.0 client that sent the request (recorded on the op occs it starts). */
+  clientId?: string;
+  /** The `admin` scope: sees and acts on every tenant's records. */
+  admin?: boolean;
+}
+
+/** Whether a record of `tenantId` exists for this caller; anything else must look like 404, never 403. */
+export function canSee(caller: Caller, tenantId: string): boolean {
+  return caller.admin === true || caller.tenantId === tenantId;
 }
 
 /** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
@@ -68,7 +77,7 @@ export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: 
 export async function getVnfInstance(deps: LcmDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
   const record = await deps.instances.get(id);
   // Another tenant's instance looks exactly like a missing one.
-  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`VNF instance ${id} does not exist`);
+  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF instance ${id} does not exist`);
   return record;
 }
 
@@ -133,7 +142,7 @@ export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: strin
   if (request.vnfdId) await enabledPackageFor(deps, caller, request.vnfdId);
   if (request.vnfPkgId) {
     const pkg = await deps.packages.get(request.vnfPkgId);
-    if (!pkg || pkg.tenantId !== caller.tenantId || pkg.onboardingState !== 'ONBOARDED' || pkg.operationalState !== 'ENABLED') {
+    if (!pkg || !canSee(caller, pkg.tenantId) || pkg.onboardingState !== 'ONBOARDED' || pkg.operationalState !== 'ENABLED') {
       throw new UnprocessableEntityError(`VNF package ${request.vnfPkgId} is not onboarded and enabled`);
     }
   }
@@ -164,7 +173,8 @@ export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: strin
     const operationParams: Record<string, unknown> = { ...rest };
     if (vimConnectionInfo) operationParams.vimConnectionInfo = stripAccessInfo(vimConnectionInfo);
     return await startOperation(deps, {
-      tenantId: caller.tenantId,
+      tenantId: instance.tenantId,
+      startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'MODIFY_INFO',
       operationParams,

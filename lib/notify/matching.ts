@@ -3,7 +3,7 @@
 // matches when one of its values does (OR); an absent filter matches everything.
 import type { InstanceSnapshot, LifecycleChangeNotificationsFilter, NotificationEvent, VnfInstanceSubscriptionFilter } from './model.ts';
 
-function instanceMatches(filter: VnfInstanceSubscriptionFilter, vnfInstanceId: string, instance: InstanceSnapshot): boolean {
+export function instanceMatches(filter: VnfInstanceSubscriptionFilter, vnfInstanceId: string, instance: InstanceSnapshot): boolean {
   if (filter.vnfdIds && !filter.vnfdIds.includes(instance.vnfdId)) return false;
   if (filter.vnfProductsFromProviders && !filter.vnfProductsFromProviders.some((provider) => provider.vnfProvider === instance.vnfProvider
     && (!provider.vnfProducts || provider.vnfProducts.some((product) => product.vnfProductName === instance.vnfProductName

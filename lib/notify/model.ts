@@ -143,12 +143,14 @@ export interface NotificationEvent {
 /** One notification for one subscription, as queued for delivery (grouped by subscription and VNF instance). */
 export interface NotificationDelivery {
   kind: 'delivery';
+  /** The API family of the subscription (VNF LCM when absent). */
+  family?: 'vnffm';
   subscriptionId: string;
   notificationId: string;
   body: Record<string, unknown>;
 }
 
-export type NotificationMessage = NotificationEvent | NotificationDelivery;
+export type NotificationMessage = NotificationEvent | NotificationDelivery | import('#lib/fm/model.ts').AlarmEvent;
 
 /** A name-based UUID (version 8, SHA-256) for `key`: the same change always gets the same notification id. */
 export function stableId(key: string): string {

@@ -12,6 +12,8 @@ import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
 import type { NotifierDeps } from './deps.ts';
+import { fmSubscriptionMatches } from '#lib/fm/matching.ts';
+import { FM_NOTIFICATION_API_VERSION, renderAlarmNotification, type AlarmEvent, type FmSubscriptionRecord } from '#lib/fm/model.ts';
 import { subscriptionMatches } from './matching.ts';
 import {
   NOTIFICATION_API_VERSION, renderNotification,
@@ -86,6 +88,35 @@ class BatchReads {
     if (!found) this.byId.set(id, found = this.deps.subscriptions.get(id));
     return found;
   }
+
+  private readonly fmByTenant = new Map<string, Promise<FmSubscriptionRecord[]>>();
+  private readonly fmById = new Map<string, Promise<FmSubscriptionRecord | undefined>>();
+
+  fmSubscriptionsOf(tenantId: string): Promise<FmSubscriptionRecord[]> {
+    let found = this.fmByTenant.get(tenantId);
+    if (!found) this.fmByTenant.set(tenantId, found = this.deps.fmSubscriptions.listAll(tenantId));
+    return found;
+  }
+
+  fmSubscription(id: string): Promise<FmSubscriptionRecord | undefined> {
+    let found = this.fmById.get(id);
+    if (!found) this.fmById.set(id, found = this.deps.fmSubscriptions.get(id));
+    return found;
+  }
+}
+
+/** An alarm raised or cleared: one AlarmNotification / AlarmClearedNotification per matching FM subscription. */
+async function fanOutAlarm(deps: NotifierDeps, reads: BatchReads, event: AlarmEvent): Promise<Outcome> {
+  const matching = (await reads.fmSubscriptionsOf(event.tenantId)).filter((subscription) => fmSubscriptionMatches(subscription.filter, event));
+  if (matching.length === 0) return { kind: 'done' };
+  await deps.queue.enqueueDeliveries(matching.map((subscription): NotificationDelivery => ({
+    kind: 'delivery',
+    family: 'vnffm',
+    subscriptionId: subscription.id,
+    notificationId: event.notificationId,
+    body: renderAlarmNotification(event, subscription),
+  })), event.vnfInstanceId);
+  return { kind: 'done' };
 }
 
 async function fanOut(deps: NotifierDeps, reads: BatchReads, event: NotificationEvent): Promise<Outcome> {
@@ -106,15 +137,16 @@ function retryable(status: number): boolean {
 }
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
-  const subscription = await reads.subscription(delivery.subscriptionId);
+  const subscription = delivery.family === 'vnffm' ? await reads.fmSubscription(delivery.subscriptionId) : await reads.subscription(delivery.subscriptionId);
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
   if (!subscription) return { kind: 'done' };
+  const version = 'apiMajorVersion' in subscription ? NOTIFICATION_API_VERSION[subscription.apiMajorVersion] : FM_NOTIFICATION_API_VERSION;
   const auth = subscription.authSecret ? await readAuth(deps, subscription.authSecret) : undefined;
   let status: number;
   try {
     status = (await callCallback(subscription.callbackUri, {
       method: 'POST',
-      version: NOTIFICATION_API_VERSION[subscription.apiMajorVersion],
+      version,
       body: delivery.body,
       auth,
       policy: deps.egress,
@@ -139,6 +171,7 @@ async function handle(deps: NotifierDeps, reads: BatchReads, message: ReceivedMe
   try {
     if (parsed.kind === 'event') return await fanOut(deps, reads, parsed);
     if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed);
+    if (parsed.kind === 'fm-event') return await fanOutAlarm(deps, reads, parsed);
   } catch (error) {
     // The VNFM's own dependencies (DynamoDB, Secrets Manager, SQS): worth retrying.
     return { kind: 'retry', reason: (error as Error).message };

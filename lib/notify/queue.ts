@@ -8,6 +8,7 @@ import {
   type MessageAttributeValue, type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
+import type { AlarmEvent } from '#lib/fm/model.ts';
 import { stableId, type NotificationDelivery, type NotificationEvent } from './model.ts';
 
 export interface OutgoingMessage {
@@ -18,8 +19,8 @@ export interface OutgoingMessage {
 }
 
 export interface NotificationQueue {
-  /** State-change events, in the order given (FIFO per VNF instance). */
-  publish(events: NotificationEvent[]): Promise<void>;
+  /** State-change events (LCM changes, alarms raised and cleared), in the order given (FIFO per VNF instance). */
+  publish(events: Array<NotificationEvent | AlarmEvent>): Promise<void>;
   /** Deliveries for matching subscriptions. */
   enqueueDeliveries(deliveries: NotificationDelivery[], vnfInstanceId: string): Promise<void>;
   /** Keeps received messages invisible (in flight) for the given seconds; 0 makes them visible again. */
@@ -83,7 +84,7 @@ export class SqsNotificationQueue implements NotificationQueue {
     private readonly deadLetterUrl = process.env.NOTIFICATION_DLQ_URL,
   ) {}
 
-  async publish(events: NotificationEvent[]): Promise<void> {
+  async publish(events: Array<NotificationEvent | AlarmEvent>): Promise<void> {
     await sendBatch(this.queueUrl, events.map((event) => ({
       body: JSON.stringify(event),
       groupId: event.vnfInstanceId,

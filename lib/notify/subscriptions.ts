@@ -4,7 +4,7 @@
 import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion } from '#lib/sol/model.ts';
-import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, type Caller } from '#lib/lcm/vnf-instances.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { log } from '#lib/log.ts';
 import { subscriptionListKey } from '#lib/store/subscriptions.ts';
@@ -16,7 +16,7 @@ import {
 } from './model.ts';
 
 /** The one way this subscription authenticates: OAuth 2.0 when offered, else BASIC (TLS_CERT is not supported). */
-function chooseAuth(authentication: SubscriptionAuthentication | undefined): NotificationAuth | undefined {
+export function chooseAuth(authentication: SubscriptionAuthentication | undefined): NotificationAuth | undefined {
   if (!authentication) return undefined;
   const types = authentication.authType;
   if (types.includes('OAUTH2_CLIENT_CREDENTIALS')) {
@@ -38,10 +38,11 @@ function chooseAuth(authentication: SubscriptionAuthentication | undefined): Not
 }
 
 /** SOL003 5.4.18.3.1: the VNFM tests the callback with a GET, authenticated as the subscription will be, and needs 204. */
-async function testCallback(deps: NotifyDeps, callbackUri: string, auth: NotificationAuth | undefined, version: ApiMajorVersion): Promise<void> {
+/** `version` is the subscription's API major version (LCM) or the notification API version itself (FM). */
+export async function testCallback(deps: NotifyDeps, callbackUri: string, auth: NotificationAuth | undefined, version: ApiMajorVersion | string): Promise<void> {
   let status: number;
   try {
-    status = (await callCallback(callbackUri, { method: 'GET', version: NOTIFICATION_API_VERSION[version], auth, policy: deps.egress })).status;
+    status = (await callCallback(callbackUri, { method: 'GET', version: typeof version === 'string' ? version : NOTIFICATION_API_VERSION[version], auth, policy: deps.egress })).status;
   } catch (error) {
     if (error instanceof EgressDeniedError) throw new UnprocessableEntityError(`The callback URI is not allowed by the VNFM's egress policy: ${error.reason}`);
     if (error instanceof TokenError) throw new UnprocessableEntityError(`No OAuth 2.0 token could be obtained for the callback: ${error.message}`);
@@ -86,7 +87,7 @@ export async function createSubscription(deps: NotifyDeps, caller: Caller, reque
 
 export async function getSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<SubscriptionRecord> {
   const record = await deps.subscriptions.get(id);
-  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`Subscription ${id} does not exist`);
+  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`Subscription ${id} does not exist`);
   return record;
 }
 

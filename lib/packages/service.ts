@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
-import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, type Caller } from '#lib/lcm/vnf-instances.ts';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { mergePatch } from '#lib/lcm/merge-patch.ts';
@@ -60,7 +60,7 @@ export async function createPackage(deps: LcmDeps, caller: Caller, body: unknown
 
 export async function getPackage(deps: LcmDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
   const record = await deps.packages.get(id);
-  if (!record || record.tenantId !== caller.tenantId) throw new NotFoundError(`VNF package ${id} does not exist`);
+  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF package ${id} does not exist`);
   return record;
 }
 

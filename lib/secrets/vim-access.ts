@@ -27,6 +27,8 @@ export class SecretsManagerStore implements SecretStore {
       Name: `${this.prefix}${name}`,
       SecretString: JSON.stringify(value),
       Description: 'VIM access information of a VNF instance',
+      // The product's customer managed key (template.yaml DataKey); Secrets Manager's own key otherwise.
+      ...(process.env.SECRETS_KMS_KEY_ID ? { KmsKeyId: process.env.SECRETS_KMS_KEY_ID } : {}),
     }));
     return out.ARN ?? `${this.prefix}${name}`;
   }

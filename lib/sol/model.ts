@@ -110,6 +110,8 @@ export interface ProblemDetailsRecord {
 export interface VnfLcmOpOccRecord {
   id: string;
   tenantId: string;
+  /** The client id of the request that started it (internal). */
+  startedBy?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationState: LcmOperationState;

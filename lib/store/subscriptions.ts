@@ -4,36 +4,43 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SubscriptionRecord } from '#lib/notify/model.ts';
 import { documentClient, getById, putNew, requiredEnv, tenantPage, type Page } from './dynamo.ts';
 
-export interface SubscriptionStore {
-  create(record: SubscriptionRecord): Promise<void>;
-  get(id: string): Promise<SubscriptionRecord | undefined>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<SubscriptionRecord>>;
+/** Subscriptions of any API family (VNF LCM, VNF FM): the same store over each family's table. */
+export interface SubscriptionStore<R extends StoredSubscription = SubscriptionRecord> {
+  create(record: R): Promise<void>;
+  get(id: string): Promise<R | undefined>;
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
   /** Every subscription of a tenant (the notifier matches each change against all of them). */
-  listAll(tenantId: string): Promise<SubscriptionRecord[]>;
+  listAll(tenantId: string): Promise<R[]>;
   /** Deletes the record; returns it, or undefined when it did not exist. */
-  delete(id: string): Promise<SubscriptionRecord | undefined>;
+  delete(id: string): Promise<R | undefined>;
 }
 
-export const subscriptionListKey = (r: SubscriptionRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
+export interface StoredSubscription {
+  id: string;
+  tenantId: string;
+  createdSeq: string;
+}
 
-export class DynamoSubscriptionStore implements SubscriptionStore {
+export const subscriptionListKey = <R extends StoredSubscription>(r: R): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
+
+export class DynamoSubscriptionStore<R extends StoredSubscription = SubscriptionRecord> implements SubscriptionStore<R> {
   constructor(private readonly table = requiredEnv('SUBSCRIPTIONS_TABLE')) {}
 
-  async create(record: SubscriptionRecord): Promise<void> {
+  async create(record: R): Promise<void> {
     await putNew(this.table, record);
   }
 
-  get(id: string): Promise<SubscriptionRecord | undefined> {
-    return getById<SubscriptionRecord>(this.table, id);
+  get(id: string): Promise<R | undefined> {
+    return getById<R>(this.table, id);
   }
 
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<SubscriptionRecord>> {
-    return tenantPage<SubscriptionRecord>(this.table, tenantId, limit, after);
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<R>> {
+    return tenantPage<R>(this.table, tenantId, limit, after);
   }
 
-  async listAll(tenantId: string): Promise<SubscriptionRecord[]> {
-    const all: SubscriptionRecord[] = [];
-    let after: Page<SubscriptionRecord>['after'];
+  async listAll(tenantId: string): Promise<R[]> {
+    const all: R[] = [];
+    let after: Page<R>['after'];
     do {
       const page = await this.listPage(tenantId, 1000, after);
       all.push(...page.items);
@@ -42,8 +49,8 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
     return all;
   }
 
-  async delete(id: string): Promise<SubscriptionRecord | undefined> {
+  async delete(id: string): Promise<R | undefined> {
     const out = await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id }, ReturnValues: 'ALL_OLD' }));
-    return out.Attributes as SubscriptionRecord | undefined;
+    return out.Attributes as R | undefined;
   }
 }

@@ -1,8 +1,13 @@
 // VIM records: where a VIM is and which secret holds its credentials. The VIM registry API and
 // reachability monitoring build on this; LCM operations resolve a vimId, or the default VIM of a
-// type, through it.
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, getById, requiredEnv } from './dynamo.ts';
+// type, through it. Uniqueness (a name per tenant, the default per tenant and VIM type) is kept by
+// small marker items in the same table, claimed with conditional writes (no transactions needed;
+// dynalite has none). Markers have no tenantId, so the byTenant index never shows them.
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, getById, isConditionFailure, requiredEnv } from './dynamo.ts';
+
+/** Tacker's VIM statuses: PENDING -> REGISTERING while being registered, then REACHABLE or UNREACHABLE. */
+export type VimStatus = 'PENDING' | 'REGISTERING' | 'REACHABLE' | 'UNREACHABLE';
 
 export interface VimRecord {
   id: string;
@@ -15,6 +20,18 @@ export interface VimRecord {
   isDefault: boolean;
   createdAt: string;
   extra?: Record<string, unknown>;
+  description?: string;
+  /** Non-secret parts of the registration (Tacker's vim_project, placement). */
+  vimProject?: Record<string, unknown>;
+  /** accessInfo with every credential replaced by "***" (what representations show). */
+  maskedAccessInfo?: Record<string, unknown>;
+  status?: VimStatus;
+  /** When status last changed. */
+  statusChangedAt?: string;
+  lastCheckedAt?: string;
+  /** Why the last check failed (cleared when it succeeds). */
+  lastError?: string;
+  updatedAt?: string;
 }
 
 export interface VimStore {
@@ -23,7 +40,26 @@ export interface VimStore {
   listForTenant(tenantId: string): Promise<VimRecord[]>;
 }
 
-export class DynamoVimStore implements VimStore {
+/** What the registry needs beyond lookups. */
+export interface VimRegistryStore extends VimStore {
+  /** false when the id exists. */
+  create(record: VimRecord): Promise<boolean>;
+  /** Sets attributes of an existing record; false when it is gone. */
+  update(id: string, set: Partial<VimRecord>, remove?: Array<keyof VimRecord>): Promise<boolean>;
+  remove(id: string): Promise<void>;
+  /** Every VIM of every tenant (the reachability sweep). */
+  listAll(): Promise<VimRecord[]>;
+  /** Claims a unique key (a name, a default) for vimId; false when another VIM holds it. */
+  claim(key: string, vimId: string): Promise<boolean>;
+  /** Moves a key from one holder to another (or takes it if free); false when someone else moved it first. */
+  move(key: string, from: string | undefined, to: string): Promise<boolean>;
+  release(key: string, vimId: string): Promise<void>;
+  holder(key: string): Promise<string | undefined>;
+}
+
+const MARKER = 'vim-key:';
+
+export class DynamoVimStore implements VimRegistryStore {
   constructor(private readonly table = requiredEnv('VIMS_TABLE')) {}
 
   async put(record: VimRecord): Promise<void> {
@@ -31,6 +67,7 @@ export class DynamoVimStore implements VimStore {
   }
 
   get(id: string): Promise<VimRecord | undefined> {
+    if (id.startsWith(MARKER)) return Promise.resolve(undefined);
     return getById<VimRecord>(this.table, id);
   }
 
@@ -45,5 +82,94 @@ export class DynamoVimStore implements VimStore {
       after = out.LastEvaluatedKey;
     } while (after);
     return items;
+  }
+
+  async create(record: VimRecord): Promise<boolean> {
+    try {
+      await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async update(id: string, set: Partial<VimRecord>, remove: Array<keyof VimRecord> = []): Promise<boolean> {
+    const names: Record<string, string> = { '#id': 'id' };
+    const values: Record<string, unknown> = {};
+    const sets = Object.entries(set).filter(([, v]) => v !== undefined).map(([key, value], i) => {
+      names[`#s${i}`] = key;
+      values[`:s${i}`] = value;
+      return `#s${i} = :s${i}`;
+    });
+    const removes = remove.map((key, i) => {
+      names[`#r${i}`] = key;
+      return `#r${i}`;
+    });
+    const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+    if (!expression) return true;
+    try {
+      await documentClient().send(new UpdateCommand({
+        TableName: this.table, Key: { id }, UpdateExpression: expression, ConditionExpression: 'attribute_exists(#id)',
+        ExpressionAttributeNames: names, ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id } }));
+  }
+
+  async listAll(): Promise<VimRecord[]> {
+    const items: VimRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const out = await documentClient().send(new ScanCommand({ TableName: this.table, ExclusiveStartKey: after }));
+      items.push(...((out.Items ?? []) as VimRecord[]).filter((item) => !item.id.startsWith(MARKER)));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return items;
+  }
+
+  async claim(key: string, vimId: string): Promise<boolean> {
+    try {
+      await documentClient().send(new PutCommand({
+        TableName: this.table, Item: { id: `${MARKER}${key}`, vimId }, ConditionExpression: 'attribute_not_exists(id) OR vimId = :v', ExpressionAttributeValues: { ':v': vimId },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async move(key: string, from: string | undefined, to: string): Promise<boolean> {
+    try {
+      await documentClient().send(new PutCommand({
+        TableName: this.table, Item: { id: `${MARKER}${key}`, vimId: to },
+        ...(from === undefined ? { ConditionExpression: 'attribute_not_exists(id)' } : { ConditionExpression: 'vimId = :f', ExpressionAttributeValues: { ':f': from } }),
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async release(key: string, vimId: string): Promise<void> {
+    try {
+      await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id: `${MARKER}${key}` }, ConditionExpression: 'vimId = :v', ExpressionAttributeValues: { ':v': vimId } }));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async holder(key: string): Promise<string | undefined> {
+    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id: `${MARKER}${key}` }, ConsistentRead: true }));
+    return (out.Item as { vimId?: string } | undefined)?.vimId;
   }
 }

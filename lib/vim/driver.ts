@@ -119,8 +119,40 @@ export type UpdateChange =
   | { kind: 'SCALE'; scaleType: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; steps: number; targets: Record<string, number>; remove: VnfcRef[] }
   | { kind: 'HEAL'; vnfcs: VnfcRef[] };
 
+/** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
+export interface HealthTarget {
+  vnfInstanceId: string;
+  state: DriverState;
+  vnfcs: VnfcRef[];
+}
+
+/** A VNFC's health as the VIM reports it; `reason` says what is wrong (or what the VIM says when healthy). */
+export interface VnfcHealth {
+  vnfInstanceId: string;
+  vduId: string;
+  resourceId: string;
+  healthy: boolean;
+  reason: string;
+  /** What kind of fault: the VIM resource is gone, or it is there and failed. */
+  fault?: 'MISSING' | 'FAILED';
+  /** The VIM's own status of the resource (Nova status, pod phase/reason). */
+  vimStatus?: string;
+}
+
+export interface HealthReport {
+  results: VnfcHealth[];
+  /** VIM API calls the check made (the cost of a sweep). */
+  apiCalls: number;
+}
+
 export interface InfraDriver {
   readonly vimTypes: readonly string[];
+  /**
+   * Health of the VNFCs of instances on one VIM, with as few VIM calls as the VIM allows: one list
+   * per VIM (OpenStack) or per namespace (Kubernetes), never one call per VNFC. A VNFC the VIM does
+   * not list is unhealthy (fault MISSING).
+   */
+  health(vim: VimConnection, targets: HealthTarget[]): Promise<HealthReport>;
   /** Starts creating the VNF's resources (images, stack, ...). */
   instantiateStart(ctx: OperationContext): Promise<DriverState>;
   instantiatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;

@@ -348,8 +348,10 @@ export class Controllers {
     } else if (pods.length < want) {
       for (let i = pods.length; i < want; i++) this.#createPod(rs);
     } else if (pods.length > want) {
-      // Like the real controller: unready pods go first, then the youngest.
-      const victims = pods.sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp)).slice(0, pods.length - want);
+      // Like the real controller: unready pods go first, then those with the lowest
+      // controller.kubernetes.io/pod-deletion-cost (Kubernetes >= 1.22), then the youngest.
+      const cost = (pod: KObject): number => Number(pod.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] ?? 0) || 0;
+      const victims = pods.sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || cost(a) - cost(b) || b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp)).slice(0, pods.length - want);
       for (const p of victims) this.store.delete(T.pods, p.metadata.namespace, p.metadata.name);
     }
     const current = this.#ownedBy(T.pods, rs);
@@ -403,6 +405,40 @@ export class Controllers {
       load.set(node.metadata.name, load.get(node.metadata.name)! + 1);
       setScheduled({ status: 'True' });
     }
+  }
+
+  /**
+   * The pod's containers keep crashing: Running but not Ready, each container waiting in
+   * CrashLoopBackOff. As on a real cluster, no controller replaces the pod for it; only deleting the
+   * pod (a heal) makes its ReplicaSet create a fresh one. False when there is no such pod.
+   */
+  crashPod(namespace: string, name: string): boolean {
+    const current = this.store.get(T.pods, namespace, name);
+    if (!current || current.metadata.deletionTimestamp) return false;
+    const next = clone(current);
+    const now = timestamp();
+    const status = next.status ?? {};
+    const containers = containersOf(current);
+    status.phase = 'Running';
+    status.containerStatuses = containers.map((c) => ({
+      name: String(c.name ?? ''),
+      image: String(c.image ?? ''),
+      imageID: '',
+      ready: false,
+      started: false,
+      restartCount: 5,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off 5m0s restarting failed container=${String(c.name ?? '')} pod=${name}` } },
+      lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: now, finishedAt: now } },
+    })) as Json[];
+    status.conditions = [
+      ...conditionsExcept(status, ['Ready', 'ContainersReady']),
+      { type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
+      { type: 'ContainersReady', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
+    ];
+    next.status = status;
+    this.store.update(T.pods, next);
+    this.kick();
+    return true;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -28,7 +28,11 @@ export interface KubernetesSimulatorOptions {
   log?: (line: string) => void;
 }
 
-export type KubernetesFault = { kind: 'image-pull-fail'; image: string } | { kind: 'http-5xx'; count: number };
+export type KubernetesFault =
+  | { kind: 'image-pull-fail'; image: string }
+  | { kind: 'http-5xx'; count: number }
+  /** The pod's containers crash and the kubelet backs off (CrashLoopBackOff, not Ready) until the pod is deleted. */
+  | { kind: 'pod-crash'; pod: string; namespace: string };
 
 export interface NamespaceState {
   deployments: { count: number; names: string[] };
@@ -84,6 +88,9 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
 
   const inject = (fault: KubernetesFault): void => {
     if (fault.kind === 'image-pull-fail') failingImages.push(fault.image);
+    else if (fault.kind === 'pod-crash') {
+      if (!controllers.crashPod(fault.namespace, fault.pod)) throw new StatusError(404, 'NotFound', `pods "${fault.pod}" not found in namespace "${fault.namespace}"`);
+    }
     else failNext += fault.count;
   };
   const state = (): KubernetesSimulatorState => {
@@ -227,7 +234,10 @@ function parseBody(text: string, yaml: boolean): unknown {
 function parseFault(body: unknown): KubernetesFault {
   if (isObject(body) && body.kind === 'image-pull-fail' && typeof body.image === 'string' && body.image !== '') return { kind: 'image-pull-fail', image: body.image };
   if (isObject(body) && body.kind === 'http-5xx' && typeof body.count === 'number' && body.count >= 0) return { kind: 'http-5xx', count: body.count };
-  throw new StatusError(400, 'BadRequest', 'a fault is {"kind":"image-pull-fail","image":"..."} or {"kind":"http-5xx","count":n}');
+  if (isObject(body) && body.kind === 'pod-crash' && typeof body.pod === 'string' && body.pod !== '') {
+    return { kind: 'pod-crash', pod: body.pod, namespace: typeof body.namespace === 'string' && body.namespace !== '' ? body.namespace : 'default' };
+  }
+  throw new StatusError(400, 'BadRequest', 'a fault is {"kind":"image-pull-fail","image":"..."}, {"kind":"http-5xx","count":n} or {"kind":"pod-crash","pod":"...","namespace":"..."}');
 }
 
 /** Maps /api/v1/... and /apis/apps/v1/... onto a resource, namespace, name and subresource. */

@@ -234,6 +234,21 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       return json(200, { settled: true });
     }
     if (path === '/tokens/expire' && req.method === 'POST') return json(200, { expired: control_.expireTokens() });
+    // A server's status forced from outside, as a hypervisor failure (ERROR) or a guest shutdown (SHUTOFF) would.
+    const forced = /^\/servers\/([^/]+)\/status$/.exec(path);
+    if (forced && req.method === 'POST') {
+      const body = await req.json();
+      const status = isRecord(body) ? body.status : undefined;
+      if (status !== 'ERROR' && status !== 'SHUTOFF' && status !== 'ACTIVE') return json(400, { error: 'body must be {"status": "ERROR" | "SHUTOFF" | "ACTIVE"}' });
+      const server = cloud.nova.servers.get(decodeURIComponent(forced[1] as string));
+      if (!server) return json(404, { error: `no server ${forced[1]}` });
+      const message = isRecord(body) && typeof body.message === 'string' ? body.message : 'injected fault: the hypervisor reported the instance failed';
+      Object.assign(server, status === 'ERROR'
+        ? { status, vmState: 'error', powerState: 0, taskState: null, fault: { code: 500, message, details: message, created: Date.now() } }
+        : status === 'SHUTOFF' ? { status, vmState: 'stopped', powerState: 4, taskState: null } : { status, vmState: 'active', powerState: 1, taskState: null, fault: null });
+      log(`simulator: server ${server.id} forced to ${status}`);
+      return json(200, { id: server.id, status: server.status });
+    }
     const work = /^\/stacks\/([^/]+)\/work-time$/.exec(path);
     if (work && req.method === 'GET') {
       const wt = control_.workTime(decodeURIComponent(work[1] as string));

@@ -88,6 +88,31 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
     assert.equal(result.statusCode, 200);
     assert.deepEqual(JSON.parse(result.body), []);
   },
+  // A fresh runtime has no VIMs (the simulators are registered by npm start's entry point, not the runtime).
+  VimsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200);
+    assert.deepEqual(JSON.parse(result.body), []);
+  },
+  VimMonitorFunction: async (invocation) => {
+    assert.deepEqual(await invocation, { checked: 0, reachable: 0, unreachable: 0, changed: [] });
+  },
+  VnfFmFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 200, result.body);
+    assert.equal(result.headers.Version, '1.5.0');
+    assert.deepEqual(JSON.parse(result.body), []);
+  },
+  // The alert names an instance that does not exist: 404 ProblemDetails, nothing raised or healed.
+  VnfAlertsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 404, result.body);
+    assert.equal(result.headers['Content-Type'], 'application/problem+json');
+  },
+  VnfHealthMonitorFunction: async (invocation) => {
+    const report = (await invocation) as { instances: number; vims: number; raised: number; cleared: number; healsStarted: string[] };
+    assert.deepEqual({ instances: report.instances, vims: report.vims, raised: report.raised, cleared: report.cleared, healsStarted: report.healsStarted }, { instances: 0, vims: 0, raised: 0, cleared: 0, healsStarted: [] });
+  },
   PackageOnboardingFunction: async (invocation) => {
     assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });
   },

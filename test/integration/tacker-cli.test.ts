@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { accessToken, adminCredentials, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 const run = promisify(execFile);
@@ -24,10 +24,31 @@ after(async () => {
   await vnfm?.stop();
 });
 
-async function openstack(...args: string[]): Promise<string> {
-  const { stdout } = await run('openstack', args, { env: { ...process.env, OS_AUTH_TYPE: 'none', OS_ENDPOINT: vnfm.url } });
-  return stdout;
+/**
+ * The CLI authenticated as an operator would (README, "Security model"): keystoneauth1's
+ * `admin_token` sends the access token as X-Auth-Token; `http_basic` sends the client id and
+ * secret as HTTP Basic. `none` sends nothing.
+ */
+function cli(auth: 'admin_token' | 'http_basic' | 'none') {
+  return async (...args: string[]): Promise<string> => {
+    const admin = adminCredentials(vnfm);
+    const credentials = auth === 'admin_token' ? ['--os-auth-type', 'admin_token', '--os-token', await accessToken(admin)]
+      : auth === 'http_basic' ? ['--os-auth-type', 'http_basic', '--os-username', admin.clientId, '--os-password', admin.clientSecret]
+        : ['--os-auth-type', 'none'];
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OS_')));
+    const { stdout } = await run('openstack', [...credentials, '--os-endpoint', vnfm.url, ...args], { env });
+    return stdout;
+  };
 }
+const openstack = cli('admin_token');
+
+it('refuses the Tacker CLI without credentials, and accepts it with admin_token and http_basic', { skip }, async () => {
+  await assert.rejects(cli('none')('vnflcm', 'list', '-f', 'json'), /401|Unauthorized|access token/);
+  for (const auth of ['admin_token', 'http_basic'] as const) {
+    assert.ok(Array.isArray(JSON.parse(await cli(auth)('vnflcm', 'list', '-f', 'json'))), auth);
+    assert.ok(Array.isArray(JSON.parse(await cli(auth)('vnf', 'package', 'list', '-f', 'json'))), auth);
+  }
+});
 
 it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, delete', { skip }, async () => {
   const pkg = await seedPackage(vnfm);
@@ -57,7 +78,8 @@ it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, de
   assert.ok(!vnfm.output().includes('cli-secret-pw'));
 });
 
-it('supports the Tacker CLI package sequence: create, upload, show, download, artifact, update, delete', { skip }, async () => {
+it('supports the Tacker CLI package sequence (http_basic): create, upload, show, download, artifact, update, delete', { skip }, async () => {
+  const openstack = cli('http_basic');
   const csar = await buildCsar('openstack-vnf-v2');
   const csarPath = join(vnfm.dataDir, 'vnf.zip');
   writeFileSync(csarPath, csar);
@@ -104,4 +126,46 @@ it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, 
   await settle(vnfm);
   assert.equal((JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>)['Instantiation State'], 'NOT_INSTANTIATED');
   assert.match(await openstack('vnflcm', 'delete', id), /deleted successfully/);
+});
+
+it('supports the Tacker CLI VIM sequence (seed 003 vim-admin.yaml): register, list, show, set, delete', { skip }, async () => {
+  const sims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as { 'local-openstack': { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string } };
+  const os = sims['local-openstack'];
+  const config = join(vnfm.dataDir, 'vim-admin.yaml');
+  writeFileSync(config, [
+    `auth_url: '${os.authUrl}'`, `username: '${os.username}'`, `password: '${os.password}'`, `project_name: '${os.project}'`,
+    `project_domain_name: '${os.projectDomain}'`, `user_domain_name: '${os.userDomain}'`, '',
+  ].join('\n'));
+  const registered = JSON.parse(await openstack('vim', 'register', '--config-file', config, '--description', 'seed 003', 'cli-vim', '-f', 'json')) as Record<string, unknown>;
+  const id = registered.id as string;
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.equal(registered.status, 'REACHABLE');
+  assert.equal(registered.type, 'openstack');
+  assert.equal(registered.is_default, false);
+
+  const listed = JSON.parse(await openstack('vim', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
+  assert.ok(listed.some((row) => row.ID === id && row.Name === 'cli-vim' && row.Status === 'REACHABLE'));
+  assert.ok(listed.some((row) => row.Name === 'local-openstack' && row['Is Default'] === true));
+
+  const shown = await openstack('vim', 'show', 'cli-vim', '-f', 'json');
+  assert.equal((JSON.parse(shown) as Record<string, unknown>).id, id);
+  assert.ok(shown.includes('***'));
+
+  const set = JSON.parse(await openstack('vim', 'set', '--is-default', 'true', '--description', 'now the default', id, '-f', 'json')) as Record<string, unknown>;
+  assert.equal(set.is_default, true);
+  assert.equal(set.description, 'now the default');
+  const after = JSON.parse(await openstack('vim', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
+  assert.deepEqual(after.filter((row) => row.Type === 'openstack' && row['Is Default'] === true).map((row) => row.Name), ['cli-vim']);
+
+  const wrong = join(vnfm.dataDir, 'vim-wrong.yaml');
+  writeFileSync(wrong, readFileSync(config, 'utf8').replace(`password: '${os.password}'`, "password: 'not-the-password'"));
+  await assert.rejects(openstack('vim', 'register', '--config-file', wrong, 'cli-vim-wrong'), /not registered/);
+  await assert.rejects(openstack('vim', 'register', '--config-file', config, 'cli-vim'), /already registered/);
+
+  // local-openstack becomes the default again, then the registered VIM goes.
+  await openstack('vim', 'set', '--is-default', 'true', 'local-openstack');
+  assert.match(await openstack('vim', 'delete', 'cli-vim'), /deleted successfully/);
+  const final = JSON.parse(await openstack('vim', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
+  assert.ok(!final.some((row) => row.ID === id || row.Name === 'cli-vim-wrong'));
+  assert.ok(!vnfm.output().includes(os.password));
 });

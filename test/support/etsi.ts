@@ -9,7 +9,7 @@ import { dereference } from '@apidevtools/json-schema-ref-parser';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 
-export type EtsiApi = 'vnflcm' | 'vnflcm-notification' | 'vnfpkgm' | 'vnfpkgm-sol003' | 'grant' | 'lcm-coordination';
+export type EtsiApi = 'vnflcm' | 'vnflcm-notification' | 'vnfpkgm' | 'vnfpkgm-sol003' | 'grant' | 'lcm-coordination' | 'vnffm' | 'vnffm-notification';
 
 const SOL003 = 'nfv-sol002-sol003/SOL003';
 const SOL002 = 'nfv-sol002-sol003/SOL002';
@@ -40,6 +40,17 @@ export const ETSI_API_FILES: Record<EtsiApi, { openapi: string; definitions: str
     openapi: `${SOL003}/VNFLifecycleOperationGranting/VNFLifecycleOperationGranting.yaml`,
     definitions: [
       `${SOL003}/VNFLifecycleOperationGranting/definitions/SOL003VNFLifecycleOperationGranting_def.yaml`,
+      `${SOL003}/General_Definitions/SOL003_def.yaml`,
+    ],
+  },
+  vnffm: {
+    openapi: `${SOL003}/VNFFaultManagement/VNFFaultManagement.yaml`,
+    definitions: [`${SOL003}/VNFFaultManagement/definitions/SOL003VNFFaultManagement_def.yaml`, `${SOL003}/General_Definitions/SOL003_def.yaml`],
+  },
+  'vnffm-notification': {
+    openapi: `${SOL003}/VNFFaultManagementNotification/VNFFaultManagementNotification.yaml`,
+    definitions: [
+      `${SOL003}/VNFFaultManagementNotification/definitions/SOL003VNFFaultManagementNotification_def.yaml`,
       `${SOL003}/General_Definitions/SOL003_def.yaml`,
     ],
   },

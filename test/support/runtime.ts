@@ -102,10 +102,49 @@ export interface Reply {
   body: unknown;
 }
 
-/** An HTTP client for the API; `version` defaults to the v2 Version header. */
-export function client(vnfm: LocalVnfm) {
-  return async function call(method: string, path: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; version?: string | null } = {}): Promise<Reply> {
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  tokenUrl: string;
+}
+
+/** The admin client the VNFM created on its first start ($VNFM_DATA_DIR/credentials.json). */
+export function adminCredentials(vnfm: LocalVnfm): ClientCredentials {
+  return JSON.parse(readFileSync(join(vnfm.dataDir, 'credentials.json'), 'utf8')) as ClientCredentials;
+}
+
+const tokens = new Map<string, Promise<string>>();
+
+/** An access token by the client credentials grant (HTTP Basic client authentication), cached per client. */
+export function accessToken(credentials: ClientCredentials, scope?: string): Promise<string> {
+  const key = `${credentials.tokenUrl} ${credentials.clientId} ${scope ?? ''}`;
+  let found = tokens.get(key);
+  if (!found) {
+    found = (async () => {
+      const response = await fetch(credentials.tokenUrl, {
+        method: 'POST',
+        headers: { Authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=client_credentials${scope ? `&scope=${encodeURIComponent(scope)}` : ''}`,
+      });
+      if (response.status !== 200) throw new Error(`token endpoint answered ${response.status}: ${await response.text()}`);
+      return ((await response.json()) as { access_token: string }).access_token;
+    })();
+    found.catch(() => tokens.delete(key));
+    tokens.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * An HTTP client for the API; `version` defaults to the v2 Version header. It authenticates with
+ * the admin client's token unless told otherwise: `as` another client's credentials, or per call
+ * `token` (a bearer token, or null for no credentials at all).
+ */
+export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
+  return async function call(method: string, path: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; version?: string | null; token?: string | null } = {}): Promise<Reply> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+    const token = options.token === undefined ? await accessToken(as ?? adminCredentials(vnfm)) : options.token;
+    if (token !== null && headers.Authorization === undefined && headers['X-Auth-Token'] === undefined) headers.Authorization = `Bearer ${token}`;
     const pathname = new URL(path, vnfm.url).pathname;
     const version = options.version === undefined ? (pathname.startsWith('/vnflcm/v2/') ? '2.0.0' : null) : options.version;
     if (version) headers.Version = version;

@@ -421,7 +421,11 @@ export function iamWildcardProblems(template: SamTemplate): string[] {
         if (hasWildcard(value[key])) problems.push(`${path}: IAM statement has ${key} "*"`);
       }
     }
-    for (const [key, item] of Object.entries(value)) visit(item, path ? `${path}.${key}` : key);
+    for (const [key, item] of Object.entries(value)) {
+      // A KMS key policy's Resource is always "*": it means the key itself, there is nothing narrower.
+      if (key === 'KeyPolicy' && template.Resources[path.split('.')[1] ?? '']?.Type === 'AWS::KMS::Key') continue;
+      visit(item, path ? `${path}.${key}` : key);
+    }
   };
   visit(template.Resources, 'Resources');
   for (const [id, resource] of Object.entries(template.Resources)) {

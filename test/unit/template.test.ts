@@ -294,4 +294,81 @@ describe('template.yaml', () => {
   it('gives functions and state machines only SAM policy templates or explicit statements', () => {
     assert.deepEqual(policyProblems(real()), []);
   });
+
+  describe('hardening', () => {
+    type Props = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ofType = (type: string): Array<[string, Props]> => Object.entries(real().Resources).filter(([, r]) => r.Type === type).map(([id, r]) => [id, (r.Properties ?? {}) as Props]);
+    const refTo = (value: unknown, logicalId: string): boolean => JSON.stringify(value).includes(`"${logicalId}"`);
+
+    it('keeps the packages bucket private, versioned, SSE-KMS encrypted and TLS-only', () => {
+      for (const [id, props] of ofType('AWS::S3::Bucket')) {
+        assert.deepEqual(props.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true }, id);
+        assert.equal(props.VersioningConfiguration?.Status, 'Enabled', id);
+        const sse = props.BucketEncryption?.ServerSideEncryptionConfiguration?.[0];
+        assert.equal(sse?.ServerSideEncryptionByDefault?.SSEAlgorithm, 'aws:kms', id);
+        assert.ok(refTo(sse?.ServerSideEncryptionByDefault?.KMSMasterKeyID, 'DataKey'), id);
+        const policy = ofType('AWS::S3::BucketPolicy').find(([, p]) => refTo(p.Bucket, id));
+        assert.ok(policy, `${id} has a bucket policy`);
+        const statements = policy[1].PolicyDocument.Statement as Props[];
+        assert.ok(statements.some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false'), `${id} denies plain HTTP`);
+      }
+    });
+
+    it('encrypts every table with the customer managed key and keeps point-in-time recovery', () => {
+      const tables = ofType('AWS::DynamoDB::Table');
+      assert.ok(tables.length >= 5);
+      for (const [id, props] of tables) {
+        assert.equal(props.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled, true, id);
+        assert.equal(props.SSESpecification?.SSEEnabled, true, id);
+        assert.equal(props.SSESpecification?.SSEType, 'KMS', id);
+        assert.ok(refTo(props.SSESpecification?.KMSMasterKeyId, 'DataKey'), id);
+      }
+      const [, key] = ofType('AWS::KMS::Key').find(([id]) => id === 'DataKey') ?? [];
+      assert.equal(key?.EnableKeyRotation, true);
+    });
+
+    it('puts secrets under the customer managed key, and lets only functions that need it use the key, through the data services', () => {
+      const env = (real().Globals as Props | undefined)?.Function?.Environment?.Variables as Props;
+      assert.ok(refTo(env.SECRETS_KMS_KEY_ID, 'DataKey'));
+      const [, usePolicy] = ofType('AWS::IAM::ManagedPolicy').find(([id]) => id === 'DataKeyUsePolicy') ?? [];
+      const statement = usePolicy?.PolicyDocument.Statement[0] as Props;
+      assert.ok(statement.Condition.StringEquals['kms:ViaService'].length >= 3);
+      for (const [id, props] of ofType('AWS::Serverless::Function')) {
+        const policies = JSON.stringify(props.Policies ?? []);
+        if (/DynamoDB|S3|secretsmanager/.test(policies)) assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
+      }
+    });
+
+    it('gives the script runner nothing: no policies, no product environment, no tracing role', () => {
+      const runner = real().Resources.ScriptRunnerFunction as Props;
+      assert.deepEqual(runner.Properties.Policies, []);
+      assert.ok(runner.IgnoreGlobals.includes('Environment') && runner.IgnoreGlobals.includes('Tracing'));
+      assert.equal(runner.Properties.Role, undefined);
+    });
+
+    it('throttles the API and writes structured access logs without headers or credentials', () => {
+      for (const [id, props] of ofType('AWS::Serverless::HttpApi')) {
+        assert.ok(Number(props.DefaultRouteSettings?.ThrottlingBurstLimit) > 0 && Number(props.DefaultRouteSettings?.ThrottlingRateLimit) > 0, id);
+        const format = String(props.AccessLogSettings?.Format ?? '');
+        assert.ok(JSON.parse(format.replace(/\$context\.[A-Za-z.]+/g, 'x')), `${id} logs JSON`);
+        assert.doesNotMatch(format, /header|authorization|authorizer\.|token|secret/i, id);
+        assert.ok(props.AccessLogSettings?.DestinationArn, id);
+      }
+    });
+
+    it('declares the OAuth 2.0 issuer: a Cognito resource server with every scope the API checks, and the functions know the issuer', async () => {
+      const { ALL_SCOPES } = await import('#lib/auth/scopes.ts');
+      const [, server] = ofType('AWS::Cognito::UserPoolResourceServer')[0] ?? [];
+      assert.equal(server?.Identifier, 'vnfm');
+      const declared = (server?.Scopes as Props[]).map((scope) => scope.ScopeName);
+      for (const scope of ALL_SCOPES) assert.ok(declared.includes(scope), `scope ${scope} declared`);
+      for (const [id, props] of ofType('AWS::Cognito::UserPoolClient')) {
+        assert.deepEqual(props.AllowedOAuthFlows, ['client_credentials'], id);
+        assert.equal(props.GenerateSecret, true, id);
+      }
+      const env = (real().Globals as Props | undefined)?.Function?.Environment?.Variables as Props;
+      for (const name of ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL']) assert.match(JSON.stringify(env[name]), /VnfmUserPool|amazoncognito/, name);
+      assert.ok(!JSON.stringify(real()).includes('VNFM_AUTH'), 'authentication cannot be switched off on AWS');
+    });
+  });
 });

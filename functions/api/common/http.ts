@@ -8,12 +8,14 @@ import {
   ProblemError, UnsupportedMediaTypeError,
 } from '#lib/sol/errors.ts';
 import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import { grants, normalizeScopes, requiredScope, tenantOf } from '#lib/auth/scopes.ts';
+import { authConfig, ForbiddenError, tokenForBasic, UnauthorizedError, verifyAccessToken, type VerifiedToken } from '#lib/auth/tokens.ts';
 import { log } from '#lib/log.ts';
 import { nextLink } from '#lib/sol/paging.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export type ApiFamily = 'vnflcm' | 'vnfpkgm';
+export type ApiFamily = 'vnflcm' | 'vnfpkgm' | 'vnffm';
 
 export interface ApiRequest {
   method: Method;
@@ -66,10 +68,12 @@ export interface ApiOptions {
 export const API_VERSIONS: Record<ApiFamily, Record<1 | 2, { current: string; maxMinor: number }>> = {
   vnflcm: { 1: { current: '1.3.0', maxMinor: 3 }, 2: { current: '2.0.0', maxMinor: 3 } },
   vnfpkgm: { 1: { current: '1.3.0', maxMinor: 3 }, 2: { current: '2.1.0', maxMinor: 4 } },
+  // SOL003 VNF fault management exists as v1 only (V3.7.1: 1.5.0); no /vnffm/v2 route is served.
+  vnffm: { 1: { current: '1.5.0', maxMinor: 5 }, 2: { current: '1.5.0', maxMinor: 5 } },
 };
 
 /** Only the SOL003 v2 API insists on the Version header; Tacker's clients never send it elsewhere. */
-const VERSION_REQUIRED: ReadonlySet<string> = new Set(['vnflcm/2']);
+const VERSION_REQUIRED: ReadonlySet<string> = new Set(['vnflcm/2', 'vnffm/1']);
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -154,9 +158,41 @@ function binary(status: number, bytes: Buffer, headers: Record<string, string>):
   return { statusCode: status, headers, body: bytes.toString('base64'), isBase64Encoded: true };
 }
 
-/** The authentication seam: every API request passes here; OAuth 2.0 (SOL013 8) plugs in at this point. */
-export function authenticate(_event: Event): Caller {
-  return { tenantId: 'default' };
+/** Claims an API Gateway JWT authorizer has already verified (payload format 2.0), if one is attached to the route. */
+function gatewayVerified(event: Event): VerifiedToken | undefined {
+  const jwt = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown>; scopes?: string[] | null } } }).authorizer?.jwt;
+  if (!jwt?.claims) return undefined;
+  const clientId = String(jwt.claims.client_id ?? jwt.claims.sub ?? '');
+  const scopes = jwt.scopes ?? String(jwt.claims.scope ?? '').split(' ').filter(Boolean);
+  return { clientId, scopes, claims: jwt.claims };
+}
+
+/**
+ * SOL013 8 authentication and authorization, for every API request: a bearer token in
+ * Authorization or (Tacker's CLI) X-Auth-Token, or HTTP Basic client credentials; then the scope
+ * the route needs (lib/auth/scopes.ts). The tenant comes from the client's `tenant:<id>` scope.
+ */
+export async function authenticate(event: Event, method: string, routePath: string): Promise<Caller> {
+  const requirement = requiredScope(method, routePath);
+  const config = authConfig();
+  if (config === null) return { tenantId: 'default', clientId: 'anonymous', admin: true };
+  if (requirement.public) return { tenantId: 'default' };
+  const headers = lowerCaseHeaders(event.headers);
+  let verified = gatewayVerified(event);
+  if (!verified) {
+    const authorization = headers.authorization?.trim() ?? '';
+    const scheme = authorization.split(' ', 1)[0]?.toLowerCase();
+    const credential = authorization.slice(scheme?.length ?? 0).trim();
+    if (scheme === 'bearer' && credential) verified = await verifyAccessToken(config, credential);
+    else if (scheme === 'basic' && credential) verified = await verifyAccessToken(config, await tokenForBasic(config, `Basic ${credential}`));
+    else if (headers['x-auth-token']) verified = await verifyAccessToken(config, headers['x-auth-token'].trim());
+    else throw new UnauthorizedError(authorization ? 'The Authorization scheme is not supported; send a Bearer token, X-Auth-Token or Basic client credentials' : 'This resource needs an OAuth 2.0 access token (Authorization: Bearer, X-Auth-Token) or client credentials (Basic)');
+  }
+  const scopes = normalizeScopes(verified.scopes);
+  if (!grants(scopes, requirement.scope)) throw new ForbiddenError(`The access token lacks the scope "${requirement.scope}" this request needs`, requirement.scope);
+  const tenantId = tenantOf(scopes);
+  if (!tenantId) throw new ForbiddenError('The client belongs to no tenant (no tenant:<id> scope)', requirement.scope);
+  return { tenantId, clientId: verified.clientId, admin: scopes.has('admin') };
 }
 
 export function routeKeyPath(routeKey: string): string {
@@ -173,8 +209,11 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const headers = lowerCaseHeaders(event.headers);
     const method = event.requestContext.http.method.toUpperCase() as Method;
     const routePath = routeKeyPath(event.routeKey);
-    const versioned = /^\/(vnflcm|vnfpkgm)\/v([12])\//.exec(routePath);
-    const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
+    // Before anything else, so an unauthenticated caller learns nothing (deny by default: $default
+    // and routes no scope rule names need a token too).
+    const caller = await authenticate(event, method, routePath === '$default' ? event.rawPath : routePath);
+    const versioned = /^\/(vnflcm|vnfpkgm|vnffm)\/v([12])\//.exec(routePath);
+    const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm|vnffm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
     const apiMajorVersion = versioned ? (Number(versioned[2]) as 1 | 2) : undefined;
     const version = routePath.endsWith('/api_versions')
       ? (family && apiMajorVersion ? API_VERSIONS[family][apiMajorVersion].current : undefined)
@@ -207,7 +246,7 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
       body,
       rawBody: typeof spec.body === 'object' ? raw : undefined,
       baseUrl: baseUrlOf(event, headers),
-      caller: authenticate(event),
+      caller,
       headers,
     };
     const result = await spec.handler(request);

@@ -18,6 +18,7 @@ import {
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podsOf, uidOf } from './workloads.ts';
+import { kubernetesHealth } from './health.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
 
@@ -256,20 +257,16 @@ async function scaleStart(ctx: OperationContext, client: KubeClient, state: Kube
         log.warn('kubernetes: a StatefulSet scale-in removes its highest ordinals, not the pods named', { vnfInstanceId: ctx.vnfInstanceId, vduId, named: removed, removing: [...highest] });
       }
     } else if (removed.length) {
-      // The controller would choose by its own ranking: mark the named pods as cheapest to delete
-      // (honoured by the ReplicaSet controller since Kubernetes 1.22), then delete them, and only
-      // then lower the count, so the pods it removes are exactly these (a replacement it may have
-      // started meanwhile is unready and goes first).
+      // The controller chooses by its own ranking: mark the named pods as the cheapest to delete
+      // (honoured by the ReplicaSet controller since Kubernetes 1.22) and lower the count, so the
+      // pods it removes are exactly these. Deleting them first would race the controller, which
+      // replaces a deleted pod before it sees the lower count.
       for (const name of removed) {
         try {
           await client.mergePatch(podRef(state.namespace, name), { metadata: { annotations: { [POD_DELETION_COST]: '-1000' } } });
         } catch (error) {
           if (statusOf(error) !== 404) throw error;
         }
-      }
-      for (const name of removed) {
-        const pod = await deletePod(client, state.namespace, vduId, name, label, false);
-        if (pod) replaced.push(pod);
       }
     }
     log.info('kubernetes: scaling', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas, removing: removed });
@@ -368,4 +365,5 @@ export const kubernetesDriver: InfraDriver = {
   changeRollbackStart,
   changeRollbackPoll,
   verify,
+  health: kubernetesHealth,
 };

@@ -19,6 +19,7 @@ import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } 
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
 import { collectResources, serverPlacement } from './resources.ts';
 import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
+import { openStackHealth } from './health.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
 export { imageNameOf, type ImageRecord } from './images.ts';
@@ -217,4 +218,5 @@ export const openStackDriver: InfraDriver = {
   changeRollbackStart,
   changeRollbackPoll,
   verify,
+  health: openStackHealth,
 };

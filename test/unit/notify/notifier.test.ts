@@ -60,6 +60,7 @@ function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
     queue,
     retryPeriodMs: 60_000,
     clock: () => now,
+    fmSubscriptions: { create: async () => undefined, get: async () => undefined, listPage: async () => ({ items: [] }), listAll: async () => [], delete: async () => undefined },
   };
   return { deps, queued, visibility, dead };
 }

@@ -195,6 +195,6 @@ describe('assertEtsiSchema', () => {
   });
 
   it('knows the OpenAPI file of every API', () => {
-    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), ['grant', 'lcm-coordination', 'vnflcm', 'vnflcm-notification', 'vnfpkgm', 'vnfpkgm-sol003']);
+    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), ['grant', 'lcm-coordination', 'vnffm', 'vnffm-notification', 'vnflcm', 'vnflcm-notification', 'vnfpkgm', 'vnfpkgm-sol003']);
   });
 });

@@ -1,0 +1,95 @@
+// API function for the VIM registry: the product's /vnfm/v1/vims (VIMs as SOL003 VimConnectionInfo
+// with a name, status and default flag) and Tacker's legacy NFVO /v1.0/vims, which
+// python3-tackerclient's `openstack vim register|list|show|set|delete` speak (with or without the
+// ".json" suffix the client appends). Credentials are masked in every answer.
+import { BadRequestError } from '#lib/sol/errors.ts';
+import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
+import { vimRegistryDeps } from '#lib/vims/deps.ts';
+import {
+  productModificationOf, productRegistrationOf, renderTackerVim, renderVim, tackerModificationOf, tackerRegistrationOf,
+} from '#lib/vims/model.ts';
+import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vims/registry.ts';
+import { httpApi, type ApiRequest, type RouteHandler, type Method } from './common/http.ts';
+
+const vimId = (request: ApiRequest) => (request.params.vimId ?? '').replace(/\.json$/, '');
+
+/** GET /vnfm/v1/vims: SOL013 attribute filtering on the representation (credentials are masked before it runs). */
+function productFilter(rawQuery: string): (item: Record<string, unknown>) => boolean {
+  const params = new URLSearchParams(rawQuery);
+  for (const name of params.keys()) if (name !== 'filter') throw new BadRequestError(`Unknown query parameter "${name}"`);
+  const raw = params.get('filter');
+  if (raw === null) return () => true;
+  const filter = parseFilter(raw);
+  return (item) => matchesFilter(filter, item);
+}
+
+/** Tacker's list query: attribute=value equality (repeatable) and fields=... projections. */
+function tackerQuery(rawQuery: string): { matches: (item: Record<string, unknown>) => boolean; project: (item: Record<string, unknown>) => Record<string, unknown> } {
+  const params = new URLSearchParams(rawQuery);
+  const fields = params.getAll('fields').flatMap((f) => f.split(',')).filter(Boolean);
+  const wanted = new Map<string, string[]>();
+  for (const [key, value] of params) if (key !== 'fields') wanted.set(key, [...(wanted.get(key) ?? []), value]);
+  return {
+    matches: (item) => [...wanted].every(([key, values]) => values.includes(String(item[key]))),
+    project: (item) => (fields.length ? Object.fromEntries(fields.filter((f) => f in item).map((f) => [f, item[f]])) : item),
+  };
+}
+
+const product: Partial<Record<Method, RouteHandler>> = {
+  POST: async (request) => {
+    const record = await registerVim(vimRegistryDeps(), request.caller, productRegistrationOf(request.body));
+    const body = renderVim(record, request.baseUrl);
+    return { status: 201, body, headers: { Location: `${request.baseUrl}/vnfm/v1/vims/${record.id}` } };
+  },
+  GET: async (request) => {
+    const matches = productFilter(request.rawQuery);
+    const items = (await listVims(vimRegistryDeps(), request.caller)).map((vim) => renderVim(vim, request.baseUrl)).filter(matches);
+    return { status: 200, body: items };
+  },
+};
+
+const productItem: Partial<Record<Method, RouteHandler>> = {
+  GET: async (request) => ({ status: 200, body: renderVim(await getVim(vimRegistryDeps(), request.caller, vimId(request)), request.baseUrl) }),
+  PATCH: async (request) => {
+    const record = await modifyVim(vimRegistryDeps(), request.caller, vimId(request), productModificationOf(request.body));
+    return { status: 200, body: renderVim(record, request.baseUrl) };
+  },
+  DELETE: async (request) => {
+    await deleteVim(vimRegistryDeps(), request.caller, vimId(request));
+    return { status: 204 };
+  },
+};
+
+const tacker: Partial<Record<Method, RouteHandler>> = {
+  POST: async (request) => {
+    const record = await registerVim(vimRegistryDeps(), request.caller, tackerRegistrationOf(request.body));
+    return { status: 201, body: { vim: renderTackerVim(record) } };
+  },
+  GET: async (request) => {
+    const query = tackerQuery(request.rawQuery);
+    const vims = (await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim).filter(query.matches).map(query.project);
+    return { status: 200, body: { vims } };
+  },
+};
+
+const tackerItem: Partial<Record<Method, RouteHandler>> = {
+  GET: async (request) => ({ status: 200, body: { vim: renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }),
+  PUT: async (request) => {
+    const deps = vimRegistryDeps();
+    const current = await getVim(deps, request.caller, vimId(request));
+    const record = await modifyVim(deps, request.caller, current.id, tackerModificationOf(request.body, current.vimType));
+    return { status: 200, body: { vim: renderTackerVim(record) } };
+  },
+  DELETE: async (request) => {
+    await deleteVim(vimRegistryDeps(), request.caller, vimId(request));
+    return { status: 204 };
+  },
+};
+
+export const handler = httpApi({
+  '/vnfm/v1/vims': product,
+  '/vnfm/v1/vims/{vimId}': productItem,
+  '/v1.0/vims': tacker,
+  '/v1.0/vims.json': tacker,
+  '/v1.0/vims/{vimId}': tackerItem,
+});

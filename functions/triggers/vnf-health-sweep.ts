@@ -1,0 +1,9 @@
+// Scheduled (EventBridge Scheduler): one VNFC health sweep over every instantiated VNF, raising and
+// clearing alarms and starting automatic heals (lib/fm/monitor.ts). Reserved concurrency 1 keeps
+// sweeps from overlapping, so an alarm is never raised twice for one fault.
+import '#lib/vim/openstack/index.ts';
+import '#lib/vim/kubernetes/index.ts';
+import { fmDeps } from '#lib/fm/deps.ts';
+import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
+
+export const handler = async (): Promise<SweepReport> => sweep(fmDeps());

@@ -1,0 +1,314 @@
+// VNFC health monitoring, alarms and auto-heal (seed 003: Tacker's monitor -> respawn). A sweep
+// reads every INSTANTIATED instance and every active alarm once, asks each VIM (bounded
+// concurrency, a timeout each, one list call per VIM or namespace) how the VNFCs are, then per
+// instance: raises one alarm per newly faulty VNFC, clears the alarms of VNFCs that are healthy
+// again or gone (replaced by a heal), and, with isAutohealEnabled, starts one automatic HEAL for
+// all the instance's faulty VNFCs, unless that VDU was healed too often lately (no heal storm).
+// Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
+import { log } from '#lib/log.ts';
+import { requestHeal } from '#lib/lcm/scale-heal.ts';
+import { instanceSnapshot } from '#lib/notify/publisher.ts';
+import { stableId } from '#lib/notify/model.ts';
+import { ProblemError } from '#lib/sol/errors.ts';
+import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
+import { driverFor, type HealthTarget, type VimConnection, type VnfcHealth } from '#lib/vim/driver.ts';
+import type { FmDeps } from './deps.ts';
+import type { AlarmEvent, AlarmRecord, EventType, PerceivedSeverity } from './model.ts';
+
+type Info = Record<string, unknown>;
+
+export interface SweepReport {
+  instances: number;
+  skippedLocked: number;
+  vnfcs: number;
+  vims: number;
+  vimApiCalls: number;
+  vimFailures: Array<{ vimId: string; reason: string }>;
+  raised: number;
+  cleared: number;
+  healsStarted: string[];
+  durationMs: number;
+}
+
+/** A faulty VNFC as an alarm describes it. */
+export interface Fault {
+  instance: VnfInstanceRecord;
+  vduId: string;
+  resourceId: string;
+  reason: string;
+  severity: PerceivedSeverity;
+  eventType: EventType;
+  probableCause: string;
+  faultType: string;
+  source: AlarmRecord['source'];
+  vimLevelResourceType?: string;
+}
+
+const activeKey = (vnfInstanceId: string, resourceId: string) => `${vnfInstanceId}#${resourceId}`;
+
+export function vnfcsOfInstance(instance: VnfInstanceRecord): Array<{ id: string; vduId: string; resourceId: string; vimLevelResourceType?: string; vnfcInfoIds: string[] }> {
+  const info = (instance.instantiatedVnfInfo ?? {}) as Info;
+  const resources = (Array.isArray(info.vnfcResourceInfo) ? info.vnfcResourceInfo : []) as Info[];
+  const vnfcInfo = (Array.isArray(info.vnfcInfo) ? info.vnfcInfo : []) as Info[];
+  return resources.map((vnfc) => {
+    const compute = (vnfc.computeResource ?? {}) as Info;
+    return {
+      id: String(vnfc.id),
+      vduId: String(vnfc.vduId),
+      resourceId: String(compute.resourceId ?? vnfc.id),
+      ...(compute.vimLevelResourceType ? { vimLevelResourceType: String(compute.vimLevelResourceType) } : {}),
+      vnfcInfoIds: vnfcInfo.filter((entry) => entry.vnfcResourceInfoId === vnfc.id).map((entry) => String(entry.id)),
+    };
+  });
+}
+
+/** How a VIM's report of a faulty VNFC reads as an alarm (SOL003 7.5.2.4, X.733 event types). */
+export function faultOf(instance: VnfInstanceRecord, health: VnfcHealth): Fault {
+  const kubernetes = /KUBERNETES/i.test(instance.vimResources?.vim.vimType ?? '');
+  const base = { instance, vduId: health.vduId, resourceId: health.resourceId, reason: health.reason, source: 'health-check' as const };
+  if (health.fault === 'MISSING') {
+    return { ...base, severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: kubernetes ? 'Pod missing' : 'Server missing', faultType: 'VNFC_RESOURCE_MISSING' };
+  }
+  if (kubernetes) {
+    return { ...base, severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', probableCause: health.vimStatus === 'CrashLoopBackOff' ? 'Pod CrashLoopBackOff' : 'Pod not ready', faultType: 'VNFC_FAILURE' };
+  }
+  return {
+    ...base,
+    severity: health.vimStatus === 'SHUTOFF' ? 'MAJOR' : 'CRITICAL',
+    eventType: 'EQUIPMENT_ALARM',
+    probableCause: `Server ${health.vimStatus ?? 'failed'}`,
+    faultType: 'VNFC_FAILURE',
+  };
+}
+
+function alarmEvent(alarm: AlarmRecord, type: AlarmEvent['notificationType'], at: string): AlarmEvent {
+  return {
+    kind: 'fm-event',
+    notificationId: stableId(`${alarm.id}/${type}/${at}`),
+    notificationType: type,
+    tenantId: alarm.tenantId,
+    vnfInstanceId: alarm.managedObjectId,
+    timeStamp: at,
+    alarm,
+  };
+}
+
+async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<void> {
+  if (!deps.queue || events.length === 0) return;
+  // An alarm is recorded even when its notification cannot be queued; the NFVO can still poll for it.
+  await deps.queue.publish(events).catch((error: unknown) => log.error('could not queue alarm notifications', { error, count: events.length }));
+}
+
+export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecord> {
+  const id = deps.newId();
+  const now = deps.now();
+  const vnfc = vnfcsOfInstance(fault.instance).find((candidate) => candidate.resourceId === fault.resourceId);
+  const vim = fault.instance.vimResources?.vim;
+  const record: AlarmRecord = {
+    id,
+    tenantId: fault.instance.tenantId,
+    managedObjectId: fault.instance.id,
+    vnfcInstanceIds: vnfc?.vnfcInfoIds ?? [],
+    rootCauseFaultyResource: {
+      faultyResource: {
+        ...(vim?.connectionId ? { vimConnectionId: vim.connectionId } : {}),
+        resourceId: fault.resourceId,
+        ...(fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType ? { vimLevelResourceType: fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType } : {}),
+      },
+      faultyResourceType: 'COMPUTE',
+    },
+    alarmRaisedTime: now,
+    ackState: 'UNACKNOWLEDGED',
+    perceivedSeverity: fault.severity,
+    eventTime: now,
+    eventType: fault.eventType,
+    faultType: fault.faultType,
+    probableCause: fault.probableCause,
+    isRootCause: true,
+    faultDetails: [fault.reason],
+    raisedSeq: `${now}#${id}`,
+    active: 'Y',
+    activeKey: activeKey(fault.instance.id, fault.resourceId),
+    vduId: fault.vduId,
+    resourceId: fault.resourceId,
+    raisedSeverity: fault.severity,
+    source: fault.source,
+    instance: instanceSnapshot(fault.instance),
+    revision: 1,
+  };
+  await deps.alarms.create(record);
+  log.info('alarm raised', { alarmId: id, vnfInstanceId: fault.instance.id, resourceId: fault.resourceId, reason: fault.reason });
+  await publish(deps, [alarmEvent(record, 'AlarmNotification', now)]);
+  return record;
+}
+
+export async function clearAlarm(deps: FmDeps, alarm: AlarmRecord, detail: string): Promise<AlarmRecord | undefined> {
+  const now = deps.now();
+  const cleared = await deps.alarms.clear(alarm.id, now, detail);
+  if (!cleared) return undefined;
+  log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
+  await publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
+  return cleared;
+}
+
+export function autoHealEnabled(instance: VnfInstanceRecord): boolean {
+  return (instance.vnfConfigurableProperties as Info | undefined)?.isAutohealEnabled === true;
+}
+
+/**
+ * One automatic HEAL of the instance for these alarms' VNFCs, unless a VDU among them was healed
+ * `maxHeals` times within the window: then those alarms only get a note (the operator's turn) and
+ * the others are healed. Returns the op occ id, or undefined when nothing was started.
+ */
+export async function autoHeal(deps: FmDeps, instance: VnfInstanceRecord, alarms: AlarmRecord[], cause: string): Promise<string | undefined> {
+  if (alarms.length === 0) return undefined;
+  const since = new Date(Date.parse(deps.now()) - deps.autoHeal.windowSeconds * 1000).toISOString();
+  const history = await deps.alarms.listOfInstanceSince(instance.id, since);
+  const healsOf = (vduId: string) => history.filter((alarm) => alarm.vduId === vduId).flatMap((alarm) => alarm.autoHeals ?? []).filter((attempt) => attempt.at >= since).length;
+  const healable: AlarmRecord[] = [];
+  for (const alarm of alarms) {
+    const count = healsOf(alarm.vduId);
+    if (count >= deps.autoHeal.maxHeals) {
+      const note = `auto-heal suppressed: VDU ${alarm.vduId} was healed automatically ${count} times in the last ${deps.autoHeal.windowSeconds} s (limit ${deps.autoHeal.maxHeals}); left for the operator`;
+      if (!alarm.faultDetails?.includes(note)) await deps.alarms.update(alarm.id, { faultDetails: [...(alarm.faultDetails ?? []), note], alarmChangedTime: deps.now() });
+      log.warn('auto-heal suppressed (heal storm)', { vnfInstanceId: instance.id, vduId: alarm.vduId, count });
+    } else {
+      healable.push(alarm);
+    }
+  }
+  const vnfcInstanceId = [...new Set(healable.flatMap((alarm) => alarm.vnfcInstanceIds))];
+  if (vnfcInstanceId.length === 0) return undefined;
+  let opOccId: string;
+  try {
+    const occ = await requestHeal(deps.lcm, { tenantId: instance.tenantId }, instance.id, { vnfcInstanceId, cause }, 2, { isAutomaticInvocation: true });
+    opOccId = occ.id;
+  } catch (error) {
+    // 409 (another operation got there first) or 422 (the VNFC is gone meanwhile): the next sweep looks again.
+    log.warn('automatic heal not started', { vnfInstanceId: instance.id, reason: error instanceof ProblemError ? error.message : String(error) });
+    return undefined;
+  }
+  const at = deps.now();
+  for (const alarm of healable) {
+    await deps.alarms.update(alarm.id, {
+      autoHeals: [...(alarm.autoHeals ?? []), { opOccId, at }],
+      faultDetails: [...(alarm.faultDetails ?? []), `auto-heal: HEAL operation occurrence ${opOccId} started (vnfLcmOpOccId=${opOccId})`],
+      alarmChangedTime: at,
+    });
+  }
+  log.info('automatic heal started', { vnfInstanceId: instance.id, opOccId, vnfcInstanceId });
+  return opOccId;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms); })]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++] as T);
+  }));
+}
+
+async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {
+  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: await deps.lcm.secrets.read(vim.accessSecret), extra: vim.extra };
+}
+
+/** One monitoring sweep over every instantiated VNF of every tenant. */
+export async function sweep(deps: FmDeps): Promise<SweepReport> {
+  const started = Date.now();
+  const [instances, active] = await Promise.all([deps.instantiated(), deps.alarms.listActive()]);
+  const report: SweepReport = { instances: instances.length, skippedLocked: 0, vnfcs: 0, vims: 0, vimApiCalls: 0, vimFailures: [], raised: 0, cleared: 0, healsStarted: [], durationMs: 0 };
+  const activeByKey = new Map(active.map((alarm) => [alarm.activeKey ?? '', alarm]));
+  const byInstance = new Map(instances.map((instance) => [instance.id, instance]));
+
+  // Alarms of instances that are gone or no longer instantiated: their VNFCs no longer exist.
+  for (const alarm of active) {
+    if (!byInstance.has(alarm.managedObjectId)) {
+      if (await clearAlarm(deps, alarm, 'cleared: the VNF instance is no longer instantiated')) report.cleared++;
+    }
+  }
+
+  // Group the idle instances by VIM (endpoint and credentials): one health call each.
+  const groups = new Map<string, { vim: VimReference; instances: VnfInstanceRecord[] }>();
+  for (const instance of instances) {
+    const vim = instance.vimResources?.vim;
+    if (!vim) continue;
+    if (instance.lockOpOccId) {
+      report.skippedLocked++;
+      continue;
+    }
+    const key = `${vim.vimType}|${String(vim.interfaceInfo.endpoint ?? vim.vimId)}|${vim.accessSecret}`;
+    const group = groups.get(key) ?? { vim, instances: [] };
+    group.instances.push(instance);
+    groups.set(key, group);
+  }
+  report.vims = groups.size;
+
+  const results: VnfcHealth[] = [];
+  await pool([...groups.values()], deps.vimConcurrency, async ({ vim, instances: onVim }) => {
+    const driver = driverFor(vim.vimType);
+    if (!driver) {
+      report.vimFailures.push({ vimId: vim.vimId, reason: `no driver for VIM type ${vim.vimType}` });
+      return;
+    }
+    const targets: HealthTarget[] = onVim.map((instance) => ({
+      vnfInstanceId: instance.id,
+      state: instance.vimResources?.driverState ?? {},
+      vnfcs: vnfcsOfInstance(instance).map(({ vduId, resourceId }) => ({ vduId, resourceId })),
+    }));
+    try {
+      const health = await withTimeout(connectionOf(deps, vim).then((connection) => driver.health(connection, targets)), deps.vimTimeoutMs, `VIM ${vim.vimId}`);
+      report.vimApiCalls += health.apiCalls;
+      results.push(...health.results);
+    } catch (error) {
+      // A VIM that cannot answer says nothing about its VNFCs: no alarm is raised or cleared for them.
+      report.vimFailures.push({ vimId: vim.vimId, reason: error instanceof Error ? error.message : String(error) });
+      log.warn('VNFC health check failed for a VIM', { vimId: vim.vimId, error });
+      for (const instance of onVim) byInstance.delete(instance.id);
+    }
+  });
+  report.vnfcs = results.length;
+
+  const resultsByInstance = new Map<string, VnfcHealth[]>();
+  for (const result of results) resultsByInstance.set(result.vnfInstanceId, [...(resultsByInstance.get(result.vnfInstanceId) ?? []), result]);
+
+  for (const [instanceId, healthOfVnfcs] of resultsByInstance) {
+    const instance = byInstance.get(instanceId);
+    if (!instance) continue;
+    const current = new Set(healthOfVnfcs.map((health) => health.resourceId));
+    const faulty: AlarmRecord[] = [];
+    for (const health of healthOfVnfcs) {
+      const existing = activeByKey.get(activeKey(instanceId, health.resourceId));
+      if (health.healthy) {
+        if (existing && await clearAlarm(deps, existing, `cleared: ${health.reason}`)) report.cleared++;
+        continue;
+      }
+      if (existing) {
+        faulty.push(existing);
+        continue;
+      }
+      faulty.push(await raiseAlarm(deps, faultOf(instance, health)));
+      report.raised++;
+    }
+    // Alarms of VNFCs the instance no longer has (a heal replaced them).
+    for (const alarm of active) {
+      if (alarm.managedObjectId === instanceId && !current.has(alarm.resourceId)) {
+        if (await clearAlarm(deps, alarm, `cleared: VNFC ${alarm.resourceId} no longer exists (replaced${alarm.autoHeals?.length ? ` by HEAL ${alarm.autoHeals.at(-1)?.opOccId}` : ''})`)) report.cleared++;
+      }
+    }
+    if (faulty.length && autoHealEnabled(instance)) {
+      const opOccId = await autoHeal(deps, instance, faulty, `automatic heal: ${faulty.map((alarm) => alarm.faultDetails?.[0] ?? alarm.probableCause).join('; ')}`);
+      if (opOccId) report.healsStarted.push(opOccId);
+    }
+  }
+  report.durationMs = Date.now() - started;
+  log.info('VNFC health sweep done', { ...report, healsStarted: report.healsStarted.length, vimFailures: report.vimFailures.length });
+  return report;
+}

@@ -1,0 +1,148 @@
+// Alarms (SOL003 7.5.2.4) in DynamoDB. Active alarms carry `active`/`activeKey`, the keys of a
+// sparse index, so a health sweep reads every active alarm in one paged query however many cleared
+// ones history holds; clearing removes them in the same conditional write that sets the clear time.
+import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AlarmRecord, AckState } from '#lib/fm/model.ts';
+import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+
+export interface AlarmStore {
+  create(record: AlarmRecord): Promise<void>;
+  get(id: string): Promise<AlarmRecord | undefined>;
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>>;
+  /** Every alarm not cleared yet, of every tenant. */
+  listActive(): Promise<AlarmRecord[]>;
+  /** A VNF instance's alarms raised since `since` (ISO time), cleared ones included. */
+  listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]>;
+  /** Clears an active alarm; undefined when it was cleared already. */
+  clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined>;
+  /** Sets ackState; undefined when the alarm already has it (or does not exist). */
+  acknowledge(id: string, ackState: AckState, at: string): Promise<AlarmRecord | undefined>;
+  /** Records attributes of an alarm (auto-heal attempts, fault details). */
+  update(id: string, set: Partial<AlarmRecord>): Promise<AlarmRecord | undefined>;
+}
+
+export const alarmListKey = (r: AlarmRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, raisedSeq: r.raisedSeq });
+
+export class DynamoAlarmStore implements AlarmStore {
+  constructor(private readonly table = requiredEnv('ALARMS_TABLE')) {}
+
+  async create(record: AlarmRecord): Promise<void> {
+    await putNew(this.table, record);
+  }
+
+  get(id: string): Promise<AlarmRecord | undefined> {
+    return getById<AlarmRecord>(this.table, id);
+  }
+
+  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>> {
+    return tenantPage<AlarmRecord>(this.table, tenantId, limit, after);
+  }
+
+  async listActive(): Promise<AlarmRecord[]> {
+    const all: AlarmRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const out = await documentClient().send(new QueryCommand({
+        TableName: this.table, IndexName: 'active', KeyConditionExpression: 'active = :y', ExpressionAttributeValues: { ':y': 'Y' }, ExclusiveStartKey: after,
+      }));
+      all.push(...((out.Items ?? []) as AlarmRecord[]));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return all;
+  }
+
+  async listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]> {
+    const all: AlarmRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const out = await documentClient().send(new QueryCommand({
+        TableName: this.table, IndexName: 'byVnfInstance',
+        KeyConditionExpression: 'managedObjectId = :i AND raisedSeq >= :s',
+        ExpressionAttributeValues: { ':i': vnfInstanceId, ':s': since },
+        ExclusiveStartKey: after,
+      }));
+      all.push(...((out.Items ?? []) as AlarmRecord[]));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return all;
+  }
+
+  async clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined> {
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: 'SET alarmClearedTime = :t, alarmChangedTime = :t, perceivedSeverity = :c, faultDetails = list_append(if_not_exists(faultDetails, :empty), :d), revision = revision + :one REMOVE active, activeKey',
+        ConditionExpression: 'attribute_exists(active)',
+        ExpressionAttributeValues: { ':t': at, ':c': 'CLEARED', ':d': [detail], ':empty': [], ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }));
+      return out.Attributes as AlarmRecord;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async acknowledge(id: string, ackState: AckState, at: string): Promise<AlarmRecord | undefined> {
+    const set: Record<string, unknown> = { ackState, alarmChangedTime: at };
+    if (ackState === 'ACKNOWLEDGED') set.alarmAcknowledgedTime = at;
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1, ':want': ackState } }, set, ackState === 'ACKNOWLEDGED' ? [] : ['alarmAcknowledgedTime']);
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table,
+        Key: { id },
+        UpdateExpression: parts.expression,
+        ConditionExpression: 'attribute_exists(id) AND ackState <> :want',
+        ExpressionAttributeNames: parts.names,
+        ExpressionAttributeValues: parts.values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return out.Attributes as AlarmRecord;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async update(id: string, set: Partial<AlarmRecord>): Promise<AlarmRecord | undefined> {
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1 } }, set);
+    try {
+      const out = await documentClient().send(new UpdateCommand({
+        TableName: this.table, Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(id)',
+        ExpressionAttributeNames: parts.names, ExpressionAttributeValues: parts.values, ReturnValues: 'ALL_NEW',
+      }));
+      return out.Attributes as AlarmRecord;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Every INSTANTIATED VNF instance of every tenant, for the health sweep: a parallel Scan of the
+ * instances table (segments read at once), only the attributes the sweep uses.
+ */
+export async function scanInstantiated(table = requiredEnv('VNF_INSTANCES_TABLE'), segments = 4): Promise<VnfInstanceRecord[]> {
+  const parts = await Promise.all(Array.from({ length: segments }, async (_, segment) => {
+    const found: VnfInstanceRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const out = await documentClient().send(new ScanCommand({
+        TableName: table,
+        Segment: segment,
+        TotalSegments: segments,
+        FilterExpression: 'instantiationState = :i',
+        ProjectionExpression: 'id, tenantId, vnfdId, vnfProvider, vnfProductName, vnfSoftwareVersion, vnfdVersion, vnfInstanceName, instantiationState, instantiatedVnfInfo, vimResources, lockOpOccId, vnfConfigurableProperties',
+        ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
+        ExclusiveStartKey: after,
+      }));
+      found.push(...((out.Items ?? []) as VnfInstanceRecord[]));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return found;
+  }));
+  return parts.flat();
+}

@@ -1,0 +1,33 @@
+// `npm run clients -- <command>`: the local runtime's OAuth 2.0 clients (VNFM_DATA_DIR, default
+// ./.vnfm): create (prints the secret once), list, rotate, delete. A running VNFM sees changes at
+// once. On AWS the clients are Cognito app clients; README "Security model" has the commands.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLocalClient, deleteLocalClient, readClients, rotateLocalClientSecret } from '#local/oauth2.ts';
+
+const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, scopes: { type: 'string' }, id: { type: 'string' } } });
+const [command, target] = positionals;
+
+switch (command) {
+  case 'create': {
+    if (!values.tenant || !values.scopes) throw new Error('create needs --tenant <id> --scopes <scope,scope,...>');
+    const created = createLocalClient(dataDir, { tenantId: values.tenant, scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean), clientId: values.id });
+    process.stdout.write(`${JSON.stringify({ ...created, tenantId: values.tenant }, null, 2)}\n`);
+    break;
+  }
+  case 'list':
+    for (const c of readClients(dataDir)) process.stdout.write(`${c.clientId}\t${c.tenantId}\t${c.scopes.join(',')}\t${c.createdAt}\n`);
+    break;
+  case 'rotate':
+    if (!target) throw new Error('rotate needs a client id');
+    process.stdout.write(`${JSON.stringify({ clientId: target, clientSecret: rotateLocalClientSecret(dataDir, target) }, null, 2)}\n`);
+    break;
+  case 'delete':
+    if (!target) throw new Error('delete needs a client id');
+    deleteLocalClient(dataDir, target);
+    break;
+  default:
+    process.stderr.write('usage: npm run clients -- create --tenant <id> --scopes <a,b> [--id <clientId>] | list | rotate <clientId> | delete <clientId>\n');
+    process.exitCode = 2;
+}
