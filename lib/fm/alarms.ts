@@ -2,9 +2,9 @@
 // tenant. FM subscriptions go through the LCM subscription machinery (callback test, credentials
 // in the secret store, egress policy); only their filter and notifications differ.
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
-import { canSee, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import { log } from '#lib/log.ts';
-import { chooseAuth, testCallback } from '#lib/notify/subscriptions.ts';
+import { checkNamedInstances, chooseAuth, testCallback } from '#lib/notify/subscriptions.ts';
 import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '#lib/sol/errors.ts';
 import { alarmListKey } from '#lib/store/alarms.ts';
@@ -21,7 +21,8 @@ export function listAlarms(deps: FmDeps, caller: Caller, baseUrl: string, rawQue
     attributes: ALARM_ATTRIBUTES,
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.alarms.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.alarms.listPage(scope, limit, after),
     render: (record) => renderAlarm(record, baseUrl),
     keyOf: alarmListKey,
   }, rawQuery, pageSize);
@@ -49,6 +50,7 @@ export async function createFmSubscription(deps: FmDeps, caller: Caller, request
     throw new BadRequestError(`Invalid FmSubscriptionRequest: callbackUri: ${(error as EgressDeniedError).reason}`);
   }
   const auth = chooseAuth(request.authentication);
+  await checkNamedInstances(deps.lcm.instances, caller, request.filter?.vnfInstanceSubscriptionFilter);
   await testCallback(deps.notify, request.callbackUri, auth, FM_NOTIFICATION_API_VERSION);
   const id = deps.newId();
   const now = deps.now();
@@ -78,7 +80,8 @@ export function listFmSubscriptions(deps: FmDeps, caller: Caller, baseUrl: strin
     attributes: FM_SUBSCRIPTION_ATTRIBUTES,
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.notify.fmSubscriptions.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.notify.fmSubscriptions.listPage(scope, limit, after),
     render: (record) => renderFmSubscription(record, baseUrl),
     keyOf: subscriptionListKey,
   }, rawQuery, pageSize);

@@ -110,8 +110,14 @@ export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unkno
   const outcome: AlertOutcome = { accepted: 0, ignored: 0, opOccIds: [] };
   const firing = payload.alerts.filter((item) => item.status === 'firing' && String(item.labels.function_type).replace('-', '_') === 'auto_scale');
   outcome.ignored = payload.alerts.length - firing.length;
+  // Resolve every instance first: an unknown one refuses the whole payload before any SCALE starts.
+  const instances = new Map<string, VnfInstanceRecord>();
   for (const item of firing) {
-    const instance = await getVnfInstance(deps.lcm, caller, either(item.labels, 'vnf_instance_id', 'vnfInstanceId') as string);
+    const instanceId = either(item.labels, 'vnf_instance_id', 'vnfInstanceId') as string;
+    if (!instances.has(instanceId)) instances.set(instanceId, await getVnfInstance(deps.lcm, caller, instanceId));
+  }
+  for (const item of firing) {
+    const instance = instances.get(either(item.labels, 'vnf_instance_id', 'vnfInstanceId') as string) as VnfInstanceRecord;
     outcome.accepted++;
     if ((instance.vnfConfigurableProperties as Record<string, unknown> | undefined)?.isAutoscaleEnabled !== true) continue;
     try {

@@ -163,8 +163,13 @@ export function autoHealEnabled(instance: VnfInstanceRecord): boolean {
 export async function autoHeal(deps: FmDeps, instance: VnfInstanceRecord, alarms: AlarmRecord[], cause: string): Promise<string | undefined> {
   if (alarms.length === 0) return undefined;
   const since = new Date(Date.parse(deps.now()) - deps.autoHeal.windowSeconds * 1000).toISOString();
-  const history = await deps.alarms.listOfInstanceSince(instance.id, since);
-  const healsOf = (vduId: string) => history.filter((alarm) => alarm.vduId === vduId).flatMap((alarm) => alarm.autoHeals ?? []).filter((attempt) => attempt.at >= since).length;
+  // The alarms raised within the window, and these alarms themselves (an alarm raised before the
+  // window may have been healed within it).
+  const history = new Map((await deps.alarms.listOfInstanceSince(instance.id, since)).map((alarm) => [alarm.id, alarm]));
+  for (const alarm of alarms) if (!history.has(alarm.id)) history.set(alarm.id, alarm);
+  // Attempts are HEAL operations: one HEAL of several VNFCs of a VDU (each alarm records it) is one.
+  const healsOf = (vduId: string) => new Set([...history.values()].filter((alarm) => alarm.vduId === vduId)
+    .flatMap((alarm) => alarm.autoHeals ?? []).filter((attempt) => attempt.at >= since).map((attempt) => attempt.opOccId)).size;
   const healable: AlarmRecord[] = [];
   for (const alarm of alarms) {
     const count = healsOf(alarm.vduId);

@@ -6,7 +6,7 @@ import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter, type Filter } from '#lib/sol/filter.ts';
 import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
 import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
-import type { Page } from '#lib/store/dynamo.ts';
+import { ALL_TENANTS, type Page, type TenantScope } from '#lib/store/dynamo.ts';
 
 export interface CollectionSpec<R> {
   /** Marker scope, e.g. "vnf_instances". */
@@ -14,7 +14,9 @@ export interface CollectionSpec<R> {
   attributes: readonly string[];
   defaultExcluded: readonly string[];
   alwaysIncluded: readonly string[];
-  fetch(limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
+  /** Whose records are listed (lib/lcm/vnf-instances.ts listScope); markers are valid only in the scope that issued them. */
+  scope: TenantScope;
+  fetch(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
   render(record: R): Record<string, unknown>;
   keyOf(record: R): Record<string, string>;
 }
@@ -28,8 +30,14 @@ export interface ListResult {
 const SELECTOR_PARAMETERS = new Set(['filter', 'all_fields', 'fields', 'exclude_fields', 'exclude-fields', 'exclude_default']);
 const FILTERED_CHUNK = 500;
 
-function markerKey(resource: string): string {
-  return process.env.PAGING_MARKER_KEY ?? `vnfm-paging-${resource}`;
+/**
+ * The marker's signing key, bound to the scope of the list: a marker issued to one tenant (or to an
+ * admin's all-tenant list) fails its signature check (400) in any other scope, so it can neither
+ * resume a list it was not issued for nor hand a tenant's index a start key of another tenant.
+ */
+function markerKey(resource: string, scope: TenantScope): string {
+  const base = process.env.PAGING_MARKER_KEY ?? `vnfm-paging-${resource}`;
+  return `${base}\n${scope === ALL_TENANTS ? '*all tenants*' : `tenant:${scope}`}`;
 }
 
 function parseQuery(rawQuery: string): URLSearchParams {
@@ -45,7 +53,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   let after: Record<string, string | number> | undefined;
   const rawMarker = params.get(MARKER_PARAMETER);
   if (rawMarker !== null) {
-    const state = decodeMarker(rawMarker, markerKey(spec.resource), spec.resource);
+    const state = decodeMarker(rawMarker, markerKey(spec.resource, spec.scope), spec.resource);
     const fromMarker = parseQuery(state.query);
     // The marker carries the query; a request that also changes filter or selectors is ambiguous.
     for (const name of SELECTOR_PARAMETERS) {
@@ -69,13 +77,13 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   let last: R | undefined;
   let chunk = filter ? FILTERED_CHUNK : pageSize + 1;
   for (;;) {
-    const page = await spec.fetch(chunk, after);
+    const page = await spec.fetch(spec.scope, chunk, after);
     for (const record of page.items) {
       const representation = spec.render(record);
       if (filter && !matchesFilter(filter, representation)) continue;
       if (items.length === pageSize) {
         // One more match exists beyond this page: the next page starts after the last one shown.
-        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, markerKey(spec.resource));
+        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, markerKey(spec.resource, spec.scope));
         return { items, marker };
       }
       items.push(applySelectors(representation, selectors, spec.defaultExcluded, spec.alwaysIncluded));

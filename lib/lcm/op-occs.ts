@@ -7,7 +7,7 @@ import {
 } from '#lib/sol/model.ts';
 import { opOccListKey } from '#lib/store/op-occs.ts';
 import type { LcmDeps } from './deps.ts';
-import { canSee, type Caller } from './vnf-instances.ts';
+import { canSee, listScope, type Caller } from './vnf-instances.ts';
 import { listCollection, type ListResult } from './listing.ts';
 
 export async function getOpOcc(deps: LcmDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
@@ -22,7 +22,8 @@ export function listOpOccs(deps: LcmDeps, caller: Caller, version: ApiMajorVersi
     attributes: VNF_LCM_OP_OCC_ATTRIBUTES,
     defaultExcluded: VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.opOccs.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.opOccs.listPage(scope, limit, after),
     render: (record) => renderVnfLcmOpOcc(record, version, baseUrl),
     keyOf: opOccListKey,
   }, rawQuery, pageSize);

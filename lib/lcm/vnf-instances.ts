@@ -8,6 +8,7 @@ import {
 import { vimConnectionInfo as vimConnectionInfoSchema, describeIssues, type CreateVnfRequest, type VnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
+import { ALL_TENANTS, type TenantScope } from '#lib/store/dynamo.ts';
 import { log } from '#lib/log.ts';
 import type { LcmDeps } from './deps.ts';
 import { listCollection, type ListResult } from './listing.ts';
@@ -25,6 +26,11 @@ export interface Caller {
 /** Whether a record of `tenantId` exists for this caller; anything else must look like 404, never 403. */
 export function canSee(caller: Caller, tenantId: string): boolean {
   return caller.admin === true || caller.tenantId === tenantId;
+}
+
+/** Whose records this caller's lists show: every tenant's for an admin, else its own tenant's. */
+export function listScope(caller: Caller): TenantScope {
+  return caller.admin === true ? ALL_TENANTS : caller.tenantId;
 }
 
 /** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
@@ -87,7 +93,8 @@ export function listVnfInstances(deps: LcmDeps, caller: Caller, version: ApiMajo
     attributes: version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES,
     defaultExcluded: VNF_INSTANCE_DEFAULT_EXCLUDED,
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.instances.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.instances.listPage(scope, limit, after),
     render: (record) => renderVnfInstance(record, version, baseUrl),
     keyOf: vnfInstanceListKey,
   }, rawQuery, pageSize);

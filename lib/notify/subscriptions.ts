@@ -4,16 +4,40 @@
 import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion } from '#lib/sol/model.ts';
-import { canSee, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { log } from '#lib/log.ts';
 import { subscriptionListKey } from '#lib/store/subscriptions.ts';
+import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { callCallback, TokenError } from './callback.ts';
 import type { NotifyDeps } from './deps.ts';
 import {
   NOTIFICATION_API_VERSION, renderSubscription, SUBSCRIPTION_ATTRIBUTES,
   type LccnSubscriptionRequest, type NotificationAuth, type SubscriptionAuthentication, type SubscriptionRecord,
+  type VnfInstanceSubscriptionFilter,
 } from './model.ts';
+
+/** Reads VNF instances by id (only `get` is needed). */
+export type InstanceLookup = Pick<VnfInstanceStore, 'get'>;
+
+let instanceStore: InstanceLookup | undefined;
+const defaultInstances = (): InstanceLookup => (instanceStore ??= new DynamoVnfInstanceStore());
+
+/**
+ * A subscription belongs to its creator's tenant and is only ever matched against that tenant's
+ * changes, so the VNF instances its filter names by id must be the tenant's own (an admin's
+ * subscription too): any other id, whether of another tenant or of no instance at all, gets the
+ * same 422, so the answer never tells whether another tenant's instance exists. Names are not
+ * checked (they are not unique and match only within the tenant anyway).
+ */
+export async function checkNamedInstances(instances: InstanceLookup, caller: Caller, filter: VnfInstanceSubscriptionFilter | undefined): Promise<void> {
+  for (const id of new Set(filter?.vnfInstanceIds ?? [])) {
+    const instance = await instances.get(id);
+    if (instance?.tenantId !== caller.tenantId) {
+      throw new UnprocessableEntityError(`filter.vnfInstanceSubscriptionFilter.vnfInstanceIds: no such VNF instance ${id}`);
+    }
+  }
+}
 
 /** The one way this subscription authenticates: OAuth 2.0 when offered, else BASIC (TLS_CERT is not supported). */
 export function chooseAuth(authentication: SubscriptionAuthentication | undefined): NotificationAuth | undefined {
@@ -51,13 +75,14 @@ export async function testCallback(deps: NotifyDeps, callbackUri: string, auth: 
   if (status !== 204) throw new UnprocessableEntityError(`Testing the callback URI with GET answered ${status}; 204 No Content is required`);
 }
 
-export async function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string): Promise<SubscriptionRecord> {
+export async function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string, instances: InstanceLookup = defaultInstances()): Promise<SubscriptionRecord> {
   try {
     parseEgressUrl(request.callbackUri);
   } catch (error) {
     throw new BadRequestError(`Invalid LccnSubscriptionRequest: callbackUri: ${(error as EgressDeniedError).reason}`);
   }
   const auth = chooseAuth(request.authentication);
+  await checkNamedInstances(instances, caller, request.filter?.vnfInstanceSubscriptionFilter);
   await testCallback(deps, request.callbackUri, auth, version);
 
   const id = deps.newId();
@@ -97,7 +122,8 @@ export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: Api
     attributes: SUBSCRIPTION_ATTRIBUTES,
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.subscriptions.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.subscriptions.listPage(scope, limit, after),
     render: (record) => renderSubscription(record, version, baseUrl),
     keyOf: subscriptionListKey,
   }, rawQuery, pageSize);

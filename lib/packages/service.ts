@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
-import { canSee, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { mergePatch } from '#lib/lcm/merge-patch.ts';
@@ -70,7 +70,8 @@ export function listPackages(deps: LcmDeps, caller: Caller, version: 1 | 2, base
     attributes: VNF_PKG_ATTRIBUTES,
     defaultExcluded: VNF_PKG_DEFAULT_EXCLUDED,
     alwaysIncluded: ['id', '_links'],
-    fetch: (limit, after) => deps.packages.listPage(caller.tenantId, limit, after),
+    scope: listScope(caller),
+    fetch: (scope, limit, after) => deps.packages.listPage(scope, limit, after),
     render: (record) => renderVnfPkgInfo(record, version, baseUrl),
     keyOf: packageListKey,
   }, rawQuery, pageSize);

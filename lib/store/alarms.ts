@@ -4,12 +4,12 @@
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlarmRecord, AckState } from '#lib/fm/model.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface AlarmStore {
   create(record: AlarmRecord): Promise<void>;
   get(id: string): Promise<AlarmRecord | undefined>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>>;
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>>;
   /** Every alarm not cleared yet, of every tenant. */
   listActive(): Promise<AlarmRecord[]>;
   /** A VNF instance's alarms raised since `since` (ISO time), cleared ones included. */
@@ -35,8 +35,8 @@ export class DynamoAlarmStore implements AlarmStore {
     return getById<AlarmRecord>(this.table, id);
   }
 
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>> {
-    return tenantPage<AlarmRecord>(this.table, tenantId, limit, after);
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>> {
+    return tenantPage<AlarmRecord>(this.table, scope, limit, after);
   }
 
   async listActive(): Promise<AlarmRecord[]> {

@@ -2,7 +2,7 @@
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -55,17 +55,47 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
   return { expression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, names, values };
 }
 
-/** One page of a tenant's records from a table's `byTenant` index, in its sort-key order. */
-export async function tenantPage<T>(table: string, tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
-  const out = await documentClient().send(new QueryCommand({
-    TableName: table,
-    IndexName: 'byTenant',
-    KeyConditionExpression: 'tenantId = :t',
-    ExpressionAttributeValues: { ':t': tenantId },
-    Limit: limit,
-    ExclusiveStartKey: after,
-  }));
+/** Every tenant's records: what an `admin` caller's lists show. A symbol, so no tenant id (not even "*") can mean it. */
+export const ALL_TENANTS: unique symbol = Symbol('all tenants');
+
+/** Whose records a list reads: one tenant's (its id) or every tenant's. */
+export type TenantScope = string | typeof ALL_TENANTS;
+
+/**
+ * One page of a tenant's records from a table's `byTenant` index, in its sort-key order; for
+ * ALL_TENANTS, one page of a Scan of the table (in no particular order) of the records that have a
+ * tenant (marker items have none). `after` may be a key of either shape (the record's id, tenant
+ * and index sort key, as list markers carry): a Scan resumes after its `id`.
+ */
+export async function tenantPage<T>(table: string, scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
+  const out = scope === ALL_TENANTS
+    ? await documentClient().send(new ScanCommand({
+      TableName: table,
+      FilterExpression: 'attribute_exists(tenantId)',
+      Limit: limit,
+      ExclusiveStartKey: after && { id: after.id },
+    }))
+    : await documentClient().send(new QueryCommand({
+      TableName: table,
+      IndexName: 'byTenant',
+      KeyConditionExpression: 'tenantId = :t',
+      ExpressionAttributeValues: { ':t': scope },
+      Limit: limit,
+      ExclusiveStartKey: after,
+    }));
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
+}
+
+/** Every record of a scope, page after page. */
+export async function tenantItems<T>(table: string, scope: TenantScope): Promise<T[]> {
+  const all: T[] = [];
+  let after: Page<T>['after'];
+  do {
+    const page = await tenantPage<T>(table, scope, 1000, after);
+    all.push(...page.items);
+    after = page.after;
+  } while (after);
+  return all;
 }
 
 /** Writes a new record; fails with ConditionalCheckFailedException if the id exists already. */

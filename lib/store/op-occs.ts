@@ -2,7 +2,7 @@
 // state, so a retried or late Step Functions task can never move an op occ backwards.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -15,7 +15,7 @@ export interface Transition {
 export interface VnfLcmOpOccStore {
   create(record: VnfLcmOpOccRecord): Promise<void>;
   get(id: string): Promise<VnfLcmOpOccRecord | undefined>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>>;
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>>;
   /** Moves the op occ to `to` if it is in one of `from`; returns the new record, or undefined when it was not. */
   transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined>;
 }
@@ -33,8 +33,8 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
     return getById<VnfLcmOpOccRecord>(this.table, id);
   }
 
-  async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
-    return tenantPage<VnfLcmOpOccRecord>(this.table, tenantId, limit, after);
+  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
+    return tenantPage<VnfLcmOpOccRecord>(this.table, scope, limit, after);
   }
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {

@@ -3,7 +3,7 @@
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
 import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
 export type OperationalState = 'ENABLED' | 'DISABLED';
@@ -53,7 +53,7 @@ export interface VnfPackageStore {
   put(record: VnfPackageRecord): Promise<void>;
   get(id: string): Promise<VnfPackageRecord | undefined>;
   findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>>;
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>>;
   /** Applies the change if the package is in the given states; returns the new record or undefined. */
   change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined>;
   /** Deletes the package if it is DISABLED and NOT_IN_USE; false when the condition failed. */
@@ -87,8 +87,8 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
     return (out.Items ?? []) as VnfPackageRecord[];
   }
 
-  async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
-    return tenantPage<VnfPackageRecord>(this.table, tenantId, limit, after);
+  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
+    return tenantPage<VnfPackageRecord>(this.table, scope, limit, after);
   }
 
   async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {

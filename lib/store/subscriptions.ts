@@ -2,13 +2,13 @@
 // the id of the secret that does.
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SubscriptionRecord } from '#lib/notify/model.ts';
-import { documentClient, getById, putNew, requiredEnv, tenantPage, type Page } from './dynamo.ts';
+import { documentClient, getById, putNew, requiredEnv, tenantPage, tenantItems, type Page, type TenantScope } from './dynamo.ts';
 
 /** Subscriptions of any API family (VNF LCM, VNF FM): the same store over each family's table. */
 export interface SubscriptionStore<R extends StoredSubscription = SubscriptionRecord> {
   create(record: R): Promise<void>;
   get(id: string): Promise<R | undefined>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
   /** Every subscription of a tenant (the notifier matches each change against all of them). */
   listAll(tenantId: string): Promise<R[]>;
   /** Deletes the record; returns it, or undefined when it did not exist. */
@@ -34,19 +34,12 @@ export class DynamoSubscriptionStore<R extends StoredSubscription = Subscription
     return getById<R>(this.table, id);
   }
 
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<R>> {
-    return tenantPage<R>(this.table, tenantId, limit, after);
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>> {
+    return tenantPage<R>(this.table, scope, limit, after);
   }
 
-  async listAll(tenantId: string): Promise<R[]> {
-    const all: R[] = [];
-    let after: Page<R>['after'];
-    do {
-      const page = await this.listPage(tenantId, 1000, after);
-      all.push(...page.items);
-      after = page.after;
-    } while (after);
-    return all;
+  listAll(tenantId: string): Promise<R[]> {
+    return tenantItems<R>(this.table, tenantId);
   }
 
   async delete(id: string): Promise<R | undefined> {

@@ -3,8 +3,8 @@
 // type, through it. Uniqueness (a name per tenant, the default per tenant and VIM type) is kept by
 // small marker items in the same table, claimed with conditional writes (no transactions needed;
 // dynalite has none). Markers have no tenantId, so the byTenant index never shows them.
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, getById, isConditionFailure, requiredEnv } from './dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ALL_TENANTS, documentClient, getById, isConditionFailure, requiredEnv, tenantItems, type TenantScope } from './dynamo.ts';
 
 /** Tacker's VIM statuses: PENDING -> REGISTERING while being registered, then REACHABLE or UNREACHABLE. */
 export type VimStatus = 'PENDING' | 'REGISTERING' | 'REACHABLE' | 'UNREACHABLE';
@@ -37,7 +37,8 @@ export interface VimRecord {
 export interface VimStore {
   put(record: VimRecord): Promise<void>;
   get(id: string): Promise<VimRecord | undefined>;
-  listForTenant(tenantId: string): Promise<VimRecord[]>;
+  /** A tenant's VIMs, or every tenant's (ALL_TENANTS, an admin's list). */
+  listForTenant(scope: TenantScope): Promise<VimRecord[]>;
 }
 
 /** What the registry needs beyond lookups. */
@@ -71,17 +72,8 @@ export class DynamoVimStore implements VimRegistryStore {
     return getById<VimRecord>(this.table, id);
   }
 
-  async listForTenant(tenantId: string): Promise<VimRecord[]> {
-    const items: VimRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new QueryCommand({
-        TableName: this.table, IndexName: 'byTenant', KeyConditionExpression: 'tenantId = :t', ExpressionAttributeValues: { ':t': tenantId }, ExclusiveStartKey: after,
-      }));
-      items.push(...((out.Items ?? []) as VimRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return items;
+  listForTenant(scope: TenantScope): Promise<VimRecord[]> {
+    return tenantItems<VimRecord>(this.table, scope);
   }
 
   async create(record: VimRecord): Promise<boolean> {
@@ -124,15 +116,8 @@ export class DynamoVimStore implements VimRegistryStore {
     await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id } }));
   }
 
-  async listAll(): Promise<VimRecord[]> {
-    const items: VimRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new ScanCommand({ TableName: this.table, ExclusiveStartKey: after }));
-      items.push(...((out.Items ?? []) as VimRecord[]).filter((item) => !item.id.startsWith(MARKER)));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return items;
+  listAll(): Promise<VimRecord[]> {
+    return tenantItems<VimRecord>(this.table, ALL_TENANTS);
   }
 
   async claim(key: string, vimId: string): Promise<boolean> {

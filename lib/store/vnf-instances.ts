@@ -3,7 +3,7 @@
 // requests get exactly one winner without transactions.
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page } from './dynamo.ts';
+import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface LockRequest {
   opOccId: string;
@@ -22,7 +22,7 @@ export interface InstanceUpdate {
 export interface VnfInstanceStore {
   create(record: VnfInstanceRecord): Promise<void>;
   get(id: string): Promise<VnfInstanceRecord | undefined>;
-  listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>>;
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>>;
   /** True when taken; false when the condition failed (caller reads the record to explain why). */
   acquireLock(id: string, lock: LockRequest): Promise<boolean>;
   releaseLock(id: string, opOccId: string): Promise<void>;
@@ -45,8 +45,8 @@ export class DynamoVnfInstanceStore implements VnfInstanceStore {
     return getById<VnfInstanceRecord>(this.table, id);
   }
 
-  async listPage(tenantId: string, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
-    return tenantPage<VnfInstanceRecord>(this.table, tenantId, limit, after);
+  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
+    return tenantPage<VnfInstanceRecord>(this.table, scope, limit, after);
   }
 
   async acquireLock(id: string, lock: LockRequest): Promise<boolean> {

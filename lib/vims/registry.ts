@@ -3,7 +3,7 @@
 // tenant, one default per tenant and VIM type, credentials only in the secret store, and no
 // deletion while a VNF instance uses the VIM.
 import { ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { VimRecord, VimRegistryStore } from '#lib/store/vims.ts';
 import type { SecretStore } from '#lib/secrets/vim-access.ts';
@@ -22,13 +22,14 @@ export interface VimRegistryDeps {
 const nameKey = (tenantId: string, name: string) => `name:${tenantId}:${name}`;
 const defaultKey = (tenantId: string, vimType: string) => `default:${tenantId}:${canonicalVimType(vimType) ?? vimType}`;
 
-async function nameTaken(deps: VimRegistryDeps, caller: Caller, name: string, except?: string): Promise<boolean> {
-  return (await deps.vims.listForTenant(caller.tenantId)).some((vim) => vim.name === name && vim.id !== except);
+async function nameTaken(deps: VimRegistryDeps, tenantId: string, name: string, except?: string): Promise<boolean> {
+  return (await deps.vims.listForTenant(tenantId)).some((vim) => vim.name === name && vim.id !== except);
 }
 
-async function claimName(deps: VimRegistryDeps, caller: Caller, name: string, vimId: string): Promise<void> {
+/** Names are unique within the VIM's tenant (an admin renaming another tenant's VIM checks that tenant's names). */
+async function claimName(deps: VimRegistryDeps, tenantId: string, name: string, vimId: string): Promise<void> {
   // The marker settles races between registrations; the list also covers VIMs registered without one (the local simulators).
-  if (await nameTaken(deps, caller, name, vimId) || !(await deps.vims.claim(nameKey(caller.tenantId, name), vimId))) {
+  if (await nameTaken(deps, tenantId, name, vimId) || !(await deps.vims.claim(nameKey(tenantId, name), vimId))) {
     throw new ConflictError(`A VIM named "${name}" is already registered`);
   }
 }
@@ -55,7 +56,7 @@ async function makeDefault(deps: VimRegistryDeps, vim: VimRecord): Promise<void>
 
 export async function registerVim(deps: VimRegistryDeps, caller: Caller, registration: VimRegistration): Promise<VimRecord> {
   const id = deps.newId();
-  await claimName(deps, caller, registration.name, id);
+  await claimName(deps, caller.tenantId, registration.name, id);
   let accessSecret: string | undefined;
   try {
     // PENDING -> REGISTERING: authenticate before anything is stored.
@@ -100,19 +101,20 @@ export async function registerVim(deps: VimRegistryDeps, caller: Caller, registr
 
 export async function getVim(deps: VimRegistryDeps, caller: Caller, id: string): Promise<VimRecord> {
   const vim = await deps.vims.get(id);
-  if (!vim || vim.tenantId !== caller.tenantId) throw new NotFoundError(`No VIM ${id}`);
+  // Another tenant's VIM looks exactly like a missing one (an admin sees every tenant's).
+  if (!vim || !canSee(caller, vim.tenantId)) throw new NotFoundError(`No VIM ${id}`);
   return vim;
 }
 
 export async function listVims(deps: VimRegistryDeps, caller: Caller): Promise<VimRecord[]> {
-  return (await deps.vims.listForTenant(caller.tenantId)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  return (await deps.vims.listForTenant(listScope(caller))).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 }
 
 export async function modifyVim(deps: VimRegistryDeps, caller: Caller, id: string, change: VimModification): Promise<VimRecord> {
   const vim = await getVim(deps, caller, id);
   const set: Partial<VimRecord> = { updatedAt: deps.now() };
   if (change.name !== undefined && change.name !== vim.name) {
-    await claimName(deps, caller, change.name, vim.id);
+    await claimName(deps, vim.tenantId, change.name, vim.id);
     set.name = change.name;
   }
   if (change.description !== undefined) set.description = change.description;
@@ -122,7 +124,7 @@ export async function modifyVim(deps: VimRegistryDeps, caller: Caller, id: strin
     try {
       await verifyOrRefuse({ ...vim, accessInfo: merged }, vim.id);
     } catch (error) {
-      if (set.name) await deps.vims.release(nameKey(caller.tenantId, set.name), vim.id);
+      if (set.name) await deps.vims.release(nameKey(vim.tenantId, set.name), vim.id);
       throw error;
     }
     newSecretValue = merged;
@@ -134,7 +136,7 @@ export async function modifyVim(deps: VimRegistryDeps, caller: Caller, id: strin
   }
   if (newSecretValue) await deps.secrets.put(`vims/${vim.id}`, newSecretValue);
   if (!(await deps.vims.update(vim.id, set, newSecretValue ? ['lastError'] : []))) throw new NotFoundError(`No VIM ${id}`);
-  if (set.name) await deps.vims.release(nameKey(caller.tenantId, vim.name), vim.id);
+  if (set.name) await deps.vims.release(nameKey(vim.tenantId, vim.name), vim.id);
   if (change.isDefault === true && !vim.isDefault) await makeDefault(deps, vim);
   if (change.isDefault === false && vim.isDefault) {
     await deps.vims.update(vim.id, { isDefault: false });

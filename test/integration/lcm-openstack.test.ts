@@ -318,6 +318,30 @@ describe('scale and heal', () => {
     await terminateAndDelete(id);
   });
 
+  it('heals the VDU2 VNFC (booted from a Cinder volume) by its vnfcInfo id: a new ACTIVE server on a new volume, VDU1 untouched', async () => {
+    const id = await createInstance();
+    await done(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE));
+    const before = await show(id);
+    const [vdu2] = serversOf(before, 'VDU2');
+    const vdu1 = serversOf(before, 'VDU1');
+    const target = before.instantiatedVnfInfo.vnfcInfo.find((v) => v.vnfcResourceInfoId === vdu2);
+    assert.ok(vdu2 && target);
+
+    const heal = await done(await operate(`/vnflcm/v2/vnf_instances/${id}/heal`, { vnfcInstanceId: [target.id] }));
+    assert.deepEqual(changed(heal, 'REMOVED'), [vdu2]);
+    const after = await show(id);
+    const [replacement] = serversOf(after, 'VDU2');
+    assert.ok(replacement && replacement !== vdu2, 'the healed server was replaced');
+    assert.deepEqual(changed(heal, 'ADDED'), [replacement]);
+    assert.deepEqual(serversOf(after, 'VDU1'), vdu1, 'the VDU1 servers keep their ids');
+    const storages = (heal.resourceChanges as { affectedVirtualStorages: Array<{ virtualStorageDescId: string; changeType: string }> }).affectedVirtualStorages;
+    assert.deepEqual(storages.map((st) => `${st.virtualStorageDescId} ${st.changeType}`).sort(), ['VirtualStorage ADDED', 'VirtualStorage REMOVED'], 'its volume was replaced with it');
+    const servers = (await simState()).servers?.items as Array<{ id: string; status: string }> | undefined;
+    assert.equal(servers?.find((s) => s.id === replacement)?.status, 'ACTIVE');
+    assert.ok(!servers?.some((s) => s.id === vdu2), 'the old server is gone from Nova');
+    await terminateAndDelete(id);
+  });
+
   it('a failed scale out ends FAILED_TEMP and its rollback restores the servers it had', async () => {
     const id = await createInstance();
     await done(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE));

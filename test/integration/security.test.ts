@@ -13,6 +13,7 @@ import { loadTemplate } from '../../local/template.ts';
 import { createLocalClient } from '../../local/oauth2.ts';
 import { accessToken, adminCredentials, client, ROOT, seedPackage, settle, startVnfm, type ClientCredentials, type LocalVnfm, type Reply } from '../support/runtime.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
+import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 const TENANT_SCOPES = ['vnflcm:read', 'vnflcm:write', 'vnfpkgm:read', 'vnfpkgm:write', 'subscriptions:read', 'subscriptions:write', 'vims:read', 'vims:write', 'vnffm:read', 'vnffm:write'];
 
@@ -21,8 +22,24 @@ let sink: NfvoSink;
 let tenantA: ClientCredentials;
 let tenantB: ClientCredentials;
 
-function newClient(tenantId: string, scopes: string[]): ClientCredentials {
-  return { ...createLocalClient(vnfm.dataDir, { tenantId, scopes }), tokenUrl: adminCredentials(vnfm).tokenUrl };
+function newClient(tenantId: string, scopes: string[], on: LocalVnfm = vnfm): ClientCredentials {
+  return { ...createLocalClient(on.dataDir, { tenantId, scopes }), tokenUrl: adminCredentials(on).tokenUrl };
+}
+
+const FM = { version: '1.5.0' };
+const idsOf = (reply: Reply): string[] => (reply.body as Array<{ id: string }>).map((item) => item.id);
+const nextOf = (reply: Reply): string | undefined => /<([^>]+)>; rel="next"/.exec(reply.headers.get('link') ?? '')?.[1];
+
+/** Every id of a list, following its Link headers. */
+async function allIds(call: ReturnType<typeof client>, path: string, options: { version?: string } = {}): Promise<string[]> {
+  const ids: string[] = [];
+  for (let next: string | undefined = path; next;) {
+    const reply = await call('GET', next, options);
+    assert.equal(reply.status, 200, `GET ${next}: ${reply.text}`);
+    ids.push(...idsOf(reply));
+    next = nextOf(reply);
+  }
+  return ids;
 }
 
 function assertUnauthorized(reply: Reply, what: string): void {
@@ -183,8 +200,9 @@ describe('tenant isolation', () => {
     assert.equal((await a('DELETE', `/vnflcm/v2/subscriptions/${subBId}`)).status, 404);
     assert.ok(!((await a('GET', '/vnflcm/v2/subscriptions')).body as Array<{ id: string }>).some((s) => s.id === subBId));
     assert.equal((await admin('GET', `/vnflcm/v2/subscriptions/${subBId}`)).status, 200);
+    // ... and cannot subscribe to B's instance at all: 422 exactly as for an id that does not exist.
     const naming = await a('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}/cb/tenant-a-naming-b`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: [vnfB] } } } });
-    assert.equal(naming.status, 201, naming.text);
+    assert.equal(naming.status, 422, naming.text);
     const patchedAgain = await b('PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, { body: { vnfInstanceDescription: 'again' }, headers: { 'Content-Type': 'application/merge-patch+json' } });
     assert.equal(patchedAgain.status, 202);
     await settle(vnfm);
@@ -194,5 +212,216 @@ describe('tenant isolation', () => {
     assert.ok(sink.accepted('/cb/tenant-b').some((n) => n.notificationType === 'VnfIdentifierDeletionNotification'));
     assert.deepEqual(sink.accepted('/cb/tenant-a').filter((n) => n.vnfInstanceId === vnfB), []);
     assert.deepEqual(sink.accepted('/cb/tenant-a-naming-b'), []);
+  });
+
+  it('refuses a subscription (LCM or FM) naming another tenant\'s VNF instance with the 422 of an unknown id, admin included', async () => {
+    const a = client(vnfm, tenantA);
+    const b = client(vnfm, tenantB);
+    const admin = client(vnfm);
+    const pkgA = await seedPackage(vnfm, { tenantId: 'tenant-a' });
+    const pkgB = await seedPackage(vnfm, { tenantId: 'tenant-b' });
+    const createdA = await a('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkgA.vnfdId } });
+    const createdB = await b('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkgB.vnfdId } });
+    assert.equal(createdA.status, 201, createdA.text);
+    assert.equal(createdB.status, 201, createdB.text);
+    const vnfA = (createdA.body as { id: string }).id;
+    const vnfB = (createdB.body as { id: string }).id;
+    const unknown = crypto.randomUUID();
+    const filter = (ids: string[]) => ({ vnfInstanceSubscriptionFilter: { vnfInstanceIds: ids } });
+    const details: string[] = [];
+    for (const [who, call, ids] of [['A', a, [vnfB]], ['A', a, [unknown]], ['A', a, [vnfA, vnfB]], ['admin', admin, [vnfB]]] as const) {
+      for (const [path, options] of [['/vnflcm/v2/subscriptions', {}], ['/vnflcm/v1/subscriptions', {}], ['/vnffm/v1/subscriptions', FM]] as const) {
+        const reply = await call('POST', path, { ...options, body: { callbackUri: `${sink.url}/cb/naming`, filter: filter([...ids]) } });
+        assert.equal(reply.status, 422, `${who} ${path} ${ids.join(',')}: ${reply.text}`);
+        assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+        details.push((reply.body as { detail: string }).detail.replace(ids.at(-1) as string, '<id>'));
+      }
+    }
+    assert.equal(new Set(details).size, 1, `one answer for another tenant's and an unknown id: ${[...new Set(details)].join(' | ')}`);
+    assert.match(details[0] as string, /no such VNF instance <id>/);
+    for (const [path, options] of [['/vnflcm/v2/subscriptions', {}], ['/vnffm/v1/subscriptions', FM]] as const) {
+      const own = await a('POST', path, { ...options, body: { callbackUri: `${sink.url}/cb/naming-own`, filter: filter([vnfA]) } });
+      assert.equal(own.status, 201, `${path}: ${own.text}`);
+      assert.equal((await a('DELETE', `${path}/${(own.body as { id: string }).id}`, options)).status, 204);
+    }
+  });
+
+  it('lists every tenant\'s records to an admin (instances, op occs, packages, LCM and FM subscriptions), filters applied; a tenant lists only its own', async () => {
+    const a = client(vnfm, tenantA);
+    const b = client(vnfm, tenantB);
+    const admin = client(vnfm);
+    const created: Record<string, { a: string; b: string }> = {};
+    const pkgA = await seedPackage(vnfm, { tenantId: 'tenant-a' });
+    const pkgB = await seedPackage(vnfm, { tenantId: 'tenant-b' });
+    created.packages = { a: pkgA.id, b: pkgB.id };
+    const instance = async (call: typeof a, vnfdId: string): Promise<{ id: string; opOccId: string }> => {
+      const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: 'listed' } });
+      assert.equal(reply.status, 201, reply.text);
+      const id = (reply.body as { id: string }).id;
+      const patched = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfInstanceDescription: 'listed' }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      assert.equal(patched.status, 202, patched.text);
+      return { id, opOccId: (patched.headers.get('location') ?? '').split('/').pop() as string };
+    };
+    const [instA, instB] = [await instance(a, pkgA.vnfdId), await instance(b, pkgB.vnfdId)];
+    await settle(vnfm);
+    created.instances = { a: instA.id, b: instB.id };
+    created.opOccs = { a: instA.opOccId, b: instB.opOccId };
+    const subscribe = async (call: typeof a, path: string, options: { version?: string }): Promise<string> => {
+      const reply = await call('POST', path, { ...options, body: { callbackUri: `${sink.url}/cb/listed` } });
+      assert.equal(reply.status, 201, reply.text);
+      return (reply.body as { id: string }).id;
+    };
+    created.subscriptions = { a: await subscribe(a, '/vnflcm/v2/subscriptions', {}), b: await subscribe(b, '/vnflcm/v2/subscriptions', {}) };
+    created.fmSubscriptions = { a: await subscribe(a, '/vnffm/v1/subscriptions', FM), b: await subscribe(b, '/vnffm/v1/subscriptions', FM) };
+
+    for (const [key, path, options] of [
+      ['packages', '/vnfpkgm/v1/vnf_packages', {}], ['packages', '/vnfpkgm/v2/vnf_packages', {}],
+      ['instances', '/vnflcm/v2/vnf_instances', {}], ['instances', '/vnflcm/v1/vnf_instances', {}],
+      ['opOccs', '/vnflcm/v2/vnf_lcm_op_occs', {}], ['opOccs', '/vnflcm/v1/vnf_lcm_op_occs', {}],
+      ['subscriptions', '/vnflcm/v2/subscriptions', {}], ['fmSubscriptions', '/vnffm/v1/subscriptions', FM],
+    ] as const) {
+      const ids = created[key] as { a: string; b: string };
+      const all = await allIds(admin, path, options);
+      assert.ok(all.includes(ids.a) && all.includes(ids.b), `admin ${path} lists both tenants' records`);
+      assert.equal(new Set(all).size, all.length, `admin ${path}: no record twice`);
+      const ofA = await allIds(a, path, options);
+      assert.ok(ofA.includes(ids.a) && !ofA.includes(ids.b), `tenant A ${path}`);
+      const ofB = await allIds(b, path, options);
+      assert.ok(ofB.includes(ids.b) && !ofB.includes(ids.a), `tenant B ${path}`);
+      const filtered = await admin('GET', `${path}?filter=${encodeURIComponent(`(eq,id,${ids.b})`)}`, options);
+      assert.deepEqual(idsOf(filtered), [ids.b], `admin ${path} filtered`);
+    }
+    assert.deepEqual(idsOf(await admin('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(in,id,${instA.id},${instB.id})`)}&fields=vnfInstanceName`)).sort(), [instA.id, instB.id].sort());
+  });
+
+  it('pages an admin\'s all-tenant list with signed markers that no other scope accepts', async () => {
+    const paged = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=2' } });
+    try {
+      const admin = client(paged);
+      const a = client(paged, newClient('tenant-a', TENANT_SCOPES, paged));
+      const b = client(paged, newClient('tenant-b', TENANT_SCOPES, paged));
+      const mine = { a: [] as string[], b: [] as string[] };
+      for (let i = 0; i < 3; i += 1) {
+        for (const [tenant, call] of [['a', a], ['b', b]] as const) {
+          const reply = await call('POST', '/vnfpkgm/v1/vnf_packages', { body: { userDefinedData: { page: 'yes' } } });
+          assert.equal(reply.status, 201, reply.text);
+          mine[tenant].push((reply.body as { id: string }).id);
+        }
+      }
+      const all = await allIds(admin, '/vnfpkgm/v1/vnf_packages');
+      assert.deepEqual([...all].sort(), [...mine.a, ...mine.b].sort(), 'every tenant\'s packages, each once');
+      assert.deepEqual((await allIds(a, '/vnfpkgm/v1/vnf_packages')).sort(), [...mine.a].sort());
+      // A filtered admin list pages through matches only; the marker carries the filter.
+      const filtered = await allIds(admin, `/vnfpkgm/v1/vnf_packages?filter=${encodeURIComponent(`(in,id,${mine.a[0]},${mine.b[0]},${mine.b[2]})`)}`);
+      assert.deepEqual([...filtered].sort(), [mine.a[0], mine.b[0], mine.b[2]].sort());
+
+      const adminNext = nextOf(await admin('GET', '/vnfpkgm/v1/vnf_packages')) as string;
+      const tenantNext = nextOf(await a('GET', '/vnfpkgm/v1/vnf_packages')) as string;
+      assert.ok(adminNext && tenantNext);
+      for (const [who, call, next] of [['tenant B with the admin\'s marker', b, adminNext], ['tenant B with A\'s marker', b, tenantNext], ['the admin with A\'s marker', admin, tenantNext]] as const) {
+        const reply = await call('GET', next);
+        assert.equal(reply.status, 400, `${who}: ${reply.text}`);
+        assert.match((reply.body as { detail: string }).detail, /nextpage_opaque_marker/);
+      }
+      assert.equal((await admin('GET', adminNext)).status, 200);
+      assert.equal((await a('GET', tenantNext)).status, 200);
+    } finally {
+      await paged.stop();
+    }
+  });
+
+  it('hides VIMs (/vnfm/v1/vims, /v1.0/vims) and alarms of another tenant (404, absent from lists); an admin sees and lists them', async () => {
+    const a = client(vnfm, tenantA);
+    const b = client(vnfm, tenantB);
+    const admin = client(vnfm);
+    const os = (JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as { 'local-openstack': Record<string, string> })['local-openstack'];
+    const registration = (name: string) => ({
+      name, vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: os.authUrl }, isDefault: true,
+      accessInfo: { username: os.username, password: os.password, project: os.project, projectDomain: os.projectDomain, userDomain: os.userDomain, region: os.region },
+    });
+    // Both tenants register a VIM of the same name (names are unique per tenant) as their default.
+    const registeredA = await a('POST', '/vnfm/v1/vims', { body: registration('isolated-openstack') });
+    assert.equal(registeredA.status, 201, registeredA.text);
+    const vimA = (registeredA.body as { id: string }).id;
+    const registeredB = await b('POST', '/vnfm/v1/vims', { body: registration('isolated-openstack') });
+    assert.equal(registeredB.status, 201, registeredB.text);
+    const vimB = (registeredB.body as { id: string }).id;
+
+    for (const [method, path, body] of [
+      ['GET', `/vnfm/v1/vims/${vimA}`], ['PATCH', `/vnfm/v1/vims/${vimA}`, { description: 'stolen' }], ['DELETE', `/vnfm/v1/vims/${vimA}`],
+      ['GET', `/v1.0/vims/${vimA}`], ['GET', `/v1.0/vims/${vimA}.json`], ['PUT', `/v1.0/vims/${vimA}`, { vim: { description: 'stolen' } }], ['DELETE', `/v1.0/vims/${vimA}`],
+    ] as Array<[string, string, unknown?]>) {
+      const reply = await b(method, path, body === undefined ? {} : { body });
+      assert.equal(reply.status, 404, `${method} ${path}: ${reply.text}`);
+      assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+    }
+    const tackerIds = async (call: typeof a, query = ''): Promise<string[]> => {
+      const reply = await call('GET', `/v1.0/vims${query}`);
+      assert.equal(reply.status, 200, reply.text);
+      return (reply.body as { vims: Array<{ id: string }> }).vims.map((vim) => vim.id);
+    };
+    const listedB = idsOf(await b('GET', '/vnfm/v1/vims'));
+    assert.ok(listedB.includes(vimB) && !listedB.includes(vimA));
+    assert.deepEqual(idsOf(await b('GET', `/vnfm/v1/vims?filter=${encodeURIComponent(`(eq,id,${vimA})`)}`)), []);
+    assert.ok((await tackerIds(b)).includes(vimB) && !(await tackerIds(b)).includes(vimA));
+    assert.deepEqual(await tackerIds(b, `?id=${vimA}`), []);
+    const listedA = idsOf(await a('GET', '/vnfm/v1/vims'));
+    assert.ok(listedA.includes(vimA) && !listedA.includes(vimB));
+    const shownA = await a('GET', `/vnfm/v1/vims/${vimA}`);
+    assert.equal((shownA.body as { description?: string }).description, undefined, 'B changed nothing');
+    // The admin reads, lists and changes either tenant's VIM.
+    assert.equal((await admin('GET', `/vnfm/v1/vims/${vimA}`)).status, 200);
+    assert.equal((await admin('GET', `/v1.0/vims/${vimB}`)).status, 200);
+    const listedAdmin = idsOf(await admin('GET', '/vnfm/v1/vims'));
+    assert.ok(listedAdmin.includes(vimA) && listedAdmin.includes(vimB) && listedAdmin.includes('local-openstack'));
+    assert.deepEqual(idsOf(await admin('GET', `/vnfm/v1/vims?filter=${encodeURIComponent(`(eq,id,${vimB})`)}`)), [vimB]);
+    assert.ok((await tackerIds(admin)).includes(vimA));
+    const renamed = await admin('PATCH', `/vnfm/v1/vims/${vimB}`, { body: { name: 'renamed-by-admin' } });
+    assert.equal(renamed.status, 200, renamed.text);
+    const reuse = await b('PATCH', `/vnfm/v1/vims/${vimB}`, { body: { name: 'isolated-openstack' } });
+    assert.equal(reuse.status, 200, `the admin's rename freed the name in B's tenant: ${reuse.text}`);
+
+    // An alarm of A's: a VNF on A's default VIM whose server fails, found by a health sweep.
+    const pkg = ((await a('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+    const uploaded = await a('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    assert.equal(uploaded.status, 202, uploaded.text);
+    await settle(vnfm);
+    const created = await a('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, vnfInstanceName: 'alarmed' } });
+    assert.equal(created.status, 201, created.text);
+    const vnfA = (created.body as { id: string }).id;
+    const instantiate = await a('POST', `/vnflcm/v2/vnf_instances/${vnfA}/instantiate`, { body: {
+      flavourId: 'simple', instantiationLevelId: 'instantiation_level_1',
+      extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+    } });
+    assert.equal(instantiate.status, 202, instantiate.text);
+    await settle(vnfm);
+    const shown = (await a('GET', `/vnflcm/v2/vnf_instances/${vnfA}`)).body as { instantiationState: string; vimConnectionInfo?: Record<string, { vimId?: string }>; instantiatedVnfInfo: { vnfcResourceInfo: Array<{ computeResource: { resourceId: string } }> } };
+    assert.equal(shown.instantiationState, 'INSTANTIATED');
+    const server = shown.instantiatedVnfInfo.vnfcResourceInfo[0]?.computeResource.resourceId as string;
+    const fault = await fetch(`${os.control}servers/${server}/status`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ status: 'ERROR' }) });
+    assert.ok(fault.ok, await fault.text());
+    const swept = await fetch(`${vnfm.url}/_local/schedules/VnfHealthMonitorFunction/run`, { method: 'POST' });
+    assert.equal(swept.status, 200, await swept.text());
+    await settle(vnfm);
+    const byInstance = `/vnffm/v1/alarms?filter=${encodeURIComponent(`(eq,managedObjectId,${vnfA})`)}`;
+    const alarms = idsOf(await a('GET', byInstance, FM));
+    assert.equal(alarms.length, 1, 'A sees the alarm of its VNF');
+    const alarm = alarms[0] as string;
+
+    const acknowledge = { ...FM, body: { ackState: 'ACKNOWLEDGED' }, headers: { 'Content-Type': 'application/merge-patch+json' } };
+    for (const [method, options] of [['GET', FM], ['PATCH', acknowledge]] as const) {
+      const reply = await b(method, `/vnffm/v1/alarms/${alarm}`, options);
+      assert.equal(reply.status, 404, `${method}: ${reply.text}`);
+      assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+    }
+    assert.ok(!(await allIds(b, '/vnffm/v1/alarms', FM)).includes(alarm));
+    assert.deepEqual(idsOf(await b('GET', byInstance, FM)), []);
+    assert.equal(((await a('GET', `/vnffm/v1/alarms/${alarm}`, FM)).body as { ackState: string }).ackState, 'UNACKNOWLEDGED', 'B acknowledged nothing');
+    assert.ok((await allIds(admin, '/vnffm/v1/alarms', FM)).includes(alarm));
+    assert.deepEqual(idsOf(await admin('GET', byInstance, FM)), [alarm]);
+    assert.equal((await admin('GET', `/vnffm/v1/alarms/${alarm}`, FM)).status, 200);
+    const acked = await admin('PATCH', `/vnffm/v1/alarms/${alarm}`, acknowledge);
+    assert.equal(acked.status, 200, acked.text);
+    assert.equal(((await a('GET', `/vnffm/v1/alarms/${alarm}`, FM)).body as { ackState: string }).ackState, 'ACKNOWLEDGED');
   });
 });

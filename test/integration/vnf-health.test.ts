@@ -4,6 +4,9 @@
 // alarm, are healed by one automatic HEAL (isAutomaticInvocation) when isAutohealEnabled, and the
 // alarm clears; FM subscriptions receive AlarmNotification and AlarmClearedNotification; Tacker's
 // Alertmanager webhook and server notification take the same path; malformed payloads change nothing.
+// No heal storm: a VDU healed automatically AutoHealMaxAttempts times (2 here, through the template
+// parameter) is not healed again, its alarm stays with a note. Alertmanager auto_scale alerts start
+// an automatic SCALE only with isAutoscaleEnabled.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -19,6 +22,8 @@ let sink: NfvoSink;
 let openstack: { control: string };
 let cluster: { endpoint: string; control: string; bearer_token: string };
 const FM = { version: '1.5.0' };
+/** AutoHealMaxAttempts for this file's VNFM (each other test heals an instance at most once). */
+const MAX_AUTO_HEALS = 2;
 const INSTANTIATE = {
   flavourId: 'simple',
   instantiationLevelId: 'instantiation_level_1',
@@ -26,13 +31,14 @@ const INSTANTIATE = {
 };
 
 type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
-type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }> } };
-type Alarm = { id: string; managedObjectId: string; perceivedSeverity: string; ackState: string; eventType: string; alarmClearedTime?: string; faultDetails?: string[]; vnfcInstanceIds: string[]; rootCauseFaultyResource: { faultyResource: { resourceId: string } } };
+type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>; scaleStatus?: Array<{ aspectId: string; scaleLevel: number }> } };
+type Alarm = { id: string; managedObjectId: string; perceivedSeverity: string; ackState: string; eventType: string; alarmChangedTime?: string; alarmClearedTime?: string; faultDetails?: string[]; vnfcInstanceIds: string[]; rootCauseFaultyResource: { faultyResource: { resourceId: string } } };
 type Sweep = { raised: number; cleared: number; healsStarted: string[]; skippedLocked: number; vimApiCalls: number };
 
 before(async () => {
   // Schedules only run when a test asks (no timer-driven sweep can race with the assertions).
-  vnfm = await startVnfm({ env: { VNFM_SCHEDULE_SCALE: '0' } });
+  // Template parameters as `sam deploy --parameter-overrides` takes them: a small heal-storm limit.
+  vnfm = await startVnfm({ env: { VNFM_SCHEDULE_SCALE: '0', VNFM_PARAMETER_OVERRIDES: `AutoHealMaxAttempts=${MAX_AUTO_HEALS} AutoHealWindowSeconds=600` } });
   call = client(vnfm);
   sink = await startNfvoSink();
   const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'));
@@ -68,13 +74,13 @@ async function control(base: string, path: string, body: unknown): Promise<void>
   assert.ok(response.ok, await response.text());
 }
 
-async function instantiated(vnfdId: string, request: Record<string, unknown>, autoHeal: boolean): Promise<string> {
+async function instantiated(vnfdId: string, request: Record<string, unknown>, autoHeal: boolean, properties: Record<string, unknown> = {}): Promise<string> {
   const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: 'health' } });
   assert.equal(created.status, 201, created.text);
   const id = (created.body as { id: string }).id;
   assert.equal((await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: request })).status, 202);
   await settle(vnfm);
-  const modified = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfConfigurableProperties: { isAutohealEnabled: autoHeal } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+  const modified = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfConfigurableProperties: { isAutohealEnabled: autoHeal, ...properties } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
   assert.equal(modified.status, 202, modified.text);
   await settle(vnfm);
   const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
@@ -94,11 +100,15 @@ async function alarmsOf(id: string): Promise<Alarm[]> {
   return reply.body as Alarm[];
 }
 
-async function healsOf(id: string): Promise<Array<{ id: string; operationState: string; isAutomaticInvocation: boolean; operationParams: { vnfcInstanceId?: string[] } }>> {
-  const reply = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${encodeURIComponent(`(eq,vnfInstanceId,${id});(eq,operation,HEAL)`)}&fields=operationParams`);
+type OpOcc = { id: string; operationState: string; isAutomaticInvocation: boolean; operationParams: { vnfcInstanceId?: string[]; type?: string; aspectId?: string } };
+
+async function opOccsOf(id: string, operation: 'HEAL' | 'SCALE'): Promise<OpOcc[]> {
+  const reply = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${encodeURIComponent(`(eq,operation,${operation});(eq,vnfInstanceId,${id})`)}&fields=operationParams`);
   assert.equal(reply.status, 200, reply.text);
-  return reply.body as Array<{ id: string; operationState: string; isAutomaticInvocation: boolean; operationParams: { vnfcInstanceId?: string[] } }>;
+  return reply.body as OpOcc[];
 }
+
+const healsOf = (id: string) => opOccsOf(id, 'HEAL');
 
 describe('OpenStack: a server in ERROR', () => {
   it('auto-heal on: a sweep raises an alarm, one automatic HEAL replaces exactly that VNFC, the next sweep clears it; an FM subscriber is told both', async () => {
@@ -228,6 +238,111 @@ describe('Kubernetes: a crashed pod', () => {
   });
 });
 
+describe('no heal storm (AutoHealMaxAttempts)', () => {
+  const vduOf = async (id: string, vduId: string) => {
+    const shown = await show(id);
+    const vnfc = shown.instantiatedVnfInfo.vnfcResourceInfo.find((v) => v.vduId === vduId) as Vnfc;
+    assert.ok(vnfc, `the instance has a ${vduId} VNFC`);
+    return { vnfc, infoId: shown.instantiatedVnfInfo.vnfcInfo.find((v) => v.vnfcResourceInfoId === vnfc.id)?.id as string };
+  };
+  const suppressed = (alarm: Alarm | undefined) => (alarm?.faultDetails ?? []).filter((d) => d.includes('auto-heal suppressed'));
+
+  it('a VDU that keeps failing is healed AutoHealMaxAttempts times, then its alarm stays with a note and no HEAL is started; another VDU is still healed', async () => {
+    const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, true);
+    const healed: string[] = [];
+    for (let attempt = 1; attempt <= MAX_AUTO_HEALS; attempt++) {
+      const { vnfc } = await vduOf(id, 'VDU1');
+      await control(openstack.control, `servers/${vnfc.computeResource.resourceId}/status`, { status: 'ERROR' });
+      const report = await sweep();
+      assert.equal(report.raised, 1, `failure ${attempt} raises an alarm`);
+      assert.equal(report.healsStarted.length, 1, `failure ${attempt} is healed`);
+      healed.push(vnfc.computeResource.resourceId);
+      const heals = await healsOf(id);
+      assert.equal(heals.length, attempt);
+      assert.ok(heals.every((h) => h.operationState === 'COMPLETED' && h.isAutomaticInvocation));
+      assert.ok(!(await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId), 'the failed server was replaced');
+    }
+
+    // The VDU slot fails once more: beyond the limit.
+    const { vnfc, infoId } = await vduOf(id, 'VDU1');
+    await control(openstack.control, `servers/${vnfc.computeResource.resourceId}/status`, { status: 'ERROR' });
+    const report = await sweep();
+    assert.equal(report.raised, 1);
+    assert.deepEqual(report.healsStarted, [], 'no HEAL beyond AutoHealMaxAttempts');
+    assert.equal((await healsOf(id)).length, MAX_AUTO_HEALS);
+    const active = (await alarmsOf(id)).filter((a) => !a.alarmClearedTime);
+    assert.equal(active.length, 1, 'the earlier alarms cleared, the last one stays');
+    const [alarm] = active;
+    assert.equal(alarm?.rootCauseFaultyResource.faultyResource.resourceId, vnfc.computeResource.resourceId);
+    assert.deepEqual(alarm?.vnfcInstanceIds, [infoId]);
+    assert.equal(alarm?.perceivedSeverity, 'CRITICAL');
+    assert.equal(suppressed(alarm).length, 1, `the alarm says why it was not healed: ${JSON.stringify(alarm?.faultDetails)}`);
+    assert.match(suppressed(alarm)[0] as string, new RegExp(`VDU1 was healed automatically ${MAX_AUTO_HEALS} times`));
+    assert.ok(alarm?.alarmChangedTime);
+    assert.ok((await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId), 'the server is left for the operator');
+    for (const cleared of (await alarmsOf(id)).filter((a) => a.alarmClearedTime)) {
+      assert.ok(healed.includes(cleared.rootCauseFaultyResource.faultyResource.resourceId));
+    }
+
+    // Later sweeps neither heal nor repeat the note; neither does an Alertmanager alert for the same VNFC.
+    const again = await sweep();
+    assert.equal(again.raised, 0);
+    assert.deepEqual(again.healsStarted, []);
+    const reply = await call('POST', '/alert/auto_healing', { body: {
+      alerts: [{ status: 'firing', labels: { alertname: 'VnfcDown', receiver_type: 'tacker', function_type: 'auto_heal', vnf_instance_id: id, vnfc_info_id: infoId }, startsAt: new Date().toISOString(), fingerprint: 'storm' }],
+    } });
+    assert.equal(reply.status, 204, reply.text);
+    await settle(vnfm);
+    assert.equal((await healsOf(id)).length, MAX_AUTO_HEALS);
+    const still = (await alarmsOf(id)).filter((a) => !a.alarmClearedTime);
+    assert.deepEqual(still.map((a) => a.id), [alarm?.id]);
+    assert.equal(suppressed(still[0]).length, 1, 'one note, not one per sweep');
+
+    // The limit is per VDU: VDU2 failing now is healed, and only VDU2.
+    const other = await vduOf(id, 'VDU2');
+    await control(openstack.control, `servers/${other.vnfc.computeResource.resourceId}/status`, { status: 'ERROR' });
+    const mixed = await sweep();
+    assert.equal(mixed.raised, 1);
+    assert.equal(mixed.healsStarted.length, 1);
+    const heals = await healsOf(id);
+    assert.equal(heals.length, MAX_AUTO_HEALS + 1);
+    const last = heals.find((h) => h.id === mixed.healsStarted[0]);
+    assert.equal(last?.operationState, 'COMPLETED');
+    assert.deepEqual(last?.operationParams.vnfcInstanceId, [other.infoId], 'the suppressed VDU1 VNFC is not in the HEAL');
+    assert.ok((await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId));
+  });
+
+  it('the limit counts HEAL operations, not VNFCs: one HEAL of two VNFCs of a VDU is one attempt', async () => {
+    const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, true);
+    const scaled = await call('POST', `/vnflcm/v2/vnf_instances/${id}/scale`, { body: { type: 'SCALE_OUT', aspectId: 'VDU1_scale' } });
+    assert.equal(scaled.status, 202, scaled.text);
+    await settle(vnfm);
+    const servers = async () => (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').map((v) => v.computeResource.resourceId);
+    const both = await servers();
+    assert.equal(both.length, 2);
+    for (const server of both) await control(openstack.control, `servers/${server}/status`, { status: 'ERROR' });
+    const first = await sweep();
+    assert.equal(first.raised, 2);
+    assert.equal(first.healsStarted.length, 1, 'one HEAL covers both');
+    assert.equal((await healsOf(id))[0]?.operationParams.vnfcInstanceId?.length, 2);
+
+    // Attempt 2 of 2 is still allowed (one server of the slot fails again)...
+    const [again] = await servers();
+    await control(openstack.control, `servers/${again}/status`, { status: 'ERROR' });
+    const second = await sweep();
+    assert.equal(second.healsStarted.length, 1, 'the second HEAL of VDU1 is within the limit');
+    // ...attempt 3 is not.
+    const [third] = await servers();
+    await control(openstack.control, `servers/${third}/status`, { status: 'ERROR' });
+    const beyond = await sweep();
+    assert.deepEqual(beyond.healsStarted, []);
+    assert.equal((await healsOf(id)).length, 2);
+    const active = (await alarmsOf(id)).filter((a) => !a.alarmClearedTime);
+    assert.equal(active.length, 1);
+    assert.equal(suppressed(active[0]).length, 1);
+  });
+});
+
 describe("Tacker's external triggers", () => {
   const alertFor = (labels: Record<string, string>) => ({
     version: '4', status: 'firing', receiver: 'auto-heal', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
@@ -285,5 +400,75 @@ describe("Tacker's external triggers", () => {
     assert.equal(heals[0]?.operationState, 'COMPLETED');
     assert.equal(heals[0]?.isAutomaticInvocation, true);
     assertProblem(await call('POST', `/server_notification/vnf_instances/${id}/servers/no-such-server/notify`, { body: { notification: { alarm_id: 'a', fault_id: '1' } } }), 404);
+  });
+  describe('Alertmanager auto_scale alerts', () => {
+    const scaleAlert = (id: string, type: string, status = 'firing') => ({
+      version: '4', status, receiver: 'auto-scale', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
+      alerts: [{ status, labels: { alertname: 'HighLoad', receiver_type: 'tacker', function_type: 'auto_scale', vnf_instance_id: id, aspect_id: 'VDU1_scale', auto_scale_type: type }, annotations: {}, startsAt: new Date().toISOString(), fingerprint: `scale-${type}` }],
+    });
+    const vdu1Count = async (id: string) => (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').length;
+    const level = async (id: string) => (await show(id)).instantiatedVnfInfo.scaleStatus?.find((s) => s.aspectId === 'VDU1_scale')?.scaleLevel;
+
+    it('isAutoscaleEnabled false: 204 and nothing happens', async () => {
+      const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, false, { isAutoscaleEnabled: false });
+      const reply = await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_OUT') });
+      assert.equal(reply.status, 204, reply.text);
+      await settle(vnfm);
+      assert.deepEqual(await opOccsOf(id, 'SCALE'), []);
+      assert.equal(await vdu1Count(id), 1);
+      assert.equal(await level(id), 0);
+    });
+
+    it('a payload naming an unknown instance is refused whole: no alert of it starts anything', async () => {
+      const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, false, { isAutoscaleEnabled: true });
+      const body = scaleAlert(id, 'SCALE_OUT');
+      body.alerts.push({ ...body.alerts[0]!, labels: { ...body.alerts[0]!.labels, vnf_instance_id: '00000000-0000-4000-8000-000000000000' }, fingerprint: 'unknown' });
+      assertProblem(await call('POST', '/alert/auto_scaling', { body }), 404);
+      await settle(vnfm);
+      assert.deepEqual(await opOccsOf(id, 'SCALE'), []);
+      assert.equal(await vdu1Count(id), 1);
+    });
+
+    it('isAutoscaleEnabled true: SCALE_OUT then SCALE_IN start automatic SCALE op occs that change the VNFCs and scaleStatus; resolved alerts do nothing', async () => {
+      const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, false, { isAutoscaleEnabled: true });
+      assert.equal(await vdu1Count(id), 1);
+
+      const out = await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_OUT') });
+      assert.equal(out.status, 204, out.text);
+      await settle(vnfm);
+      let scales = await opOccsOf(id, 'SCALE');
+      assert.equal(scales.length, 1);
+      assert.equal(scales[0]?.operationState, 'COMPLETED');
+      assert.equal(scales[0]?.isAutomaticInvocation, true);
+      assert.equal(scales[0]?.operationParams.type, 'SCALE_OUT');
+      assert.equal(scales[0]?.operationParams.aspectId, 'VDU1_scale');
+      assert.equal(await vdu1Count(id), 2);
+      assert.equal(await level(id), 1);
+
+      const resolved = await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_OUT', 'resolved') });
+      assert.equal(resolved.status, 204, resolved.text);
+      await settle(vnfm);
+      assert.equal((await opOccsOf(id, 'SCALE')).length, 1, 'a resolved alert starts nothing');
+
+      const scaledIn = await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_IN') });
+      assert.equal(scaledIn.status, 204, scaledIn.text);
+      await settle(vnfm);
+      scales = await opOccsOf(id, 'SCALE');
+      assert.equal(scales.length, 2);
+      const scaleIn = scales.find((s) => s.operationParams.type === 'SCALE_IN');
+      assert.equal(scaleIn?.operationState, 'COMPLETED');
+      assert.equal(scaleIn?.isAutomaticInvocation, true);
+      assert.equal(await vdu1Count(id), 1);
+      assert.equal(await level(id), 0);
+
+      // Switched off again (merge patch): the next alert is read and ignored.
+      const off = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfConfigurableProperties: { isAutoscaleEnabled: false } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      assert.equal(off.status, 202, off.text);
+      await settle(vnfm);
+      assert.equal((await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_OUT') })).status, 204);
+      await settle(vnfm);
+      assert.equal((await opOccsOf(id, 'SCALE')).length, 2);
+      assert.equal(await vdu1Count(id), 1);
+    });
   });
 });

@@ -2,8 +2,8 @@
 // change, `vnf-<instanceId>-<package>`) built from the package's BaseHOT, plus the Glance images the
 // driver uploaded from the package. Scale and heal are updates
 // of that stack, as in Tacker v2: a new per-VDU desired_capacity in its `nfv` parameter, and the
-// servers to remove or replace marked unhealthy first. A package change (rolling update or
-// blue-green) is in change-package.ts. Steps never wait: start
+// servers to remove or replace (for heal, with their volumes) marked unhealthy first. A package
+// change (rolling update or blue-green) is in change-package.ts. Steps never wait: start
 // steps issue requests and return ids, poll steps read status. The driver state names only VIM ids,
 // and rollback or terminate also find what a lost or partial state would have named (by the
 // deterministic stack and image names), so a failure half-way through leaves nothing behind.
@@ -13,11 +13,11 @@ import type { CollectedResources, DriverState, InfraDriver, OperationContext, Pr
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
-import { HeatClient, type HeatResource } from './heat.ts';
+import { HeatClient, resourceStackId, type HeatResource } from './heat.ts';
 import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from './hot.ts';
 import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } from './images.ts';
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
-import { collectResources, serverPlacement } from './resources.ts';
+import { collectResources, serverPlacement, VOLUME } from './resources.ts';
 import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
 import { openStackHealth } from './health.ts';
 
@@ -128,15 +128,30 @@ async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<P
 // ---------------------------------------------------------------------------------------------
 // Scale and heal
 
-/** The Heat resource to mark unhealthy for a VNFC: for scale-in its scaling group member (the group then removes exactly it), for heal its server. */
-function unhealthyTarget(resources: HeatResource[], vnfc: VnfcRef, change: UpdateChange): { stack: string; resourceName: string } {
+/**
+ * The Heat resources to mark unhealthy for a VNFC: for scale-in its scaling group member (the group
+ * then removes exactly it); for heal its server and the Cinder volumes of its VDU's virtual storages
+ * in the same stack. Heat replaces a server by creating the new one before deleting the old, so a
+ * replacement that names the same volume (block_device_mapping_v2 volume_id, e.g. a boot volume)
+ * would fail: Cinder refuses to attach a volume still in-use by the old server. As Tacker v2 does
+ * for a VNFC with storage (its `all` heal), the volume is replaced too: the new server boots from a
+ * new volume, and the old volume goes after the old server has released it.
+ */
+function unhealthyTargets(ctx: OperationContext, resources: HeatResource[], vnfc: VnfcRef, change: UpdateChange): Array<{ stack: string; resourceName: string }> {
   const placement = serverPlacement(resources, vnfc.resourceId);
   if (!placement) throw new VimError('heat', `VNFC ${vnfc.resourceId} of ${vnfc.vduId} is not a server of the stack`);
-  if (change.kind === 'HEAL') return { stack: placement.stack, resourceName: placement.resourceName };
+  if (change.kind === 'HEAL') {
+    const storages = flavourOf(ctx.vnfd, ctx.flavourId).vdus.find((vdu) => vdu.id === vnfc.vduId)?.storages ?? [];
+    const volumes = resources.filter((resource) => resource.resource_type === VOLUME && storages.includes(resource.resource_name) && resourceStackId(resource) === placement.stack);
+    return [
+      { stack: placement.stack, resourceName: placement.resourceName },
+      ...volumes.map((volume) => ({ stack: placement.stack, resourceName: volume.resource_name })),
+    ];
+  }
   if (!placement.member) {
     throw new UnprocessableEntityError(`VNFC ${vnfc.resourceId} of ${vnfc.vduId} cannot be scaled in: its server is not a member of an OS::Heat::AutoScalingGroup in the BaseHOT`);
   }
-  return placement.member;
+  return [placement.member];
 }
 
 /** A member marked unhealthy but kept by the new capacity would be replaced, not removed: refuse that. */
@@ -183,7 +198,9 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
     if (gone.length) log.info('openstack: VNFCs already replaced or removed', { vnfInstanceId: ctx.vnfInstanceId, vnfcs: gone.map((vnfc) => vnfc.resourceId) });
     if (change.kind === 'SCALE') checkRemovals(ctx, resources, { ...change, remove: vnfcs });
     // All found before any is marked, so that a VNFC that cannot be marked leaves the stack untouched.
-    marked.push(...vnfcs.map((vnfc) => unhealthyTarget(resources, vnfc, change)));
+    for (const target of vnfcs.flatMap((vnfc) => unhealthyTargets(ctx, resources, vnfc, change))) {
+      if (!marked.some((known) => known.stack === target.stack && known.resourceName === target.resourceName)) marked.push(target);
+    }
   }
   const reason = `${change.kind === 'HEAL' ? 'healed' : 'scaled in'} by VNF LCM operation ${ctx.opOccId}`;
   for (const target of marked) await heat.markUnhealthy(target.stack, target.resourceName, reason);

@@ -388,6 +388,39 @@ describe('Scale and heal on the simulator', () => {
     await terminateLeavingNothing(ctx, done.state);
   });
 
+  it('heals the VDU2 VNFC, which boots from a Cinder volume: its server is replaced and ACTIVE, the VDU1 servers keep their ids', async () => {
+    const ctx = context({ instantiationLevelId: 'instantiation_level_2' });
+    const state = await instantiate(ctx);
+    const before = await openStackDriver.collect(ctx, state);
+    const [healed] = byVdu(before, 'VDU2');
+    assert.ok(healed);
+
+    const healing = later(ctx, { vnfcInstanceId: [`VDU2-${String(healed.id)}`] });
+    const done = await update(healing, state, { kind: 'HEAL', vnfcs: [{ vduId: 'VDU2', resourceId: String(healed.id) }] });
+    assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
+    const after = await openStackDriver.collect(healing, done.state);
+    const [replacement] = byVdu(after, 'VDU2');
+    assert.ok(replacement);
+    assert.notEqual(replacement.id, healed.id, 'the healed VNFC is a new server');
+    assert.deepEqual(idsOf(byVdu(after, 'VDU1')), idsOf(byVdu(before, 'VDU1')), 'the VDU1 servers keep their ids');
+    const { servers, volumes } = sim.faults.state();
+    assert.equal(servers.count, 3);
+    assert.ok(!servers.ids.includes(String(healed.id)), 'the old server is gone from Nova');
+    assert.equal(servers.items.find((server) => server.id === replacement.id)?.status, 'ACTIVE');
+    // Heat creates a replacement before deleting the old server, so the volume the old one still has
+    // in use is replaced with it (as Tacker's heal of a VNFC with storage does).
+    const [oldVolume] = (healed.storageResourceIds as string[] | undefined) ?? [];
+    const [newVolume] = (replacement.storageResourceIds as string[] | undefined) ?? [];
+    assert.ok(oldVolume && newVolume);
+    assert.notEqual(newVolume, oldVolume, 'it boots from a new volume');
+    assert.deepEqual(volumes.items.map((volume) => [volume.id, volume.status]), [[newVolume, 'in-use']], 'the old volume is gone from Cinder');
+    assert.deepEqual(after.virtualStorageResourceInfo.map((storage) => storage.id), [newVolume]);
+    const resources = await new HeatClient(new OpenStackSession(ctx.vim)).listResources(`${String(state.stackName)}/${String(state.stackId)}`, 5);
+    assert.deepEqual(resources.filter((resource) => resource.resource_status === 'CHECK_FAILED'), [], 'nothing left marked');
+
+    await terminateLeavingNothing(ctx, done.state);
+  });
+
   it('reports Heat\'s reason when the stack update fails', async () => {
     const ctx = context();
     const state = await instantiate(ctx);
