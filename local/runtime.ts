@@ -317,8 +317,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           const queueId = [...names.queueUrls.keys()].find((id) => names.getAtt(id, 'Arn') === queueArn);
           if (!queueId) throw new Error(`${fn.logicalId}.${eventName}: queue ${queueArn} is not in the template`);
           const redrive = resolveValue<{ deadLetterTargetArn?: string } | undefined>((template.Resources[queueId]?.Properties as Properties | undefined)?.RedrivePolicy);
-          // Lambda runs up to ScalingConfig.MaximumConcurrency batches at once: one poller each.
-          const concurrency = Math.max(1, Number(resolveValue<{ MaximumConcurrency?: number } | undefined>(props.ScalingConfig)?.MaximumConcurrency ?? 1));
+          // Lambda runs up to ScalingConfig.MaximumConcurrency batches at once: one poller each. A
+          // FIFO queue gets one poller: the stand-in's group lock (local/sqs.ts) keeps a group's
+          // order across retries, but concurrent receivers could still take two of a group's
+          // messages apart, which SQS never does.
+          const fifo = String((template.Resources[queueId]?.Properties as Properties | undefined)?.FifoQueue ?? '') === 'true';
+          const concurrency = fifo ? 1 : Math.max(1, Number(resolveValue<{ MaximumConcurrency?: number } | undefined>(props.ScalingConfig)?.MaximumConcurrency ?? 1));
           for (let i = 0; i < concurrency; i++) {
             const poller = startQueuePoller({
               client: sqsClient,
