@@ -14,6 +14,7 @@ import type { LcmDeps } from './deps.ts';
 import { startOperation } from './operations.ts';
 import { enabledPackageFor, getVnfInstance, packageAttributes, type Caller } from './vnf-instances.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
+import { checkDefinitionFiles } from './lifecycle.ts';
 
 type Json = Record<string, unknown>;
 
@@ -112,17 +113,7 @@ export async function requestChangeVnfpkg(
   for (const script of [coordinateNew, coordinateOld]) {
     if (script && !await fileIn(scriptPackages, script.script)) throw new UnprocessableEntityError(`The VNF packages have no coordinate script ${script.script}`);
   }
-  let defFiles: string[] | undefined;
-  if (params['lcm-kubernetes-def-files'] !== undefined) {
-    const files = params['lcm-kubernetes-def-files'];
-    if (!Array.isArray(files) || files.length === 0 || !files.every((file) => typeof file === 'string' && file)) {
-      throw new BadRequestError('additionalParams.lcm-kubernetes-def-files must be a non-empty list of paths in the VNF package');
-    }
-    const declared = new Set(await newFiles.artifacts());
-    const undeclared = files.filter((file) => !declared.has(file));
-    if (undeclared.length) throw new UnprocessableEntityError(`additionalParams.lcm-kubernetes-def-files names ${undeclared.join(', ')}, which VNF package ${pkg.id} does not declare as an artifact`);
-    defFiles = files as string[];
-  }
+  const defFiles = checkDefinitionFiles(pkg, params['lcm-kubernetes-def-files']);
 
   const change: ChangePlan = {
     kind: 'CHANGE_VNFPKG',

@@ -10,6 +10,7 @@ import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
 import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';
 import { driverFor, type CollectedResources, type DriverState, type OperationContext, type PackageChange, type PackageFiles, type Progress, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
+import { flavourOf } from '#lib/vim/flavour.ts';
 import { log } from '#lib/log.ts';
 import { assertReachable } from '#lib/vims/model.ts';
 import type { LcmDeps } from './deps.ts';
@@ -70,9 +71,9 @@ function vimTypeFor(request: { additionalParams?: Record<string, unknown> }): st
   return request.additionalParams?.['lcm-kubernetes-def-files'] ? KUBERNETES_VIM : OPENSTACK_VIM;
 }
 
-/** Kubernetes manifests named by a request must be artifacts the package declares (with checksums). */
-function checkDefinitionFiles(pkg: VnfPackageRecord, files: unknown): void {
-  if (files === undefined) return;
+/** Kubernetes manifests named by a request (INSTANTIATE, CHANGE_VNFPKG) must be artifacts the package declares (with checksums). */
+export function checkDefinitionFiles(pkg: VnfPackageRecord, files: unknown): string[] | undefined {
+  if (files === undefined) return undefined;
   if (!Array.isArray(files) || files.length === 0 || !files.every((file) => typeof file === 'string' && file.length > 0)) {
     throw new BadRequestError('additionalParams.lcm-kubernetes-def-files must be a non-empty list of paths in the VNF package');
   }
@@ -81,17 +82,12 @@ function checkDefinitionFiles(pkg: VnfPackageRecord, files: unknown): void {
   if (unknown.length) {
     throw new UnprocessableEntityError(`additionalParams.lcm-kubernetes-def-files names ${unknown.join(', ')}, which VNF package ${pkg.id} does not declare as an artifact (in its manifest or TOSCA.meta)`);
   }
+  return files as string[];
 }
 
 function sameVimType(a: string, b: string): boolean {
   const norm = (t: string) => t.toUpperCase().replace(/\.V_2$/, '.V_3');
   return norm(a) === norm(b) || (a.toLowerCase() === 'openstack' && norm(b) === OPENSTACK_VIM);
-}
-
-function flavourOf(vnfd: ParsedVnfd, flavourId: string): FlavourInfo {
-  const flavour = vnfd.flavours.find((f) => f.flavourId === flavourId);
-  if (!flavour) throw new UnprocessableEntityError(`The VNFD ${vnfd.vnfdId} has no deployment flavour "${flavourId}"; it has ${vnfd.flavours.map((f) => f.flavourId).join(', ')}`);
-  return flavour;
 }
 
 /**
@@ -498,6 +494,22 @@ function changeOf(opOcc: VnfLcmOpOccRecord): UpdateChange {
 }
 
 /**
+ * instantiatedVnfInfo once an operation has changed the VNF's resources: what the VIM reports now,
+ * the VNFCs the instance already had keeping their places (oldest first), the rest as it was.
+ */
+function infoAfter(instance: VnfInstanceRecord, collected: CollectedResources): Record<string, unknown> {
+  return {
+    ...instance.instantiatedVnfInfo,
+    extCpInfo: collected.extCpInfo,
+    vnfcResourceInfo: ageOrdered(collectedOf(instance.instantiatedVnfInfo).vnfcResourceInfo, collected.vnfcResourceInfo),
+    vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
+    virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
+    ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
+    ...(collected.extVirtualLinkInfo?.length ? { extVirtualLinkInfo: collected.extVirtualLinkInfo } : {}),
+  };
+}
+
+/**
  * Reads the instance's resources back from the VIM after its driver state changed (SCALE, HEAL,
  * a rolled-back SCALE) and stores them, with the new driver state, under the operation's lock.
  */
@@ -507,16 +519,7 @@ async function recollect(deps: LcmDeps, loaded: Loaded, extra: Record<string, un
   if (!vim || !instance.vimResources) throw new ConflictError(`VNF instance ${instance.id} has no VIM resources`);
   const driverState = opOcc.driverState ?? instance.vimResources.driverState;
   const collected = await driverOf(vim).collect(await context(deps, loaded, vim), driverState);
-  const info: Record<string, unknown> = {
-    ...instance.instantiatedVnfInfo,
-    extCpInfo: collected.extCpInfo,
-    vnfcResourceInfo: ageOrdered(Array.isArray(instance.instantiatedVnfInfo?.vnfcResourceInfo) ? instance.instantiatedVnfInfo.vnfcResourceInfo as Array<Record<string, unknown>> : [], collected.vnfcResourceInfo),
-    vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
-    virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
-    ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
-    ...(collected.extVirtualLinkInfo?.length ? { extVirtualLinkInfo: collected.extVirtualLinkInfo } : {}),
-    ...extra,
-  };
+  const info = { ...infoAfter(instance, collected), ...extra };
   const set = { instantiatedVnfInfo: info, vimResources: { ...instance.vimResources, driverState } };
   if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
     throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
@@ -614,16 +617,8 @@ async function changeStep(deps: LcmDeps, loaded: Loaded, phase: 'start' | 'poll'
     case 'finish': {
       await hook(deps, loaded, newCtx, 'end', next.change.vnfd, next.change.files);
       const driverState = opOcc.driverState ?? {};
-      const collected = await driver.collect(newCtx, driverState);
       const before = collectedOf(instance.instantiatedVnfInfo);
-      const info: Record<string, unknown> = {
-        ...instance.instantiatedVnfInfo,
-        extCpInfo: collected.extCpInfo,
-        vnfcResourceInfo: ageOrdered(before.vnfcResourceInfo, collected.vnfcResourceInfo),
-        vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
-        virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
-        ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
-      };
+      const info = infoAfter(instance, await driver.collect(newCtx, driverState));
       const { set, modifications } = changedAttributes(instance, next.pkg, next.plan, opOcc.operationParams ?? {});
       set.instantiatedVnfInfo = info;
       set.vimResources = { ...instance.vimResources, driverState, instantiateRequest: instantiateRequestAfter(instance.vimResources?.instantiateRequest, next.plan) };

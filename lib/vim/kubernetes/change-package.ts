@@ -17,7 +17,7 @@ import { log } from '#lib/log.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { Coordination, DriverState, OperationContext, PackageChange, Progress } from '#lib/vim/driver.ts';
-import { desiredCapacity, flavourOf } from '#lib/vim/openstack/hot.ts';
+import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { describeRef, KubeClient, type KubeObject, type ObjectRef } from './client.ts';
 import {
   checkVdus, DEF_FILES_PARAM, defFilesOf, namespaceOf, prepareObjects, readManifests, REPLICATED_KINDS, WORKLOAD_KINDS, workloadOf, type ManifestObject,

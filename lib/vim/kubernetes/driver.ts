@@ -8,7 +8,7 @@
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
-import { desiredCapacity, flavourOf } from '#lib/vim/openstack/hot.ts';
+import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {

@@ -10,6 +10,10 @@ import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { parseSafeYaml } from '#lib/packages/vnfd.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { GrantDecision, PackageFiles } from '#lib/vim/driver.ts';
+import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
+
+// The flavour helpers live with the other drivers' and the engine's; the OpenStack modules import them from here.
+export { desiredCapacity, flavourOf };
 
 export interface BaseHot {
   /** Package path of the top template. */
@@ -138,21 +142,6 @@ export function fixedIpsOf(cp: ExtCpData): Array<{ ip_address?: string; subnet?:
 
 // ---------------------------------------------------------------------------------------------
 // nfv
-
-export function flavourOf(vnfd: ParsedVnfd, flavourId: string): FlavourInfo {
-  const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);
-  if (!flavour) throw new UnprocessableEntityError(`the VNFD has no deployment flavour ${flavourId} (it has ${vnfd.flavours.map((candidate) => candidate.flavourId).join(', ')})`);
-  return flavour;
-}
-
-/** Instances of a VDU at instantiation: the level's count, else the initial delta, else the profile's minimum. */
-export function desiredCapacity(flavour: FlavourInfo, vduId: string, instantiationLevelId: string | undefined): number {
-  const level = instantiationLevelId ?? flavour.instantiationLevels.default;
-  const byLevel = level !== undefined && Object.hasOwn(flavour.vduInstantiationLevels, vduId) ? flavour.vduInstantiationLevels[vduId] : undefined;
-  if (level !== undefined && byLevel && Object.hasOwn(byLevel, level)) return byLevel[level] as number;
-  if (Object.hasOwn(flavour.vduInitialDeltas, vduId)) return flavour.vduInitialDeltas[vduId] as number;
-  return flavour.vdus.find((vdu) => vdu.id === vduId)?.vduProfile?.minNumberOfInstances ?? 1;
-}
 
 export interface NfvInputs {
   flavour: FlavourInfo;
