@@ -23,12 +23,15 @@ const runtime = await startRuntime({
   waitScale: Number(process.env.VNFM_WAIT_SCALE ?? 0.2),
   port: Number(process.env.PORT ?? 9890),
   host: process.env.HOST ?? '127.0.0.1',
+  // Interrupted operations resume once their VIMs are back.
+  deferResume: true,
 });
 const vims = await startLocalVims(dataDir, {
   timeScale: Number(process.env.VNFM_SIM_TIME_SCALE ?? 0.2),
   // The VNFM prints the one line about where it listens; vims.json says where the VIMs are.
   log: (line) => { if (!line.includes('listening on')) process.stderr.write(`${line}\n`); },
 });
+await runtime.resume();
 process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir}; VIMs in ${dataDir}/vims.json)\n`);
 
 let stopping = false;

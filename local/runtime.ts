@@ -33,11 +33,19 @@ export interface RuntimeOptions {
   /** Multiplies Wait state durations and Retry intervals of state machines (default 1). */
   waitScale?: number;
   log?: (line: string) => void;
+  /** Leave interrupted executions and the start-up sweep for resume() (the caller first brings up what they need, e.g. the local VIMs). */
+  deferResume?: boolean;
 }
 
 export interface Runtime {
   url: string;
   stepFunctions: LocalStepFunctions;
+  /**
+   * Picks up where the last run on this data folder stopped: resumes the state machine executions
+   * that were running, then invokes the functions the template marks `Metadata.LocalRuntime.InvokeAtStart`
+   * (the reconciliation sweep). startRuntime does it unless deferResume.
+   */
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -267,6 +275,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const ruleTargets: Array<{ fn: LocalFunction; pattern: Record<string, unknown> }> = [];
     const stepFunctions = await startLocalStepFunctions({
       stateMachines,
+      dataDir: join(dataDir, 'stepfunctions'),
+      // Resumed executions may fire EventBridge rules: they resume once the rules are wired.
+      deferResume: true,
       onExecutionEnd: (detail) => {
         // EventBridge delivers "Step Functions Execution Status Change" to the rules that match.
         const event = {
@@ -428,9 +439,26 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       queues: Object.fromEntries([...names.queueUrls].map(([id, queueUrl]) => [id, { url: queueUrl, arn: names.getAtt(id, 'Arn') }])),
     }, null, 2)}\n`, { mode: 0o600 });
 
+    let resumed: Promise<void> | undefined;
+    const resume = () => {
+      resumed ??= (async () => {
+        const { resumed: count, failed } = stepFunctions.resume();
+        if (count || failed) log(`Resumed ${count} interrupted state machine execution(s)${failed ? `; ${failed} could not be resumed and ended FAILED` : ''}`);
+        for (const fn of functions.values()) {
+          const atStart = (template.Resources[fn.logicalId]?.Metadata as { LocalRuntime?: { InvokeAtStart?: unknown } } | undefined)?.LocalRuntime?.InvokeAtStart;
+          if (atStart === undefined) continue;
+          // What it finds it logs itself; a failure leaves the sweep to its schedule.
+          await invoke(fn, resolveValue(atStart)).catch((error: unknown) => log(`Start-up invocation of ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+        }
+      })();
+      return resumed;
+    };
+    if (!options.deferResume) await resume();
+
     return {
       url,
       stepFunctions,
+      resume,
       close: async () => {
         for (const close of closers.reverse()) await close().catch(() => undefined);
       },

@@ -1,7 +1,13 @@
 // Local AWS Step Functions stand-in: an HTTP server speaking the AWS JSON 1.0 wire protocol that
 // @aws-sdk/client-sfn uses, running executions in-process with aws-local-stepfunctions and routing
-// every Lambda Task to a local invoker.
+// every Lambda Task to a local invoker. With a data folder, executions are as durable as on AWS:
+// each one is a file rewritten at every top-level Task and Wait (the state, its raw input, the
+// retries it used, a Wait's deadline, a Task's result or error), and a restart resumes every
+// execution that was running from the state it was in (a Task that may have half-run is invoked
+// again, as Step Functions retries it: steps are idempotent).
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import type { RunOptions, StateMachineDefinition } from 'aws-local-stepfunctions';
@@ -25,7 +31,13 @@ export interface LocalStepFunctions {
   release(): void;
   /** Resolves when no execution is RUNNING (held executions count as running). */
   idle(): Promise<void>;
-  /** Aborts running executions and closes the server. */
+  /**
+   * Resumes the executions that were running when the data folder was last used (once; start()
+   * does it unless deferResume). Resolves with how many were resumed and how many could not be
+   * (those end FAILED, as AWS ends an execution it cannot continue).
+   */
+  resume(): { resumed: number; failed: number };
+  /** Closes the server. Without a dataDir it aborts running executions; with one they stay RUNNING on disk and resume at the next start. */
   close(): Promise<void>;
 }
 
@@ -39,6 +51,13 @@ export interface LocalStepFunctionsOptions {
   log?: (line: string) => void;
   /** Told of every execution that ends, as EventBridge's "Step Functions Execution Status Change" detail. */
   onExecutionEnd?: (detail: ExecutionStatusChange) => void;
+  /**
+   * Where executions are kept. With it, executions survive a kill and a restart; without it they
+   * live in memory and close() aborts them.
+   */
+  dataDir?: string;
+  /** With a dataDir: do not resume the executions found there until resume() (default: at start). */
+  deferResume?: boolean;
 }
 
 export interface ExecutionStatusChange {
@@ -91,7 +110,49 @@ class StatesRuntimeFailure extends Error {
   }
 }
 
-type TaskSpec = { kind: 'lambda'; functionArn: string } | { kind: 'invoke' } | { kind: 'wait' };
+/** `topLevel`: a state of the machine itself (not of a Parallel branch or Map iteration): a durable execution checkpoints there. */
+type TaskSpec = ({ kind: 'lambda'; functionArn: string } | { kind: 'invoke' } | { kind: 'wait' }) & { topLevel: boolean };
+
+/**
+ * Where a durable execution stands: the top-level Task or Wait state it is in and that state's raw
+ * input, so that a restart can run the machine on from there.
+ */
+interface Checkpoint {
+  state: string;
+  input: Json;
+  /** Retries used so far, per retrier of the state's Retry. */
+  attempts: number[];
+  /** A Wait state's deadline (epoch ms, already scaled). */
+  waitUntil?: number;
+  /** The Task returned this; the transition out of the state may not have happened yet. */
+  result?: Json;
+  /** The Task failed with this; its Retry or Catch decides what follows. */
+  failure?: { name: string; message: string };
+}
+
+/** An execution as its file keeps it. */
+interface StoredExecution {
+  arn: string;
+  name: string;
+  stateMachineArn: string;
+  input: string;
+  status: ExecutionStatus;
+  startDate: number;
+  stopDate?: number;
+  output?: string;
+  error?: string;
+  cause?: string;
+  /** Durable executions: where it stands. */
+  checkpoint?: Checkpoint;
+}
+
+// A top-level Task's Parameters are wrapped so that its handler also gets the state's raw input.
+const RAW_INPUT = 'localRawInput';
+const PARAMETERS = 'localParameters';
+/** Finished executions kept in memory (all are on disk; DescribeExecution reads older ones from there). */
+const FINISHED_IN_MEMORY = 1000;
+/** Files of executions that ended longer ago than this are removed at start (AWS keeps them 90 days). */
+const FINISHED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 interface MachineRecord {
   arn: string;
@@ -100,25 +161,24 @@ interface MachineRecord {
   region: string;
   account: string;
   definition: string;
+  /** The definition as it runs locally (after prepareMachine). */
+  prepared: Record<string, unknown>;
   runner: StateMachine;
   tasks: Map<string, TaskSpec>;
   creationDate: number;
 }
 
-interface ExecutionRecord {
+interface ExecutionRecord extends Omit<StoredExecution, 'stateMachineArn'> {
   seq: number;
-  arn: string;
-  name: string;
   machine: MachineRecord;
-  input: string;
-  status: ExecutionStatus;
-  startDate: number;
-  stopDate?: number;
-  output?: string;
-  error?: string;
-  cause?: string;
   controller: AbortController;
   abortRun?: () => void;
+  /** After a resume: the checkpoint whose outcome (result, failure, deadline) the state's first run replays. */
+  replay?: Checkpoint;
+  /** After a resume: the machine from the checkpoint's state on. */
+  runner?: StateMachine;
+  /** Left RUNNING on disk by close(): nothing more is recorded for it in this process. */
+  detached?: boolean;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -205,14 +265,20 @@ function prepareMachine(definition: Record<string, unknown>, ctx: PrepareContext
     fixResultPath(state);
     if (Array.isArray(state.Catch)) for (const catcher of state.Catch) if (isRecord(catcher)) fixResultPath(catcher);
     scaleRetries(state, ctx.waitScale);
+    const topLevel = where === '$';
     switch (state.Type) {
       case 'Task': {
         const resource = typeof state.Resource === 'string' ? state.Resource : '';
         const functionArn = lambdaArnOf(resource);
-        if (functionArn) registerTask(ctx, stateName, { kind: 'lambda', functionArn });
-        else if (resource === LAMBDA_INVOKE) registerTask(ctx, stateName, { kind: 'invoke' });
+        if (functionArn) registerTask(ctx, stateName, { kind: 'lambda', functionArn, topLevel });
+        else if (resource === LAMBDA_INVOKE) registerTask(ctx, stateName, { kind: 'invoke', topLevel });
         else {
           throw new Error(`state machine ${ctx.machineName}: ${at} has Resource "${resource}"; only Lambda function ARNs and ${LAMBDA_INVOKE} run locally`);
+        }
+        if (topLevel) {
+          // A checkpoint needs the state's raw input, which InputPath would hide from the handler.
+          if (state.InputPath !== undefined) throw new Error(`state machine ${ctx.machineName}: ${at} has an InputPath; the local runtime resumes top-level Tasks from their raw input, so use Parameters instead`);
+          state.Parameters = { [`${RAW_INPUT}.$`]: '$', ...('Parameters' in state ? { [PARAMETERS]: state.Parameters } : {}) };
         }
         if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
         else if (typeof state.TimeoutSeconds === 'number') state.TimeoutSeconds = Math.min(state.TimeoutSeconds, MAX_TIMER_SECONDS);
@@ -235,7 +301,7 @@ function prepareMachine(definition: Record<string, unknown>, ctx: PrepareContext
         for (const key of ['Comment', 'InputPath', 'OutputPath', 'Next', 'End']) if (key in state) rewritten[key] = state[key];
         for (const key of Object.keys(state)) delete state[key];
         Object.assign(state, rewritten);
-        registerTask(ctx, stateName, { kind: 'wait' });
+        registerTask(ctx, stateName, { kind: 'wait', topLevel });
         break;
       }
       case 'Pass':
@@ -288,6 +354,7 @@ function loadMachine(spec: LocalStateMachineSpec, waitScale: number): MachineRec
     region,
     account,
     definition: JSON.stringify(spec.definition),
+    prepared,
     runner,
     tasks: ctx.tasks,
     creationDate: epochSeconds(),
@@ -334,6 +401,28 @@ function invalidToken(token: string): AwsError {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The machine run on from a checkpoint: it starts at the checkpoint's state, that state's retriers
+ * have the attempts and backoff that are left, and the execution's timeout counts from its start.
+ */
+function runnerFrom(machine: MachineRecord, at: Checkpoint, startDate: number): StateMachine {
+  const definition = structuredClone(machine.prepared);
+  const states = definition.States as Record<string, Record<string, unknown>>;
+  const state = states[at.state];
+  if (!state) throw new Error(`its state ${at.state} is no longer in the definition of ${machine.name}`);
+  definition.StartAt = at.state;
+  if (Array.isArray(state.Retry)) {
+    (state.Retry as Array<{ MaxAttempts?: number; IntervalSeconds?: number; BackoffRate?: number }>).forEach((retrier, i) => {
+      const used = at.attempts[i] ?? 0;
+      if (!used) return;
+      retrier.MaxAttempts = Math.max(0, (retrier.MaxAttempts ?? 3) - used);
+      retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * (retrier.BackoffRate ?? 2) ** used;
+    });
+  }
+  if (typeof definition.TimeoutSeconds === 'number') definition.TimeoutSeconds = Math.max(1, definition.TimeoutSeconds - (epochSeconds() - startDate));
+  return new StateMachine(definition as unknown as StateMachineDefinition, { validationOptions: { noValidate: true } });
+}
+
 export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): Promise<LocalStepFunctions> {
   const waitScale = opts.waitScale ?? 1;
   if (!(waitScale >= 0) || !Number.isFinite(waitScale)) throw new Error('waitScale must be a finite number >= 0');
@@ -351,6 +440,65 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   let seq = 0;
   let running = 0;
   let idleWaiters: Array<() => void> = [];
+  /** Finished executions in memory, oldest first (durable executions only; see FINISHED_IN_MEMORY). */
+  const finishedOrder: string[] = [];
+
+  // --- Durability --------------------------------------------------------------------------
+  const dir = opts.dataDir ? join(opts.dataDir, 'executions') : undefined;
+  if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fileOf = (machineName: string, name: string) => join(dir as string, `${machineName}.${name}.json`);
+  const stored = (exec: ExecutionRecord): StoredExecution => ({
+    arn: exec.arn, name: exec.name, stateMachineArn: exec.machine.arn, input: exec.input, status: exec.status, startDate: exec.startDate,
+    ...(exec.stopDate !== undefined ? { stopDate: exec.stopDate } : {}),
+    ...(exec.output !== undefined ? { output: exec.output } : {}),
+    ...(exec.error !== undefined ? { error: exec.error } : {}),
+    ...(exec.cause !== undefined ? { cause: exec.cause } : {}),
+    ...(exec.checkpoint ? { checkpoint: exec.checkpoint } : {}),
+  });
+  /** Rewrites the execution's file (write and rename, so a kill leaves the old or the new one whole). */
+  const persist = (exec: ExecutionRecord) => {
+    if (!dir || exec.detached) return;
+    const file = fileOf(exec.machine.name, exec.name);
+    // No fsync: a killed process keeps what it wrote (the page cache); power loss is not the case guarded.
+    writeFileSync(`${file}.tmp`, JSON.stringify(stored(exec)), { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  };
+  const readStored = (file: string): StoredExecution | undefined => {
+    try {
+      const value = JSON.parse(readFileSync(file, 'utf8')) as StoredExecution;
+      if (typeof value.arn !== 'string' || typeof value.stateMachineArn !== 'string' || typeof value.status !== 'string') throw new Error('not an execution');
+      return value;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      log(`[stepfunctions] ${file} is damaged (${error instanceof Error ? error.message : String(error)}); moved aside as .damaged`);
+      renameSync(file, `${file}.damaged`);
+      return undefined;
+    }
+  };
+  /** Executions that were running when the folder was last used; finished ones past retention are removed. */
+  const unfinished: StoredExecution[] = [];
+  if (dir) {
+    for (const entry of readdirSync(dir)) {
+      const file = join(dir, entry);
+      if (entry.endsWith('.tmp')) { rmSync(file, { force: true }); continue; }
+      if (!entry.endsWith('.json')) continue;
+      const record = readStored(file);
+      if (!record) continue;
+      if (record.status === 'RUNNING') unfinished.push(record);
+      else if (Date.now() - (record.stopDate ?? record.startDate) * 1000 > FINISHED_RETENTION_MS || statSync(file).size === 0) rmSync(file, { force: true });
+    }
+    unfinished.sort((a, b) => a.startDate - b.startDate);
+  }
+  const forget = (exec: ExecutionRecord) => {
+    if (!dir) return;
+    finishedOrder.push(exec.arn);
+    while (finishedOrder.length > FINISHED_IN_MEMORY) executions.delete(finishedOrder.shift() as string);
+  };
+  /** A finished execution no longer in memory, from its file. */
+  const storedByArn = (arn: string): StoredExecution | undefined => {
+    const m = EXECUTION_ARN.exec(arn);
+    return dir && m ? readStored(fileOf(m[4] as string, m[5] as string)) : undefined;
+  };
 
   const settleIdle = () => {
     if (running > 0) return;
@@ -360,13 +508,15 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   };
 
   const finish = (exec: ExecutionRecord, status: Exclude<ExecutionStatus, 'RUNNING'>, fields: { output?: string; error?: string; cause?: string }) => {
-    if (exec.status !== 'RUNNING') return;
+    if (exec.status !== 'RUNNING' || exec.detached) return;
     exec.status = status;
     exec.stopDate = epochSeconds();
     if (fields.output !== undefined) exec.output = fields.output;
     if (fields.error !== undefined) exec.error = fields.error;
     if (fields.cause !== undefined) exec.cause = fields.cause;
     exec.controller.abort();
+    persist(exec);
+    forget(exec);
     log(`[stepfunctions] ${exec.arn} ${status}${exec.error ? ` (${exec.error})` : ''}`);
     // Before `running` drops, so whoever waits for idle also waits for what this event starts.
     opts.onExecutionEnd?.({
@@ -410,24 +560,85 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     return `arn:${machine.partition}:lambda:${machine.region}:${partial[1] ?? machine.account}:function:${partial[2]}`;
   };
 
+  /** Records where the execution stands (a no-op for in-memory executions). */
+  const checkpoint = (exec: ExecutionRecord, at: Checkpoint) => {
+    if (!dir || exec.status !== 'RUNNING') return;
+    exec.checkpoint = at;
+    persist(exec);
+  };
+
+  /** The retrier of the state's Retry that the library uses for an error of this name (as its shouldRetry picks it), or -1. */
+  const retrierFor = (exec: ExecutionRecord, stateName: string, errorName: string, attempts: number[]): number => {
+    const state = (exec.machine.prepared.States as Record<string, Record<string, unknown>>)[stateName];
+    const retriers = Array.isArray(state?.Retry) ? (state.Retry as Array<{ ErrorEquals: string[]; MaxAttempts?: number }>) : [];
+    for (const [i, retrier] of retriers.entries()) {
+      if (retrier.ErrorEquals.some((e) => e === errorName || e === 'States.ALL' || e === 'States.TaskFailed')) {
+        return (attempts[i] ?? 0) < (retrier.MaxAttempts ?? 3) ? i : -1;
+      }
+    }
+    return -1;
+  };
+
+  /**
+   * Runs a top-level Task durably: its raw input and retries are recorded before it runs, its
+   * result or failure after; after a resume, its first run replays a recorded result or failure.
+   */
+  const durableTask = async (exec: ExecutionRecord, stateName: string, input: LibJson, run: (params: unknown) => Promise<unknown>): Promise<unknown> => {
+    const wrapped = isRecord(input) ? input : {};
+    const raw = (wrapped[RAW_INPUT] ?? null) as Json;
+    const params = PARAMETERS in wrapped ? wrapped[PARAMETERS] : raw;
+    if (!dir) return run(params);
+    const replay = exec.replay?.state === stateName ? exec.replay : undefined;
+    exec.replay = undefined;
+    if (replay && 'result' in replay) return replay.result;
+    if (replay?.failure) throw new TaskFailure(replay.failure.name, replay.failure.message);
+    const previous = exec.checkpoint?.state === stateName ? exec.checkpoint : undefined;
+    const retriers = (exec.machine.prepared.States as Record<string, Record<string, unknown>>)[stateName]?.Retry;
+    let attempts: number[] = new Array(Array.isArray(retriers) ? retriers.length : 0).fill(0);
+    if (previous && !('result' in previous)) {
+      // Run again after a failure of this state: a retry (counted), or the same run resumed.
+      attempts = [...previous.attempts];
+      const i = previous.failure ? retrierFor(exec, stateName, previous.failure.name, attempts) : -1;
+      if (i >= 0) attempts[i] = (attempts[i] ?? 0) + 1;
+    }
+    checkpoint(exec, { state: stateName, input: raw, attempts });
+    try {
+      const result = toJson(await run(params));
+      checkpoint(exec, { state: stateName, input: raw, attempts, result });
+      return result;
+    } catch (error) {
+      if (error instanceof TaskFailure) checkpoint(exec, { state: stateName, input: raw, attempts, failure: { name: error.name, message: error.message } });
+      throw error;
+    }
+  };
+
   const buildHandlers = (exec: ExecutionRecord): TaskHandlers => {
     const handlers: TaskHandlers = {};
     for (const [stateName, spec] of exec.machine.tasks) {
+      const task = (run: (params: unknown) => Promise<unknown>) => async (input: LibJson) => (
+        (spec.topLevel ? await durableTask(exec, stateName, input, run) : await run(input)) as LibJson
+      );
       switch (spec.kind) {
         case 'lambda':
-          handlers[stateName] = async (input: LibJson) => (await invokeTask(exec, spec.functionArn, input)) as LibJson;
+          handlers[stateName] = task((params) => invokeTask(exec, spec.functionArn, params));
           break;
         case 'invoke':
-          handlers[stateName] = async (input: LibJson) => {
+          handlers[stateName] = task(async (input) => {
             const params = isRecord(input) ? input : {};
             const payload = 'Payload' in params ? params.Payload : {};
             const result = await invokeTask(exec, resolveFunctionName(exec.machine, params.FunctionName), payload);
-            return { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } as LibJson;
-          };
+            return { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 };
+          });
           break;
         case 'wait':
           handlers[stateName] = async (input: LibJson) => {
             const params = isRecord(input) ? input : {};
+            const replay = spec.topLevel && exec.replay?.state === stateName ? exec.replay : undefined;
+            exec.replay = undefined;
+            if (replay?.waitUntil !== undefined) {
+              await sleep(replay.waitUntil - Date.now(), exec.controller.signal);
+              return (params.Input ?? null) as LibJson;
+            }
             let ms: number;
             if ('Seconds' in params) {
               const seconds = params.Seconds;
@@ -441,7 +652,9 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
               if (Number.isNaN(at)) throw new StatesRuntimeFailure(`Wait state ${stateName}: invalid timestamp ${JSON.stringify(timestamp)}`);
               ms = at - Date.now();
             }
-            await sleep(ms * waitScale, exec.controller.signal);
+            const until = Date.now() + ms * waitScale;
+            if (spec.topLevel) checkpoint(exec, { state: stateName, input: (params.Input ?? null) as Json, attempts: [], waitUntil: until });
+            await sleep(until - Date.now(), exec.controller.signal);
             return (params.Input ?? null) as LibJson;
           };
           break;
@@ -455,7 +668,8 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     const { machine } = exec;
     let run: ReturnType<StateMachine['run']>;
     try {
-      run = machine.runner.run(JSON.parse(exec.input) as LibJson, {
+      const input = exec.replay ? exec.replay.input : (JSON.parse(exec.input) as Json);
+      run = (exec.runner ?? machine.runner).run(input as LibJson, {
         overrides: { taskResourceLocalHandlers: buildHandlers(exec) },
         noThrowOnAbort: true,
         context: {
@@ -496,11 +710,15 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     return machine;
   };
 
+  /** An execution in memory, or a finished one from its file (as a record that is never run). */
   const executionByArn = (arn: string): ExecutionRecord => {
     if (!EXECUTION_ARN.test(arn)) throw new AwsError('InvalidArn', `Invalid Arn: '${arn}'`);
     const exec = executions.get(arn);
-    if (!exec) throw new AwsError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
-    return exec;
+    if (exec) return exec;
+    const record = storedByArn(arn);
+    const machine = record ? machines.get(record.stateMachineArn) : undefined;
+    if (!record || !machine) throw new AwsError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
+    return { ...record, seq: 0, machine, controller: new AbortController() };
   };
 
   const stop = (exec: ExecutionRecord, error?: string, cause?: string) => {
@@ -534,7 +752,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       }
       if (Buffer.byteLength(input) > 262_144) throw new AwsError('InvalidExecutionInput', 'Execution input exceeds the maximum size of 262144 bytes');
       const arn = `arn:${machine.partition}:states:${machine.region}:${machine.account}:execution:${machine.name}:${name}`;
-      const existing = executions.get(arn);
+      const existing = executions.get(arn) ?? (storedByArn(arn) ? executionByArn(arn) : undefined);
       if (existing) {
         // AWS: same name and input as an open execution is idempotent; a closed one or different input is not.
         if (existing.status === 'RUNNING' && existing.input === input) return { executionArn: existing.arn, startDate: existing.startDate };
@@ -553,6 +771,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       };
       executions.set(arn, exec);
       running++;
+      persist(exec);
       log(`[stepfunctions] ${arn} RUNNING${holding ? ' (held)' : ''}`);
       if (holding) held.push(exec);
       else begin(exec);
@@ -653,8 +872,54 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   const { endpoint } = api;
   log(`[stepfunctions] listening on ${endpoint} with ${machines.size} state machine(s)`);
 
-  return {
+  // Executions that were running when the folder was last used: RUNNING again now (so that a
+  // StartExecution of the same name finds them), running on from their checkpoints at resume().
+  const toResume: Array<{ exec: ExecutionRecord; problem?: string }> = [];
+  for (const record of unfinished) {
+    const machine = machines.get(record.stateMachineArn);
+    if (!machine) {
+      // Nothing to run it with: it ends as AWS ends an execution that cannot go on.
+      const fallback = { arn: record.stateMachineArn, name: record.stateMachineArn.split(':').pop() ?? '' } as MachineRecord;
+      toResume.push({ exec: { ...record, seq: ++seq, machine: fallback, controller: new AbortController() }, problem: `its state machine ${record.stateMachineArn} no longer exists` });
+      running++;
+      continue;
+    }
+    const exec: ExecutionRecord = { ...record, seq: ++seq, machine, status: 'RUNNING', controller: new AbortController() };
+    let problem: string | undefined;
+    if (record.checkpoint) {
+      try {
+        exec.runner = runnerFrom(machine, record.checkpoint, record.startDate);
+        exec.replay = record.checkpoint;
+      } catch (error) {
+        problem = error instanceof Error ? error.message : String(error);
+      }
+    }
+    executions.set(exec.arn, exec);
+    running++;
+    toResume.push({ exec, ...(problem ? { problem } : {}) });
+  }
+  let resumed = false;
+
+  const stepFunctions: LocalStepFunctions = {
     endpoint,
+    resume() {
+      const counts = { resumed: 0, failed: 0 };
+      if (resumed) return counts;
+      resumed = true;
+      for (const { exec, problem } of toResume.splice(0)) {
+        if (problem) {
+          log(`[stepfunctions] ${exec.arn} cannot be resumed: ${problem}`);
+          finish(exec, 'FAILED', { error: 'States.Runtime', cause: `The execution was interrupted and cannot be resumed: ${problem}` });
+          counts.failed++;
+          continue;
+        }
+        log(`[stepfunctions] ${exec.arn} resumed${exec.checkpoint ? ` at ${exec.checkpoint.state}` : ' from the start'}`);
+        counts.resumed++;
+        if (holding) held.push(exec);
+        else begin(exec);
+      }
+      return counts;
+    },
     hold() {
       holding = true;
     },
@@ -669,8 +934,22 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     async close() {
       if (closed) return;
       closed = true;
-      for (const exec of executions.values()) stop(exec);
+      for (const exec of executions.values()) {
+        if (!dir) {
+          stop(exec);
+        } else if (exec.status === 'RUNNING' && !exec.detached) {
+          // Kept RUNNING on disk; the next start resumes it.
+          exec.detached = true;
+          exec.controller.abort();
+          exec.abortRun?.();
+          running--;
+        }
+      }
+      held.splice(0);
+      settleIdle();
       await api.close();
     },
   };
+  if (!opts.deferResume) stepFunctions.resume();
+  return stepFunctions;
 }

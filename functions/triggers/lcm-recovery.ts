@@ -1,9 +1,15 @@
-// EventBridge target for "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) of
-// the LCM state machines: moves an op occ its dead execution left in flight to a defined state.
+// Recovery of LCM operations and packages that no run drives any more. Two triggers: EventBridge's
+// "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) of the LCM state machines
+// moves the op occ its dead execution left in flight to a defined state; the reconciliation
+// schedule (and the local runtime at every start) finds what such an event never reached, and
+// packages whose upload or onboarding died.
 import type { EventBridgeEvent } from 'aws-lambda';
 import { defaultDeps } from '#lib/lcm/deps.ts';
-import { recoverDeadExecution, type DeadExecution } from '#lib/lcm/recovery.ts';
+import { reconcile, recoverDeadExecution, type DeadExecution, type ReconcileOptions, type ReconcileReport } from '#lib/lcm/recovery.ts';
 
-export const handler = async (event: EventBridgeEvent<'Step Functions Execution Status Change', DeadExecution>): Promise<{ result: string }> => ({
-  result: await recoverDeadExecution(defaultDeps(), event.detail),
-});
+export type RecoveryEvent = EventBridgeEvent<'Step Functions Execution Status Change', DeadExecution> | { reconcile: ReconcileOptions };
+
+export const handler = async (event: RecoveryEvent): Promise<{ result: string } | ReconcileReport> => {
+  if ('reconcile' in event) return reconcile(defaultDeps(), event.reconcile);
+  return { result: await recoverDeadExecution(defaultDeps(), event.detail) };
+};

@@ -1,6 +1,6 @@
 // The ports the LCM rules depend on, wired once per process to their AWS implementations.
 // Tests and the benchmark can hand in other implementations.
-import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { DynamoVnfLcmOpOccStore, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
@@ -17,6 +17,8 @@ import { SqsNotificationQueue } from '#lib/notify/queue.ts';
  */
 export interface OperationExecutor {
   start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void>;
+  /** The execution's status (RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED), or undefined when there is none of that name. */
+  status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined>;
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
@@ -28,6 +30,17 @@ export class StepFunctionsExecutor implements OperationExecutor {
       name: executionName,
       input: JSON.stringify(input),
     }));
+  }
+
+  async status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined> {
+    // arn:aws:states:<region>:<account>:stateMachine:<name> -> ...:execution:<name>:<execution>
+    const executionArn = `${requiredEnv(`${operation}_STATE_MACHINE_ARN`).replace(':stateMachine:', ':execution:')}:${executionName}`;
+    try {
+      return (await this.client.send(new DescribeExecutionCommand({ executionArn }))).status;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return undefined;
+      throw error;
+    }
   }
 }
 

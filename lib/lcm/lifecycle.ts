@@ -2,7 +2,7 @@
 // (5.4.14-5.4.16): the requests, checked and recorded before 202, and the steps the state
 // machines run. Steps are idempotent and never wait: the machines poll the VIM with Wait states.
 import { BadRequestError, ConflictError, NotFoundError, ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { ApiMajorVersion, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { ApiMajorVersion, OperationExecution, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest, TerminateVnfRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
@@ -190,10 +190,11 @@ export async function retryOperation(deps: LcmDeps, caller: Caller, opOccId: str
   const current = await getOpOcc(deps, caller, opOccId);
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be retried`);
   const attempt = (current.attempts ?? 1) + 1;
-  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'PROCESSING', now: deps.now(), set: { attempts: attempt }, remove: ['error'] });
+  const execution: OperationExecution = { machine: current.operation, name: `${opOccId}-retry-${attempt}` };
+  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'PROCESSING', now: deps.now(), set: { attempts: attempt, execution }, remove: ['error'] });
   if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
   const params = current.operationParams as { terminationType?: string; gracefulTerminationTimeout?: number } | undefined;
-  await startOrFailTemp(deps, moved, current.operation, `${opOccId}-retry-${attempt}`, {
+  await startOrFailTemp(deps, moved, execution, {
     retry: true,
     gracefulSeconds: params?.terminationType === 'GRACEFUL' ? params.gracefulTerminationTimeout ?? 0 : 0,
   });
@@ -206,10 +207,11 @@ export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: 
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be rolled back`);
   if (current.operation === 'TERMINATE') throw new ConflictError('A TERMINATE cannot be rolled back (its resources may be partly deleted); retry it or mark it failed');
   if (current.operation === 'HEAL') throw new ConflictError('A HEAL cannot be rolled back (the VNFCs it replaced are gone); retry it or mark it failed');
-  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'ROLLING_BACK', now: deps.now() });
-  if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
   // A rollback that failed may be asked for again: each gets an execution name of its own.
-  await startOrFailTemp(deps, moved, 'ROLLBACK', `${opOccId}-rollback-${Date.now()}`, {});
+  const execution: OperationExecution = { machine: 'ROLLBACK', name: `${opOccId}-rollback-${Date.now()}` };
+  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'ROLLING_BACK', now: deps.now(), set: { execution } });
+  if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
+  await startOrFailTemp(deps, moved, execution, {});
   return moved;
 }
 
@@ -220,9 +222,9 @@ export async function failOperation(deps: LcmDeps, caller: Caller, opOccId: stri
   return finishOperation(deps, opOccId, 'FAILED');
 }
 
-async function startOrFailTemp(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, machine: VnfLcmOpOccRecord['operation'] | 'ROLLBACK', name: string, input: Record<string, unknown>): Promise<void> {
+async function startOrFailTemp(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, execution: OperationExecution, input: Record<string, unknown>): Promise<void> {
   try {
-    await deps.executor.start(machine, name, { ...input, opOccId: opOcc.id, vnfInstanceId: opOcc.vnfInstanceId, operation: opOcc.operation });
+    await deps.executor.start(execution.machine, execution.name, { ...input, opOccId: opOcc.id, vnfInstanceId: opOcc.vnfInstanceId, operation: opOcc.operation });
   } catch (error) {
     log.error('could not start a state machine', { opOccId: opOcc.id, error });
     await deps.opOccs.transition(opOcc.id, {
@@ -269,7 +271,11 @@ async function load(deps: LcmDeps, opOccId: string): Promise<Loaded> {
 
 async function vimConnection(deps: LcmDeps, vim: VimReference | undefined): Promise<VimConnection> {
   if (!vim) throw new BadRequestError('The operation has no VIM');
-  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: await deps.secrets.read(vim.accessSecret), extra: vim.extra };
+  // A registered VIM is reached where the registry says now (it may have moved since the request,
+  // e.g. a VIM re-registered at a new endpoint while an operation waited to resume).
+  const registered = await deps.vims.get(vim.vimId);
+  const interfaceInfo = registered && registered.accessSecret === vim.accessSecret ? registered.interfaceInfo : vim.interfaceInfo;
+  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo, accessInfo: await deps.secrets.read(vim.accessSecret), extra: vim.extra };
 }
 
 async function context(deps: LcmDeps, loaded: Loaded, vim: VimReference | undefined): Promise<OperationContext> {
@@ -472,9 +478,11 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
         return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
       }
       // Only INSTANTIATE leaves VIM resources to remove; MODIFY_INFO changed nothing before it failed.
-      if (opOcc.operation !== 'INSTANTIATE' || !opOcc.driverState) return done();
+      // Without a recorded driver state (the start step died before recording it) the driver
+      // finds what it made by its deterministic names and labels.
+      if (opOcc.operation !== 'INSTANTIATE' || !opOcc.vim) return done();
       const vim = opOcc.vim;
-      const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), opOcc.driverState);
+      const state = await driverOf(vim).terminateStart(await context(deps, loaded, vim), opOcc.driverState ?? {});
       await saveDriverState(deps, opOcc, state);
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }

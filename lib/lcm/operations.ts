@@ -79,6 +79,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     apiMajorVersion: request.apiMajorVersion,
     ...request.internal,
     attempts: 1,
+    execution: { machine: request.operation, name: id },
     revision: 1,
   };
   try {

@@ -24,6 +24,8 @@ export async function recoverDeadExecution(deps: LcmDeps, execution: DeadExecuti
   if (!opOccId) return 'not an LCM execution';
   const opOcc = await deps.opOccs.get(opOccId);
   if (!opOcc) return 'op occ gone';
+  // A retry or rollback started since: the op occ is another execution's now.
+  if (opOcc.execution && opOcc.execution.name !== execution.name) return `driven by a later execution (${opOcc.execution.name})`;
   const error = {
     title: 'Operation interrupted',
     status: 500,
@@ -42,4 +44,68 @@ export async function recoverDeadExecution(deps: LcmDeps, execution: DeadExecuti
   }
   log.warn('recovered an operation whose execution died', { opOccId, execution: execution.name, status: execution.status });
   return `recovered from ${opOcc.operationState}`;
+}
+
+export interface ReconcileOptions {
+  /**
+   * Op occs that entered their state less than this long ago are left alone: their execution may
+   * be about to start (the op occ is written first). 0 when nothing can be starting (the local
+   * runtime at start-up).
+   */
+  graceSeconds?: number;
+  /** Packages PROCESSING longer than this were abandoned by their onboarding run (its function's time limit is 15 minutes). */
+  onboardingDeadlineSeconds?: number;
+  /** Packages UPLOADING longer than this never got their content (a presigned upload URL lasts an hour). */
+  uploadDeadlineSeconds?: number;
+}
+
+export interface ReconcileReport {
+  /** Op occs in flight that were looked at. */
+  checked: number;
+  /** Op occs moved on, as `<id>: <outcome>`. */
+  recovered: string[];
+  /** Packages returned to CREATED, by id. */
+  packages: string[];
+}
+
+const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDeadlineSeconds: 960, uploadDeadlineSeconds: 4500 };
+
+/**
+ * The reconciliation sweep (scheduled on AWS, and at every start of the local runtime): an op occ
+ * STARTING, PROCESSING or ROLLING_BACK whose execution is gone or finished gets the recovery rule
+ * its dead execution's event would have applied (the event may never have come: a process killed
+ * between the two, a lost invocation); a package left UPLOADING or PROCESSING by a run that died
+ * goes back to CREATED, saying why, so it can be uploaded again.
+ */
+export async function reconcile(deps: LcmDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds } = { ...DEFAULTS, ...options };
+  const now = Date.parse(deps.now());
+  const olderThan = (time: string | undefined, seconds: number) => !time || Date.parse(time) <= now - seconds * 1000;
+  const report: ReconcileReport = { checked: 0, recovered: [], packages: [] };
+  for (const opOcc of await deps.opOccs.listInFlight()) {
+    report.checked++;
+    if (!olderThan(opOcc.stateEnteredTime, graceSeconds)) continue;
+    // Op occs from before executions were recorded ran under their own id.
+    const execution = opOcc.execution ?? { machine: opOcc.operation, name: opOcc.id };
+    const status = await deps.executor.status(execution.machine, execution.name);
+    if (status === 'RUNNING') continue;
+    const outcome = await recoverDeadExecution(deps, { name: execution.name, status: status ?? 'NOT_FOUND', input: JSON.stringify({ opOccId: opOcc.id }) });
+    report.recovered.push(`${opOcc.id}: ${outcome}`);
+  }
+  for (const pkg of await deps.packages.listOnboarding()) {
+    const processing = pkg.onboardingState === 'PROCESSING';
+    if (!olderThan(pkg.stateSince ?? pkg.createdAt, processing ? onboardingDeadlineSeconds : uploadDeadlineSeconds)) continue;
+    const detail = processing
+      ? 'Onboarding was interrupted before it finished (the VNF manager stopped or its run died); upload the package content again'
+      : 'The upload did not complete; upload the package content again';
+    const moved = await deps.packages.change(pkg.id, {
+      from: { onboardingState: [pkg.onboardingState] },
+      set: { onboardingState: 'CREATED', stateSince: deps.now(), onboardingFailureDetails: { title: 'VNF package onboarding interrupted', status: 409, detail } },
+    });
+    if (moved) {
+      log.warn('returned an interrupted package to CREATED', { packageId: pkg.id, was: pkg.onboardingState });
+      report.packages.push(pkg.id);
+    }
+  }
+  return report;
 }

@@ -107,6 +107,12 @@ export interface ProblemDetailsRecord {
   [extension: string]: unknown;
 }
 
+/** A state machine execution: the machine (by the operation it runs, or ROLLBACK) and the execution's name. */
+export interface OperationExecution {
+  machine: LcmOperationType | 'ROLLBACK';
+  name: string;
+}
+
 export interface VnfLcmOpOccRecord {
   id: string;
   tenantId: string;
@@ -144,6 +150,8 @@ export interface VnfLcmOpOccRecord {
   grant?: Record<string, unknown>;
   /** Internal: how many times the operation's state machine has been started (retries). */
   attempts?: number;
+  /** Internal: the state machine execution driving it now (the first is named after the op occ; retries and rollbacks have names of their own). */
+  execution?: OperationExecution;
   revision: number;
 }
 

@@ -1,6 +1,8 @@
 // VNF LCM operation occurrences in DynamoDB. State changes are conditional on the current
-// state, so a retried or late Step Functions task can never move an op occ backwards.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+// state, so a retried or late Step Functions task can never move an op occ backwards. Op occs in
+// flight (STARTING, PROCESSING, ROLLING_BACK) carry `inFlight`, the key of a sparse index, so the
+// reconciliation sweep reads just them however long the history grows.
+import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
@@ -18,7 +20,13 @@ export interface VnfLcmOpOccStore {
   listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>>;
   /** Moves the op occ to `to` if it is in one of `from`; returns the new record, or undefined when it was not. */
   transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined>;
+  /** Every op occ STARTING, PROCESSING or ROLLING_BACK, of every tenant. */
+  listInFlight(): Promise<VnfLcmOpOccRecord[]>;
 }
+
+/** States in which an execution drives the op occ (SOL003 5.4.1.2); FAILED_TEMP waits for the NFVO. */
+export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
+const IN_FLIGHT = 'Y';
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
@@ -26,7 +34,8 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
 
   async create(record: VnfLcmOpOccRecord): Promise<void> {
-    await putNew(this.table, record);
+    const item: VnfLcmOpOccRecord & { inFlight?: string } = IN_FLIGHT_STATES.includes(record.operationState) ? { ...record, inFlight: IN_FLIGHT } : record;
+    await putNew(this.table, item);
   }
 
   get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
@@ -39,15 +48,17 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
     const values: Record<string, unknown> = { ':to': t.to, ':now': t.now, ':one': 1 };
+    const inFlight = IN_FLIGHT_STATES.includes(t.to);
+    if (inFlight) values[':inFlight'] = IN_FLIGHT;
     const froms = t.from.map((state, i) => {
       values[`:f${i}`] = state;
       return `:f${i}`;
     });
     const parts = updateExpression({
-      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one'],
+      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['inFlight = :inFlight'] : [])],
       names: { '#state': 'operationState' },
       values,
-    }, t.set ?? {}, t.remove);
+    }, t.set ?? {}, [...(t.remove ?? []), ...(inFlight ? [] : ['inFlight'])]);
     try {
       const out = await documentClient().send(new UpdateCommand({
         TableName: this.table,
@@ -63,5 +74,32 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
       if (isConditionFailure(error)) return undefined;
       throw error;
     }
+  }
+
+  async listInFlight(): Promise<VnfLcmOpOccRecord[]> {
+    const all: VnfLcmOpOccRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    try {
+      do {
+        const out = await documentClient().send(new QueryCommand({
+          TableName: this.table, IndexName: 'inFlight', KeyConditionExpression: 'inFlight = :y', ExpressionAttributeValues: { ':y': IN_FLIGHT }, ExclusiveStartKey: after,
+        }));
+        all.push(...((out.Items ?? []) as VnfLcmOpOccRecord[]));
+        after = out.LastEvaluatedKey;
+      } while (after);
+      return all;
+    } catch (error) {
+      // A table created before the index existed (a local data folder from an older version): scan it.
+      if (!(error instanceof Error && error.name === 'ValidationException' && /index/i.test(error.message))) throw error;
+    }
+    do {
+      const out = await documentClient().send(new ScanCommand({
+        TableName: this.table, FilterExpression: 'operationState IN (:a, :b, :c)', ExclusiveStartKey: after,
+        ExpressionAttributeValues: { ':a': IN_FLIGHT_STATES[0], ':b': IN_FLIGHT_STATES[1], ':c': IN_FLIGHT_STATES[2] },
+      }));
+      all.push(...((out.Items ?? []) as VnfLcmOpOccRecord[]));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return all;
   }
 }

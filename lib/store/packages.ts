@@ -1,7 +1,7 @@
 // VNF package records (SOL005 VnfPkgInfo plus what onboarding extracted). State changes are
 // conditional writes, so an upload, an onboarding run, a PATCH and a DELETE racing on one package
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
 import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
@@ -62,6 +62,8 @@ export interface VnfPackageStore {
   acquireUse(id: string): Promise<boolean>;
   /** Counts one instance less; the package becomes NOT_IN_USE with its last one. */
   releaseUse(id: string): Promise<void>;
+  /** Every package of every tenant being uploaded or onboarded (UPLOADING, PROCESSING); packages are few, so a Scan. */
+  listOnboarding(): Promise<VnfPackageRecord[]>;
 }
 
 export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdAt: r.createdAt });
@@ -75,6 +77,19 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
 
   get(id: string): Promise<VnfPackageRecord | undefined> {
     return getById<VnfPackageRecord>(this.table, id);
+  }
+
+  async listOnboarding(): Promise<VnfPackageRecord[]> {
+    const all: VnfPackageRecord[] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const out = await documentClient().send(new ScanCommand({
+        TableName: this.table, FilterExpression: 'onboardingState IN (:u, :p)', ExpressionAttributeValues: { ':u': 'UPLOADING', ':p': 'PROCESSING' }, ExclusiveStartKey: after,
+      }));
+      all.push(...((out.Items ?? []) as VnfPackageRecord[]));
+      after = out.LastEvaluatedKey;
+    } while (after);
+    return all;
   }
 
   async findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]> {
