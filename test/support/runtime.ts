@@ -17,18 +17,22 @@ export interface LocalVnfm {
   output(): string;
   endpoints: { dynamodb: string; s3: string; region: string; buckets: Record<string, string> };
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** kill -9 of the runtime's whole process group (started with `processGroup`), as a crash or an OOM killer would; resolves once it is gone. */
+  kill(): Promise<void>;
 }
 
 export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vnfm-test-'));
 }
 
-export async function startVnfm(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<LocalVnfm> {
+export async function startVnfm(options: { dataDir?: string; env?: Record<string, string>; processGroup?: boolean } = {}): Promise<LocalVnfm> {
   const dataDir = options.dataDir ?? newDataDir();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own (with the script sandboxes it starts), so that a test can kill all of it.
+    detached: options.processGroup ?? false,
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
@@ -55,6 +59,15 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;
+    },
+    kill: async () => {
+      if (!options.processGroup) throw new Error('kill() needs startVnfm({ processGroup: true })');
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await exited;
     },
   };
 }

@@ -1,0 +1,243 @@
+// kill -9 of the whole runtime (its process group) in the middle of LCM operations, and a restart on
+// the same data folder: every op occ reaches a state an operator can act on (COMPLETED, FAILED_TEMP,
+// ROLLED_BACK, FAILED), retry and rollback then work, and the VIM keeps nothing nobody can remove.
+// The VIM is an OpenStack simulator in a process of its own, as a real cloud outlives its VNFM.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { HeatClient } from '#lib/vim/openstack/heat.ts';
+import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
+import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { lcmSteps } from '../support/lcm-http.ts';
+import { client, holdExecutions, newDataDir, ROOT, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+
+const OPENSTACK = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
+const V1 = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+const V2 = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
+const ACTIONABLE = ['COMPLETED', 'FAILED_TEMP', 'ROLLED_BACK', 'FAILED'];
+
+interface Simulator {
+  process: ChildProcess;
+  authUrl: string;
+  control: string;
+  accessInfo: Record<string, string>;
+}
+
+let sim: Simulator;
+let heat: HeatClient;
+const dataDir = newDataDir();
+let vnfm: LocalVnfm;
+let vimId: string;
+
+/** The OpenStack simulator as a process of its own, at real time (a server builds in ~1.5 s). */
+async function startSimulator(): Promise<Simulator> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/openstack/main.ts'], { cwd: ROOT, env: { ...process.env, PORT: '0', TIME_SCALE: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) resolve(out);
+    });
+    child.once('exit', (code) => reject(new Error(`the simulator exited with ${code}`)));
+  });
+  const field = (name: string) => new RegExp(`${name}=(\\S+)`).exec(line)?.[1] ?? '';
+  const authUrl = field('auth_url');
+  return {
+    process: child,
+    authUrl,
+    control: new URL('/_sim/', authUrl).href,
+    accessInfo: { username: field('username'), password: field('password'), project: field('project'), projectDomain: field('project_domain'), userDomain: field('user_domain'), region: field('region') },
+  };
+}
+
+async function control(method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${sim.control}${path}`, { method, ...(body ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+  const text = await response.text();
+  assert.ok(response.ok, `${method} /_sim/${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) as unknown : undefined;
+}
+
+/** Waits (a bounded poll of the condition, never a fixed sleep) until `check` holds. */
+async function until(what: string, check: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const stackStatus = async (instanceId: string) => (await heat.getStack(`vnf-${instanceId}`))?.stack_status;
+
+function api() {
+  const call = client(vnfm);
+  return { call, ...lcmSteps(vnfm, call) };
+}
+
+async function opOccState(path: string): Promise<string> {
+  return ((await api().call('GET', path)).body as { operationState: string }).operationState;
+}
+
+/** The instantiate request, on the separately running VIM. */
+const instantiate = () => ({
+  flavourId: 'simple',
+  vimConnectionInfo: { site: { vimId, vimType: OPENSTACK } },
+  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+});
+
+async function createInstance(): Promise<string> {
+  const reply = await api().call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: V1, vnfInstanceName: 'crash' } });
+  assert.equal(reply.status, 201, reply.text);
+  return (reply.body as { id: string }).id;
+}
+
+/** kill -9 of the runtime's process group, then a new runtime on the same data: it resumes, then sweeps. */
+async function crashAndRestart(env: Record<string, string> = {}): Promise<void> {
+  await vnfm.kill();
+  vnfm = await startVnfm({ dataDir, processGroup: true, env });
+  await settle(vnfm);
+}
+
+before(async () => {
+  sim = await startSimulator();
+  heat = new HeatClient(new OpenStackSession({ vimId: 'sim', vimType: OPENSTACK, interfaceInfo: { endpoint: sim.authUrl }, accessInfo: sim.accessInfo }));
+  vnfm = await startVnfm({ dataDir, processGroup: true });
+  const { call, onboard } = api();
+  const registered = await call('POST', '/vnfm/v1/vims', { body: { name: 'outlives-the-vnfm', vimType: OPENSTACK, interfaceInfo: { endpoint: sim.authUrl }, accessInfo: sim.accessInfo } });
+  assert.equal(registered.status, 201, registered.text);
+  vimId = (registered.body as { id: string }).id;
+  await onboard(['openstack-vnf-v1', 'openstack-vnf-v2']);
+});
+
+after(async () => {
+  await vnfm.stop();
+  sim.process.kill('SIGTERM');
+});
+
+describe('kill -9 and a restart in the middle of LCM operations', () => {
+  const instantiated: string[] = [];
+
+  it('an INSTANTIATE killed while STARTING resumes and completes', async () => {
+    const id = await createInstance();
+    await holdExecutions(vnfm, true);
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    assert.equal(await opOccState(path), 'STARTING');
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    instantiated.push(id);
+  });
+
+  it('an INSTANTIATE killed while PROCESSING, before its stack exists (images uploading), resumes and completes', async () => {
+    const id = await createInstance();
+    await control('POST', 'faults', { kind: 'slow', service: 'glance', ms: 600_000 });
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await until('the op occ is PROCESSING', async () => await opOccState(path) === 'PROCESSING');
+    assert.equal(await stackStatus(id), undefined);
+    await control('DELETE', 'faults');
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    assert.equal(await stackStatus(id), 'CREATE_COMPLETE');
+    instantiated.push(id);
+  });
+
+  it('an INSTANTIATE killed while its stack is CREATE_IN_PROGRESS resumes polling and completes', async () => {
+    const id = await createInstance();
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await until('the stack is CREATE_IN_PROGRESS', async () => await stackStatus(id) === 'CREATE_IN_PROGRESS');
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    instantiated.push(id);
+  });
+
+  it('an INSTANTIATE killed after its stack is CREATE_COMPLETE, waiting for its next poll, completes', async () => {
+    // Polls five times further apart, so the stack completes well before the VNFM looks again.
+    await vnfm.stop();
+    vnfm = await startVnfm({ dataDir, processGroup: true, env: { VNFM_WAIT_SCALE: '5' } });
+    const id = await createInstance();
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await until('the stack is CREATE_COMPLETE', async () => await stackStatus(id) === 'CREATE_COMPLETE');
+    assert.equal(await opOccState(path), 'PROCESSING');
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    instantiated.push(id);
+  });
+
+  it('an INSTANTIATE whose stack fails while the VNFM is down ends FAILED_TEMP; rollback then leaves nothing on the VIM', async () => {
+    const id = await createInstance();
+    await control('POST', 'faults', { kind: 'stack-create-fail', reason: 'Injected: no valid host while the VNFM was down', count: 1 });
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await until('the stack exists', async () => await stackStatus(id) !== undefined);
+    await crashAndRestart();
+    const failed = await api().ended(path, 'FAILED_TEMP');
+    assert.match((failed.error as { detail: string }).detail, /no valid host while the VNFM was down/);
+    assert.equal((await api().call('POST', `${path}/rollback`)).status, 202);
+    await api().ended(path, 'ROLLED_BACK');
+    assert.equal(await stackStatus(id), undefined);
+    assert.equal((await api().call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
+  it('a TERMINATE killed while its stack is DELETE_IN_PROGRESS resumes and completes: NOT_INSTANTIATED', async () => {
+    const id = instantiated.shift() as string;
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
+    await until('the stack is DELETE_IN_PROGRESS', async () => await stackStatus(id) === 'DELETE_IN_PROGRESS');
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    assert.equal((await api().instance<{ instantiationState: string }>(id)).instantiationState, 'NOT_INSTANTIATED');
+    assert.equal(await stackStatus(id), undefined);
+  });
+
+  it('a CHANGE_VNFPKG killed half-way reaches an actionable state, and rollback or completion leaves a working VNF', async () => {
+    const id = instantiated.shift() as string;
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V2, additionalParams: { upgrade_type: 'BlueGreen' } });
+    // Blue-green builds the new VNF as a second stack, vnf-<instance>-<package>, beside the first.
+    const stacks = async () => (await control('GET', 'state') as { stacks: { items: Array<{ name?: string }> } }).stacks.items;
+    await until('the new stack is being built', async () => (await stacks()).some((stack) => stack.name?.startsWith(`vnf-${id}-`)) || await opOccState(path) !== 'PROCESSING');
+    await crashAndRestart();
+    const state = await opOccState(path);
+    assert.ok(ACTIONABLE.includes(state), state);
+    if (state === 'FAILED_TEMP') {
+      assert.equal((await api().call('POST', `${path}/rollback`)).status, 202);
+      await api().ended(path, 'ROLLED_BACK');
+    }
+    instantiated.push(id);
+  });
+
+  it('after the crashes, terminating every VNF leaves nothing on the VIM', async () => {
+    for (const id of instantiated.splice(0)) await api().terminateAndDelete(id);
+    const state = await control('GET', 'state') as Record<string, { count: number }>;
+    for (const kind of ['stacks', 'servers', 'ports', 'volumes', 'images']) assert.equal(state[kind]?.count, 0, `${kind} left on the VIM: ${JSON.stringify(state[kind])}`);
+  });
+});
+
+describe('the start-up sweep', () => {
+  it('an op occ whose execution never started (killed between the two writes) is ROLLED_BACK, and the instance is free again', async () => {
+    const id = await createInstance();
+    await holdExecutions(vnfm, true);
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await vnfm.kill();
+    // As if the process had died before StartExecution: no execution of that name exists.
+    const opOccId = path.split('/').pop() as string;
+    const executions = join(dataDir, 'stepfunctions', 'executions');
+    for (const file of readdirSync(executions).filter((name) => name.includes(opOccId))) rmSync(join(executions, file));
+    vnfm = await startVnfm({ dataDir, processGroup: true });
+    await settle(vnfm);
+    const occ = await api().ended(path, 'ROLLED_BACK');
+    assert.match((occ.error as { detail: string }).detail, /NOT_FOUND/);
+    const again = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
+    await api().ended(again, 'COMPLETED');
+    await api().terminateAndDelete(id);
+  });
+
+  it('a package whose onboarding was interrupted returns to CREATED, saying so, and can be uploaded again at once', async () => {
+    const pkg = await seedPackage(vnfm, { onboardingState: 'PROCESSING', operationalState: 'DISABLED', stateSince: new Date().toISOString() });
+    await crashAndRestart();
+    const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${pkg.id}`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    assert.equal(shown.onboardingState, 'CREATED');
+    assert.match(shown.onboardingFailureDetails?.detail ?? '', /interrupted/);
+    const upload = await api().call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg.id}/package_content`, { raw: await buildCsar('k8s-cnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    assert.equal(upload.status, 202, upload.text);
+    await settle(vnfm);
+    assert.equal(((await api().call('GET', `/vnfpkgm/v1/vnf_packages/${pkg.id}`)).body as { onboardingState: string }).onboardingState, 'ONBOARDED');
+  });
+});
