@@ -41,9 +41,9 @@ export interface Runtime {
   url: string;
   stepFunctions: LocalStepFunctions;
   /**
-   * Picks up where the last run on this data folder stopped: resumes the state machine executions
-   * that were running, then invokes the functions the template marks `Metadata.LocalRuntime.InvokeAtStart`
-   * (the reconciliation sweep). startRuntime does it unless deferResume.
+   * Picks up where the last run on this data folder stopped: invokes the functions the template marks
+   * `Metadata.LocalRuntime.InvokeAtStart` (the reconciliation sweep), then resumes the state machine
+   * executions that were running. startRuntime does it unless deferResume.
    */
   resume(): Promise<void>;
   close(): Promise<void>;
@@ -442,14 +442,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     let resumed: Promise<void> | undefined;
     const resume = () => {
       resumed ??= (async () => {
-        const { resumed: count, failed } = stepFunctions.resume();
-        if (count || failed) log(`Resumed ${count} interrupted state machine execution(s)${failed ? `; ${failed} could not be resumed and ended FAILED` : ''}`);
+        // The sweep first, while nothing has moved on yet (interrupted executions already count as
+        // RUNNING): what it republishes or recovers is as the crash left it.
         for (const fn of functions.values()) {
           const atStart = (template.Resources[fn.logicalId]?.Metadata as { LocalRuntime?: { InvokeAtStart?: unknown } } | undefined)?.LocalRuntime?.InvokeAtStart;
           if (atStart === undefined) continue;
           // What it finds it logs itself; a failure leaves the sweep to its schedule.
           await invoke(fn, resolveValue(atStart)).catch((error: unknown) => log(`Start-up invocation of ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
         }
+        const { resumed: count, failed } = stepFunctions.resume();
+        if (count || failed) log(`Resumed ${count} interrupted state machine execution(s)${failed ? `; ${failed} could not be resumed and ended FAILED` : ''}`);
       })();
       return resumed;
     };

@@ -8,7 +8,8 @@ import { DynamoVnfPackageStore, type VnfPackageStore } from '#lib/store/packages
 import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
 import { DynamoVimStore, type VimStore } from '#lib/store/vims.ts';
 import { requiredEnv } from '#lib/store/dynamo.ts';
-import { notifyingInstanceStore, notifyingOpOccStore } from '#lib/notify/publisher.ts';
+import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
+import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 
 /**
@@ -53,6 +54,8 @@ export interface LcmDeps {
   executor: OperationExecutor;
   now(): string;
   newId(): string;
+  /** With notifications: queues what a dead process left in the outbox before `olderThan`; returns the ids queued. */
+  republishUnsent?(olderThan: string): Promise<string[]>;
 }
 
 let deps: LcmDeps | undefined;
@@ -75,9 +78,11 @@ export function defaultDeps(): LcmDeps {
 function withNotifications(base: LcmDeps): LcmDeps {
   if (!process.env.NOTIFICATION_QUEUE_URL) return base;
   const queue = new SqsNotificationQueue();
+  const outbox = new DynamoNotificationOutbox();
   return {
     ...base,
-    instances: notifyingInstanceStore(base.instances, queue, base.now),
-    opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue),
+    instances: notifyingInstanceStore(base.instances, queue, base.now, outbox),
+    opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
+    republishUnsent: (olderThan) => republishUnsent(outbox, base.opOccs, base.instances, queue, olderThan),
   };
 }

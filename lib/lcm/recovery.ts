@@ -66,6 +66,8 @@ export interface ReconcileReport {
   recovered: string[];
   /** Packages returned to CREATED, by id. */
   packages: string[];
+  /** Notifications queued from the outbox (a process died between a change and its notification). */
+  notifications: string[];
 }
 
 const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDeadlineSeconds: 960, uploadDeadlineSeconds: 4500 };
@@ -75,13 +77,16 @@ const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDead
  * STARTING, PROCESSING or ROLLING_BACK whose execution is gone or finished gets the recovery rule
  * its dead execution's event would have applied (the event may never have come: a process killed
  * between the two, a lost invocation); a package left UPLOADING or PROCESSING by a run that died
- * goes back to CREATED, saying why, so it can be uploaded again.
+ * goes back to CREATED, saying why, so it can be uploaded again; and a notification whose change was
+ * written but never queued is queued from the outbox.
  */
 export async function reconcile(deps: LcmDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds } = { ...DEFAULTS, ...options };
   const now = Date.parse(deps.now());
   const olderThan = (time: string | undefined, seconds: number) => !time || Date.parse(time) <= now - seconds * 1000;
-  const report: ReconcileReport = { checked: 0, recovered: [], packages: [] };
+  const report: ReconcileReport = { checked: 0, recovered: [], packages: [], notifications: [] };
+  // First the notifications of changes already made, so that they go out before those of the recoveries.
+  report.notifications = await deps.republishUnsent?.(new Date(now - graceSeconds * 1000).toISOString()) ?? [];
   for (const opOcc of await deps.opOccs.listInFlight()) {
     report.checked++;
     if (!olderThan(opOcc.stateEnteredTime, graceSeconds)) continue;

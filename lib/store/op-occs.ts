@@ -1,9 +1,11 @@
 // VNF LCM operation occurrences in DynamoDB. State changes are conditional on the current
 // state, so a retried or late Step Functions task can never move an op occ backwards. Op occs in
-// flight (STARTING, PROCESSING, ROLLING_BACK) carry `inFlight`, the key of a sparse index, so the
-// reconciliation sweep reads just them however long the history grows.
-import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+// flight (STARTING, PROCESSING, ROLLING_BACK) carry `sweep: IN_FLIGHT`, the key of a sparse index
+// (shared with the notification outbox, lib/store/outbox.ts), so the reconciliation sweep reads
+// just them however long the history grows.
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { sweepItems, IN_FLIGHT } from './outbox.ts';
 import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface Transition {
@@ -26,7 +28,6 @@ export interface VnfLcmOpOccStore {
 
 /** States in which an execution drives the op occ (SOL003 5.4.1.2); FAILED_TEMP waits for the NFVO. */
 export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
-const IN_FLIGHT = 'Y';
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
@@ -34,7 +35,7 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
 
   async create(record: VnfLcmOpOccRecord): Promise<void> {
-    const item: VnfLcmOpOccRecord & { inFlight?: string } = IN_FLIGHT_STATES.includes(record.operationState) ? { ...record, inFlight: IN_FLIGHT } : record;
+    const item: VnfLcmOpOccRecord & { sweep?: string } = IN_FLIGHT_STATES.includes(record.operationState) ? { ...record, sweep: IN_FLIGHT } : record;
     await putNew(this.table, item);
   }
 
@@ -49,16 +50,16 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
     const values: Record<string, unknown> = { ':to': t.to, ':now': t.now, ':one': 1 };
     const inFlight = IN_FLIGHT_STATES.includes(t.to);
-    if (inFlight) values[':inFlight'] = IN_FLIGHT;
+    if (inFlight) values[':sweep'] = IN_FLIGHT;
     const froms = t.from.map((state, i) => {
       values[`:f${i}`] = state;
       return `:f${i}`;
     });
     const parts = updateExpression({
-      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['inFlight = :inFlight'] : [])],
+      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['sweep = :sweep'] : [])],
       names: { '#state': 'operationState' },
       values,
-    }, t.set ?? {}, [...(t.remove ?? []), ...(inFlight ? [] : ['inFlight'])]);
+    }, t.set ?? {}, [...(t.remove ?? []), ...(inFlight ? [] : ['sweep'])]);
     try {
       const out = await documentClient().send(new UpdateCommand({
         TableName: this.table,
@@ -77,21 +78,14 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
   }
 
   async listInFlight(): Promise<VnfLcmOpOccRecord[]> {
-    const all: VnfLcmOpOccRecord[] = [];
-    let after: Record<string, unknown> | undefined;
     try {
-      do {
-        const out = await documentClient().send(new QueryCommand({
-          TableName: this.table, IndexName: 'inFlight', KeyConditionExpression: 'inFlight = :y', ExpressionAttributeValues: { ':y': IN_FLIGHT }, ExclusiveStartKey: after,
-        }));
-        all.push(...((out.Items ?? []) as VnfLcmOpOccRecord[]));
-        after = out.LastEvaluatedKey;
-      } while (after);
-      return all;
+      return await sweepItems<VnfLcmOpOccRecord>(this.table, IN_FLIGHT);
     } catch (error) {
       // A table created before the index existed (a local data folder from an older version): scan it.
       if (!(error instanceof Error && error.name === 'ValidationException' && /index/i.test(error.message))) throw error;
     }
+    const all: VnfLcmOpOccRecord[] = [];
+    let after: Record<string, unknown> | undefined;
     do {
       const out = await documentClient().send(new ScanCommand({
         TableName: this.table, FilterExpression: 'operationState IN (:a, :b, :c)', ExclusiveStartKey: after,

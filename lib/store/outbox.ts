@@ -1,0 +1,63 @@
+// The notification outbox: an entry is written before the record change it announces and removed
+// once the notification is on the queue, so a process that dies between the record write and the
+// queue send leaves the entry for the reconciliation sweep to publish from the record. Entries are
+// items of the op-occs table (ids `outbox#<notification id>`, no tenant, so no list or tenant index
+// sees them) on its sparse `sweep` index, which also holds the op occs in flight.
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, requiredEnv } from './dynamo.ts';
+
+/** `sweep` values: op occs in flight, and outbox entries. */
+export const IN_FLIGHT = 'IN_FLIGHT';
+const OUTBOX = 'OUTBOX';
+const ID_PREFIX = 'outbox#';
+
+/** Every item of one partition of the sparse `sweep` index, oldest first. */
+export async function sweepItems<T>(table: string, partition: string): Promise<T[]> {
+  const all: T[] = [];
+  let after: Record<string, unknown> | undefined;
+  do {
+    const out = await documentClient().send(new QueryCommand({
+      TableName: table, IndexName: 'sweep', KeyConditionExpression: 'sweep = :p', ExpressionAttributeValues: { ':p': partition }, ExclusiveStartKey: after,
+    }));
+    all.push(...((out.Items ?? []) as T[]));
+    after = out.LastEvaluatedKey;
+  } while (after);
+  return all;
+}
+
+/** A notification meant for a record change, kept until it is queued. */
+export interface OutboxEntry {
+  /** The notification's id. */
+  id: string;
+  /** Which record announces it: an op occ (the event is rebuilt from it) or a VNF instance (the event is kept whole). */
+  kind: 'opOcc' | 'instance';
+  recordId: string;
+  /** opOcc: the state and entry time the change gives the op occ; instance: whether the change creates or deletes it. */
+  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean };
+  /** instance: the whole event (an instance's identifier notifications need nothing the record would add). */
+  event?: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface NotificationOutbox {
+  put(entry: OutboxEntry): Promise<void>;
+  remove(id: string): Promise<void>;
+  list(): Promise<OutboxEntry[]>;
+}
+
+export class DynamoNotificationOutbox implements NotificationOutbox {
+  constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
+
+  async put(entry: OutboxEntry): Promise<void> {
+    await documentClient().send(new PutCommand({ TableName: this.table, Item: { ...entry, id: `${ID_PREFIX}${entry.id}`, sweep: OUTBOX, startSeq: `${entry.createdAt}#${entry.id}` } }));
+  }
+
+  async remove(id: string): Promise<void> {
+    await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id: `${ID_PREFIX}${id}` } }));
+  }
+
+  async list(): Promise<OutboxEntry[]> {
+    const items = await sweepItems<OutboxEntry & { sweep?: string; startSeq?: string }>(this.table, OUTBOX);
+    return items.map(({ sweep: _sweep, startSeq: _seq, ...entry }) => ({ ...entry, id: entry.id.slice(ID_PREFIX.length) }));
+  }
+}

@@ -1,0 +1,126 @@
+// The notification outbox around the op-occ and instance stores, with in-memory stores and queue:
+// an entry is written before each change and removed once its notification is queued; a change
+// whose notification could not be queued (a process that died, a queue that failed) is queued by the
+// sweep from the record; entries of changes that never happened are dropped without a notification.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
+import type { NotificationQueue } from '#lib/notify/queue.ts';
+import type { NotificationEvent } from '#lib/notify/model.ts';
+import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
+import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+
+function world() {
+  const outbox = new Map<string, OutboxEntry>();
+  const published: NotificationEvent[] = [];
+  let queueDown = false;
+  const opOccs = new Map<string, VnfLcmOpOccRecord>();
+  const instances = new Map<string, VnfInstanceRecord>();
+  const box: NotificationOutbox = {
+    put: async (entry) => { outbox.set(entry.id, entry); },
+    remove: async (id) => { outbox.delete(id); },
+    list: async () => [...outbox.values()],
+  };
+  const queue: NotificationQueue = {
+    publish: async (events) => {
+      if (queueDown) throw new Error('queue unavailable');
+      published.push(...(events as NotificationEvent[]));
+    },
+    enqueueDeliveries: async () => undefined,
+    changeVisibility: async () => undefined,
+    deadLetter: async () => undefined,
+  };
+  const rawOpOccs = {
+    create: async (record: VnfLcmOpOccRecord) => {
+      if (opOccs.has(record.id)) throw Object.assign(new Error('exists'), { name: 'ConditionalCheckFailedException' });
+      opOccs.set(record.id, { ...record });
+    },
+    get: async (id: string) => opOccs.get(id),
+    transition: async (id: string, t: Transition) => {
+      const current = opOccs.get(id);
+      if (!current || !t.from.includes(current.operationState)) return undefined;
+      const next = { ...current, ...t.set, operationState: t.to, stateEnteredTime: t.now };
+      opOccs.set(id, next);
+      return next;
+    },
+  } as unknown as VnfLcmOpOccStore;
+  const rawInstances = {
+    create: async (record: VnfInstanceRecord) => { instances.set(record.id, record); },
+    get: async (id: string) => instances.get(id),
+    deleteIdle: async (id: string) => { const record = instances.get(id); instances.delete(id); return record; },
+  } as unknown as VnfInstanceStore;
+  const store = notifyingOpOccStore(rawOpOccs, rawInstances, queue, box);
+  const instanceStore = notifyingInstanceStore(rawInstances, queue, () => '2026-12-01T00:00:09Z', box);
+  return {
+    outbox, published, opOccs, store, instanceStore, rawOpOccs, rawInstances, queue, box,
+    setQueueDown: (down: boolean) => { queueDown = down; },
+    sweep: () => republishUnsent(box, rawOpOccs, rawInstances, queue, '9999-01-01T00:00:00Z'),
+  };
+}
+
+const INSTANCE = { id: 'vnf-1', tenantId: 't', vnfdId: 'd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1', createdAt: '2026-12-01T00:00:00Z', instantiationState: 'NOT_INSTANTIATED' } as unknown as VnfInstanceRecord;
+const OP_OCC = { id: 'occ-1', tenantId: 't', vnfInstanceId: 'vnf-1', operation: 'INSTANTIATE', operationState: 'STARTING', stateEnteredTime: '2026-12-01T00:00:01Z', startTime: '2026-12-01T00:00:01Z', isAutomaticInvocation: false } as unknown as VnfLcmOpOccRecord;
+
+describe('the notification outbox', () => {
+  it('leaves nothing in the outbox when every notification was queued', async () => {
+    const w = world();
+    await w.instanceStore.create(INSTANCE);
+    await w.store.create(OP_OCC);
+    await w.store.transition('occ-1', { from: ['STARTING'], to: 'PROCESSING', now: '2026-12-01T00:00:02Z' });
+    assert.deepEqual(w.published.map((e) => e.notificationType), ['VnfIdentifierCreationNotification', 'VnfLcmOperationOccurrenceNotification', 'VnfLcmOperationOccurrenceNotification']);
+    assert.equal(w.outbox.size, 0);
+  });
+
+  it('keeps what could not be queued, and the sweep queues it from the record, once', async () => {
+    const w = world();
+    await w.instanceStore.create(INSTANCE);
+    await w.store.create(OP_OCC);
+    w.setQueueDown(true);
+    const moved = await w.store.transition('occ-1', { from: ['STARTING'], to: 'PROCESSING', now: '2026-12-01T00:00:02Z' });
+    assert.equal(moved?.operationState, 'PROCESSING', 'the change is made even though its notification could not be queued');
+    assert.equal(w.outbox.size, 1);
+    w.setQueueDown(false);
+    const before = w.published.length;
+    const sent = await w.sweep();
+    assert.equal(sent.length, 1);
+    const event = w.published[before];
+    assert.equal(event?.opOcc?.operationState, 'PROCESSING');
+    assert.equal(event?.timeStamp, '2026-12-01T00:00:02Z');
+    assert.equal(w.outbox.size, 0);
+    assert.deepEqual(await w.sweep(), []);
+  });
+
+  it('a process that died between the change and the queue: the sweep queues it; one that died before the change: nothing is sent', async () => {
+    const w = world();
+    await w.rawInstances.create(INSTANCE);
+    // Died after the write: the entry and the record agree.
+    await w.box.put({ id: 'n-written', kind: 'opOcc', recordId: 'occ-1', expect: { operationState: 'STARTING', stateEnteredTime: OP_OCC.stateEnteredTime }, createdAt: OP_OCC.stateEnteredTime });
+    await w.rawOpOccs.create(OP_OCC);
+    // Died before the write: the op occ never reached PROCESSING at that time, the instance never was deleted.
+    await w.box.put({ id: 'n-never', kind: 'opOcc', recordId: 'occ-1', expect: { operationState: 'PROCESSING', stateEnteredTime: '2026-12-01T00:00:05Z' }, createdAt: '2026-12-01T00:00:05Z' });
+    await w.box.put({ id: 'n-not-deleted', kind: 'instance', recordId: 'vnf-1', expect: { exists: false }, event: { notificationId: 'n-not-deleted' }, createdAt: '2026-12-01T00:00:06Z' });
+    const sent = await w.sweep();
+    assert.equal(sent.length, 1);
+    assert.equal(w.published.length, 1);
+    assert.equal(w.published[0]?.opOcc?.operationState, 'STARTING');
+    assert.equal(w.outbox.size, 0);
+  });
+
+  it('an instance deletion is announced from the record read before it, and a failed write leaves no entry', async () => {
+    const w = world();
+    await w.instanceStore.create(INSTANCE);
+    w.setQueueDown(true);
+    await w.instanceStore.deleteIdle('vnf-1');
+    assert.equal(w.outbox.size, 1);
+    w.setQueueDown(false);
+    await w.sweep();
+    assert.equal(w.published.at(-1)?.notificationType, 'VnfIdentifierDeletionNotification');
+    await w.store.create(OP_OCC);
+    const sent = w.published.length;
+    await assert.rejects(w.store.create({ ...OP_OCC, stateEnteredTime: '2026-12-01T00:00:07Z' }), { name: 'ConditionalCheckFailedException' });
+    assert.equal(w.outbox.size, 0, 'a change that throws removes its entry');
+    assert.equal(w.published.length, sent, 'and announces nothing');
+  });
+});
