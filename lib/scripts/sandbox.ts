@@ -33,7 +33,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -485,8 +485,34 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
 
 const LANGUAGES: Record<string, 'javascript' | 'python'> = { '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.py': 'python' };
 
+/**
+ * Scripts running at once in this process. A Lambda instance runs one invocation at a time, so on
+ * AWS this never waits; a process serving many invocations (the local runtime) runs as many scripts
+ * as it has cores for and queues the rest, so that a script's time limit measures the script and not
+ * the queue in front of it (200 concurrent python3 starts on two cores took longer than 30 s).
+ */
+const MAX_CONCURRENT_SCRIPTS = Math.max(2, availableParallelism() * 2);
+let runningScripts = 0;
+const waitingScripts: Array<() => void> = [];
+
+async function withScriptSlot<T>(run: () => Promise<T>): Promise<T> {
+  if (runningScripts >= MAX_CONCURRENT_SCRIPTS) await new Promise<void>((resolve) => waitingScripts.push(resolve));
+  else runningScripts++;
+  try {
+    return await run();
+  } finally {
+    const next = waitingScripts.shift();
+    if (next) next(); // the slot passes on
+    else runningScripts--;
+  }
+}
+
 /** Runs the request's script under `options` (the request may only lower the limits). Never throws for a bad request or a failing script. */
-export async function runScript(request: ScriptRequest, options: SandboxOptions = DEFAULT_LIMITS): Promise<ScriptResult> {
+export function runScript(request: ScriptRequest, options: SandboxOptions = DEFAULT_LIMITS): Promise<ScriptResult> {
+  return withScriptSlot(() => runScriptNow(request, options));
+}
+
+async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Promise<ScriptResult> {
   const started = performance.now();
   const limits: SandboxLimits = {
     timeoutMs: Math.min(options.timeoutMs, request.timeoutMs ?? Infinity),
