@@ -38,7 +38,7 @@ const JOURNAL_SUFFIX = '.jsonl';
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 const FIFO_QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
 const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
-const ATTRIBUTE_NAME = /^[A-Za-z0-9_.-]{1,256}$/;
+const ATTRIBUTE_NAME = /^[\p{L}\p{N}_.-]{1,256}$/u;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 // SQS accepts #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
 // eslint-disable-next-line no-control-regex
@@ -929,7 +929,7 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
     if (existing) {
       for (const [key, value] of Object.entries(attributes)) {
         const current = existing.attributes[key] ?? (key === 'FifoQueue' ? 'false' : DEFAULT_ATTRIBUTES[key] ?? '');
-        if (current !== value) throw sqsError('QueueAlreadyExists', `A queue already exists with the same name and a different value for attribute ${key}`, 'QueueAlreadyExists');
+        if (current !== value) throw sqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute ${key}`, 'QueueAlreadyExists');
       }
       return { QueueUrl: urlOf(existing) };
     }
