@@ -13,6 +13,7 @@ import {
   SQSClient, StartMessageMoveTaskCommand, type Message, type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import { startLocalSqs, type LocalSqs } from '#local/sqs.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 
@@ -55,15 +56,6 @@ async function harness(dataDir = mkdtempSync(join(tmpdir(), 'sqs-server-test-'))
 
 function clientFor(endpoint: string): SQSClient {
   return new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-}
-
-/** Re-checks a condition until it holds; the limit only turns a hang into a failure. */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
-  const giveUp = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > giveUp) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function counts(client: SQSClient, url: string): Promise<{ visible: number; inFlight: number; delayed: number }> {

@@ -14,6 +14,7 @@ import {
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 import type { QueuePollerOptions } from '#local/sqs.ts';
+import { waitFor } from '../../support/wait.ts';
 
 interface Harness {
   client: SQSClient;
@@ -46,15 +47,6 @@ async function harness(): Promise<Harness> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/** Re-checks a condition until it holds; the limit only turns a hang into a failure. */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
-  const giveUp = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > giveUp) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function messageCount(client: SQSClient, url: string): Promise<number> {
