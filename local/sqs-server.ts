@@ -41,7 +41,6 @@ const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const ATTRIBUTE_NAME = /^[\p{L}\p{N}_.-]{1,256}$/u;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 // SQS accepts #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
-// eslint-disable-next-line no-control-regex
 const INVALID_CHARACTERS = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 // ---------------------------------------------------------------------------------------------
@@ -853,7 +852,13 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
       log(`[sqs] ${queue.journal.path} does not start with its queue; ignored`);
       continue;
     }
-    for (const record of records) queue.apply(record, now);
+    for (const record of records) {
+      try {
+        queue.apply(record, now);
+      } catch {
+        log(`[sqs] ${queue.journal.path}: a ${String(record.op)} record is malformed; skipped`);
+      }
+    }
     queue.compact();
     queues.set(name, queue);
   }

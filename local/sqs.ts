@@ -235,8 +235,15 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
       await loop;
     },
     async idle() {
+      // A failed look at the queue counts as busy: idle() is awaited by the runtime's /_local/idle,
+      // which must not fail (or end the process) on one refused request.
+      const pending = () => busy().catch(async (err: unknown) => {
+        log(`[sqs] ${queueName}: could not read the queue's state: ${describe(err)}`);
+        await delay(ERROR_BACKOFF_MS);
+        return true;
+      });
       let waited = false;
-      while (!stopping && await busy()) {
+      while (!stopping && await pending()) {
         waited = true;
         if (handling) await handling;
         else await delay(IDLE_CHECK_MS);
