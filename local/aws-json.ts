@@ -1,13 +1,16 @@
 // Shared plumbing for the local AWS stand-ins speaking the AWS JSON 1.0/1.1 wire protocols (Step Functions,
-// Secrets Manager): AWS-style errors, input validation, pagination tokens, and an HTTP server that
+// Secrets Manager, SQS): AWS-style errors, input validation, pagination tokens, and an HTTP server that
 // dispatches X-Amz-Target operations; plus the listen/endpoint/close helpers the other local servers use.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 
-/** An error rendered as the AWS JSON error shape `{"__type","message"}`; the SDK maps `__type` to its exception class. */
+/**
+ * An error rendered as the AWS JSON error shape `{"__type","message"}`; the SDK maps `__type` to its
+ * exception class. `headers` go with it (SQS names its query-protocol error code in one).
+ */
 export class AwsError extends Error {
-  constructor(readonly type: string, message: string, readonly status = 400) {
+  constructor(readonly type: string, message: string, readonly status = 400, readonly headers: Record<string, string> = {}) {
     super(message);
     this.name = type;
   }
@@ -84,6 +87,8 @@ export interface AwsJsonServerOptions {
   /** Content type of every response, e.g. 'application/x-amz-json-1.0'. */
   contentType: string;
   operations: Record<string, AwsJsonOperation>;
+  /** Local-only controls for tests, keyed `"<METHOD> /_local/<name>"`; each answers 200 with its result as JSON. */
+  controls?: Record<string, () => unknown>;
   /** Larger bodies are answered 413 with `validationErrorType`. */
   maxBodyBytes: number;
   /** The service's `__type` for invalid input (used for an oversized body). */
@@ -107,9 +112,10 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
   const { operations, maxBodyBytes } = opts;
   const prefix = `${opts.targetPrefix}.`;
 
-  const send = (res: http.ServerResponse, status: number, payload: unknown) => {
-    const body = JSON.stringify(payload);
+  const send = (res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}) => {
+    const body = JSON.stringify(payload ?? {});
     res.writeHead(status, {
+      ...headers,
       'content-type': opts.contentType,
       'content-length': Buffer.byteLength(body),
       'x-amzn-requestid': randomUUID(),
@@ -119,6 +125,13 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
 
   const respond = async (req: http.IncomingMessage, res: http.ServerResponse, chunks: Buffer[], size: number) => {
     try {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      if (path.startsWith('/_local/')) {
+        const control = opts.controls?.[`${req.method ?? ''} ${path}`];
+        if (!control) throw new AwsError('UnknownOperationException', `No local control ${req.method ?? ''} ${path}`, 404);
+        send(res, 200, await control());
+        return;
+      }
       if (req.method !== 'POST') throw new AwsError('UnknownOperationException', `Method ${req.method ?? ''} is not supported`, 404);
       if (size > maxBodyBytes) throw new AwsError(opts.validationErrorType, 'Request body too large', 413);
       const target = req.headers['x-amz-target'];
@@ -136,7 +149,7 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
       }
       send(res, 200, await operation(body, req));
     } catch (err) {
-      if (err instanceof AwsError) send(res, err.status, { __type: err.type, message: err.message });
+      if (err instanceof AwsError) send(res, err.status, { __type: err.type, message: err.message }, err.headers);
       else {
         opts.onInternalError?.(err);
         send(res, 500, { __type: opts.internalError.type, message: opts.internalError.message });

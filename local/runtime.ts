@@ -1,6 +1,6 @@
 // The embedded local runtime: reads template.yaml and runs its functions, routes, tables,
 // buckets, queues and state machines on one machine, on wire-compatible stand-ins (dynalite,
-// s3rver, local-aws-sqs, and our Step Functions and Secrets Manager servers). Handlers reach them
+// s3rver, and our SQS, Step Functions and Secrets Manager servers). Handlers reach them
 // through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -150,7 +150,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets') });
     closers.push(() => secrets.close());
-    const sqs = await startLocalSqs();
+    const sqs = await startLocalSqs({ dataDir: join(dataDir, 'sqs') });
     closers.push(() => sqs.close());
 
     Object.assign(process.env, {
@@ -329,7 +329,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           if (!queueId) throw new Error(`${fn.logicalId}.${eventName}: queue ${queueArn} is not in the template`);
           const redrive = resolveValue<{ deadLetterTargetArn?: string } | undefined>((template.Resources[queueId]?.Properties as Properties | undefined)?.RedrivePolicy);
           // Lambda runs up to ScalingConfig.MaximumConcurrency batches at once: one poller each. A
-          // FIFO queue gets one poller: the stand-in's group lock (local/sqs.ts) keeps a group's
+          // FIFO queue gets one poller: the stand-in's group lock (local/sqs-server.ts) keeps a group's
           // order across retries, but concurrent receivers could still take two of a group's
           // messages apart, which SQS never does.
           const fifo = String((template.Resources[queueId]?.Properties as Properties | undefined)?.FifoQueue ?? '') === 'true';

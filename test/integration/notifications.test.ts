@@ -71,7 +71,7 @@ function sqsOf(vnfm: LocalVnfm): { sqs: SQSClient; queue: { url: string; arn: st
 
 async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-  return Math.max(Number(out.Attributes?.ApproximateNumberOfMessages ?? 0), Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0));
+  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }
 
 describe('with the default retry period', () => {
@@ -452,9 +452,8 @@ describe('with a short retry period', () => {
     assert.equal(await queueDepth(sqs, dlq.url), 8);
 
     // An operator inspects the dead letters: what, for whom, and why.
-    // Visibility 0 leaves them in place; local-aws-sqs may then hand a message out twice in one call.
-    const received = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
-    const letters = [...new Map(received.map((m) => [m.MessageId, m])).values()];
+    // Visibility 0 leaves them in place.
+    const letters = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
     assert.equal(letters.length, 8);
     for (const letter of letters) {
       const body = JSON.parse(letter.Body ?? '{}') as { kind: string; subscriptionId: string; body: Notification };

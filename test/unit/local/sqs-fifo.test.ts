@@ -1,7 +1,10 @@
-// The local SQS stand-in's FIFO group lock (SQS semantics local-aws-sqs lacks) and the poller's
-// idle(), driven through the real @aws-sdk/client-sqs.
+// The local SQS stand-in's FIFO group lock and the poller's idle(), driven through the real
+// @aws-sdk/client-sqs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand,
   ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message,
@@ -10,7 +13,8 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 
 async function fifoQueue(name: string) {
-  const sqs = await startLocalSqs();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sqs-fifo-test-'));
+  const sqs = await startLocalSqs({ dataDir });
   const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '30' } }));
   const url = QueueUrl ?? '';
@@ -24,6 +28,7 @@ async function fifoQueue(name: string) {
     async [Symbol.asyncDispose]() {
       client.destroy();
       await sqs.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

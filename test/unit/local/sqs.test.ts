@@ -1,6 +1,9 @@
 // Tests for local SQS and the Lambda-style queue poller, driven through the real @aws-sdk/client-sqs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -11,6 +14,7 @@ import {
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 import type { QueuePollerOptions } from '#local/sqs.ts';
+import { waitFor } from '../../support/wait.ts';
 
 interface Harness {
   client: SQSClient;
@@ -21,7 +25,8 @@ interface Harness {
 }
 
 async function harness(): Promise<Harness> {
-  const sqs = await startLocalSqs();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sqs-test-'));
+  const sqs = await startLocalSqs({ dataDir });
   const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   const pollers: Array<{ stop(): Promise<void> }> = [];
   return {
@@ -39,17 +44,9 @@ async function harness(): Promise<Harness> {
       for (const poller of pollers) await poller.stop();
       client.destroy();
       await sqs.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/** Re-checks a condition until it holds; the limit only turns a hang into a failure. */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
-  const giveUp = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > giveUp) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function messageCount(client: SQSClient, url: string): Promise<number> {
@@ -57,8 +54,7 @@ async function messageCount(client: SQSClient, url: string): Promise<number> {
     QueueUrl: url,
     AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
   }));
-  // local-aws-sqs counts in-flight messages in ApproximateNumberOfMessages; take the larger to be safe on either reading.
-  return Math.max(Number(out.Attributes?.ApproximateNumberOfMessages ?? 0), Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0));
+  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }
 
 test('delivers Lambda-shaped SQS events in batches and deletes handled messages', async () => {
