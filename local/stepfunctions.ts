@@ -516,6 +516,12 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     if (fields.cause !== undefined) exec.cause = fields.cause;
     exec.controller.abort();
     persist(exec);
+    // What a finished execution no longer needs: the run's closures hold the library's event log
+    // (every state's input and output), and the checkpoint is on disk.
+    exec.abortRun = undefined;
+    exec.runner = undefined;
+    exec.replay = undefined;
+    exec.checkpoint = undefined;
     forget(exec);
     log(`[stepfunctions] ${exec.arn} ${status}${exec.error ? ` (${exec.error})` : ''}`);
     // Before `running` drops, so whoever waits for idle also waits for what this event starts.
@@ -725,8 +731,9 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     if (exec.status !== 'RUNNING') return;
     const idx = held.indexOf(exec);
     if (idx >= 0) held.splice(idx, 1);
+    const abortRun = exec.abortRun;
     finish(exec, 'ABORTED', { ...(error !== undefined ? { error } : {}), ...(cause !== undefined ? { cause } : {}) });
-    exec.abortRun?.();
+    abortRun?.();
   };
 
   const summary = (exec: ExecutionRecord) => ({
