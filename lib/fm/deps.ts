@@ -4,6 +4,7 @@ import { defaultDeps, type LcmDeps } from '#lib/lcm/deps.ts';
 import { notifyDeps, type NotifierDeps } from '#lib/notify/deps.ts';
 import { SqsNotificationQueue, type NotificationQueue } from '#lib/notify/queue.ts';
 import { DynamoAlarmStore, scanInstantiated, type AlarmStore } from '#lib/store/alarms.ts';
+import { DynamoNotificationOutbox, type NotificationOutbox } from '#lib/store/outbox.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 
 export interface AutoHealPolicy {
@@ -18,6 +19,8 @@ export interface FmDeps {
   notify: Pick<NotifierDeps, 'fmSubscriptions' | 'secrets' | 'egress' | 'now' | 'newId' | 'subscriptions'>;
   /** Alarm events go on the notification queue (undefined: nobody is notified). */
   queue?: NotificationQueue;
+  /** Where an alarm's notification is kept until it is queued. */
+  outbox?: NotificationOutbox;
   instantiated(): Promise<VnfInstanceRecord[]>;
   autoHeal: AutoHealPolicy;
   /** How long one VIM may take to answer a health check. */
@@ -41,6 +44,7 @@ export function fmDeps(): FmDeps {
     lcm: defaultDeps(),
     notify: notifyDeps(),
     queue: process.env.NOTIFICATION_QUEUE_URL ? new SqsNotificationQueue() : undefined,
+    outbox: process.env.NOTIFICATION_QUEUE_URL ? new DynamoNotificationOutbox() : undefined,
     instantiated: () => scanInstantiated(),
     autoHeal: { maxHeals: numberFromEnv('AUTO_HEAL_MAX_ATTEMPTS', 3), windowSeconds: numberFromEnv('AUTO_HEAL_WINDOW', 3600) },
     vimTimeoutMs: numberFromEnv('HEALTH_VIM_TIMEOUT_MS', 10_000),

@@ -3,7 +3,7 @@
 // FmSubscription (7.5.2.2-3) with FmNotificationsFilter (7.5.3.2), and the AlarmNotification /
 // AlarmClearedNotification (7.5.2.5-6) rendered for one subscription from a queued alarm event.
 import { z } from 'zod';
-import { subscriptionAuthentication, vnfInstanceSubscriptionFilter, type InstanceSnapshot } from '#lib/notify/model.ts';
+import { stableId, subscriptionAuthentication, vnfInstanceSubscriptionFilter, type InstanceSnapshot } from '#lib/notify/model.ts';
 
 /** SOL003 7.5.4.3 PerceivedSeverityType */
 export const PERCEIVED_SEVERITIES = ['CRITICAL', 'MAJOR', 'MINOR', 'WARNING', 'INDETERMINATE', 'CLEARED'] as const;
@@ -170,6 +170,19 @@ export interface AlarmEvent {
 }
 
 /** Renders AlarmNotification (7.5.2.5) or AlarmClearedNotification (7.5.2.6) for one subscription. */
+/** The event of an alarm raised or cleared at `at` (its id the same for every retry and sweep). */
+export function alarmEvent(alarm: AlarmRecord, type: AlarmEvent['notificationType'], at: string): AlarmEvent {
+  return {
+    kind: 'fm-event',
+    notificationId: stableId(`${alarm.id}/${type}/${at}`),
+    notificationType: type,
+    tenantId: alarm.tenantId,
+    vnfInstanceId: alarm.managedObjectId,
+    timeStamp: at,
+    alarm,
+  };
+}
+
 export function renderAlarmNotification(event: AlarmEvent, subscription: Pick<FmSubscriptionRecord, 'id' | 'apiRoot'>): Record<string, unknown> {
   const common = { id: event.notificationId, notificationType: event.notificationType, subscriptionId: subscription.id, timeStamp: event.timeStamp };
   const links = {

@@ -7,13 +7,13 @@
 // Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
 import { log } from '#lib/log.ts';
 import { requestHeal } from '#lib/lcm/scale-heal.ts';
-import { instanceSnapshot } from '#lib/notify/publisher.ts';
-import { stableId } from '#lib/notify/model.ts';
+import { instanceSnapshot, withOutbox } from '#lib/notify/publisher.ts';
+import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import { driverFor, type HealthTarget, type VimConnection, type VnfcHealth } from '#lib/vim/driver.ts';
 import type { FmDeps } from './deps.ts';
-import type { AlarmEvent, AlarmRecord, EventType, PerceivedSeverity } from './model.ts';
+import { alarmEvent, type AlarmEvent, type AlarmRecord, type EventType, type PerceivedSeverity } from './model.ts';
 
 type Info = Record<string, unknown>;
 
@@ -81,22 +81,22 @@ export function faultOf(instance: VnfInstanceRecord, health: VnfcHealth): Fault 
   };
 }
 
-function alarmEvent(alarm: AlarmRecord, type: AlarmEvent['notificationType'], at: string): AlarmEvent {
-  return {
-    kind: 'fm-event',
-    notificationId: stableId(`${alarm.id}/${type}/${at}`),
-    notificationType: type,
-    tenantId: alarm.tenantId,
-    vnfInstanceId: alarm.managedObjectId,
-    timeStamp: at,
-    alarm,
-  };
+/** True when queued (or there is no queue). */
+async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<boolean> {
+  if (!deps.queue || events.length === 0) return true;
+  try {
+    await deps.queue.publish(events);
+    return true;
+  } catch (error) {
+    // An alarm is recorded even when its notification cannot be queued: the outbox keeps it for the sweep.
+    log.error('could not queue alarm notifications', { error, count: events.length });
+    return false;
+  }
 }
 
-async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<void> {
-  if (!deps.queue || events.length === 0) return;
-  // An alarm is recorded even when its notification cannot be queued; the NFVO can still poll for it.
-  await deps.queue.publish(events).catch((error: unknown) => log.error('could not queue alarm notifications', { error, count: events.length }));
+/** The outbox entry of an alarm's notification, written before the alarm change. */
+function alarmEntry(event: AlarmEvent): OutboxEntry {
+  return { id: event.notificationId, kind: 'alarm', recordId: event.alarm.id, expect: { notificationType: event.notificationType, at: event.timeStamp }, createdAt: event.timeStamp };
 }
 
 export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecord> {
@@ -136,19 +136,23 @@ export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecor
     instance: instanceSnapshot(fault.instance),
     revision: 1,
   };
-  await deps.alarms.create(record);
-  log.info('alarm raised', { alarmId: id, vnfInstanceId: fault.instance.id, resourceId: fault.resourceId, reason: fault.reason });
-  await publish(deps, [alarmEvent(record, 'AlarmNotification', now)]);
+  const event = alarmEvent(record, 'AlarmNotification', now);
+  await withOutbox(deps.outbox, alarmEntry(event), () => deps.alarms.create(record), () => {
+    log.info('alarm raised', { alarmId: id, vnfInstanceId: fault.instance.id, resourceId: fault.resourceId, reason: fault.reason });
+    return publish(deps, [event]);
+  });
   return record;
 }
 
 export async function clearAlarm(deps: FmDeps, alarm: AlarmRecord, detail: string): Promise<AlarmRecord | undefined> {
   const now = deps.now();
-  const cleared = await deps.alarms.clear(alarm.id, now, detail);
-  if (!cleared) return undefined;
-  log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
-  await publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
-  return cleared;
+  // The entry names the notification the clearing will have (its id depends only on the alarm and the time).
+  const entry = alarmEntry(alarmEvent(alarm, 'AlarmClearedNotification', now));
+  return withOutbox(deps.outbox, entry, () => deps.alarms.clear(alarm.id, now, detail), async (cleared) => {
+    if (!cleared) return true;
+    log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
+    return publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
+  });
 }
 
 export function autoHealEnabled(instance: VnfInstanceRecord): boolean {

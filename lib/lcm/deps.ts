@@ -10,6 +10,7 @@ import { DynamoVimStore, type VimStore } from '#lib/store/vims.ts';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
 import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
+import { DynamoAlarmStore } from '#lib/store/alarms.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 
 /**
@@ -83,6 +84,6 @@ function withNotifications(base: LcmDeps): LcmDeps {
     ...base,
     instances: notifyingInstanceStore(base.instances, queue, base.now, outbox),
     opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
-    republishUnsent: (olderThan) => republishUnsent(outbox, base.opOccs, base.instances, queue, olderThan),
+    republishUnsent: (olderThan) => republishUnsent(outbox, { opOccs: base.opOccs, instances: base.instances, alarms: new DynamoAlarmStore() }, queue, olderThan),
   };
 }

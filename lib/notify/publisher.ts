@@ -8,6 +8,8 @@ import type { LcmOperationState, VnfInstanceRecord, VnfLcmOpOccRecord } from '#l
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
+import type { AlarmStore } from '#lib/store/alarms.ts';
+import { alarmEvent, type AlarmEvent } from '#lib/fm/model.ts';
 import { log } from '#lib/log.ts';
 import { MAX_EVENT_BYTES, type NotificationQueue } from './queue.ts';
 import { stableId, type InstanceSnapshot, type NotificationEvent, type NotificationType } from './model.ts';
@@ -106,7 +108,12 @@ function isAttributeUpdate(transition: { from: readonly LcmOperationState[]; to:
  * notification queued after it, and the entry removed once queued. A write the change did not make
  * removes its entry at once; a process that dies in between leaves it to the sweep (republishUnsent).
  */
-async function announced<T>(outbox: NotificationOutbox, entry: OutboxEntry, change: () => Promise<T>, publishAfter: (result: T) => Promise<boolean>): Promise<T> {
+export async function withOutbox<T>(outbox: NotificationOutbox | undefined, entry: OutboxEntry, change: () => Promise<T>, publishAfter: (result: T) => Promise<boolean>): Promise<T> {
+  if (!outbox) {
+    const result = await change();
+    await publishAfter(result);
+    return result;
+  }
   let kept = false;
   try {
     await outbox.put(entry);
@@ -143,11 +150,11 @@ export function notifyingOpOccStore(inner: VnfLcmOpOccStore, instances: VnfInsta
   });
   return decorate(inner, {
     async create(record: VnfLcmOpOccRecord): Promise<void> {
-      await announced(outbox, entry(record.id, record.operationState, record.stateEnteredTime), () => inner.create(record), () => publish(record));
+      await withOutbox(outbox, entry(record.id, record.operationState, record.stateEnteredTime), () => inner.create(record), () => publish(record));
     },
     async transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
       if (isAttributeUpdate(transition)) return inner.transition(id, transition);
-      return announced(outbox, entry(id, transition.to, transition.now), () => inner.transition(id, transition), async (record) => {
+      return withOutbox(outbox, entry(id, transition.to, transition.now), () => inner.transition(id, transition), async (record) => {
         if (record) return publish(record);
         // Not moved. If it is already in the target state, this is a retried step whose first run
         // may have died between the write and the publish: publish again (same id; deduplicated).
@@ -166,13 +173,13 @@ export function notifyingInstanceStore(inner: VnfInstanceStore, queue: Notificat
   return decorate(inner, {
     async create(record: VnfInstanceRecord): Promise<void> {
       const event = instanceEvent(record, 'VnfIdentifierCreationNotification', record.createdAt);
-      await announced(outbox, entry(event, true), () => inner.create(record), () => publishAfterWrite(queue, [event]));
+      await withOutbox(outbox, entry(event, true), () => inner.create(record), () => publishAfterWrite(queue, [event]));
     },
     async deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
       const current = await inner.get(id);
       if (!current) return inner.deleteIdle(id);
       const event = instanceEvent(current, 'VnfIdentifierDeletionNotification', now());
-      return announced(outbox, entry(event, false), () => inner.deleteIdle(id), async (deleted) => (deleted ? publishAfterWrite(queue, [event]) : true));
+      return withOutbox(outbox, entry(event, false), () => inner.deleteIdle(id), async (deleted) => (deleted ? publishAfterWrite(queue, [event]) : true));
     },
   });
 }
@@ -182,17 +189,23 @@ export function notifyingInstanceStore(inner: VnfInstanceStore, queue: Notificat
  * between a record change and its notification), if the record shows the change happened; the
  * entries of changes that never happened are dropped. Returns the ids queued.
  */
-export async function republishUnsent(outbox: NotificationOutbox, opOccs: VnfLcmOpOccStore, instances: VnfInstanceStore, queue: NotificationQueue, olderThan: string): Promise<string[]> {
+export async function republishUnsent(outbox: NotificationOutbox, stores: { opOccs: VnfLcmOpOccStore; instances: VnfInstanceStore; alarms: Pick<AlarmStore, 'get'> }, queue: NotificationQueue, olderThan: string): Promise<string[]> {
+  const { opOccs, instances } = stores;
   const sent: string[] = [];
   for (const entry of await outbox.list()) {
     if (entry.createdAt > olderThan) continue;
-    let event: NotificationEvent | undefined;
+    let event: NotificationEvent | AlarmEvent | undefined;
     if (entry.kind === 'opOcc') {
       const record = await opOccs.get(entry.recordId);
       const instance = record && await instances.get(record.vnfInstanceId);
       if (record && instance && record.operationState === entry.expect.operationState && record.stateEnteredTime === entry.expect.stateEnteredTime) {
         event = opOccEvent(record, instanceSnapshot(instance));
       }
+    } else if (entry.kind === 'alarm') {
+      const alarm = await stores.alarms.get(entry.recordId);
+      const type = entry.expect.notificationType === 'AlarmClearedNotification' ? 'AlarmClearedNotification' : 'AlarmNotification';
+      const happened = type === 'AlarmNotification' ? alarm !== undefined : alarm?.alarmClearedTime === entry.expect.at;
+      if (alarm && happened) event = alarmEvent(alarm, type, entry.expect.at ?? entry.createdAt);
     } else if (entry.event && (await instances.get(entry.recordId) !== undefined) === entry.expect.exists) {
       event = entry.event as unknown as NotificationEvent;
     }

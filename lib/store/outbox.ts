@@ -29,11 +29,14 @@ export async function sweepItems<T>(table: string, partition: string): Promise<T
 export interface OutboxEntry {
   /** The notification's id. */
   id: string;
-  /** Which record announces it: an op occ (the event is rebuilt from it) or a VNF instance (the event is kept whole). */
-  kind: 'opOcc' | 'instance';
+  /** Which record announces it: an op occ or an alarm (the event is rebuilt from it), or a VNF instance (the event is kept whole). */
+  kind: 'opOcc' | 'instance' | 'alarm';
   recordId: string;
-  /** opOcc: the state and entry time the change gives the op occ; instance: whether the change creates or deletes it. */
-  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean };
+  /**
+   * What the record shows once the change is made. opOcc: its state and entry time; instance:
+   * whether it exists; alarm: the notification (raised or cleared) and its time.
+   */
+  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean; notificationType?: string; at?: string };
   /** instance: the whole event (an instance's identifier notifications need nothing the record would add). */
   event?: Record<string, unknown>;
   createdAt: string;

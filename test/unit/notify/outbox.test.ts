@@ -11,6 +11,7 @@ import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { AlarmRecord } from '#lib/fm/model.ts';
 
 function world() {
   const outbox = new Map<string, OutboxEntry>();
@@ -18,6 +19,7 @@ function world() {
   let queueDown = false;
   const opOccs = new Map<string, VnfLcmOpOccRecord>();
   const instances = new Map<string, VnfInstanceRecord>();
+  const alarms = new Map<string, AlarmRecord>();
   const box: NotificationOutbox = {
     put: async (entry) => { outbox.set(entry.id, entry); },
     remove: async (id) => { outbox.delete(id); },
@@ -54,9 +56,9 @@ function world() {
   const store = notifyingOpOccStore(rawOpOccs, rawInstances, queue, box);
   const instanceStore = notifyingInstanceStore(rawInstances, queue, () => '2026-12-01T00:00:09Z', box);
   return {
-    outbox, published, opOccs, store, instanceStore, rawOpOccs, rawInstances, queue, box,
+    outbox, published, opOccs, alarms, store, instanceStore, rawOpOccs, rawInstances, queue, box,
     setQueueDown: (down: boolean) => { queueDown = down; },
-    sweep: () => republishUnsent(box, rawOpOccs, rawInstances, queue, '9999-01-01T00:00:00Z'),
+    sweep: () => republishUnsent(box, { opOccs: rawOpOccs, instances: rawInstances, alarms: { get: async (id: string) => alarms.get(id) } }, queue, '9999-01-01T00:00:00Z'),
   };
 }
 
@@ -122,5 +124,21 @@ describe('the notification outbox', () => {
     await assert.rejects(w.store.create({ ...OP_OCC, stateEnteredTime: '2026-12-01T00:00:07Z' }), { name: 'ConditionalCheckFailedException' });
     assert.equal(w.outbox.size, 0, 'a change that throws removes its entry');
     assert.equal(w.published.length, sent, 'and announces nothing');
+  });
+
+  it('alarms: a raise or a clearing the record shows is queued from it; one it does not show is dropped', async () => {
+    const w = world();
+    const alarm = { id: 'alarm-1', tenantId: 't', managedObjectId: 'vnf-1', alarmRaisedTime: '2026-12-01T00:00:03Z' } as unknown as AlarmRecord;
+    w.alarms.set(alarm.id, { ...alarm, alarmClearedTime: '2026-12-01T00:00:04Z' } as AlarmRecord);
+    await w.box.put({ id: 'raised', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:03Z' }, createdAt: '2026-12-01T00:00:03Z' });
+    await w.box.put({ id: 'cleared', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:04Z' }, createdAt: '2026-12-01T00:00:04Z' });
+    await w.box.put({ id: 'cleared-later', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:08Z' }, createdAt: '2026-12-01T00:00:08Z' });
+    await w.box.put({ id: 'never-raised', kind: 'alarm', recordId: 'alarm-2', expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:05Z' }, createdAt: '2026-12-01T00:00:05Z' });
+    await w.sweep();
+    assert.deepEqual(w.published.map((e) => [(e as unknown as { notificationType: string }).notificationType, e.timeStamp]), [
+      ['AlarmNotification', '2026-12-01T00:00:03Z'],
+      ['AlarmClearedNotification', '2026-12-01T00:00:04Z'],
+    ]);
+    assert.equal(w.outbox.size, 0);
   });
 });
