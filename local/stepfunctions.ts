@@ -607,13 +607,16 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       const i = previous.failure ? retrierFor(exec, stateName, previous.failure.name, attempts) : -1;
       if (i >= 0) attempts[i] = (attempts[i] ?? 0) + 1;
     }
-    checkpoint(exec, { state: stateName, input: raw, attempts });
+    const running: Checkpoint = { state: stateName, input: raw, attempts };
+    checkpoint(exec, running);
+    // A run the execution has moved past (its Task timed out) must not overwrite a later checkpoint.
+    const current = () => exec.checkpoint === running;
     try {
       const result = toJson(await run(params));
-      checkpoint(exec, { state: stateName, input: raw, attempts, result });
+      if (current()) checkpoint(exec, { ...running, result });
       return result;
     } catch (error) {
-      if (error instanceof TaskFailure) checkpoint(exec, { state: stateName, input: raw, attempts, failure: { name: error.name, message: error.message } });
+      if (error instanceof TaskFailure && current()) checkpoint(exec, { ...running, failure: { name: error.name, message: error.message } });
       throw error;
     }
   };
