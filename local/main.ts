@@ -5,6 +5,10 @@
 import { resolve } from 'node:path';
 import { startRuntime } from './runtime.ts';
 import { startLocalVims } from './vims.ts';
+import { guardProcess } from './http-guard.ts';
+
+// Whatever a request or a background task throws is logged with its request id; the VNFM goes on serving.
+guardProcess((line) => process.stderr.write(`${line}\n`));
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const parameters = {
