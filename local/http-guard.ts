@@ -150,11 +150,16 @@ function printable(text: string): string {
 }
 
 /**
- * Process-level guard for a long-running server: an uncaught exception or unhandled rejection is
- * logged, naming the request it came from when there is one, and the process goes on serving.
+ * Process-level guard for a long-running server: once `serving()`, an uncaught exception or
+ * unhandled rejection is logged, naming the request it came from when there is one, and the
+ * process goes on serving; before, it ends the start (exit code 1) rather than leave it half done.
  */
-export function guardProcess(log: (line: string) => void): void {
+export function guardProcess(log: (line: string) => void, serving: () => boolean): void {
   const report = (kind: string, error: unknown) => {
+    if (!serving()) {
+      log(`VNFM failed to start: ${kind}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+      process.exit(1);
+    }
     const at = scope.getStore();
     const where = at ? `in request ${at.requestId} (${at.server}: ${at.method} ${at.target})` : 'outside any request';
     log(`VNFM: ${kind} ${where}; still serving: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);

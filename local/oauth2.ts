@@ -133,6 +133,13 @@ export function createLocalClient(dataDir: string, options: { tenantId: string; 
   return { clientId, clientSecret };
 }
 
+/** Creates an admin client of tenant "default" and writes its credentials to credentials.json (its tokenUrl is filled in once the API listens). */
+export function issueAdminCredentials(dataDir: string): IssuedCredentials {
+  const credentials = { ...createLocalClient(dataDir, { tenantId: 'default', scopes: [...ALL_SCOPES] }), tokenUrl: '' };
+  writePrivate(credentialsPath(dataDir), `${JSON.stringify(credentials, null, 2)}\n`);
+  return credentials;
+}
+
 /** A new secret for a client; the old one stops working at once (tokens already issued live until they expire). */
 export function rotateLocalClientSecret(dataDir: string, clientId: string): string {
   const clients = readClients(dataDir);

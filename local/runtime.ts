@@ -36,6 +36,8 @@ export interface RuntimeOptions {
   log?: (line: string) => void;
   /** Leave interrupted executions and the start-up sweep for resume() (the caller first brings up what they need, e.g. the local VIMs). */
   deferResume?: boolean;
+  /** Runs once the stand-ins hold the tables and buckets, before the API listens; what it throws ends the start. */
+  checkRecords?: () => Promise<void>;
 }
 
 export interface Runtime {
@@ -377,6 +379,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- API --------------------------------------------------------------------------------
     // The token issuer (Cognito's part on AWS) answers on the API's own address.
+    await options.checkRecords?.();
     const issuer = await startLocalIssuer(dataDir, log);
     // Hostile or broken requests (bad targets, bodies cut off, failing handlers) end as an answer, never the process.
     const api = createGuardedServer('API', async (req, res, requestId) => {
