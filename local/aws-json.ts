@@ -4,6 +4,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { createGuardedServer } from './http-guard.ts';
 
 /**
  * An error rendered as the AWS JSON error shape `{"__type","message"}`; the SDK maps `__type` to its
@@ -157,16 +158,20 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
     }
   };
 
-  const server = http.createServer((req, res) => {
+  const server = createGuardedServer(opts.name, async (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBodyBytes) chunks.push(chunk);
+    // A client that hangs up mid-body rejects this; the guard closes its socket.
+    await new Promise<void>((resolve, reject) => {
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= maxBodyBytes) chunks.push(chunk);
+      });
+      req.on('end', resolve);
+      req.on('error', reject);
     });
-    req.on('end', () => void respond(req, res, chunks, size));
-    req.on('error', () => res.destroy());
-  });
+    await respond(req, res, chunks, size);
+  }, (line) => (opts.onInternalError ? opts.onInternalError(new Error(line)) : process.stderr.write(`${line}\n`)));
 
   const { endpoint } = await listen(server, opts);
   let closing: Promise<void> | undefined;

@@ -65,7 +65,7 @@ export function matchRoute(routes: Route[], method: string, path: string): Route
 
 const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|x-www-form-urlencoded|yaml|x-yaml|javascript))/i;
 
-export function toApiGatewayEvent(req: http.IncomingMessage, body: Buffer, match: RouteMatch): APIGatewayProxyEventV2 {
+export function toApiGatewayEvent(req: http.IncomingMessage, body: Buffer, match: RouteMatch, requestId: string = randomUUID()): APIGatewayProxyEventV2 {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -109,7 +109,7 @@ export function toApiGatewayEvent(req: http.IncomingMessage, body: Buffer, match
         sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         userAgent: headers['user-agent'] ?? '',
       },
-      requestId: randomUUID(),
+      requestId,
       routeKey: match.route.routeKey,
       stage: '$default',
       time: now.toUTCString(),

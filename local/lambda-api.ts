@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { closeServer, listen } from './aws-json.ts';
+import { ClientRequestError, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
 import type { LocalFunction } from './lambda.ts';
 
 /** Lambda's synchronous invocation limit, request and response alike. */
@@ -41,14 +42,27 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
   const fail = (res: http.ServerResponse, status: number, type: string, message: string) =>
     send(res, status, JSON.stringify({ Type: 'User', Message: message }), { 'x-amzn-ErrorType': type });
 
-  const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, size: number) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = requestUrl(req);
     const match = INVOKE_PATH.exec(url.pathname);
     if (req.method !== 'POST' || !match) return fail(res, 404, 'UnknownOperationException', `Unknown operation ${req.method ?? ''} ${url.pathname}`);
-    const name = decodeURIComponent(match[1] as string);
+    let name: string;
+    try {
+      name = decodeURIComponent(match[1] as string);
+    } catch {
+      return fail(res, 400, 'ValidationException', 'The function name is not valid percent-encoding');
+    }
     const fn = functionNamed(functions, name);
     if (!fn) return fail(res, 404, 'ResourceNotFoundException', `Function not found: ${name}`);
-    if (size > MAX_PAYLOAD_BYTES) return fail(res, 413, 'RequestTooLargeException', `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
+    let body: Buffer;
+    try {
+      body = await readRequestBody(req, MAX_PAYLOAD_BYTES);
+    } catch (error) {
+      if (!(error instanceof ClientRequestError && error.status === 413)) throw error;
+      fail(res, 413, 'RequestTooLargeException', `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
+      req.destroy();
+      return undefined;
+    }
     let event: unknown = {};
     if (body.length) {
       try {
@@ -79,21 +93,7 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
     return send(res, 200, answer, executed);
   };
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      serve(req, res, Buffer.concat(chunks), size).catch((error: unknown) => {
-        options.log?.(`local Lambda API failed: ${error instanceof Error ? error.stack : String(error)}`);
-        if (!res.headersSent) fail(res, 500, 'ServiceException', 'Internal error');
-      });
-    });
-    req.on('error', () => res.destroy());
-  });
+  const server = createGuardedServer('Lambda API', serve, (line) => options.log?.(line));
   const { endpoint } = await listen(server, { name: 'Lambda', host: options.host, port: options.port });
   return { endpoint, close: () => closeServer(server) };
 }

@@ -9,6 +9,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ALL_SCOPES, RESOURCE_SERVER, TENANT_SCOPE_PREFIX } from '#lib/auth/scopes.ts';
+import { parseBasicCredentials } from '#lib/auth/basic.ts';
+import { sendProblem } from './http-guard.ts';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -43,13 +45,60 @@ function writePrivate(path: string, text: string): void {
   renameSync(temp, path);
 }
 
+/** A data file that is there (or should be) but cannot be used; the message names it and what to do. */
+export class DataFileError extends Error {
+  constructor(readonly path: string, problem: string, remedy = 'restore it from a backup, or run "npm start -- --repair" to re-create it') {
+    super(`${path} ${problem}; ${remedy}`);
+    this.name = 'DataFileError';
+  }
+}
+
+/** A JSON data file's content, or a DataFileError naming the file when it is not JSON or not what `valid` expects. */
+export function readJsonFile<T>(path: string, valid: (value: unknown) => value is T, expected: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DataFileError(path, code === 'ENOENT' ? 'is missing' : code ? `cannot be read (${code})` : `is not valid JSON (${(error as Error).message})`);
+  }
+  if (!valid(value)) throw new DataFileError(path, `does not hold ${expected}`);
+  return value;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function isClientStore(value: unknown): value is { clients: LocalClient[] } {
+  return isRecord(value) && Array.isArray(value.clients) && value.clients.every((c) => isRecord(c)
+    && typeof c.clientId === 'string' && typeof c.secretHash === 'string' && typeof c.tenantId === 'string'
+    && Array.isArray(c.scopes) && c.scopes.every((scope) => typeof scope === 'string'));
+}
+
+export function isIssuedCredentials(value: unknown): value is IssuedCredentials {
+  return isRecord(value) && typeof value.clientId === 'string' && typeof value.clientSecret === 'string';
+}
+
+export function clientsPath(dataDir: string): string {
+  return join(dataDir, 'auth', 'clients.json');
+}
+
+export function signingKeyPath(dataDir: string): string {
+  return join(dataDir, 'auth', 'signing-key.json');
+}
+
+export function credentialsPath(dataDir: string): string {
+  return join(dataDir, 'credentials.json');
+}
+
+/** The client store; none yet is an empty one. A damaged store is a DataFileError. */
 export function readClients(dataDir: string): LocalClient[] {
-  const path = join(authDir(dataDir), 'clients.json');
-  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { clients: LocalClient[] }).clients : [];
+  const path = clientsPath(dataDir);
+  return existsSync(path) ? readJsonFile(path, isClientStore, '{"clients": [...]}').clients : [];
 }
 
 function writeClients(dataDir: string, clients: LocalClient[]): void {
-  writePrivate(join(authDir(dataDir), 'clients.json'), `${JSON.stringify({ clients }, null, 2)}\n`);
+  authDir(dataDir);
+  writePrivate(clientsPath(dataDir), `${JSON.stringify({ clients }, null, 2)}\n`);
 }
 
 function hashSecret(secret: string): string {
@@ -61,6 +110,7 @@ function secretMatches(secret: string, stored: string): boolean {
   const [kind, salt, hash] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
+  if (expected.length === 0) return false;
   const actual = scryptSync(secret, Buffer.from(salt, 'base64url'), expected.length);
   return timingSafeEqual(actual, expected);
 }
@@ -83,6 +133,13 @@ export function createLocalClient(dataDir: string, options: { tenantId: string; 
   return { clientId, clientSecret };
 }
 
+/** Creates an admin client of tenant "default" and writes its credentials to credentials.json (its tokenUrl is filled in once the API listens). */
+export function issueAdminCredentials(dataDir: string): IssuedCredentials {
+  const credentials = { ...createLocalClient(dataDir, { tenantId: 'default', scopes: [...ALL_SCOPES] }), tokenUrl: '' };
+  writePrivate(credentialsPath(dataDir), `${JSON.stringify(credentials, null, 2)}\n`);
+  return credentials;
+}
+
 /** A new secret for a client; the old one stops working at once (tokens already issued live until they expire). */
 export function rotateLocalClientSecret(dataDir: string, clientId: string): string {
   const clients = readClients(dataDir);
@@ -101,17 +158,26 @@ export function deleteLocalClient(dataDir: string, clientId: string): void {
 }
 
 async function signingKey(dataDir: string): Promise<{ privateKey: Awaited<ReturnType<typeof importJWK>>; publicJwk: JWK; kid: string }> {
-  const path = join(authDir(dataDir), 'signing-key.json');
+  authDir(dataDir);
+  const path = signingKeyPath(dataDir);
   let jwk: JWK;
   if (existsSync(path)) {
-    jwk = JSON.parse(readFileSync(path, 'utf8')) as JWK;
+    jwk = readJsonFile(path, isSigningKey, 'an ES256 private JSON Web Key');
   } else {
     const pair = await generateKeyPair('ES256', { extractable: true });
     jwk = { ...(await exportJWK(pair.privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' };
     writePrivate(path, `${JSON.stringify(jwk)}\n`);
   }
   const { d: _private, ...publicJwk } = jwk;
-  return { privateKey: await importJWK(jwk, 'ES256'), publicJwk, kid: jwk.kid as string };
+  try {
+    return { privateKey: await importJWK(jwk, 'ES256'), publicJwk, kid: jwk.kid as string };
+  } catch (error) {
+    throw new DataFileError(path, `does not hold a usable ES256 key (${(error as Error).message})`, 'restore it from a backup, or run "npm start -- --repair" to create a new key (tokens issued before stop working)');
+  }
+}
+
+function isSigningKey(value: unknown): value is JWK {
+  return isRecord(value) && value.kty === 'EC' && value.crv === 'P-256' && typeof value.d === 'string' && typeof value.x === 'string' && typeof value.y === 'string' && typeof value.kid === 'string';
 }
 
 export interface LocalIssuer {
@@ -126,25 +192,25 @@ function oauthError(res: http.ServerResponse, status: number, error: string, des
     .end(JSON.stringify({ error, error_description: description }));
 }
 
-export async function startLocalIssuer(dataDir: string): Promise<LocalIssuer> {
+export async function startLocalIssuer(dataDir: string, log: (line: string) => void = () => undefined): Promise<LocalIssuer> {
   const key = await signingKey(dataDir);
   let issuer = '';
   return {
     listening(baseUrl) {
       issuer = baseUrl;
       const tokenUrl = `${baseUrl}${TOKEN_PATH}`;
-      const credentialsPath = join(dataDir, 'credentials.json');
+      const credentialsFile = credentialsPath(dataDir);
       let created = false;
       let credentials: IssuedCredentials | undefined;
-      if (existsSync(credentialsPath)) {
-        credentials = { ...(JSON.parse(readFileSync(credentialsPath, 'utf8')) as IssuedCredentials), tokenUrl };
+      if (existsSync(credentialsFile)) {
+        credentials = { ...readJsonFile(credentialsFile, isIssuedCredentials, '{"clientId", "clientSecret", "tokenUrl"}'), tokenUrl };
       } else if (!readClients(dataDir).some((c) => c.scopes.includes('admin'))) {
         credentials = { ...createLocalClient(dataDir, { tenantId: 'default', scopes: [...ALL_SCOPES] }), tokenUrl };
         created = true;
       }
       // The port may change between starts; the admin client's file always names today's endpoint.
-      if (credentials) writePrivate(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`);
-      return { issuer, jwksUrl: `${baseUrl}${JWKS_PATH}`, tokenUrl, credentialsPath, created };
+      if (credentials) writePrivate(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`);
+      return { issuer, jwksUrl: `${baseUrl}${JWKS_PATH}`, tokenUrl, credentialsPath: credentialsFile, created };
     },
     async serve(req, res, pathname, body) {
       if (pathname === JWKS_PATH) {
@@ -160,14 +226,25 @@ export async function startLocalIssuer(dataDir: string): Promise<LocalIssuer> {
       let clientId = form.get('client_id') ?? '';
       let clientSecret = form.get('client_secret') ?? '';
       const authorization = req.headers.authorization ?? '';
-      if (/^basic /i.test(authorization)) {
-        const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
-        const colon = decoded.indexOf(':');
-        clientId = decodeURIComponent(decoded.slice(0, colon === -1 ? undefined : colon));
-        clientSecret = colon === -1 ? '' : decodeURIComponent(decoded.slice(colon + 1));
+      if (/^basic(\s|$)/i.test(authorization)) {
+        // RFC 6749 5.2: client authentication that fails, malformed included, is invalid_client.
+        const basic = parseBasicCredentials(authorization);
+        if (!basic) return oauthError(res, 401, 'invalid_client', 'The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)'), true;
+        ({ clientId, clientSecret } = basic);
       }
       if (form.get('grant_type') !== 'client_credentials') return oauthError(res, 400, 'unsupported_grant_type', 'Only client_credentials is supported'), true;
-      const client = readClients(dataDir).find((c) => c.clientId === clientId);
+      let clients: LocalClient[];
+      try {
+        // Missing now means lost: the first start created it, and deleting every client leaves an empty store.
+        if (!existsSync(clientsPath(dataDir))) throw new DataFileError(clientsPath(dataDir), 'is missing');
+        clients = readClients(dataDir);
+      } catch (error) {
+        if (!(error instanceof DataFileError)) throw error;
+        log(`OAuth 2.0 token endpoint cannot authenticate clients: ${error.message}`);
+        sendProblem(res, 503, 'The client store cannot be read, so no client can be authenticated; the VNFM\'s log names the problem', { 'Cache-Control': 'no-store' });
+        return true;
+      }
+      const client = clients.find((c) => c.clientId === clientId);
       if (!client || !clientSecret || !secretMatches(clientSecret, client.secretHash)) return oauthError(res, 401, 'invalid_client', 'Client authentication failed'), true;
       const allowed = new Set(client.scopes);
       const requested = form.get('scope')?.split(' ').filter(Boolean).map((s) => s.replace(new RegExp(`^${RESOURCE_SERVER}/`), ''));

@@ -22,6 +22,7 @@ import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
 import { startLocalIssuer } from './oauth2.ts';
 import { startLocalSchedules } from './schedules.ts';
+import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -35,6 +36,8 @@ export interface RuntimeOptions {
   log?: (line: string) => void;
   /** Leave interrupted executions and the start-up sweep for resume() (the caller first brings up what they need, e.g. the local VIMs). */
   deferResume?: boolean;
+  /** Runs once the stand-ins hold the tables and buckets, before the API listens; what it throws ends the start. */
+  checkRecords?: () => Promise<void>;
 }
 
 export interface Runtime {
@@ -140,12 +143,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // --- AWS stand-ins ----------------------------------------------------------------------
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
     const dynamo = dynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    containRequestErrors(dynamo, 'DynamoDB', log);
     const dynamoAddress = await listen(dynamo, 0, '127.0.0.1');
     closers.push(() => closeServer(dynamo));
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
     const s3Address = (await s3.run()) as AddressInfo;
+    containRequestErrors(s3.httpServer, 'S3', log);
     closers.push(() => s3.close());
 
     const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets') });
@@ -374,24 +379,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     // --- API --------------------------------------------------------------------------------
     // The token issuer (Cognito's part on AWS) answers on the API's own address.
-    const issuer = await startLocalIssuer(dataDir);
-    const api = http.createServer((req, res) => {
-      void serve(req, res);
-    });
-    const serve = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_API_BODY) {
-          res.writeHead(413, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 413, title: 'Payload Too Large', detail: `Request bodies are limited to ${MAX_API_BODY} bytes` }));
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (await issuer.serve(req, res, url.pathname, Buffer.concat(chunks))) return;
+    await options.checkRecords?.();
+    const issuer = await startLocalIssuer(dataDir, log);
+    // Hostile or broken requests (bad targets, bodies cut off, failing handlers) end as an answer, never the process.
+    const api = createGuardedServer('API', async (req, res, requestId) => {
+      const url = requestUrl(req);
+      const body = await readRequestBody(req, MAX_API_BODY);
+      if (await issuer.serve(req, res, url.pathname, body)) return;
       if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
       if (url.pathname.startsWith('/_local/')) {
         await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
@@ -403,14 +397,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         return;
       }
       try {
-        const event = toApiGatewayEvent(req, Buffer.concat(chunks), match);
+        const event = toApiGatewayEvent(req, body, match, requestId);
         const result = await invoke(match.route.fn, event);
         writeApiGatewayResult(res, result);
       } catch (error) {
         log(`API function ${match.route.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`);
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Internal Server Error' }));
       }
-    };
+    }, log);
     const apiAddress = await listen(api, options.port ?? 9890, options.host ?? '127.0.0.1');
     schedules.start();
     closers.push(() => closeServer(api));

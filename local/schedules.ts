@@ -84,7 +84,13 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(events.map((e) => ({ function: e.fn.logicalId, event: e.eventName, expression: e.expression, enabled: e.enabled }))));
         return true;
       }
-      const wanted = events.filter((e) => e.fn.logicalId === decodeURIComponent(match?.[1] ?? ''));
+      let logicalId: string | undefined;
+      try {
+        logicalId = decodeURIComponent(match?.[1] ?? '');
+      } catch {
+        logicalId = undefined; // bad percent-encoding names no function
+      }
+      const wanted = events.filter((e) => e.fn.logicalId === logicalId);
       if (method !== 'POST' || !wanted.length) {
         res.writeHead(404, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `No scheduled function ${match?.[1] ?? ''} (${method} ${path})` }));
         return true;

@@ -12,6 +12,8 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
+    /** The server run() started. */
+    httpServer: import('node:http').Server;
     on(event: 'event', listener: (event: never) => void): this;
   }
 }

@@ -9,6 +9,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
 import { closeServer, listen } from '../aws-json.ts';
+import { ClientRequestError, createGuardedServer, isClientGone, requestUrl } from '../http-guard.ts';
 import { Api, APPLY_PATCH, type Subresource } from './api.ts';
 import { Controllers } from './controllers.ts';
 import { T } from './defaults.ts';
@@ -108,7 +109,7 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
 
   let address = '';
   async function handle(req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
     const contentType = req.headers['content-type'] ?? '';
@@ -164,10 +165,13 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     throw new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
 
-  const server = http.createServer((req, res) => {
-    handle(req)
+  const server = createGuardedServer('Kubernetes simulator', async (req, res) => {
+    await handle(req)
       .catch((err: unknown) => {
         if (err instanceof StatusError) return { status: err.code, body: err.toStatus() as unknown };
+        if (err instanceof ClientRequestError) return { status: err.status, body: statusObject('Failure', err.status, 'BadRequest', err.message) as unknown };
+        if (err instanceof URIError) return { status: 400, body: statusObject('Failure', 400, 'BadRequest', 'bad percent-encoding in the path') as unknown };
+        if (isClientGone(err, req)) throw err;
         log(`kubernetes simulator: ${req.method} ${req.url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
         return { status: 500, body: statusObject('Failure', 500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`) as unknown };
       })
@@ -177,7 +181,7 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
         res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(text), 'audit-id': randomBytes(16).toString('hex') });
         res.end(text);
       });
-  });
+  }, log);
   const { endpoint, port } = await listen(server, { name: 'Kubernetes simulator', host: opts.host, port: opts.port });
   address = `${opts.host ?? '127.0.0.1'}:${port}`;
   log(`kubernetes simulator: listening on ${endpoint} (timeScale ${timeScale})`);

@@ -5,6 +5,7 @@
 // own work time, and signal software deployments, and a tiny load balancer under /_lb/.
 import http from 'node:http';
 import { closeServer, listen } from '../aws-json.ts';
+import { createGuardedServer, isClientGone, requestUrl } from '../http-guard.ts';
 import { Cinder, cinderError } from './cinder.ts';
 import { FaultRegistry, parseFault, type FaultSpec, type QuotaLimits, type ServiceName } from './faults.ts';
 import { Glance, glanceError } from './glance.ts';
@@ -307,7 +308,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   };
 
   const handle = async (raw: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const url = new URL(raw.url ?? '/', 'http://simulator.invalid');
+    const url = requestUrl(raw);
     const origin = `http://${raw.headers.host ?? new URL(cloud.publicBase).host}`;
     let bodyCache: Promise<Buffer> | undefined;
     const bytes = () => (bodyCache ??= readBody(raw, 16 * 1024 * 1024));
@@ -338,7 +339,8 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       try {
         send(await control({ ...base, path: url.pathname.slice('/_sim'.length) }));
       } catch (err) {
-        send(err instanceof ApiError ? json(err.status, { error: err.message }) : json(500, { error: String(err) }));
+        if (isClientGone(err, raw)) throw err;
+        send(err instanceof ApiError ? json(err.status, { error: err.message }) : err instanceof URIError ? json(400, { error: 'bad percent-encoding in the path' }) : json(500, { error: String(err) }));
       }
       return;
     }
@@ -373,18 +375,14 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
           else send(service.render(err));
           return;
         }
+        if (isClientGone(err, raw)) throw err;
         log(`simulator: ${req.method} ${url.pathname} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
         send(serverError(service, 500));
       }
     });
   };
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      log(`simulator: request failed: ${String(err)}`);
-      if (!res.headersSent) res.writeHead(500).end();
-    });
-  });
+  const server = createGuardedServer('OpenStack simulator', handle, log);
   const { endpoint } = await listen(server, { name: 'OpenStack simulator', host: opts.host, port: opts.port });
   cloud.publicBase = endpoint;
   const admin = cloud.keystone.adminProject;

@@ -25,9 +25,10 @@ export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vnfm-test-'));
 }
 
-export async function startVnfm(options: { dataDir?: string; env?: Record<string, string>; processGroup?: boolean } = {}): Promise<LocalVnfm> {
+/** Starts the VNFM; `args` go to local/main.ts as `npm start -- <args>` passes them. Rejects, with the exit code and output, if it exits before listening. */
+export async function startVnfm(options: { dataDir?: string; env?: Record<string, string>; processGroup?: boolean; args?: string[] } = {}): Promise<LocalVnfm> {
   const dataDir = options.dataDir ?? newDataDir();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', ...(options.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

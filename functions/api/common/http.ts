@@ -9,6 +9,7 @@ import {
 } from '#lib/sol/errors.ts';
 import type { Caller } from '#lib/lcm/vnf-instances.ts';
 import { grants, normalizeScopes, requiredScope, tenantOf } from '#lib/auth/scopes.ts';
+import { parseBasicCredentials } from '#lib/auth/basic.ts';
 import { authConfig, ForbiddenError, tokenForBasic, UnauthorizedError, verifyAccessToken, type VerifiedToken } from '#lib/auth/tokens.ts';
 import { log } from '#lib/log.ts';
 import { nextLink } from '#lib/sol/paging.ts';
@@ -184,7 +185,11 @@ export async function authenticate(event: Event, method: string, routePath: stri
     const scheme = authorization.split(' ', 1)[0]?.toLowerCase();
     const credential = authorization.slice(scheme?.length ?? 0).trim();
     if (scheme === 'bearer' && credential) verified = await verifyAccessToken(config, credential);
-    else if (scheme === 'basic' && credential) verified = await verifyAccessToken(config, await tokenForBasic(config, `Basic ${credential}`));
+    else if (scheme === 'basic' && credential) {
+      // Malformed credentials (bad base64 or percent-encoding) are refused here, not sent on.
+      if (!parseBasicCredentials(`Basic ${credential}`)) throw new UnauthorizedError('The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)', 'invalid_request');
+      verified = await verifyAccessToken(config, await tokenForBasic(config, `Basic ${credential}`));
+    }
     else if (headers['x-auth-token']) verified = await verifyAccessToken(config, headers['x-auth-token'].trim());
     else throw new UnauthorizedError(authorization ? 'The Authorization scheme is not supported; send a Bearer token, X-Auth-Token or Basic client credentials' : 'This resource needs an OAuth 2.0 access token (Authorization: Bearer, X-Auth-Token) or client credentials (Basic)');
   }
@@ -193,6 +198,17 @@ export async function authenticate(event: Event, method: string, routePath: stri
   const tenantId = tenantOf(scopes);
   if (!tenantId) throw new ForbiddenError('The client belongs to no tenant (no tenant:<id> scope)', requirement.scope);
   return { tenantId, clientId: verified.clientId, admin: scopes.has('admin') };
+}
+
+/** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
+function pathParameters(event: Event): Record<string, string> {
+  return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
+    try {
+      return [name, decodeURIComponent(value ?? '')];
+    } catch {
+      throw new BadRequestError(`The path parameter "${name}" is not valid percent-encoding`);
+    }
+  }));
 }
 
 export function routeKeyPath(routeKey: string): string {
@@ -241,7 +257,7 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
       method,
       family,
       apiMajorVersion,
-      params: Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, decodeURIComponent(v ?? '')])),
+      params: pathParameters(event),
       rawQuery: event.rawQueryString ?? '',
       body,
       rawBody: typeof spec.body === 'object' ? raw : undefined,
