@@ -5,8 +5,8 @@
 // - before anything opens the data (`checkDataFolder`): the LevelDB files are sound
 //   (local/leveldb-check.ts) and there at all if the manifest says there were records; the
 //   credential files parse, and are there if the manifest says they were;
-// - once the tables exist, before the API listens (`checkRecords`): no table has far fewer items
-//   than recorded; every ONBOARDED package's files are in the S3 folder.
+// - once the tables exist, before the API listens (`checkRecords`): every ONBOARDED package's
+//   files are in the S3 folder (a table with far fewer items than recorded is only a warning).
 // Damage refuses the start with one message naming each damaged path and what to do. With
 // --repair it does what can safely be done instead, and says what it did: damaged files are moved
 // aside (renamed with a timestamp), never deleted.
@@ -201,12 +201,15 @@ async function tableCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
-/** Far fewer: none left of some, or fewer than half; deletions since the last count stay below that. */
+/** Far fewer: none left of some, or fewer than half. */
 const farFewer = (now: number, recorded: number) => (recorded > 0 && now === 0) || now < recorded / 2;
 
 /**
- * Checks the records once the stand-ins run and before the API listens: table item counts
- * against the manifest, and the S3 files of every ONBOARDED package.
+ * Checks the records once the stand-ins run and before the API listens: the S3 files of every
+ * ONBOARDED package (refused when missing), and table item counts against the manifest. Counts
+ * only warn: an operator's own deletions since the last count (up to 5 minutes before a crash)
+ * look the same as lost records, and a VNFM that refuses to start after a legitimate DELETE is
+ * worse than one that says what it sees; damaged database files are refused by checkDataFolder.
  */
 export async function checkRecords(dataDir: string, options: { repair: boolean; log: (line: string) => void }): Promise<void> {
   const manifest = readManifest(dataDir);
@@ -215,11 +218,7 @@ export async function checkRecords(dataDir: string, options: { repair: boolean; 
   for (const [table, recorded] of Object.entries(manifest?.tables ?? {})) {
     const now = counts[table];
     if (now === undefined || !farFewer(now, recorded)) continue;
-    damage.push({
-      path: join(dataDir, 'dynamodb'),
-      problem: `holds ${now} items in ${table} where ${manifestPath(dataDir)} recorded ${recorded}`,
-      repair: () => `the ${recorded - now} missing ${table} items are lost; the current count is recorded`,
-    });
+    options.log(`WARNING: ${join(dataDir, 'dynamodb')} holds ${now} items in ${table} where ${manifestPath(dataDir)} recorded ${recorded} when last counted: records deleted since, or lost (restore ${dataDir} from a backup if they were not deleted)`);
   }
   const packagesTable = process.env.VNF_PACKAGES_TABLE;
   if (packagesTable) damage.push(...await lostPackages(dataDir, packagesTable));

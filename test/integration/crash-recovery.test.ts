@@ -5,13 +5,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
-import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { buildCsar, buildCsarFile, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
-import { client, holdExecutions, newDataDir, ROOT, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { client, holdExecutions, newDataDir, ROOT, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 const OPENSTACK = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
 const V1 = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
@@ -229,15 +229,24 @@ describe('the start-up sweep', () => {
     await api().terminateAndDelete(id);
   });
 
-  it('a package whose onboarding was interrupted returns to CREATED, saying so, and can be uploaded again at once', async () => {
-    const pkg = await seedPackage(vnfm, { onboardingState: 'PROCESSING', operationalState: 'DISABLED', stateSince: new Date().toISOString() });
+  it('a package whose onboarding is killed half-way returns to CREATED, saying so, and can be uploaded again at once', async () => {
+    const { call } = api();
+    const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+    // Large enough (a 64 MiB image) that onboarding is still reading it when the kill comes.
+    const { path: csar } = await buildCsarFile('openstack-vnf-v1', join(dataDir, '..', `large-${id}.zip`), { imageBytes: 64 * 2 ** 20 });
+    const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as { uploadUri: string; method: string; headers: Record<string, string> };
+    const put = await fetch(grant.uploadUri, { method: grant.method, headers: grant.headers, body: readFileSync(csar) });
+    assert.equal(put.status, 200);
+    rmSync(csar);
+    const state = async () => ((await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string }).onboardingState;
+    await until('onboarding is under way', async () => await state() === 'PROCESSING');
     await crashAndRestart();
-    const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${pkg.id}`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
     assert.equal(shown.onboardingState, 'CREATED');
     assert.match(shown.onboardingFailureDetails?.detail ?? '', /interrupted/);
-    const upload = await api().call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg.id}/package_content`, { raw: await buildCsar('k8s-cnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    const upload = await api().call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await buildCsar('k8s-cnf-v1'), headers: { 'Content-Type': 'application/zip' } });
     assert.equal(upload.status, 202, upload.text);
     await settle(vnfm);
-    assert.equal(((await api().call('GET', `/vnfpkgm/v1/vnf_packages/${pkg.id}`)).body as { onboardingState: string }).onboardingState, 'ONBOARDED');
+    assert.equal(await state(), 'ONBOARDED');
   });
 });
