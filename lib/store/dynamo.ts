@@ -2,7 +2,7 @@
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -84,6 +84,21 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
       ExclusiveStartKey: after,
     }));
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
+}
+
+/** Every item a Query (with `IndexName`/`KeyConditionExpression`) or a Scan finds, page after page. */
+export async function allItems<T>(input: QueryCommandInput | ScanCommandInput): Promise<T[]> {
+  const all: T[] = [];
+  let after: Record<string, unknown> | undefined;
+  do {
+    const page = { ...input, ExclusiveStartKey: after };
+    const out = 'KeyConditionExpression' in input
+      ? await documentClient().send(new QueryCommand(page as QueryCommandInput))
+      : await documentClient().send(new ScanCommand(page));
+    all.push(...((out.Items ?? []) as T[]));
+    after = out.LastEvaluatedKey;
+  } while (after);
+  return all;
 }
 
 /** Every record of a scope, page after page. */

@@ -3,10 +3,10 @@
 // flight (STARTING, PROCESSING, ROLLING_BACK) carry `sweep: IN_FLIGHT`, the key of a sparse index
 // (shared with the notification outbox, lib/store/outbox.ts), so the reconciliation sweep reads
 // just them however long the history grows.
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -84,16 +84,9 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
       // A table created before the index existed (a local data folder from an older version): scan it.
       if (!(error instanceof Error && error.name === 'ValidationException' && /index/i.test(error.message))) throw error;
     }
-    const all: VnfLcmOpOccRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new ScanCommand({
-        TableName: this.table, FilterExpression: 'operationState IN (:a, :b, :c)', ExclusiveStartKey: after,
-        ExpressionAttributeValues: { ':a': IN_FLIGHT_STATES[0], ':b': IN_FLIGHT_STATES[1], ':c': IN_FLIGHT_STATES[2] },
-      }));
-      all.push(...((out.Items ?? []) as VnfLcmOpOccRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return all;
+    return allItems<VnfLcmOpOccRecord>({
+      TableName: this.table, FilterExpression: 'operationState IN (:a, :b, :c)',
+      ExpressionAttributeValues: { ':a': IN_FLIGHT_STATES[0], ':b': IN_FLIGHT_STATES[1], ':c': IN_FLIGHT_STATES[2] },
+    });
   }
 }

@@ -3,8 +3,8 @@
 // queue send leaves the entry for the reconciliation sweep to publish from the record. Entries are
 // items of the op-occs table (ids `outbox#<notification id>`, no tenant, so no list or tenant index
 // sees them) on its sparse `sweep` index, which also holds the op occs in flight.
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, requiredEnv } from './dynamo.ts';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { allItems, documentClient, requiredEnv } from './dynamo.ts';
 
 /** `sweep` values: op occs in flight, and outbox entries. */
 export const IN_FLIGHT = 'IN_FLIGHT';
@@ -12,17 +12,8 @@ const OUTBOX = 'OUTBOX';
 const ID_PREFIX = 'outbox#';
 
 /** Every item of one partition of the sparse `sweep` index, oldest first. */
-export async function sweepItems<T>(table: string, partition: string): Promise<T[]> {
-  const all: T[] = [];
-  let after: Record<string, unknown> | undefined;
-  do {
-    const out = await documentClient().send(new QueryCommand({
-      TableName: table, IndexName: 'sweep', KeyConditionExpression: 'sweep = :p', ExpressionAttributeValues: { ':p': partition }, ExclusiveStartKey: after,
-    }));
-    all.push(...((out.Items ?? []) as T[]));
-    after = out.LastEvaluatedKey;
-  } while (after);
-  return all;
+export function sweepItems<T>(table: string, partition: string): Promise<T[]> {
+  return allItems<T>({ TableName: table, IndexName: 'sweep', KeyConditionExpression: 'sweep = :p', ExpressionAttributeValues: { ':p': partition } });
 }
 
 /** A notification meant for a record change, kept until it is queued. */

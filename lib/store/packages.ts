@@ -1,9 +1,9 @@
 // VNF package records (SOL005 VnfPkgInfo plus what onboarding extracted). State changes are
 // conditional writes, so an upload, an onboarding run, a PATCH and a DELETE racing on one package
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
-import { DeleteCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
 export type OperationalState = 'ENABLED' | 'DISABLED';
@@ -79,17 +79,8 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
     return getById<VnfPackageRecord>(this.table, id);
   }
 
-  async listOnboarding(): Promise<VnfPackageRecord[]> {
-    const all: VnfPackageRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new ScanCommand({
-        TableName: this.table, FilterExpression: 'onboardingState IN (:u, :p)', ExpressionAttributeValues: { ':u': 'UPLOADING', ':p': 'PROCESSING' }, ExclusiveStartKey: after,
-      }));
-      all.push(...((out.Items ?? []) as VnfPackageRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return all;
+  listOnboarding(): Promise<VnfPackageRecord[]> {
+    return allItems<VnfPackageRecord>({ TableName: this.table, FilterExpression: 'onboardingState IN (:u, :p)', ExpressionAttributeValues: { ':u': 'UPLOADING', ':p': 'PROCESSING' } });
   }
 
   async findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]> {
