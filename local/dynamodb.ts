@@ -1,0 +1,88 @@
+// The local DynamoDB: dynalite on LevelDB files, and their compaction. LevelDB keeps every
+// overwritten version of a record until a compaction reaches its level, and with the tables'
+// indexes an op occ updated a few dozen times in its life leaves ~100 KB of dead versions: under
+// load the folder grew by ~60 MB per 100 lifecycles while the live data stayed at ~1 MB, and
+// LevelDB maps every table file it reads, so the process's resident memory grew with it (~180 MB
+// of mapped table files after three rounds of 100). When the files have grown past a floor and
+// several times their size after the last compaction, the whole key range is compacted
+// (measured: 233 MB to 6.5 MB in 0.7 s), which also unmaps the files it deletes.
+import { createRequire } from 'node:module';
+import type http from 'node:http';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import dynalite from 'dynalite';
+
+/** Files below this size are left alone; above it, compaction once they are this many times the size left by the last one. */
+const COMPACT_FLOOR_BYTES = 32 * 2 ** 20;
+const COMPACT_GROWTH = 4;
+const CHECK_EVERY_MS = 15_000;
+
+interface LevelDb {
+  compactRange(start: string, end: string): Promise<void>;
+}
+
+export interface LocalDynamo {
+  server: http.Server;
+  /** Compacts now if the files have grown enough (the timer's check); answers whether it did. */
+  compactIfGrown(): Promise<boolean>;
+  /** Compacts the whole key range now. */
+  compact(): Promise<void>;
+  /** Stops the compaction timer (before the server closes). */
+  stop(): Promise<void>;
+}
+
+async function tableFileBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir)) {
+    if (name.endsWith('.ldb') || name.endsWith('.log')) total += await stat(join(dir, name)).then((s) => s.size, () => 0);
+  }
+  return total;
+}
+
+export function startLocalDynamo(dir: string): LocalDynamo {
+  // dynalite keeps its LevelDB handle to itself; its store factory is a plain CommonJS export, so
+  // wrapping it for the one call dynalite() makes hands the handle over.
+  const stores = createRequire(import.meta.url)('dynalite/db') as { create: (options: unknown) => { db: LevelDb } };
+  const create = stores.create;
+  let db: LevelDb | undefined;
+  stores.create = (options) => {
+    const store = create(options);
+    db = store.db;
+    return store;
+  };
+  let server: http.Server;
+  try {
+    server = dynalite({ path: dir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  } finally {
+    stores.create = create;
+  }
+  const level = db;
+  if (!level) throw new Error('dynalite did not open its store through dynalite/db create()');
+
+  let baseline = 0;
+  let running: Promise<unknown> = Promise.resolve();
+  const compact = async () => {
+    // Every dynalite key is printable ASCII: this range holds them all.
+    await level.compactRange('\u0000', '\uffff');
+    baseline = await tableFileBytes(dir);
+  };
+  const compactIfGrown = async () => {
+    const bytes = await tableFileBytes(dir);
+    if (bytes < COMPACT_FLOOR_BYTES || bytes < COMPACT_GROWTH * baseline) return false;
+    await compact();
+    return true;
+  };
+  const timer = setInterval(() => {
+    running = compactIfGrown().catch(() => undefined); // a failed check or compaction is tried again at the next tick
+  }, CHECK_EVERY_MS);
+  timer.unref();
+  return {
+    server,
+    compactIfGrown,
+    compact,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
