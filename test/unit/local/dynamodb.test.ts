@@ -32,7 +32,7 @@ test('compaction drops overwritten versions and keeps the latest ones', async ()
         TableName: 'Records', Item: { id: { S: `r${i}` }, version: { N: String(version) }, payload: { S: payload } },
       }))));
     }
-    // Below the floor the periodic check leaves the files alone.
+    // Under 32 MB of growth the periodic check leaves the files alone.
     assert.equal(await dynamo.compactIfGrown(), false);
     const before = await fileBytes(dir);
     await dynamo.compact();
