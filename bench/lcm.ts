@@ -2,7 +2,7 @@
 // the simulator's own work time for the same stack, and the throughput of concurrent
 // instantiate + terminate pairs on distinct instances (none lost, none stuck).
 import { client, settle, startVnfm } from '../test/support/runtime.ts';
-import { describeOutcomes, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, simulatorControl } from './openstack-lifecycles.ts';
+import { createInstances, describeOutcomes, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, simulatorControl } from './openstack-lifecycles.ts';
 
 const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 500);
 const SAMPLES = Number(process.env.BENCH_LCM_SAMPLES ?? 10);
@@ -49,7 +49,7 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     console.log(`  control-plane overhead               median ${median(overheads).toFixed(0)} ms`);
     if (pairs === 0) return;
 
-    const ids = await Promise.all(Array.from({ length: pairs }, create));
+    const ids = await createInstances(vnfm, vnfdId, pairs);
     const started = performance.now();
     const instantiations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR })));
     await settle(vnfm);

@@ -19,6 +19,20 @@ export async function onboardSample(vnfm: LocalVnfm): Promise<string> {
   return SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 }
 
+/** Creates `count` instances of the VNFD, at most 50 requests at a time (the operations are what runs concurrently, not the creates); their ids. */
+export async function createInstances(vnfm: LocalVnfm, vnfdId: string, count: number): Promise<string[]> {
+  const call = client(vnfm);
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const replies = await Promise.all(Array.from({ length: Math.min(50, count - ids.length) }, () => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })));
+    for (const reply of replies) {
+      if (reply.status !== 201) throw new Error(`POST /vnf_instances answered ${reply.status}: ${reply.text}`);
+      ids.push((reply.body as { id: string }).id);
+    }
+  }
+  return ids;
+}
+
 /** The OpenStack simulator's control URL. */
 export function simulatorControl(vnfm: LocalVnfm): string {
   return (JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<string, { control: string }>)['local-openstack']?.control as string;

@@ -3,7 +3,7 @@
 // given back before the next: rounds 2..n flat within 10%.
 // BENCH_SOAK_ROUNDS (default 5) and BENCH_SOAK_CONCURRENCY (default 100) change the sizes.
 import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../test/support/runtime.ts';
-import { describeOutcomes, type Outcomes, heapOf, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, residentMiB } from './openstack-lifecycles.ts';
+import { createInstances, describeOutcomes, type Outcomes, heapOf, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, residentMiB } from './openstack-lifecycles.ts';
 
 const ROUNDS = Number(process.env.BENCH_SOAK_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? 100);
@@ -12,7 +12,7 @@ const MiB = 2 ** 20;
 /** `count` concurrent create + instantiate + terminate, then their deletes; how the operations ended and how many instances were deleted. */
 export async function lifecycleRound(vnfm: LocalVnfm, vnfdId: string, count: number): Promise<{ outcomes: Outcomes; deleted: number }> {
   const call = client(vnfm);
-  const ids = await Promise.all(Array.from({ length: count }, async () => ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })).body as { id: string }).id));
+  const ids = await createInstances(vnfm, vnfdId, count);
   const replies: Reply[] = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR })));
   await settle(vnfm);
   replies.push(...await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }))));
