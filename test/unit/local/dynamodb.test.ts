@@ -6,7 +6,7 @@ import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
 
 async function fileBytes(dir: string): Promise<number> {
@@ -15,7 +15,7 @@ async function fileBytes(dir: string): Promise<number> {
   return total;
 }
 
-test('compaction drops overwritten versions and keeps the latest ones', async () => {
+test('compaction drops overwritten versions, also after queries and scans, and keeps the latest ones', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'local-dynamo-'));
   const dynamo = startLocalDynamo(dir);
   await new Promise<void>((resolve) => dynamo.server.listen(0, '127.0.0.1', resolve));
@@ -32,6 +32,13 @@ test('compaction drops overwritten versions and keeps the latest ones', async ()
         TableName: 'Records', Item: { id: { S: `r${i}` }, version: { N: String(version) }, payload: { S: payload } },
       }))));
     }
+    // Queries and scans between the writes: an iterator left open would keep its version's files.
+    for (let i = 0; i < 20; i += 1) {
+      await client.send(new ScanCommand({ TableName: 'Records', Limit: 5 }));
+      await client.send(new QueryCommand({ TableName: 'Records', KeyConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': { S: `r${i}` } } }));
+      await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: `r${i}` }, version: { N: '39' }, payload: { S: payload } } }));
+    }
+    assert.equal(dynamo.openResources(), 0);
     // Under 32 MB of growth the periodic check leaves the files alone.
     assert.equal(await dynamo.compactIfGrown(), false);
     const before = await fileBytes(dir);
