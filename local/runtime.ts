@@ -141,7 +141,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
     const dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
     const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
-    closers.push(() => dynamo.stop().then(() => closeServer(dynamo.server)));
+    closers.push(() => closeServer(dynamo.server));
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
