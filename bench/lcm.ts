@@ -1,12 +1,10 @@
 // Control-plane overhead of INSTANTIATE on the OpenStack simulator: (202 -> COMPLETED) divided by
 // the simulator's own work time for the same stack, and the throughput of concurrent
 // instantiate + terminate pairs on distinct instances (none lost, none stuck).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { buildCsar, SAMPLE_PACKAGES } from '../test/support/csar-builder.ts';
 import { client, settle, startVnfm } from '../test/support/runtime.ts';
+import { createInstances, describeOutcomes, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, simulatorControl } from './openstack-lifecycles.ts';
 
-const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 200);
+const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 500);
 const SAMPLES = Number(process.env.BENCH_LCM_SAMPLES ?? 10);
 
 function median(values: number[]): number {
@@ -19,15 +17,8 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
   const vnfm = await startVnfm({ env: { VNFM_SIM_TIME_SCALE: timeScale, VNFM_WAIT_SCALE: '1', VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
   try {
     const call = client(vnfm);
-    const control = (JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<string, { control: string }>)['local-openstack']?.control as string;
-    const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
-    await settle(vnfm);
-    const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
-    const instantiate = {
-      flavourId: 'simple',
-      extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
-    };
+    const control = simulatorControl(vnfm);
+    const vnfdId = await onboardSample(vnfm);
     const create = async () => ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })).body as { id: string }).id;
     const opOccOf = async (location: string) => (await call('GET', new URL(location).pathname)).body as { operationState: string; startTime: string; stateEnteredTime: string };
 
@@ -36,7 +27,7 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     const works: number[] = [];
     for (let i = 0; i < samples; i += 1) {
       const id = await create();
-      const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: instantiate });
+      const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR });
       await settle(vnfm);
       const occ = await opOccOf(reply.headers.get('location') ?? '');
       if (occ.operationState !== 'COMPLETED') throw new Error(`instantiate ended ${occ.operationState}: ${JSON.stringify(occ)}`);
@@ -58,25 +49,17 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     console.log(`  control-plane overhead               median ${median(overheads).toFixed(0)} ms`);
     if (pairs === 0) return;
 
-    const ids = await Promise.all(Array.from({ length: pairs }, create));
+    const ids = await createInstances(vnfm, vnfdId, pairs);
     const started = performance.now();
-    const instantiations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: instantiate })));
+    const instantiations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR })));
     await settle(vnfm);
     const terminations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })));
     await settle(vnfm);
     const seconds = (performance.now() - started) / 1000;
-    const reasons = new Map<string, number>();
-    const outcomes = await Promise.all([...instantiations, ...terminations].map(async (r) => {
-      if (r.status !== 202) return `HTTP ${r.status}`;
-      const occ = (await call('GET', new URL(r.headers.get('location') ?? '').pathname)).body as { operationState: string; error?: { detail: string } };
-      if (occ.error) reasons.set(occ.error.detail.slice(0, 160), (reasons.get(occ.error.detail.slice(0, 160)) ?? 0) + 1);
-      return occ.operationState;
-    }));
-    const completed = outcomes.filter((o) => o === 'COMPLETED').length;
-    const stuck = outcomes.filter((o) => ['STARTING', 'PROCESSING', 'ROLLING_BACK'].includes(o)).length;
-    console.log(`${pairs} concurrent instantiate + terminate pairs on distinct instances`);
-    for (const [reason, count] of reasons) console.log(`  ${count} x ${reason}`);
-    console.log(`  ${(pairs / seconds).toFixed(1)} pairs/s (${seconds.toFixed(1)} s in all); ${completed} of ${outcomes.length} operations COMPLETED, ${outcomes.length - completed - stuck} ended otherwise, ${stuck} stuck, ${outcomes.length === pairs * 2 ? 0 : pairs * 2 - outcomes.length} lost`);
+    const outcomes = await outcomesOf(vnfm, [...instantiations, ...terminations]);
+    console.log(`${pairs} concurrent instantiate + terminate pairs on distinct instances: ${describeOutcomes(outcomes)} of ${pairs * 2} operations`);
+    for (const [reason, count] of outcomes.reasons) console.log(`  ${count} x ${reason}`);
+    console.log(`  ${(pairs / seconds).toFixed(1)} pairs/s (${seconds.toFixed(1)} s in all)`);
   } finally {
     await vnfm.stop();
   }

@@ -1,13 +1,14 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, lcm, notifications or health runs one part.
-import { readFileSync } from 'node:fs';
+// BENCH_ONLY=instances, onboarding, lcm, notifications, health or soak runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchLcm } from './lcm.ts';
 import { benchNotifications } from './notifications.ts';
 import { benchHealth } from './health.ts';
+import { benchSoak } from './soak.ts';
+import { heapOf, residentMiB } from './openstack-lifecycles.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -21,12 +22,6 @@ function percentile(sorted: number[], p: number): number {
 function summary(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
   return `n=${samples.length}  p50=${percentile(sorted, 50).toFixed(2)} ms  p99=${percentile(sorted, 99).toFixed(2)} ms`;
-}
-
-function peakMemoryMiB(pid: number): { peak: number; now: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
-  return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 };
 }
 
 async function benchInstances(): Promise<void> {
@@ -83,8 +78,8 @@ try {
     await call('GET', '/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,no-such-name)');
     filtered.push(performance.now() - started);
   }
-  const memory = peakMemoryMiB(vnfm.pid);
-  const heap = (await (await fetch(`${vnfm.url}/_local/memory`)).json()) as { heapUsed: number; heapTotal: number; external: number };
+  const memory = residentMiB(vnfm.pid);
+  const heap = await heapOf(vnfm);
 
   console.log(`VNFM local runtime benchmark: ${INSTANCES} VNF instances in one local runtime process`);
   console.log(`POST /vnflcm/v2/vnf_instances, 1 client ${summary(sequential)}   (Tacker: 97 ms; target <= 10 ms)`);
@@ -92,7 +87,7 @@ try {
   console.log(`GET  /vnf_instances first page of 100   ${summary(firstPage)}`);
   console.log(`GET  /vnf_instances page 51 via marker  ${summary(deepPage)}`);
   console.log(`GET  /vnf_instances filter, no match    ${summary(filtered)}   (scans all ${INSTANCES})`);
-  console.log(`runtime memory                          peak RSS ${memory.peak.toFixed(0)} MiB, now ${memory.now.toFixed(0)} MiB (JS heap used ${(heap.heapUsed / 2 ** 20).toFixed(0)} of ${(heap.heapTotal / 2 ** 20).toFixed(0)} MiB, external ${(heap.external / 2 ** 20).toFixed(0)} MiB)   (Tacker: two processes of ~205 MiB each)`);
+  console.log(`runtime memory at ${INSTANCES} instances   RSS now ${memory.now.toFixed(0)} MiB (goal < 600 MiB at 10,000), peak ${memory.peak.toFixed(0)} MiB (JS heap used ${(heap.heapUsed / 2 ** 20).toFixed(0)} of ${(heap.heapTotal / 2 ** 20).toFixed(0)} MiB, external ${(heap.external / 2 ** 20).toFixed(0)} MiB)   (Tacker: two processes of ~205 MiB each)`);
 } finally {
   await vnfm.stop();
 }
@@ -103,3 +98,4 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'onboarding') await be
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'soak') await benchSoak();

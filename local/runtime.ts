@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
+import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
@@ -142,10 +142,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   try {
     // --- AWS stand-ins ----------------------------------------------------------------------
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
-    const dynamo = dynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-    containRequestErrors(dynamo, 'DynamoDB', log);
-    const dynamoAddress = await listen(dynamo, 0, '127.0.0.1');
-    closers.push(() => closeServer(dynamo));
+    const dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
+    containRequestErrors(dynamo.server, 'DynamoDB', log);
+    const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
+    closers.push(() => closeServer(dynamo.server));
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });

@@ -1,6 +1,7 @@
 // INSTANTIATE and TERMINATE (SOL003 5.4.4, 5.4.8) and the op-occ tasks retry, rollback and fail
 // (5.4.14-5.4.16): the requests, checked and recorded before 202, and the steps the state
 // machines run. Steps are idempotent and never wait: the machines poll the VIM with Wait states.
+import { isDeepStrictEqual } from 'node:util';
 import { BadRequestError, ConflictError, NotFoundError, ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion, OperationExecution, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest, TerminateVnfRequest } from '#lib/sol/requests.ts';
@@ -319,7 +320,15 @@ async function updateOpOcc(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, set: Record<
   if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while its step ran`);
 }
 
-const saveDriverState = (deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> => updateOpOcc(deps, opOcc, { driverState: state });
+/**
+ * Records the driver's state on the op occ, unless it is what the op occ holds already: most polls
+ * change nothing, and a write per poll of a 3 KB record (with its index copies) was most of what
+ * the table's files grew by under load. A state change meanwhile is then caught by the next write.
+ */
+async function saveDriverState(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
+  if (isDeepStrictEqual(opOcc.driverState, state)) return;
+  await updateOpOcc(deps, opOcc, { driverState: state });
+}
 
 function resourceChanges(collected: CollectedResources, changeType: 'ADDED' | 'REMOVED'): Record<string, unknown> {
   return {

@@ -127,7 +127,7 @@ export class Neutron {
     const admin = this.cloud.keystone.adminProject.id;
     const net = this.createNetwork(admin, { name: 'public', 'router:external': true, shared: false }, true);
     net.preloaded = true;
-    const subnet = this.createSubnet(admin, { name: 'public-subnet', network_id: net.id, cidr: '172.24.4.0/24', ip_version: 4, gateway_ip: '172.24.4.1', enable_dhcp: false }, true);
+    const subnet = this.createSubnet(admin, { name: 'public-subnet', network_id: net.id, cidr: '172.24.4.0/22', ip_version: 4, gateway_ip: '172.24.4.1', enable_dhcp: false }, true);
     subnet.preloaded = true;
   }
 

@@ -1,0 +1,80 @@
+// The local DynamoDB: dynalite on LevelDB files, with its Query and Scan streams closing their
+// LevelDB iterators. dynalite closes them with `iterator.return()`, which abstract-level iterators
+// do not have, and the database holds every open iterator until it closes: each pinned the
+// version it started on, so LevelDB could delete no table file (they stayed on disk and mapped,
+// ~180 MB of the runtime's RSS after three rounds of 100 lifecycles, the folder 60 MB per 100
+// lifecycles while the live data stayed at a few MB) and the iterators' memory stayed allocated.
+// With them closed, LevelDB's own compactions keep the folder at ~10 MB through the same load.
+import { createRequire } from 'node:module';
+import type http from 'node:http';
+import { Readable } from 'node:stream';
+import dynalite from 'dynalite';
+
+interface LevelIterator {
+  next(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+interface LevelDb {
+  keys(options: unknown): LevelIterator;
+  values(options: unknown): LevelIterator;
+  createKeyStream(options: unknown): Readable;
+  createValueStream(options: unknown): Readable;
+  attachResource(resource: unknown): void;
+  detachResource(resource: unknown): void;
+}
+
+export interface LocalDynamo {
+  server: http.Server;
+  /** Iterators (and chained batches) open on the database now: 0 when nothing is being read. */
+  openResources(): number;
+}
+
+/** A stream of a LevelDB iterator that closes it when the stream ends or is destroyed. */
+function closingStream(iterator: LevelIterator): Readable {
+  return new Readable({
+    objectMode: true,
+    read() {
+      iterator.next().then((item) => this.push(item === undefined ? null : item), (error: unknown) => this.destroy(error as Error));
+    },
+    destroy(error, callback) {
+      iterator.close().then(() => callback(error), () => callback(error));
+    },
+  });
+}
+
+export function startLocalDynamo(dir: string): LocalDynamo {
+  // dynalite keeps its LevelDB handle to itself; its store factory is a plain CommonJS export, so
+  // wrapping it for the one call dynalite() makes hands the handle over.
+  const stores = createRequire(import.meta.url)('dynalite/db') as { create: (options: unknown) => { db: LevelDb } };
+  const create = stores.create;
+  let db: LevelDb | undefined;
+  stores.create = (options) => {
+    const store = create(options);
+    db = store.db;
+    return store;
+  };
+  let server: http.Server;
+  try {
+    server = dynalite({ path: dir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  } finally {
+    stores.create = create;
+  }
+  const level = db;
+  if (!level) throw new Error('dynalite did not open its store through dynalite/db create()');
+  // Every table's sub-database reads through these two on the main one.
+  level.createKeyStream = (options) => closingStream(level.keys(options));
+  level.createValueStream = (options) => closingStream(level.values(options));
+  const open = new Set<unknown>();
+  const attach = level.attachResource.bind(level);
+  const detach = level.detachResource.bind(level);
+  level.attachResource = (resource) => {
+    open.add(resource);
+    attach(resource);
+  };
+  level.detachResource = (resource) => {
+    open.delete(resource);
+    detach(resource);
+  };
+  return { server, openResources: () => open.size };
+}
