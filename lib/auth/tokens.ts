@@ -48,14 +48,25 @@ function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
   return found;
 }
 
-/** Checks signature (JWKS), issuer, expiry and that it is an access token. */
+/**
+ * The longest lifetime a token may claim (exp - iat): Cognito's access tokens last at most a day
+ * (60 minutes as configured here). A longer-lived token, even signed with the real key, would be a
+ * credential that outlives any revocation.
+ */
+const MAX_TOKEN_LIFETIME_SECONDS = 24 * 3600;
+
+/** Checks signature (JWKS), issuer, expiry (required, and within the longest lifetime) and that it is an access token. */
 export async function verifyAccessToken(config: AuthConfig, token: string): Promise<VerifiedToken> {
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, keySet(config.jwksUrl), { issuer: config.issuer, clockTolerance: 5 }));
+    ({ payload } = await jwtVerify(token, keySet(config.jwksUrl), { issuer: config.issuer, clockTolerance: 5, requiredClaims: ['exp'] }));
   } catch (error) {
     const code = (error as { code?: string }).code;
     throw new UnauthorizedError(code === 'ERR_JWT_EXPIRED' ? 'The access token has expired' : 'The access token is not valid', 'invalid_token');
+  }
+  const issuedAt = typeof payload.iat === 'number' ? payload.iat : Date.now() / 1000;
+  if ((payload.exp as number) - issuedAt > MAX_TOKEN_LIFETIME_SECONDS) {
+    throw new UnauthorizedError(`The access token claims a lifetime beyond ${MAX_TOKEN_LIFETIME_SECONDS} seconds`, 'invalid_token');
   }
   if (payload.token_use !== 'access') throw new UnauthorizedError('The token is not an access token', 'invalid_token');
   const clientId = typeof payload.client_id === 'string' ? payload.client_id : payload.sub;

@@ -108,6 +108,13 @@ describe('authentication', () => {
     const expiredReply = await call('GET', path, { token: expired });
     assertUnauthorized(expiredReply, 'expired');
     assert.match((expiredReply.body as { detail: string }).detail, /expired/);
+    // Signed with the real key, but never expiring, or claiming to live for a year.
+    const key = await importJWK(jwk, 'ES256');
+    const base = () => new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
+      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string }).setIssuer(vnfm.url).setSubject(tenantA.clientId);
+    assertUnauthorized(await call('GET', path, { token: await base().setIssuedAt(now).sign(key) }), 'no exp');
+    assertUnauthorized(await call('GET', path, { token: await base().setIssuedAt(now).setExpirationTime(now + 365 * 24 * 3600).sign(key) }), 'a year long');
+    assert.equal((await call('GET', path, { token: await base().setIssuedAt(now).setExpirationTime(now + 600).sign(key) })).status, 200, 'the same claims with a short lifetime are accepted');
     assertUnauthorized(await call('GET', path, { token: 'not.a.jwt' }), 'garbage');
     assertUnauthorized(await call('GET', path, { token: null, headers: { Authorization: 'Digest abc' } }), 'unknown scheme');
     const wrongBasic = `Basic ${Buffer.from(`${tenantA.clientId}:wrong`).toString('base64')}`;
