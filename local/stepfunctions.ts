@@ -401,6 +401,21 @@ function invalidToken(token: string): AwsError {
 
 // ---------------------------------------------------------------------------------------------
 
+/** How long a Wait state (rewritten as a local Task) waits, unscaled, from its Seconds or Timestamp. */
+function waitMs(stateName: string, params: Record<string, unknown>): number {
+  if ('Seconds' in params) {
+    const seconds = params.Seconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
+      throw new StatesRuntimeFailure(`Wait state ${stateName}: seconds must be a non-negative integer, got ${JSON.stringify(seconds)}`);
+    }
+    return seconds * 1000;
+  }
+  const timestamp = params.Timestamp;
+  const at = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
+  if (Number.isNaN(at)) throw new StatesRuntimeFailure(`Wait state ${stateName}: invalid timestamp ${JSON.stringify(timestamp)}`);
+  return at - Date.now();
+}
+
 /**
  * The machine run on from a checkpoint: it starts at the checkpoint's state, that state's retriers
  * have the attempts and backoff that are left, and the execution's timeout counts from its start.
@@ -574,10 +589,13 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   };
 
   /** The retrier of the state's Retry that the library uses for an error of this name (as its shouldRetry picks it), or -1. */
+  const retriersOf = (exec: ExecutionRecord, stateName: string): Array<{ ErrorEquals: string[]; MaxAttempts?: number }> => {
+    const retry = (exec.machine.prepared.States as Record<string, Record<string, unknown>>)[stateName]?.Retry;
+    return Array.isArray(retry) ? retry : [];
+  };
+
   const retrierFor = (exec: ExecutionRecord, stateName: string, errorName: string, attempts: number[]): number => {
-    const state = (exec.machine.prepared.States as Record<string, Record<string, unknown>>)[stateName];
-    const retriers = Array.isArray(state?.Retry) ? (state.Retry as Array<{ ErrorEquals: string[]; MaxAttempts?: number }>) : [];
-    for (const [i, retrier] of retriers.entries()) {
+    for (const [i, retrier] of retriersOf(exec, stateName).entries()) {
       if (retrier.ErrorEquals.some((e) => e === errorName || e === 'States.ALL' || e === 'States.TaskFailed')) {
         return (attempts[i] ?? 0) < (retrier.MaxAttempts ?? 3) ? i : -1;
       }
@@ -599,8 +617,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     if (replay && 'result' in replay) return replay.result;
     if (replay?.failure) throw new TaskFailure(replay.failure.name, replay.failure.message);
     const previous = exec.checkpoint?.state === stateName ? exec.checkpoint : undefined;
-    const retriers = (exec.machine.prepared.States as Record<string, Record<string, unknown>>)[stateName]?.Retry;
-    let attempts: number[] = new Array(Array.isArray(retriers) ? retriers.length : 0).fill(0);
+    let attempts: number[] = retriersOf(exec, stateName).map(() => 0);
     if (previous && !('result' in previous)) {
       // Run again after a failure of this state: a retry (counted), or the same run resumed.
       attempts = [...previous.attempts];
@@ -642,29 +659,14 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
         case 'wait':
           handlers[stateName] = async (input: LibJson) => {
             const params = isRecord(input) ? input : {};
+            const rawInput = (params.Input ?? null) as Json;
+            // Resumed at this Wait: it ends at the recorded deadline, not one counted anew.
             const replay = spec.topLevel && exec.replay?.state === stateName ? exec.replay : undefined;
             exec.replay = undefined;
-            if (replay?.waitUntil !== undefined) {
-              await sleep(replay.waitUntil - Date.now(), exec.controller.signal);
-              return (params.Input ?? null) as LibJson;
-            }
-            let ms: number;
-            if ('Seconds' in params) {
-              const seconds = params.Seconds;
-              if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
-                throw new StatesRuntimeFailure(`Wait state ${stateName}: seconds must be a non-negative integer, got ${JSON.stringify(seconds)}`);
-              }
-              ms = seconds * 1000;
-            } else {
-              const timestamp = params.Timestamp;
-              const at = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
-              if (Number.isNaN(at)) throw new StatesRuntimeFailure(`Wait state ${stateName}: invalid timestamp ${JSON.stringify(timestamp)}`);
-              ms = at - Date.now();
-            }
-            const until = Date.now() + ms * waitScale;
-            if (spec.topLevel) checkpoint(exec, { state: stateName, input: (params.Input ?? null) as Json, attempts: [], waitUntil: until });
+            const until = replay?.waitUntil ?? Date.now() + waitMs(stateName, params) * waitScale;
+            if (spec.topLevel) checkpoint(exec, { state: stateName, input: rawInput, attempts: [], waitUntil: until });
             await sleep(until - Date.now(), exec.controller.signal);
-            return (params.Input ?? null) as LibJson;
+            return rawInput as LibJson;
           };
           break;
       }

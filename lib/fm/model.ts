@@ -169,7 +169,6 @@ export interface AlarmEvent {
   alarm: AlarmRecord;
 }
 
-/** Renders AlarmNotification (7.5.2.5) or AlarmClearedNotification (7.5.2.6) for one subscription. */
 /** The event of an alarm raised or cleared at `at` (its id the same for every retry and sweep). */
 export function alarmEvent(alarm: AlarmRecord, type: AlarmEvent['notificationType'], at: string): AlarmEvent {
   return {
@@ -183,6 +182,7 @@ export function alarmEvent(alarm: AlarmRecord, type: AlarmEvent['notificationTyp
   };
 }
 
+/** Renders AlarmNotification (7.5.2.5) or AlarmClearedNotification (7.5.2.6) for one subscription. */
 export function renderAlarmNotification(event: AlarmEvent, subscription: Pick<FmSubscriptionRecord, 'id' | 'apiRoot'>): Record<string, unknown> {
   const common = { id: event.notificationId, notificationType: event.notificationType, subscriptionId: subscription.id, timeStamp: event.timeStamp };
   const links = {

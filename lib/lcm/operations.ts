@@ -4,7 +4,7 @@
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import {
   OP_OCC_TRANSITIONS, TERMINAL_STATES,
-  type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+  type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type OperationExecution, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { log } from '#lib/log.ts';
 import type { LcmDeps } from './deps.ts';
@@ -62,6 +62,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
   const id = deps.newId();
   await acquireInstanceLock(deps, request, id);
   const now = deps.now();
+  const execution: OperationExecution = { machine: request.operation, name: id };
   const record: VnfLcmOpOccRecord = {
     id,
     tenantId: request.tenantId,
@@ -79,7 +80,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     apiMajorVersion: request.apiMajorVersion,
     ...request.internal,
     attempts: 1,
-    execution: { machine: request.operation, name: id },
+    execution,
     revision: 1,
   };
   try {
@@ -89,7 +90,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     throw error;
   }
   try {
-    await deps.executor.start(request.operation, id, { ...request.executionInput, opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
+    await deps.executor.start(execution.machine, execution.name, { ...request.executionInput, opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
   } catch (error) {
     // SOL003 5.4.1.2: a failure while STARTING ends in ROLLED_BACK; nothing was done yet.
     log.error('could not start the operation state machine', { opOccId: id, error });

@@ -11,11 +11,14 @@ import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { buildCsar, buildCsarFile, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
+import { waitFor } from '../support/wait.ts';
 import { client, holdExecutions, newDataDir, ROOT, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 const OPENSTACK = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
 const V1 = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 const V2 = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
+/** How long a moment to kill at may take to come (a stack build, an onboarding under load). */
+const LIMIT_MS = 60_000;
 const ACTIONABLE = ['COMPLETED', 'FAILED_TEMP', 'ROLLED_BACK', 'FAILED'];
 
 interface Simulator {
@@ -57,15 +60,6 @@ async function control(method: string, path: string, body?: unknown): Promise<un
   const text = await response.text();
   assert.ok(response.ok, `${method} /_sim/${path}: ${response.status} ${text}`);
   return text ? JSON.parse(text) as unknown : undefined;
-}
-
-/** Waits (a bounded poll of the condition, never a fixed sleep) until `check` holds. */
-async function until(what: string, check: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const stackStatus = async (instanceId: string) => (await heat.getStack(`vnf-${instanceId}`))?.stack_status;
@@ -132,7 +126,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const id = await createInstance();
     await control('POST', 'faults', { kind: 'slow', service: 'glance', ms: 600_000 });
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await until('the op occ is PROCESSING', async () => await opOccState(path) === 'PROCESSING');
+    await waitFor('the op occ is PROCESSING', async () => await opOccState(path) === 'PROCESSING', LIMIT_MS);
     assert.equal(await stackStatus(id), undefined);
     await control('DELETE', 'faults');
     await crashAndRestart();
@@ -144,7 +138,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
   it('an INSTANTIATE killed while its stack is CREATE_IN_PROGRESS resumes polling and completes', async () => {
     const id = await createInstance();
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await until('the stack is CREATE_IN_PROGRESS', async () => await stackStatus(id) === 'CREATE_IN_PROGRESS');
+    await waitFor('the stack is CREATE_IN_PROGRESS', async () => await stackStatus(id) === 'CREATE_IN_PROGRESS', LIMIT_MS);
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
     instantiated.push(id);
@@ -156,7 +150,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     vnfm = await startVnfm({ dataDir, processGroup: true, env: { VNFM_WAIT_SCALE: '5' } });
     const id = await createInstance();
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await until('the stack is CREATE_COMPLETE', async () => await stackStatus(id) === 'CREATE_COMPLETE');
+    await waitFor('the stack is CREATE_COMPLETE', async () => await stackStatus(id) === 'CREATE_COMPLETE', LIMIT_MS);
     assert.equal(await opOccState(path), 'PROCESSING');
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
@@ -167,7 +161,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const id = await createInstance();
     await control('POST', 'faults', { kind: 'stack-create-fail', reason: 'Injected: no valid host while the VNFM was down', count: 1 });
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await until('the stack exists', async () => await stackStatus(id) !== undefined);
+    await waitFor('the stack exists', async () => await stackStatus(id) !== undefined, LIMIT_MS);
     await crashAndRestart();
     const failed = await api().ended(path, 'FAILED_TEMP');
     assert.match((failed.error as { detail: string }).detail, /no valid host while the VNFM was down/);
@@ -180,7 +174,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
   it('a TERMINATE killed while its stack is DELETE_IN_PROGRESS resumes and completes: NOT_INSTANTIATED', async () => {
     const id = instantiated.shift() as string;
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
-    await until('the stack is DELETE_IN_PROGRESS', async () => await stackStatus(id) === 'DELETE_IN_PROGRESS');
+    await waitFor('the stack is DELETE_IN_PROGRESS', async () => await stackStatus(id) === 'DELETE_IN_PROGRESS', LIMIT_MS);
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
     assert.equal((await api().instance<{ instantiationState: string }>(id)).instantiationState, 'NOT_INSTANTIATED');
@@ -192,7 +186,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V2, additionalParams: { upgrade_type: 'BlueGreen' } });
     // Blue-green builds the new VNF as a second stack, vnf-<instance>-<package>, beside the first.
     const stacks = async () => (await control('GET', 'state') as { stacks: { items: Array<{ name?: string }> } }).stacks.items;
-    await until('the new stack is being built', async () => (await stacks()).some((stack) => stack.name?.startsWith(`vnf-${id}-`)) || await opOccState(path) !== 'PROCESSING');
+    await waitFor('the new stack is being built', async () => (await stacks()).some((stack) => stack.name?.startsWith(`vnf-${id}-`)) || await opOccState(path) !== 'PROCESSING', LIMIT_MS);
     await crashAndRestart();
     const state = await opOccState(path);
     assert.ok(ACTIONABLE.includes(state), state);
@@ -239,7 +233,7 @@ describe('the start-up sweep', () => {
     assert.equal(put.status, 200);
     rmSync(csar);
     const state = async () => ((await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string }).onboardingState;
-    await until('onboarding is under way', async () => await state() === 'PROCESSING');
+    await waitFor('onboarding is under way', async () => await state() === 'PROCESSING', LIMIT_MS);
     await crashAndRestart();
     const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
     assert.equal(shown.onboardingState, 'CREATED');
