@@ -1,10 +1,10 @@
 // Alarms (SOL003 7.5.2.4) in DynamoDB. Active alarms carry `active`/`activeKey`, the keys of a
 // sparse index, so a health sweep reads every active alarm in one paged query however many cleared
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
-import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlarmRecord, AckState } from '#lib/fm/model.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 
 export interface AlarmStore {
   create(record: AlarmRecord): Promise<void>;
@@ -39,33 +39,16 @@ export class DynamoAlarmStore implements AlarmStore {
     return tenantPage<AlarmRecord>(this.table, scope, limit, after);
   }
 
-  async listActive(): Promise<AlarmRecord[]> {
-    const all: AlarmRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new QueryCommand({
-        TableName: this.table, IndexName: 'active', KeyConditionExpression: 'active = :y', ExpressionAttributeValues: { ':y': 'Y' }, ExclusiveStartKey: after,
-      }));
-      all.push(...((out.Items ?? []) as AlarmRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return all;
+  listActive(): Promise<AlarmRecord[]> {
+    return allItems<AlarmRecord>({ TableName: this.table, IndexName: 'active', KeyConditionExpression: 'active = :y', ExpressionAttributeValues: { ':y': 'Y' } });
   }
 
-  async listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]> {
-    const all: AlarmRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new QueryCommand({
-        TableName: this.table, IndexName: 'byVnfInstance',
-        KeyConditionExpression: 'managedObjectId = :i AND raisedSeq >= :s',
-        ExpressionAttributeValues: { ':i': vnfInstanceId, ':s': since },
-        ExclusiveStartKey: after,
-      }));
-      all.push(...((out.Items ?? []) as AlarmRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return all;
+  listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]> {
+    return allItems<AlarmRecord>({
+      TableName: this.table, IndexName: 'byVnfInstance',
+      KeyConditionExpression: 'managedObjectId = :i AND raisedSeq >= :s',
+      ExpressionAttributeValues: { ':i': vnfInstanceId, ':s': since },
+    });
   }
 
   async clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined> {
