@@ -2,14 +2,14 @@
 // that answers paths no other route serves with a ProblemDetails 404.
 import { API_VERSIONS, httpApi, type ApiFamily, type RouteTable } from './common/http.ts';
 
-function versionsOf(family: ApiFamily): RouteTable {
+function versionsOf(family: ApiFamily, majors: ReadonlyArray<1 | 2>): RouteTable {
   const info = (major: 1 | 2) => ({ version: API_VERSIONS[family][major].current, isDeprecated: false });
   const answer = (uriPrefix: string, versions: Array<ReturnType<typeof info>>) => ({ GET: async () => ({ status: 200, body: { uriPrefix, apiVersions: versions } }) });
   return {
-    [`/${family}/api_versions`]: answer(`/${family}`, [info(1), info(2)]),
-    [`/${family}/v1/api_versions`]: answer(`/${family}/v1`, [info(1)]),
-    [`/${family}/v2/api_versions`]: answer(`/${family}/v2`, [info(2)]),
+    [`/${family}/api_versions`]: answer(`/${family}`, majors.map(info)),
+    ...Object.fromEntries(majors.map((major) => [`/${family}/v${major}/api_versions`, answer(`/${family}/v${major}`, [info(major)])])),
   };
 }
 
-export const handler = httpApi({ ...versionsOf('vnflcm'), ...versionsOf('vnfpkgm') });
+// SOL003 VNF fault management is served as v1 only.
+export const handler = httpApi({ ...versionsOf('vnflcm', [1, 2]), ...versionsOf('vnfpkgm', [1, 2]), ...versionsOf('vnffm', [1]) });

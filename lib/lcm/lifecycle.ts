@@ -192,7 +192,7 @@ export async function retryOperation(deps: LcmDeps, caller: Caller, opOccId: str
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be retried`);
   const attempt = (current.attempts ?? 1) + 1;
   const execution: OperationExecution = { machine: current.operation, name: `${opOccId}-retry-${attempt}` };
-  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'PROCESSING', now: deps.now(), set: { attempts: attempt, execution }, remove: ['error'] });
+  const moved = await deps.opOccs.transition(opOccId, { from: ['FAILED_TEMP'], to: 'PROCESSING', now: deps.now(), set: { attempts: attempt, execution } });
   if (!moved) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} changed concurrently`);
   const params = current.operationParams as { terminationType?: string; gracefulTerminationTimeout?: number } | undefined;
   await startOrFailTemp(deps, moved, execution, {

@@ -118,7 +118,8 @@ export async function finishOperation(deps: LcmDeps, opOccId: string, to: LcmOpe
   const set: Record<string, unknown> = {};
   if (extras.error) set.error = extras.error;
   if (extras.changedInfo) set.changedInfo = extras.changedInfo;
-  const remove = to === 'PROCESSING' || to === 'COMPLETED' ? ['error'] : [];
+  // SOL003 5.5.2.13: error stays through PROCESSING and ROLLING_BACK after FAILED_TEMP; a completed operation has none.
+  const remove = to === 'COMPLETED' ? ['error'] : [];
   let record = await deps.opOccs.transition(opOccId, { from, to, now: deps.now(), set, remove });
   if (!record) {
     const current = await deps.opOccs.get(opOccId);

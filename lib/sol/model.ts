@@ -162,8 +162,11 @@ export const VNF_LCM_OP_OCC_ATTRIBUTES = [
   'vnfSnapshotInfoId', 'lcmCoordinations', 'rejectedLcmCoordinations', 'warnings', '_links',
 ] as const;
 
-/** SOL003 5.4.12.3.2: complex attributes left out of lists unless asked for. */
-export const VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = ['operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations'] as const;
+/** SOL003 5.4.12.3.2 (exclude_default): complex attributes left out of lists unless asked for. */
+export const VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = [
+  'operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations',
+  'modificationsTriggeredByVnfPkgChange', 'warnings',
+] as const;
 
 export type ApiMajorVersion = 1 | 2;
 

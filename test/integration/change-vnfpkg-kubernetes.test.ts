@@ -122,6 +122,13 @@ describe('change current VNF package on Kubernetes', () => {
       assert.equal(changes.filter((c) => c.changeType === 'ADDED').length, 2);
       assert.equal(changes.filter((c) => c.changeType === 'REMOVED').length, 2);
       assert.equal((occ.modificationsTriggeredByVnfPkgChange as { vnfdId: string }).vnfdId, V2);
+      // SOL003 5.4.12.3.2: a list leaves modificationsTriggeredByVnfPkgChange out unless asked for.
+      const filter = encodeURIComponent(`(eq,id,${String(occ.id)})`);
+      const listed = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${filter}`);
+      assert.equal(listed.status, 200);
+      assert.deepEqual((listed.body as Array<Record<string, unknown>>).map((o) => [o.id, 'modificationsTriggeredByVnfPkgChange' in o]), [[occ.id, false]]);
+      const full = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${filter}&all_fields`);
+      assert.equal(((full.body as Array<{ modificationsTriggeredByVnfPkgChange?: { vnfdId: string } }>)[0]?.modificationsTriggeredByVnfPkgChange)?.vnfdId, V2);
       assert.equal(await usage('k8s-cnf-v1'), 'NOT_IN_USE');
       assert.equal(await usage('k8s-cnf-v2'), 'IN_USE');
       await finish(id);

@@ -142,11 +142,23 @@ describe('faults and the op-occ tasks', () => {
   it('a failed stack create ends FAILED_TEMP with Heat\'s reason; retry then completes', async () => {
     const { id, path } = await failedInstantiate('Injected: quota of cores exceeded');
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);
-    const retry = await call('POST', `${path}/retry`);
-    assert.equal(retry.status, 202, retry.text);
-    assert.equal(retry.text, '');
+    await holdExecutions(vnfm, true);
+    try {
+      const retry = await call('POST', `${path}/retry`);
+      assert.equal(retry.status, 202, retry.text);
+      assert.equal(retry.text, '');
+      // SOL003 5.5.2.13: PROCESSING after FAILED_TEMP still carries the error.
+      const processing = await opOcc(path);
+      assert.equal(processing.operationState, 'PROCESSING');
+      assert.match((processing.error as { detail: string }).detail, /quota of cores exceeded/);
+      await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, processing);
+    } finally {
+      await holdExecutions(vnfm, false);
+    }
     await settle(vnfm);
-    assert.equal((await opOcc(path)).operationState, 'COMPLETED');
+    const completed = await opOcc(path);
+    assert.equal(completed.operationState, 'COMPLETED');
+    assert.equal(completed.error, undefined);
     assertProblem(await call('POST', `${path}/retry`), 409);
     await terminateAndDelete(id);
   });

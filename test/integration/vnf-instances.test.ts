@@ -56,6 +56,35 @@ describe('API versions', () => {
     assert.equal((v2.body as { uriPrefix: string }).uriPrefix, '/vnflcm/v2');
     assert.equal(v2.headers.get('version'), '2.0.0');
   });
+
+  it('answers /vnffm/api_versions and /vnffm/v1/api_versions (fault management is v1 only)', async () => {
+    for (const [path, prefix] of [['/vnffm/api_versions', '/vnffm'], ['/vnffm/v1/api_versions', '/vnffm/v1']] as const) {
+      const reply = await call('GET', path, { version: null, token: null });
+      assert.equal(reply.status, 200, `${path}: ${reply.text}`);
+      assert.deepEqual(reply.body, { uriPrefix: prefix, apiVersions: [{ version: '1.5.0', isDeprecated: false }] });
+      assert.equal(reply.headers.get('version'), '1.5.0');
+    }
+    assertProblem(await call('GET', '/vnffm/v2/api_versions', { version: null }), 404);
+  });
+
+  it('carries a Version header on every answer, also those given before a route runs (SOL013 4.9)', async () => {
+    const cases: Array<[string, string, Parameters<typeof call>[2], number, string]> = [
+      ['unversioned api_versions', '/vnflcm/api_versions', { version: null, token: null }, 200, '2.0.0'],
+      ['unversioned package api_versions', '/vnfpkgm/api_versions', { version: null, token: null }, 200, '2.1.0'],
+      ['missing Version', '/vnflcm/v2/vnf_instances', { version: null }, 400, '2.0.0'],
+      ['unsupported Version', '/vnflcm/v2/vnf_instances', { version: '2.9.0' }, 406, '2.0.0'],
+      ['no token', '/vnflcm/v2/vnf_instances', { token: null }, 401, '2.0.0'],
+      ['no token on v1', '/vnflcm/v1/vnf_instances', { token: null }, 401, '1.3.0'],
+      ['no such path', '/somewhere/else', { version: null }, 404, '2.0.0'],
+      ['no such resource', '/vnfpkgm/v2/no_such_resource', { version: null }, 404, '2.1.0'],
+      ['Accept that cannot be met', '/vnflcm/v2/vnf_instances', { headers: { Accept: 'application/xml' } }, 406, '2.0.0'],
+    ];
+    for (const [name, path, options, status, version] of cases) {
+      const reply = await call('GET', path, options);
+      assert.equal(reply.status, status, `${name}: ${reply.text}`);
+      assert.equal(reply.headers.get('version'), version, name);
+    }
+  });
 });
 
 describe('POST /vnf_instances', () => {
@@ -120,6 +149,13 @@ describe('reading and listing', () => {
     assertProblem(await call('GET', '/vnflcm/v2/no_such_resource'), 404);
     assertProblem(await call('GET', '/somewhere/else', { version: null }), 404);
     assertProblem(await call('GET', '/vnflcm/v2/vnf_lcm_op_occs/unknown'), 404);
+    // An id no record can have (longer than a DynamoDB key, or with characters no id has) is a 404, never a store's 500.
+    for (const id of ['x'.repeat(3000), encodeURIComponent('a b'), encodeURIComponent('\u00e9t\u00e9')]) {
+      assertProblem(await call('GET', `/vnflcm/v2/vnf_instances/${id}`), 404);
+      assertProblem(await call('GET', `/vnflcm/v2/vnf_lcm_op_occs/${id}`), 404);
+      assertProblem(await call('GET', `/vnfpkgm/v2/vnf_packages/${id}`, { version: null }), 404);
+      assertProblem(await call('DELETE', `/vnflcm/v2/subscriptions/${id}`), 404);
+    }
   });
 
   it('pages with one Link header whose marker carries the filter and selectors', async () => {

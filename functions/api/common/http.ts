@@ -96,6 +96,21 @@ function baseUrlOf(event: Event, headers: Record<string, string>): string {
   return `${proto}://${host}${stage}`;
 }
 
+/** Families whose major version 2 is served (SOL003 VNF fault management exists as v1 only). */
+const HIGHEST_MAJOR: Record<ApiFamily, 1 | 2> = { vnflcm: 2, vnfpkgm: 2, vnffm: 1 };
+
+/**
+ * The Version a response carries when the request named none that applies: the path's family and
+ * major version (`/vnflcm/v1/...` -> 1.3.0), the family's highest for an unversioned path
+ * (`/vnflcm/api_versions`), and vnflcm's highest for a path of no family (a 404).
+ */
+function defaultResponseVersion(path: string): string {
+  const match = /^\/(vnflcm|vnfpkgm|vnffm)(?:\/v([12])(?:\/|$))?/.exec(path);
+  const family = (match?.[1] ?? 'vnflcm') as ApiFamily;
+  const major = match?.[2] ? (Number(match[2]) as 1 | 2) : HIGHEST_MAJOR[family];
+  return API_VERSIONS[family][major].current;
+}
+
 /** SOL013 4.9: a Version header names major.minor.patch; the major must be the path's. */
 function negotiateVersion(family: ApiFamily | undefined, major: 1 | 2 | undefined, header: string | undefined): string | undefined {
   if (family === undefined || major === undefined) return undefined;
@@ -201,13 +216,25 @@ export async function authenticate(event: Event, method: string, routePath: stri
 }
 
 /** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
+/**
+ * What an identifier in a path may look like: the product's UUIDs, and the VIMs' server ids and pod
+ * names. Anything else names no record, so it gets its 404 here rather than reaching a store (a
+ * DynamoDB key has at most 2048 bytes; a longer one would be a ValidationException, a 500).
+ */
+const WELL_FORMED_ID = /^[A-Za-z0-9._:~-]{1,255}$/;
+/** Greedy path parameters, which are paths inside a package rather than identifiers. */
+const PATH_VALUED = new Set(['artifactPath']);
+
 function pathParameters(event: Event): Record<string, string> {
   return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
+    let decoded: string;
     try {
-      return [name, decodeURIComponent(value ?? '')];
+      decoded = decodeURIComponent(value ?? '');
     } catch {
       throw new BadRequestError(`The path parameter "${name}" is not valid percent-encoding`);
     }
+    if (!PATH_VALUED.has(name) && !WELL_FORMED_ID.test(decoded)) throw new NotFoundError(`No resource at ${event.rawPath.slice(0, 300)}: "${name}" is not a well-formed identifier`);
+    return [name, decoded];
   }));
 }
 
@@ -225,16 +252,18 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const headers = lowerCaseHeaders(event.headers);
     const method = event.requestContext.http.method.toUpperCase() as Method;
     const routePath = routeKeyPath(event.routeKey);
-    // Before anything else, so an unauthenticated caller learns nothing (deny by default: $default
-    // and routes no scope rule names need a token too).
-    const caller = await authenticate(event, method, routePath === '$default' ? event.rawPath : routePath);
     const versioned = /^\/(vnflcm|vnfpkgm|vnffm)\/v([12])\//.exec(routePath);
     const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm|vnffm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
     const apiMajorVersion = versioned ? (Number(versioned[2]) as 1 | 2) : undefined;
+    // SOL013 4.9: every response carries Version, also the 400, 401, 404 and 406 answered before a route runs.
+    state.set(event, { responseVersion: defaultResponseVersion(routePath === '$default' ? event.rawPath : routePath) });
+    // Before anything else, so an unauthenticated caller learns nothing (deny by default: $default
+    // and routes no scope rule names need a token too).
+    const caller = await authenticate(event, method, routePath === '$default' ? event.rawPath : routePath);
     const version = routePath.endsWith('/api_versions')
-      ? (family && apiMajorVersion ? API_VERSIONS[family][apiMajorVersion].current : undefined)
+      ? defaultResponseVersion(routePath)
       : negotiateVersion(family, apiMajorVersion, headers.version);
-    state.set(event, { responseVersion: version });
+    if (version) state.set(event, { responseVersion: version });
 
     const table = routes[routePath];
     if (!table) throw new NotFoundError(`No resource at ${event.rawPath}`);
