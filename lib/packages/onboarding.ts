@@ -157,6 +157,8 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
         vnfProductName: vnfd.vnfProductName,
         vnfSoftwareVersion: vnfd.vnfSoftwareVersion,
         vnfdVersion: vnfd.vnfdVersion,
+        // SOL005 9.5.2.5: copied from the VNFD's vnfm_info; present once onboarded.
+        vnfmInfo: vnfd.vnfmInfo ?? [],
         checksum: { algorithm: 'SHA-256', hash: await checksum },
         // SOL004 option 1: the manifest (not the whole CSAR) carries the signature, when there is one.
         packageSecurityOption: 'OPTION_1',

@@ -24,6 +24,8 @@ export interface VnfPackageRecord {
   vnfProductName?: string;
   vnfSoftwareVersion?: string;
   vnfdVersion?: string;
+  /** The VNFD's vnfm_info: which VNFMs the VNF is compatible with. */
+  vnfmInfo?: string[];
   compatibleSpecificationVersions?: string[];
   checksum?: Checksum;
   packageSecurityOption?: 'OPTION_1' | 'OPTION_2';

@@ -84,6 +84,7 @@ describe('onboarding through PUT package_content', () => {
     assert.equal(pkg.vnfProductName, sample.productName);
     assert.equal(pkg.vnfSoftwareVersion, sample.softwareVersion);
     assert.equal(pkg.vnfdVersion, sample.vnfdVersion);
+    assert.deepEqual(pkg.vnfmInfo, ['Tacker'], 'vnfmInfo is copied from the VNFD (SOL005 9.5.2.5)');
     assert.deepEqual(pkg.checksum, { algorithm: 'SHA-256', hash: createHash('sha256').update(openstackCsar).digest('hex') });
     const images = pkg.softwareImages as Array<Record<string, unknown>>;
     // One per VNFD node with sw_image_data (VDU1 and its VirtualStorage share the image file).
