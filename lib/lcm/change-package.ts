@@ -94,7 +94,6 @@ export async function requestChangeVnfpkg(
   const params = request.additionalParams ?? {};
   const upgradeType = upgradeTypeOf(params.upgrade_type);
   const pkg = await enabledPackageFor(deps, caller, request.vnfdId);
-  if (pkg.id === instance.vnfPkgId) throw new ConflictError(`VNF instance ${id} already uses the VNF package of VNFD ${request.vnfdId}`);
   const vnfd = await packages.vnfdOf(pkg.id);
   const flavourId = String(instance.instantiatedVnfInfo?.flavourId ?? '');
   const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);

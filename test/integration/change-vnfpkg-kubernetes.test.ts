@@ -136,6 +136,21 @@ describe('change current VNF package on Kubernetes', () => {
     });
   }
 
+  it('a change to the package the instance already has re-applies it, as Tacker does (usage stays)', async () => {
+    const namespace = 'cnf-same-package';
+    const id = await runningCnf(namespace);
+    const before = await instance(id);
+    const occ = await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V1, additionalParams: { upgrade_type: 'RollingUpdate', 'lcm-kubernetes-def-files': DEF_FILES } }), 'COMPLETED');
+    assert.equal((occ.modificationsTriggeredByVnfPkgChange as { vnfdId: string }).vnfdId, V1);
+    const after = await instance(id);
+    assert.equal(after.vnfdId, V1);
+    assert.equal(after.instantiatedVnfInfo.vnfcResourceInfo.length, before.instantiatedVnfInfo.vnfcResourceInfo.length);
+    assert.equal((await pods(namespace, `${LABEL}=${id}`)).length, 2);
+    assert.equal(await usage('k8s-cnf-v1'), 'IN_USE');
+    await finish(id);
+    assert.equal(await usage('k8s-cnf-v1'), 'NOT_IN_USE');
+  });
+
   it('an image pull failure half-way ends FAILED_TEMP with the pod\'s reason; rollback restores v1 completely', async () => {
     const namespace = 'cnf-pull-failure-change';
     const id = await runningCnf(namespace);

@@ -128,6 +128,32 @@ it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, 
   assert.match(await openstack('vnflcm', 'delete', id), /deleted successfully/);
 });
 
+it('supports the Tacker CLI v2 change-vnfpkg to the package the instance already has (re-applied, as Tacker does)', { skip }, async () => {
+  const v2 = (...args: string[]) => openstack('--os-tacker-api-version', '2', ...args);
+  const csarPath = join(vnfm.dataDir, 'vnf-v2.zip');
+  writeFileSync(csarPath, await buildCsar('openstack-vnf-v2'));
+  const pkg = (JSON.parse(await openstack('vnf', 'package', 'create', '-f', 'json')) as Record<string, string>).ID as string;
+  await openstack('vnf', 'package', 'upload', '--path', csarPath, pkg);
+  await settle(vnfm);
+  const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
+  const id = (JSON.parse(await v2('vnflcm', 'create', vnfdId, '-f', 'json')) as Record<string, string>).ID as string;
+  const instantiate = join(vnfm.dataDir, 'instantiate-v2.json');
+  writeFileSync(instantiate, JSON.stringify({ flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }] }));
+  assert.match(await v2('vnflcm', 'instantiate', id, instantiate), /accepted/);
+  await settle(vnfm);
+  const change = join(vnfm.dataDir, 'change-vnfpkg.json');
+  writeFileSync(change, JSON.stringify({ vnfdId, additionalParams: { upgrade_type: 'RollingUpdate', vdu_params: [{ vdu_id: 'VDU1' }] } }));
+  assert.match(await v2('vnflcm', 'change-vnfpkg', id, change), /accepted/);
+  await settle(vnfm);
+  const ops = JSON.parse(await v2('vnflcm', 'op', 'list', '-f', 'json')) as Array<Record<string, string>>;
+  const changed = ops.filter((op) => op['VNF Instance ID'] === id && op.Operation === 'CHANGE_VNFPKG');
+  assert.deepEqual(changed.map((op) => op['Operation State']), ['COMPLETED']);
+  assert.equal((JSON.parse(await v2('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>)['VNFD ID'], vnfdId);
+  assert.match(await v2('vnflcm', 'terminate', id), /accepted/);
+  await settle(vnfm);
+  assert.match(await v2('vnflcm', 'delete', id), /deleted successfully/);
+});
+
 it('supports the Tacker CLI VIM sequence (seed 003 vim-admin.yaml): register, list, show, set, delete', { skip }, async () => {
   const sims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as { 'local-openstack': { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string } };
   const os = sims['local-openstack'];
