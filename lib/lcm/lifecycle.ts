@@ -382,6 +382,7 @@ export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction
       await hook(deps, loaded, ctx, 'start');
       const state = await driverOf(vim).instantiateStart(ctx);
       await saveDriverState(deps, opOcc, state);
+      if (state.warnings?.length) await updateOpOcc(deps, opOcc, { warnings: state.warnings });
       return { status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 };
     }
     case 'instantiate-poll':

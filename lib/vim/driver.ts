@@ -47,8 +47,12 @@ export interface OperationContext {
   grant: GrantDecision;
 }
 
-/** Opaque, JSON-serialisable driver state carried between steps (ids of what was created). */
-export type DriverState = Record<string, unknown>;
+/**
+ * Opaque, JSON-serialisable driver state carried between steps (ids of what was created). The one
+ * attribute the engine reads: `warnings`, messages for the op occ's `warnings` (SOL003 5.5.2.13),
+ * e.g. VDUs an instantiate skipped.
+ */
+export type DriverState = Record<string, unknown> & { warnings?: string[] };
 
 export type Progress =
   | { status: 'IN_PROGRESS'; state: DriverState }

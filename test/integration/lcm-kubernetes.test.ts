@@ -165,6 +165,36 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 
+  it('deploys what the manifests hold and skips VDUs they have no workload for, as Tacker does, saying so in the op occ', async () => {
+    // The sample with a second VDU (vdu2) that neither manifest deploys, under a VNFD id of its own.
+    const twoVdus = 'b1a2c3d4-0000-4000-8000-00000000cafe';
+    const csar = await buildCsar('k8s-cnf-v1', {
+      mutate: (files) => {
+        const top = 'Definitions/sample_cnf_top.vnfd.yaml';
+        files.set(top, Buffer.from(String(files.get(top)).replace(vnfdId, twoVdus)));
+        const df = 'Definitions/sample_cnf_df_simple.yaml';
+        const vdu2 = '    VDU2:\n      type: tosca.nodes.nfv.Vdu.Compute\n      properties:\n        name: vdu2\n        description: a VDU whose manifest is not chosen\n        vdu_profile:\n          min_number_of_instances: 1\n          max_number_of_instances: 1\n\n  policies:\n';
+        files.set(df, Buffer.from(String(files.get(df)).replace('\n  policies:\n', `\n${vdu2}`)));
+      },
+    });
+    const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+    await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: csar, headers: { 'Content-Type': 'application/zip' } });
+    await settle(vnfm);
+    const onboarded = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as { onboardingState: string; onboardingFailureDetails?: unknown };
+    assert.equal(onboarded.onboardingState, 'ONBOARDED', JSON.stringify(onboarded.onboardingFailureDetails));
+    const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: twoVdus } })).body as { id: string }).id;
+    const occ = await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace: 'cnf-skipped-vdu' },
+    }));
+    const full = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,id,${String(occ.id)})&all_fields`)).body as Array<{ warnings?: string[] }>;
+    assert.match(full[0]?.warnings?.join('\n') ?? '', /VDU VDU2 \(vdu2\) was not deployed/);
+    const vnfcs = (await instance(id)).instantiatedVnfInfo.vnfcResourceInfo;
+    assert.deepEqual(vnfcs.map((vnfc) => vnfc.vduId), ['VDU1']);
+    assert.equal((await pods('cnf-skipped-vdu', id)).length, 1);
+    await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
   it('refuses manifests the package does not declare, before anything starts', async () => {
     const id = await createInstance();
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {

@@ -12,7 +12,7 @@ import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
-  checkVdus, defFilesOf, isClusterScoped, namespaceOf, prepareObjects, readManifests,
+  defFilesOf, isClusterScoped, namespaceOf, prepareObjects, readManifests, vdusWithoutWorkload,
   REPLICATED_KINDS, VNF_INSTANCE_LABEL, WORKLOAD_KINDS,
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
@@ -93,12 +93,15 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
   const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
   // Package and request problems show before anything is created.
   const manifests = await readManifests(ctx.files, defFilesOf(ctx.request));
-  checkVdus(flavour, manifests);
+  const skipped = vdusWithoutWorkload(flavour, manifests);
   const namespace = namespaceOf(ctx.request, manifests);
   const label = labelOf(ctx);
   const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
   const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
-  const state: KubernetesState = { namespace, objects: [] };
+  const state: KubernetesState = {
+    namespace, objects: [],
+    ...(skipped.length ? { warnings: skipped.map((vdu) => `VDU ${vdu.id} (${vdu.name}) was not deployed: the lcm-kubernetes-def-files hold no workload of that name`) } : {}),
+  };
   try {
     if (!objects.some((object) => object.kind === 'Namespace' && object.metadata.name === namespace)) {
       // The VNF's own namespace when none exists; one that exists is used, and is the VNF's only if

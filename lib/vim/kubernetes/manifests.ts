@@ -160,6 +160,19 @@ export function workloadOf(objects: ManifestObject[], vduName: string): Manifest
   return found[0];
 }
 
+/**
+ * The flavour's VDUs whose workload the manifests do not hold. An instantiate deploys what the
+ * manifests hold and skips these, as Tacker does (a VNFD may describe more VDUs than the chosen
+ * lcm-kubernetes-def-files deploy); with none of the VDUs there, there is nothing to instantiate.
+ */
+export function vdusWithoutWorkload(flavour: FlavourInfo, objects: ManifestObject[]): Array<{ id: string; name: string }> {
+  const missing = flavour.vdus.filter((vdu) => !workloadOf(objects, vdu.name));
+  if (flavour.vdus.length && missing.length === flavour.vdus.length) {
+    throw new UnprocessableEntityError(`the manifests deploy none of the VDUs of flavour ${flavour.flavourId} (no ${[...WORKLOAD_KINDS].join('/')} named ${missing.map((vdu) => vdu.name).join(', ')})`);
+  }
+  return missing;
+}
+
 /** Checks that every VDU of the flavour has its workload in the manifests. */
 export function checkVdus(flavour: FlavourInfo, objects: ManifestObject[]): void {
   for (const vdu of flavour.vdus) {
