@@ -94,7 +94,8 @@ function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<str
     minDisk: image.minDisk,
     minRam: image.minRam ?? 0,
     size: image.size,
-    imagePath: image.imagePath,
+    // SOL005 9.5.3.2: present for an image in the package, absent for one the VNFD only names.
+    ...(image.imagePath !== undefined ? { imagePath: image.imagePath } : {}),
     ...(image.userMetadata ? { userMetadata: image.userMetadata } : {}),
   }));
 }

@@ -130,7 +130,8 @@ export interface SoftwareImageInfo {
   minRam?: number;
   /** Bytes. */
   size: number;
-  imagePath: string;
+  /** The image file inside the package; absent for an image the VNFD names only (the VIM has it, e.g. by name). */
+  imagePath?: string;
   userMetadata?: Record<string, string>;
 }
 
@@ -1126,7 +1127,9 @@ class VnfdExtractor {
   }
 
   softwareImage(owner: string, image: SwImage, artifact: DeclaredArtifact | undefined, where: string, provider: unknown): SoftwareImageInfo {
+    // An image the VNFD only names (no file in the package) is still listed; SOL005 needs a size, 0 when unknown.
     const bytes = (value: string | undefined, what: string): number => {
+      if (value === undefined && image.file === undefined) return 0;
       need(value !== undefined, `sw_image_data has no ${what}; a software image in the package needs it`, where);
       return sizeInBytes(value as string) as number;
     };
@@ -1142,7 +1145,7 @@ class VnfdExtractor {
       minDisk: bytes(image.minDisk, 'min_disk'),
       ...(image.minRam !== undefined ? { minRam: sizeInBytes(image.minRam) as number } : {}),
       size: bytes(image.size, 'size'),
-      imagePath: image.file as string,
+      ...(image.file !== undefined ? { imagePath: image.file } : {}),
       ...(isObj(metadata)
         ? { userMetadata: Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])) }
         : {}),
@@ -1217,15 +1220,16 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
     throw new PackageError(`no deployment flavour: no topology_template has substitution_mappings for a type derived from ${T.vnf} with properties.flavour_id`, entry.where);
   }
 
-  // SOL005 software images: the images the package contains, one per owning node.
+  // SOL005 software images: one per owning node, whether the package carries the file or the VNFD
+  // only names the image (Tacker lists both; its samples name devstack's cirros image that way).
   const softwareImages: SoftwareImageInfo[] = [];
   for (const topology of topologies) {
     for (const node of topology.nodes.values()) {
       if (softwareImages.some((image) => image.id === node.name)) continue;
       if (!context.nodeIsA(node, T.vdu) && !context.nodeIsA(node, T.blockStorage)) continue;
       const image = context.swImage(topology, node);
-      if (!image?.file) continue;
-      const artifact = [...context.artifacts(topology.file, node.def, node.path).values()].find((candidate) => candidate.file === image.file);
+      if (!image) continue;
+      const artifact = image.file === undefined ? undefined : [...context.artifacts(topology.file, node.def, node.path).values()].find((candidate) => candidate.file === image.file);
       const provider = own(own(node.properties, 'sw_image_data') as Obj, 'provider');
       softwareImages.push(context.softwareImage(node.name, image, artifact, `${topology.file.where}: ${node.path}.properties.sw_image_data`, provider));
     }

@@ -181,6 +181,41 @@ describe('onboarding through PUT package_content', () => {
   });
 });
 
+describe('software images', () => {
+  it('lists an image the VNFD only names (no file in the package) without imagePath, as Tacker does', async () => {
+    const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+    const namedOnly = 'c0ffee00-1111-4222-8333-444455556666';
+    const csar = await buildCsar('openstack-vnf-v1', {
+      mutate: (files) => {
+        for (const [path, content] of files) {
+          if (path.startsWith('Definitions/') && content.includes(vnfdId)) files.set(path, Buffer.from(String(content).replaceAll(vnfdId, namedOnly)));
+        }
+        // VDU1 keeps its sw_image_data but loses the artifact: an image the VIM is expected to have.
+        const df = 'Definitions/sample_vnfd_df_simple.yaml';
+        const text = String(files.get(df));
+        const artifact = '      artifacts:\n        sw_image:\n          type: tosca.artifacts.nfv.SwImage\n          file: ../Files/images/cirros-0.5.2-x86_64-disk.img\n      capabilities:';
+        assert.ok(text.includes(artifact));
+        files.set(df, Buffer.from(text.replace(artifact, '      capabilities:')));
+      },
+    });
+    const id = await createPackage();
+    assert.equal((await upload(id, csar)).status, 202);
+    await settle(vnfm);
+    const pkg = await show(id);
+    assert.equal(pkg.onboardingState, 'ONBOARDED', JSON.stringify(pkg.onboardingFailureDetails));
+    await assertEtsiResponse('vnfpkgm', '/vnf_packages/{vnfPkgId}', 'get', 200, pkg);
+    const images = new Map((pkg.softwareImages as Array<Record<string, unknown>>).map((image) => [image.id, image]));
+    assert.deepEqual([...images.keys()].sort(), ['VDU1', 'VirtualStorage']);
+    const vdu1 = images.get('VDU1') as Record<string, unknown>;
+    assert.equal(vdu1.imagePath, undefined);
+    assert.equal(vdu1.name, 'VDU1-image');
+    assert.equal(vdu1.version, '0.5.2');
+    assert.equal((vdu1.checksum as { algorithm: string }).algorithm, 'SHA-512');
+    assert.equal(vdu1.size, 1024 * 1024);
+    assert.match(String(images.get('VirtualStorage')?.imagePath), /^Files\/images\//);
+  });
+});
+
 describe('other ways in', () => {
   it('onboards from a URI with basic authentication (userName and username spellings)', async () => {
     const csar = await buildCsar('k8s-cnf-v1');

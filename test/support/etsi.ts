@@ -113,6 +113,8 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
   'List/single mix-ups in response schemas (the clauses say otherwise): vnflcm GET /vnf_lcm_op_occs 200 and ' +
     'GET /subscriptions 200 are lists (the YAML has one item); vnflcm GET /vnf_snapshots/{vnfSnapshotInfoId} 200 ' +
     'and vnfpkgm-sol003 POST /subscriptions 201 are single items (the YAML has arrays).',
+  'VnfPackageSoftwareImageInfo: imagePath is listed as required, but its own description (SOL005 9.5.3.2) says it ' +
+    'shall be absent for an external image the NFVO has not downloaded -> not required.',
 ];
 
 /** Responses whose YAML schema is an item where the API returns a list ('list') or the reverse ('item'). */
@@ -172,6 +174,12 @@ function atMostOne(names: string[]): Schema {
 function correctSchema(schema: Schema): void {
   const description = typeof schema.description === 'string' ? schema.description.replace(/\s+/g, ' ') : '';
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
+
+  // A software image's imagePath is absent for an image outside the package (SOL005 9.5.3.2).
+  if (properties && 'imagePath' in properties && 'imageUri' in properties && Array.isArray(schema.required) && schema.required.includes('imagePath')) {
+    schema.required = schema.required.filter((name) => name !== 'imagePath');
+    return;
+  }
 
   // A oneOf over properties that only ipAddresses items have: it belongs on the items.
   const oneOfNames = requiredGroup(schema.oneOf);
