@@ -13,11 +13,12 @@ import type { CollectedResources, DriverState, InfraDriver, OperationContext, Pr
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
+import { NeutronClient } from './neutron.ts';
 import { HeatClient, resourceStackId, type HeatResource } from './heat.ts';
 import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from './hot.ts';
 import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } from './images.ts';
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
-import { collectResources, serverPlacement, VOLUME } from './resources.ts';
+import { collectResources, serverPlacement, VOLUME, withPortAddresses } from './resources.ts';
 import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
 import { openStackHealth } from './health.ts';
 
@@ -75,14 +76,18 @@ async function instantiatePoll(ctx: OperationContext, raw: DriverState): Promise
 
 async function collect(ctx: OperationContext, raw: DriverState): Promise<CollectedResources> {
   const state = stateOf(ctx, raw);
-  const heat = new HeatClient(new OpenStackSession(ctx.vim));
-  const resources = await heat.listResources(stackRef(state), RESOURCE_NESTED_DEPTH);
-  return collectResources({
+  const session = new OpenStackSession(ctx.vim);
+  const resources = await new HeatClient(session).listResources(stackRef(state), RESOURCE_NESTED_DEPTH);
+  const collected = collectResources({
     resources,
     flavour: flavourOf(ctx.vnfd, ctx.flavourId),
     extVirtualLinks: requestOf(ctx.instantiateRequest).extVirtualLinks ?? [],
     vimConnectionId: ctx.vim.vimId,
   });
+  // The external CPs' addresses as Neutron allocated them (one request per 50 ports).
+  const portIds = collected.extCpInfo.map((cp) => cp.extLinkPortId).filter((id): id is string => typeof id === 'string');
+  const ports = portIds.length ? await new NeutronClient(session).ports(portIds) : [];
+  return { ...collected, extCpInfo: withPortAddresses(collected.extCpInfo, ports) };
 }
 
 async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<DriverState> {

@@ -54,6 +54,57 @@ function protocolInfo(data: CpProtocolData): Info {
   };
 }
 
+/** What withPortAddresses reads of a Neutron port. */
+export interface PortAddresses {
+  id: string;
+  mac_address?: string | null;
+  fixed_ips?: Array<{ subnet_id?: string | null; ip_address: string }> | null;
+}
+
+/**
+ * The external CPs with what Neutron allocated to their ports (SOL003 CpProtocolInfo): the MAC, and
+ * the fixed IPs per subnet; an address the request fixed is not dynamic, any other is. A CP whose
+ * port Neutron no longer has keeps what the request asked for, less entries that name no address
+ * (an ipAddresses entry needs addresses or addressRange).
+ */
+export function withPortAddresses(extCpInfo: Info[], ports: readonly PortAddresses[]): Info[] {
+  const byId = new Map(ports.map((port) => [port.id, port]));
+  return extCpInfo.map((cp) => {
+    const requested = (Array.isArray(cp.cpProtocolInfo) ? cp.cpProtocolInfo : []) as Array<{ ipOverEthernet?: { segmentationId?: string; ipAddresses?: Array<{ addresses?: string[]; addressRange?: unknown }> } }>;
+    const port = typeof cp.extLinkPortId === 'string' ? byId.get(cp.extLinkPortId) : undefined;
+    const segmentationId = requested.map((info) => info.ipOverEthernet?.segmentationId).find((id) => id !== undefined);
+    if (!port || (!port.mac_address && !port.fixed_ips?.length)) {
+      const kept = requested.map((info) => {
+        const ipAddresses = info.ipOverEthernet?.ipAddresses?.filter((address) => address.addresses?.length || address.addressRange);
+        const { ipAddresses: _dropped, ...rest } = info.ipOverEthernet ?? {};
+        return { ...info, ...(info.ipOverEthernet ? { ipOverEthernet: { ...rest, ...(ipAddresses?.length ? { ipAddresses } : {}) } } : {}) };
+      }).filter((info) => info.ipOverEthernet && Object.keys(info.ipOverEthernet).length);
+      return kept.length ? { ...cp, cpProtocolInfo: kept } : cp;
+    }
+    const fixed = new Set(requested.flatMap((info) => info.ipOverEthernet?.ipAddresses?.flatMap((address) => address.addresses ?? []) ?? []));
+    const bySubnet = new Map<string, { type: 'IPV4' | 'IPV6'; addresses: string[]; subnetId?: string }>();
+    for (const ip of port.fixed_ips ?? []) {
+      const type = ip.ip_address.includes(':') ? 'IPV6' : 'IPV4';
+      const key = `${ip.subnet_id ?? ''}\0${type}`;
+      const group = bySubnet.get(key) ?? { type, addresses: [], ...(ip.subnet_id ? { subnetId: ip.subnet_id } : {}) };
+      group.addresses.push(ip.ip_address);
+      bySubnet.set(key, group);
+    }
+    const ipAddresses = [...bySubnet.values()].map((group) => ({ ...group, isDynamic: !group.addresses.every((address) => fixed.has(address)) }));
+    return {
+      ...cp,
+      cpProtocolInfo: [{
+        layerProtocol: 'IP_OVER_ETHERNET',
+        ipOverEthernet: {
+          ...(port.mac_address ? { macAddress: port.mac_address } : {}),
+          ...(segmentationId !== undefined ? { segmentationId } : {}),
+          ...(ipAddresses.length ? { ipAddresses } : {}),
+        },
+      }],
+    };
+  });
+}
+
 export function collectResources(inputs: CollectInputs): CollectedResources {
   const { flavour } = inputs;
   // Sorted by VIM id so that the answer does not depend on the order Heat lists resources in.
@@ -168,7 +219,8 @@ export function collectResources(inputs: CollectInputs): CollectedResources {
     extCpInfo.push({
       id: extCpId,
       cpdId: cp.id,
-      ...(config ? { cpConfigId: config[0] } : {}),
+      // Required by SOL003 (VnfExtCpInfo); the request's cpConfig key, else the CP's own id.
+      cpConfigId: config?.[0] ?? extCpId,
       ...(config?.[1].cpProtocolData?.length ? { cpProtocolInfo: config[1].cpProtocolData.map(protocolInfo) } : {}),
       extLinkPortId: port.physical_resource_id,
       ...(vnfcCp ? { associatedVnfcCpId: vnfcCp.id } : {}),

@@ -261,7 +261,7 @@ describe('Kubernetes driver on the simulator', () => {
     const hostile = context({ namespace, defFiles: ['Files/kubernetes/bomb.yaml', ...DEF_FILES], overrides: { files: withFiles({ 'Files/kubernetes/bomb.yaml': bomb }, true) } });
     await assert.rejects(kubernetesDriver.instantiateStart(hostile), (error: unknown) => error instanceof UnprocessableEntityError && /bomb\.yaml.*alias/i.test(error.message));
     const noVdu = context({ namespace, defFiles: ['Files/kubernetes/service.yaml'] });
-    await assert.rejects(kubernetesDriver.instantiateStart(noVdu), /VDU VDU1 of flavour simple is named vdu1, but the manifests have no .* of that name/);
+    await assert.rejects(kubernetesDriver.instantiateStart(noVdu), /the manifests deploy none of the VDUs of flavour simple \(no .* named vdu1\)/);
     await sim.settled();
     assert.equal(sim.state().namespaces[namespace], undefined, 'not even the namespace was created');
   });

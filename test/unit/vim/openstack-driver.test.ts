@@ -14,6 +14,7 @@ import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from '#local/openstack/simulator.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
 import { pollToEnd } from '../../support/driver-steps.ts';
+import { assertEtsiSchema } from '../../support/etsi.ts';
 
 let sim: OpenStackSimulator;
 let archive: CsarArchive;
@@ -186,6 +187,18 @@ describe('OpenStack driver on the simulator', () => {
     assert.equal(extCp?.associatedVnfcCpId, external?.id);
     assert.equal(extCp?.cpConfigId, 'VDU1_CP1-1');
     assert.ok(sims.ports.ids.includes(String(extCp?.extLinkPortId)));
+    // The addresses Neutron allocated to the port, not what the request asked for (one dynamic IPv4).
+    const session = new OpenStackSession(ctx.vim);
+    const neutronPort = await (await session.request('neutron', 'network', `/v2.0/ports/${String(extCp?.extLinkPortId)}`, { what: 'test' })).json() as { port: { mac_address: string; fixed_ips: Array<{ subnet_id: string; ip_address: string }> } };
+    assert.ok(neutronPort.port.fixed_ips.length > 0);
+    assert.deepEqual(extCp?.cpProtocolInfo, [{
+      layerProtocol: 'IP_OVER_ETHERNET',
+      ipOverEthernet: {
+        macAddress: neutronPort.port.mac_address,
+        ipAddresses: [{ type: 'IPV4', addresses: neutronPort.port.fixed_ips.map((ip) => ip.ip_address), subnetId: neutronPort.port.fixed_ips[0]?.subnet_id, isDynamic: true }],
+      },
+    }]);
+    await assertEtsiSchema('vnflcm', 'VnfExtCpInfo', extCp);
     assert.deepEqual(collected.extVirtualLinkInfo?.map((link) => [link.id, (link.resourceHandle as Info).resourceId, (link.extLinkPorts as Info[]).map((port) => port.id)]),
       [['ext-vl-1', publicNetwork, [extCp?.extLinkPortId]]]);
 
