@@ -5,7 +5,7 @@
 // notifications (5.5.2.17-19) rendered from an event for one subscription.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { LCM_OPERATION_STATES, LCM_OPERATION_TYPES, type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type ProblemDetailsRecord } from '#lib/sol/model.ts';
+import { LCM_OPERATION_STATES, LCM_OPERATION_TYPES, type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type ProblemDetailsRecord, v1OpOccParts } from '#lib/sol/model.ts';
 
 /** SOL003 5.5.4.x: the notification types of the VNF LCM interface. */
 export const NOTIFICATION_TYPES = ['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification'] as const;
@@ -206,6 +206,7 @@ export function renderNotification(event: NotificationEvent, subscription: Pick<
     if (opOcc.changedExtConnectivity?.length) body.changedExtConnectivity = opOcc.changedExtConnectivity;
   }
   if (opOcc.error && ERROR_STATES.includes(opOcc.operationState)) body.error = opOcc.error;
+  if (subscription.apiMajorVersion === 1) v1OpOccParts(body);
   body._links = links;
   return body;
 }

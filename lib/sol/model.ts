@@ -185,6 +185,51 @@ export function publicVimConnectionInfo(info: Record<string, VimConnectionInfo> 
   return Object.fromEntries(Object.entries(info).map(([key, { accessInfo: _secret, ...rest }]) => [key, rest]));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The v1 model (SOL003 V2.6.1, as Tacker's v1 API shows it). Records hold the V3 model whichever API
+// version made them; these turn its maps back into v1's arrays wherever /vnflcm/v1 shows them.
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** vimConnectionInfo: v1 an array whose items carry their own id; V3 a map keyed by that id. */
+export function v1VimConnectionInfo(value: unknown): unknown {
+  return isPlainObject(value) ? Object.entries(value).map(([id, info]) => ({ id, ...(isPlainObject(info) ? info : {}) })) : value;
+}
+
+/** An ext CP's data (VnfExtCpData): v1's cpConfig is an array of VnfExtCpConfig (with its cpInstanceId when it had one). */
+function v1ExtCpData(cp: unknown): unknown {
+  return isPlainObject(cp) && isPlainObject(cp.cpConfig) ? { ...cp, cpConfig: Object.values(cp.cpConfig) } : cp;
+}
+
+const mapList = (value: unknown, each: (item: unknown) => unknown): unknown => (Array.isArray(value) ? value.map(each) : value);
+
+/** ExtVirtualLinkData (requests) and ExtVirtualLinkInfo (records) in the v1 model. */
+export function v1ExtVirtualLinks(links: unknown): unknown {
+  return mapList(links, (link) => {
+    if (!isPlainObject(link)) return link;
+    return {
+      ...link,
+      ...(link.extCps !== undefined ? { extCps: mapList(link.extCps, v1ExtCpData) } : {}),
+      ...(link.currentVnfExtCpData !== undefined ? { currentVnfExtCpData: mapList(link.currentVnfExtCpData, v1ExtCpData) } : {}),
+    };
+  });
+}
+
+/** An op occ's (or a notification's) operationParams, changedInfo and changedExtConnectivity in the v1 model. */
+export function v1OpOccParts(body: Record<string, unknown>): void {
+  const params = body.operationParams;
+  if (isPlainObject(params)) {
+    body.operationParams = {
+      ...params,
+      ...(params.extVirtualLinks !== undefined ? { extVirtualLinks: v1ExtVirtualLinks(params.extVirtualLinks) } : {}),
+      ...(params.vimConnectionInfo !== undefined ? { vimConnectionInfo: v1VimConnectionInfo(params.vimConnectionInfo) } : {}),
+    };
+  }
+  const changed = body.changedInfo;
+  if (isPlainObject(changed) && changed.vimConnectionInfo !== undefined) body.changedInfo = { ...changed, vimConnectionInfo: v1VimConnectionInfo(changed.vimConnectionInfo) };
+  if (body.changedExtConnectivity !== undefined) body.changedExtConnectivity = v1ExtVirtualLinks(body.changedExtConnectivity);
+}
+
 export function renderVnfInstance(record: VnfInstanceRecord, version: ApiMajorVersion, baseUrl: string): Record<string, unknown> {
   const prefix = `${baseUrl}/vnflcm/v${version}`;
   const self = `${prefix}/vnf_instances/${record.id}`;
@@ -192,7 +237,11 @@ export function renderVnfInstance(record: VnfInstanceRecord, version: ApiMajorVe
   const vim = publicVimConnectionInfo(record.vimConnectionInfo);
   if (vim) {
     // v1 models vimConnectionInfo as an array whose items carry their own id; v2 as a map.
-    body.vimConnectionInfo = version === 1 ? Object.entries(vim).map(([id, value]) => ({ id, ...value })) : vim;
+    body.vimConnectionInfo = version === 1 ? v1VimConnectionInfo(vim) : vim;
+  }
+  const info = body.instantiatedVnfInfo;
+  if (version === 1 && isPlainObject(info) && info.extVirtualLinkInfo !== undefined) {
+    body.instantiatedVnfInfo = { ...info, extVirtualLinkInfo: v1ExtVirtualLinks(info.extVirtualLinkInfo) };
   }
   const links: Record<string, { href: string }> = { self: { href: self } };
   if (record.instantiationState === 'NOT_INSTANTIATED') {
@@ -210,6 +259,7 @@ export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVe
   const prefix = `${baseUrl}/vnflcm/v${version}`;
   const self = `${prefix}/vnf_lcm_op_occs/${record.id}`;
   const body = pick(record, VNF_LCM_OP_OCC_ATTRIBUTES);
+  if (version === 1) v1OpOccParts(body);
   const links: Record<string, { href: string }> = {
     self: { href: self },
     vnfInstance: { href: `${prefix}/vnf_instances/${record.vnfInstanceId}` },

@@ -89,6 +89,14 @@ describe('instantiate and terminate', () => {
       assert.ok(servers.some((s) => s.id === vnfc.computeResource.resourceId), `server ${vnfc.computeResource.resourceId} exists in Nova`);
     }
     assert.ok(!shown.text.includes(JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'].password));
+    // The same records through /vnflcm/v1 show the v1 model (SOL003 V2.6.1): cpConfig is an array.
+    type CpData = { cpdId: string; cpConfig: unknown };
+    const v2Links = instance.instantiatedVnfInfo.extVirtualLinkInfo as Array<{ currentVnfExtCpData: CpData[] }>;
+    assert.deepEqual(Object.keys(v2Links[0]?.currentVnfExtCpData[0]?.cpConfig as object), ['VDU1_CP1_1']);
+    const v1Instance = (await call('GET', `/vnflcm/v1/vnf_instances/${id}`, { version: null })).body as { instantiatedVnfInfo: { extVirtualLinkInfo: Array<{ currentVnfExtCpData: CpData[] }> } };
+    assert.deepEqual(v1Instance.instantiatedVnfInfo.extVirtualLinkInfo[0]?.currentVnfExtCpData[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
+    const v1Occ = (await call('GET', occPath.replace('/v2/', '/v1/'), { version: null })).body as { operationParams: { extVirtualLinks: Array<{ extCps: CpData[] }> } };
+    assert.deepEqual(v1Occ.operationParams.extVirtualLinks[0]?.extCps[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
 
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE }), 409);
     assertProblem(await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`), 409);

@@ -359,5 +359,12 @@ describe('/vnflcm/v1 (Tacker CLI default)', () => {
     assertProblem(await call('GET', '/vnflcm/v1/vnf_instances', { version: '2.0.0' }), 406);
     const list = await call('GET', '/vnflcm/v1/vnf_lcm_op_occs', { version: null });
     assert.equal(list.status, 200);
+    // The op occ in the v1 model too: changedInfo.vimConnectionInfo is an array (a map in v2).
+    const opOccPath = new URL(patched.headers.get('location') ?? '').pathname;
+    const v1OpOcc = (await call('GET', opOccPath, { version: null })).body as { changedInfo: { vimConnectionInfo: unknown }; operationParams: { vimConnectionInfo: unknown } };
+    assert.deepEqual(v1OpOcc.changedInfo.vimConnectionInfo, [{ id: 'vim-a', vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.v_2' }]);
+    assert.ok(Array.isArray(v1OpOcc.operationParams.vimConnectionInfo));
+    const v2OpOcc = (await call('GET', opOccPath.replace('/v1/', '/v2/'))).body as { changedInfo: { vimConnectionInfo: unknown } };
+    assert.deepEqual(Object.keys(v2OpOcc.changedInfo.vimConnectionInfo as object), ['vim-a']);
   });
 });

@@ -113,6 +113,21 @@ describe('renderNotification', () => {
     assert.equal(change.changedInfo, undefined);
   });
 
+  it('a v1 subscription hears the v1 model: changedInfo.vimConnectionInfo and changedExtConnectivity cpConfig as arrays', () => {
+    const opOcc = {
+      ...completed.opOcc!,
+      operation: 'MODIFY_INFO' as const,
+      changedInfo: { vimConnectionInfo: { 'vim-a': { vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } },
+      changedExtConnectivity: [{ id: 'ext', resourceHandle: { resourceId: 'net' }, currentVnfExtCpData: [{ cpdId: 'CP1', cpConfig: { c1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+    };
+    const v1 = renderNotification({ ...completed, opOcc }, { ...subscription, apiMajorVersion: 1 });
+    assert.deepEqual((v1.changedInfo as { vimConnectionInfo: unknown }).vimConnectionInfo, [{ id: 'vim-a', vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' }]);
+    assert.deepEqual((v1.changedExtConnectivity as Array<{ currentVnfExtCpData: Array<{ cpConfig: unknown }> }>)[0]?.currentVnfExtCpData[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
+    const v2 = renderNotification({ ...completed, opOcc }, subscription);
+    assert.deepEqual(v2.changedInfo, opOcc.changedInfo);
+    assert.deepEqual(v2.changedExtConnectivity, opOcc.changedExtConnectivity);
+  });
+
   it('stable ids are UUIDs determined by their key', () => {
     assert.match(stableId('x'), /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(stableId('x'), stableId('x'));
