@@ -63,6 +63,7 @@ export const ETSI_API_FILES: Record<EtsiApi, { openapi: string; definitions: str
 type JsonSchema = Record<string, unknown>;
 
 interface OpenApiResponse {
+  description?: string;
   content?: Record<string, { schema?: JsonSchema }>;
 }
 
@@ -111,8 +112,10 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
     'encoded as required (`oneOf`, and "vnfdId" for the property "vnfdIds"), refusing e.g. a filter with only ' +
     'notificationTypes or vnfdIds -> at most one of each group.',
   'List/single mix-ups in response schemas (the clauses say otherwise): vnflcm GET /vnf_lcm_op_occs 200 and ' +
-    'GET /subscriptions 200 are lists (the YAML has one item); vnflcm GET /vnf_snapshots/{vnfSnapshotInfoId} 200 ' +
+    'GET /subscriptions 200, vnffm GET /alarms 200 and GET /subscriptions 200 are lists (the YAML has one item); vnflcm GET /vnf_snapshots/{vnfSnapshotInfoId} 200 ' +
     'and vnfpkgm-sol003 POST /subscriptions 201 are single items (the YAML has arrays).',
+  'Responses whose description says "The response body shall be empty." but that declare content (e.g. vnflcm ' +
+    'PATCH /vnf_instances/{vnfInstanceId} 202, SOL003 5.4.3.3.4) -> no body.',
   'VnfPackageSoftwareImageInfo: imagePath is listed as required, but its own description (SOL005 9.5.3.2) says it ' +
     'shall be absent for an external image the NFVO has not downloaded -> not required.',
 ];
@@ -121,6 +124,8 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
 const RESPONSE_SHAPE_CORRECTIONS: Record<string, 'list' | 'item'> = {
   'vnflcm GET /vnf_lcm_op_occs 200': 'list',
   'vnflcm GET /subscriptions 200': 'list',
+  'vnffm GET /alarms 200': 'list',
+  'vnffm GET /subscriptions 200': 'list',
   'vnflcm GET /vnf_snapshots/{vnfSnapshotInfoId} 200': 'item',
   'vnfpkgm-sol003 POST /subscriptions 201': 'item',
 };
@@ -191,14 +196,19 @@ function correctSchema(schema: Schema): void {
   }
 
   // Optional alternatives ("not more than one", "are alternatives ... should not be used both"): at most one.
-  if (!properties || !/not more than one of|are alternatives/i.test(description)) return;
+  // The anyOf-of-oneOfs shape is corrected even where a $ref's sibling description replaced the NOTE
+  // text in a dereferenced copy (LccnSubscription.filter.vnfInstanceSubscriptionFilter).
+  if (!properties) return;
+  const anyOfOneOfs = Array.isArray(schema.anyOf) && schema.anyOf.every((b) => isRecord(b) && Object.keys(b).length === 1 && requiredGroup(b.oneOf));
+  const noted = /not more than one of|are alternatives/i.test(description);
+  if (!noted && !anyOfOneOfs) return;
   const groups: string[][] = [];
-  if (oneOfNames) groups.push(oneOfNames);
-  else if (Array.isArray(schema.anyOf) && schema.anyOf.every((b) => isRecord(b) && Object.keys(b).length === 1 && requiredGroup(b.oneOf))) {
+  if (oneOfNames && noted) groups.push(oneOfNames);
+  else if (anyOfOneOfs) {
     for (const branch of schema.anyOf as Schema[]) groups.push(requiredGroup(branch.oneOf)!);
   } else return;
   const mapped = groups.map((g) => g.map((n) => propertyName(schema, n)));
-  if (!mapped.every((g) => g.every((n) => n in properties && description.includes(n)))) return;
+  if (!mapped.every((g) => g.every((n) => n in properties && (!noted || description.includes(n))))) return;
   if (oneOfNames) delete schema.oneOf;
   else delete schema.anyOf;
   schema.allOf = [...(Array.isArray(schema.allOf) ? schema.allOf : []), ...mapped.map(atMostOne)];
@@ -343,7 +353,8 @@ export async function assertEtsiResponse(api: EtsiApi, path: string, method: str
       operator: 'etsiSchema',
     });
   }
-  if (!response.content || Object.keys(response.content).length === 0) {
+  const declaredEmpty = /the response body shall be empty/i.test((response.description ?? '').replace(/\s+/g, ' '));
+  if (!response.content || Object.keys(response.content).length === 0 || declaredEmpty) {
     if (body === undefined || body === null || body === '') return;
     throw new AssertionError({ message: `${what}: the response has no body in the ETSI API, got ${preview(body)}`, actual: body, operator: 'etsiSchema' });
   }

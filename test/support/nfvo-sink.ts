@@ -1,8 +1,10 @@
 // A test NFVO: an HTTP server that receives VNF LCM notifications on callback paths and records
 // every request, answers each as a test decides (status, or a reset connection for "down"), and
 // serves an OAuth 2.0 token endpoint (client credentials) whose tokens tests can revoke.
+import { AssertionError } from 'node:assert';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { notificationProblem } from './exchange.ts';
 
 export interface Received {
   method: string;
@@ -12,6 +14,8 @@ export interface Received {
   at: number;
   /** What the sink answered: a status, or 'reset'. */
   answer: number | 'reset';
+  /** Why the notification does not conform to its ETSI schema (support/exchange.ts), if it does not. */
+  nonConforming?: string;
 }
 
 /** Decides the answer to a POST on a callback path; `attempt` counts this path's POSTs from 1. */
@@ -40,7 +44,13 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
   const sink: NfvoSink = {
     url: '',
     received,
-    accepted: (path) => received.filter((r) => r.path === path && typeof r.answer === 'number' && r.answer < 300).map((r) => r.body),
+    accepted: (path) => {
+      const accepted = received.filter((r) => r.path === path && typeof r.answer === 'number' && r.answer < 300);
+      // Every notification a test looks at conforms, whatever the test itself checks.
+      const wrong = accepted.find((r) => r.nonConforming);
+      if (wrong) throw new AssertionError({ message: `a notification to ${path} does not conform: ${wrong.nonConforming}`, operator: 'exchange' });
+      return accepted.map((r) => r.body);
+    },
     tests,
     token: {
       requests: tokenRequests,
@@ -85,11 +95,16 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
       attempts.set(path, attempt);
       const request = { method: req.method ?? '', path, headers: req.headers, body: JSON.parse(text || '{}') as Received['body'], at: Date.now() };
       const answer = sink.answer(path, attempt, request);
-      received.push({ ...request, answer });
+      const entry: Received = { ...request, answer };
+      received.push(entry);
       if (answer === 'reset') req.socket.destroy();
       else res.writeHead(answer).end();
+      void notificationProblem(request.body, req.headers.version as string | undefined).then((problem) => { if (problem) entry.nonConforming = problem; });
     });
   });
+  // Loaded now, so that each notification is checked within the microtasks that follow its arrival.
+  await notificationProblem({ notificationType: 'VnfIdentifierCreationNotification' }, '2.0.0');
+  await notificationProblem({ notificationType: 'AlarmNotification' }, '1.5.0');
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return sink;

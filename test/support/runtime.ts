@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { checkExchange } from './exchange.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -176,6 +177,8 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
     } catch {
       parsed = undefined;
     }
+    const url = path.startsWith('http') ? path : `${vnfm.url}${path}`;
+    await checkExchange({ method, url, status: response.status, headers: response.headers, body: parsed, text: bytes.length && !/json/.test(response.headers.get('content-type') ?? '') ? '<binary>' : text });
     return { status: response.status, headers: response.headers, text, bytes, body: parsed };
   };
 }

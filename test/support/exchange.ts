@@ -1,0 +1,82 @@
+// Test support: every exchange a test makes with the API is checked as SOL013 and the ETSI OpenAPI
+// files say, whatever the test itself asserts (issue: "every integration test validates every
+// exchange"). The test client (support/runtime.ts `client`) and the test NFVO (support/nfvo-sink.ts)
+// call these, so a test that checks only a status still fails on a body or header that does not
+// conform.
+//   - Every answer under /vnflcm, /vnfpkgm and /vnffm carries a Version header (SOL013 4.9).
+//   - A ProblemDetails answer is a valid ProblemDetails (SOL013 6.3), with its `status` the HTTP status.
+//   - A 2xx answer of a V3.7.1 API (/vnflcm/v2, /vnflcm/api_versions, /vnfpkgm/v2, /vnfpkgm/api_versions,
+//     /vnffm/v1) is documented for its path, method and status, and its JSON body (or its absence)
+//     validates. The v1 LCM and package APIs speak SOL003/SOL005 V2.6.1 (Tacker's), whose OpenAPI
+//     files are not in spec/etsi: only their headers and ProblemDetails are checked.
+//   - A notification is valid for its notificationType; a v1 LCM subscription's (Version 1.x) is V2.6.1.
+import { AssertionError } from 'node:assert';
+import { assertEtsiResponse, assertEtsiSchema, type EtsiApi } from './etsi.ts';
+
+interface Exchange {
+  method: string;
+  url: string;
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+/** The API family, its major version (undefined: an unversioned api_versions) and the path inside it. */
+function apiOf(pathname: string): { family: string; major?: number; inner: string } | undefined {
+  const match = /^\/(vnflcm|vnfpkgm|vnffm)(?:\/v(\d+))?(\/.*)?$/.exec(pathname);
+  if (!match) return undefined;
+  return { family: match[1]!, ...(match[2] ? { major: Number(match[2]) } : {}), inner: match[3] ?? '/' };
+}
+
+/** The V3.7.1 OpenAPI file a response of this API version is documented in, if any. */
+function documentedApi(family: string, major: number | undefined): EtsiApi | undefined {
+  if (family === 'vnflcm' && (major === 2 || major === undefined)) return 'vnflcm';
+  if (family === 'vnfpkgm' && (major === 2 || major === undefined)) return 'vnfpkgm';
+  if (family === 'vnffm' && (major === 1 || major === undefined)) return 'vnffm';
+  return undefined;
+}
+
+const isJson = (headers: Headers): boolean => /^application\/(?:problem\+)?json\b/.test(headers.get('content-type') ?? '');
+
+export async function checkExchange(exchange: Exchange): Promise<void> {
+  const { pathname } = new URL(exchange.url);
+  const api = apiOf(pathname);
+  if (!api) return;
+  const what = `${exchange.method} ${pathname} ${exchange.status}`;
+  if (!exchange.headers.get('version')) {
+    throw new AssertionError({ message: `${what}: the answer has no Version header (SOL013 4.9: every response carries it)`, operator: 'exchange' });
+  }
+  const contentType = exchange.headers.get('content-type') ?? '';
+  if (contentType.startsWith('application/problem+json')) {
+    await assertEtsiSchema(api.family === 'vnfpkgm' ? 'vnfpkgm' : 'vnflcm', 'ProblemDetails', exchange.body);
+    const status = (exchange.body as { status?: unknown } | undefined)?.status;
+    if (status !== exchange.status) throw new AssertionError({ message: `${what}: ProblemDetails.status is ${String(status)}`, operator: 'exchange' });
+    return;
+  }
+  if (exchange.status < 200 || exchange.status >= 300) return;
+  const documented = documentedApi(api.family, api.major);
+  if (!documented) return;
+  if (exchange.text !== '' && !isJson(exchange.headers)) return; // a package, a VNFD zip, an artifact
+  // SOL013 5.3: `fields` and `exclude_fields` may leave out attributes the schema requires.
+  const query = new URL(exchange.url).searchParams;
+  if (query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields')) return;
+  await assertEtsiResponse(documented, api.inner, exchange.method, exchange.status, exchange.text === '' ? undefined : exchange.body);
+}
+
+const LCM_NOTIFICATIONS = new Set(['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification']);
+const FM_NOTIFICATIONS = new Set(['AlarmNotification', 'AlarmClearedNotification', 'AlarmListRebuiltNotification']);
+
+/** Why a received notification does not conform, or undefined when it does (or is not one this checks). */
+export async function notificationProblem(body: unknown, version: string | undefined): Promise<string | undefined> {
+  const type = (body as { notificationType?: unknown } | undefined)?.notificationType;
+  if (typeof type !== 'string') return undefined;
+  if (!version) return `${type}: no Version header`;
+  try {
+    if (LCM_NOTIFICATIONS.has(type) && !version.startsWith('1.')) await assertEtsiSchema('vnflcm-notification', type, body);
+    else if (FM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnffm-notification', type, body);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return undefined;
+}
