@@ -126,8 +126,8 @@ export async function startRelays(dir: string, allow: NetworkAllowance[], policy
 
 /**
  * Runs inside the sandbox (`node -e FORWARDER_SOURCE '<json>'`, json: [{host, port, socket}]): listens
- * on each host:port and pipes every connection to its unix socket. It closes its stdout once all
- * listen, which is how the sandbox knows the script may start. It is not a trust boundary: the relay
+ * on each host:port and pipes every connection to its unix socket. It writes a line to stdout once
+ * all listen, which is how the sandbox knows the script may start. It is not a trust boundary: the relay
  * outside decides what a connection reaches.
  */
 export const FORWARDER_SOURCE = `const net = require('node:net');
@@ -139,5 +139,5 @@ for (const entry of entries) {
     inbound.on('error', () => outbound.destroy());
     outbound.on('error', () => inbound.destroy());
     inbound.pipe(outbound).pipe(inbound);
-  }).listen(entry.port, entry.host, () => { if (--waiting === 0) require('node:fs').closeSync(1); });
+  }).listen(entry.port, entry.host, () => { if (--waiting === 0) require('node:fs').writeSync(1, 'ready\\n'); });
 }`;

@@ -150,10 +150,12 @@ if [ -n "$F" ]; then
   ${IP ?? 'ip'} link set lo up
   echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
   for a in $A; do ${IP ?? 'ip'} addr add "$a" dev lo; done
+  mkfifo -m 0600 "$R/tmp/forwarder"
 fi
 mount -o remount,bind,ro "$R"
 if [ -n "$F" ]; then
-  ready=$(unshare --root="$R" --wd=/ -- ${dropTo(SANDBOX_UID).join(' ')} ${SANDBOX_NODE} -e "$FORWARDER" "$F" < /dev/null)
+  unshare --root="$R" --wd=/ -- ${dropTo(SANDBOX_UID).join(' ')} ${SANDBOX_NODE} -e "$FORWARDER" "$F" < /dev/null > "$R/tmp/forwarder" &
+  read ready < "$R/tmp/forwarder"
 fi
 exec unshare --root="$R" --wd=${SANDBOX_WORK} -- "$@"
 `;
@@ -179,9 +181,11 @@ interface ProcessSpec {
   /** performance.now() value at which the process group is killed. */
   deadline: number;
   maxOutputBytes: number;
+  /** The uid whose every process dies with this one (what left the process group: a daemon). */
+  uid?: number;
 }
 
-/** Runs argv in its own process group; kills the whole group at the deadline or when stdout + stderr exceed the limit. */
+/** Runs argv in its own process group; kills the whole group (and spec.uid) at the deadline, when stdout + stderr exceed the limit and when it exits. */
 function runProcess(spec: ProcessSpec): Promise<Exited> {
   return new Promise((resolveRun) => {
     const [command, ...args] = spec.argv as [string, ...string[]];
@@ -193,8 +197,10 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
     let overLimit = false;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
+    let killingUid: Promise<void> | undefined;
 
     const killGroup = () => {
+      if (spec.uid !== undefined) killingUid ??= killProcessesOf(spec.uid);
       if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, 'SIGKILL');
@@ -208,10 +214,11 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
       clearTimeout(timer);
       child.stdout.destroy();
       child.stderr.destroy();
-      resolveRun({
+      // What runs next as this uid must not meet the kill meant for this run.
+      void Promise.resolve(killingUid).then(() => resolveRun({
         code: exited?.code ?? null, signal: exited?.signal ?? null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, overLimit,
         ...(spawnError ? { spawnError } : {}),
-      });
+      }));
     };
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       if (overLimit) return;
@@ -322,14 +329,18 @@ export function processesOf(uid: number): number[] {
   return pids;
 }
 
-/** Kills every process of `uid` (kill -1 as that uid reaches all of them at once, fork bombs included), then forgets the uid. */
-async function releaseScriptUid(uid: number): Promise<void> {
+/** Kills every process of `uid`: kill -1 as that uid reaches all of them at once, fork bombs included. */
+async function killProcessesOf(uid: number): Promise<void> {
   for (let round = 0; round < 10 && processesOf(uid).length; round++) {
     await runProcess({
       argv: [SETPRIV ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/sh', '-c', 'kill -KILL -1 2>/dev/null; exit 0'],
       cwd: '/', env: outerEnv(), stdin: Buffer.alloc(0), deadline: performance.now() + 10_000, maxOutputBytes: 4096,
     });
   }
+}
+
+async function releaseScriptUid(uid: number): Promise<void> {
+  await killProcessesOf(uid);
   await rm(join(tmpdir(), UID_REGISTRY, String(uid)), { force: true });
 }
 
@@ -585,7 +596,7 @@ function sandbox(setup: SandboxSetup): Sandbox {
         argv: inNamespaces(argv, base, env, { uid, limits, ...(options.node ? { node: process.execPath } : {}), ...(setup.network ? { network: setup.network } : {}) }),
         cwd: base, env: setup.outer, stdin, deadline, maxOutputBytes: limits.maxOutputBytes,
       }
-      : { argv: [...limited(limits), ...dropTo(uid), ...argv], cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes }),
+      : { argv: [...limited(limits), ...dropTo(uid), ...argv], cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes, ...(uid === undefined ? {} : { uid }) }),
   };
 }
 
