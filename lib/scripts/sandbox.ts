@@ -1,9 +1,18 @@
 // Runs one vendor script of a VNF package (a VNFD Vnflcm hook or a CoordinateVNF script) in a child
 // process that holds nothing of the product: a fresh private directory with only the files it was
-// handed, an environment of PATH/LANG/HOME/TMPDIR only, a time limit and an output limit (both kill
-// the whole process group), and - where the machine allows unprivileged user namespaces - its own
-// mount and PID namespaces whose root shows only the system's programs and libraries and that
-// directory. The script runner Lambda calls this; so do tests, directly.
+// handed (its only writable place), an environment of PATH/LANG/HOME/TMPDIR only, and limits on time
+// and output (both kill it with everything it started), memory (RLIMIT_DATA), processes (RLIMIT_NPROC)
+// and CPU time. Run as root, the runtime gives each script a uid of its own, which it runs as with no
+// capabilities and no_new_privs (setpriv), and kills every process of when the script ends.
+//
+// Isolation (SCRIPT_ISOLATION): `auto`/`namespaces` also put it in its own user, mount, PID and network
+// namespaces (unshare): the root shows only the system's programs and libraries and that directory,
+// read-only; the script is pid 1, so everything in there dies with it, and it dies with the runner
+// (parent-death signals), kill -9 included. It has no network but the host:port pairs the request
+// allows (network.ts). A runner that cannot build the namespaces runs no script. `plain` is the
+// operator's choice of less: its own uid, limits and process group, but the runner's network; a daemon
+// that leaves the process group survives a kill -9 of the runner until the next runner's start-up sweep.
+// The script runner Lambda calls this; so do tests, directly.
 //
 // JavaScript (.js, .mjs, .cjs) runs on this Node (process.execPath) under Node's permission model:
 // it may read only its directory, and cannot write files, start processes or workers, or load addons.
@@ -16,7 +25,7 @@
 //           failure: {"error": {"detail": "..."}} or {"error": "..."}.
 //   exit:   0 = success unless stdout holds an `error`; non-zero = failure, whose detail is the
 //           stdout `error`, else the last meaningful stderr line (an uncaught throw's "Error: ...").
-//   Log to stderr. Network access is not restricted (CoordinateVNF scripts talk to VNFCs and LBs).
+//   Log to stderr. The network is what the request allows (CoordinateVNF scripts talk to VNFCs and LBs).
 //
 // Python (.py) runs as Tacker runs it, so Tacker packages work unchanged: `python3 <script>` with its
 // directory on sys.path and a pickled dict on stdin (`pickle.load(sys.stdin.buffer)`):

@@ -172,6 +172,27 @@ await runScript(${JSON.stringify(request('daemon.py', daemon))}, { ...DEFAULT_LI
   });
 }
 
+describe('a runner that cannot build the namespaces', { skip: ROOT ? false : 'the test drops to an unprivileged runner, which needs root' }, () => {
+  it('refuses to run scripts unless the operator chose plain isolation', async () => {
+    // An unprivileged runner: unshare cannot map the script's uid, so there are no namespaces.
+    const runner = spawn('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '--input-type=module', '-e', `
+import { runScript, DEFAULT_LIMITS } from '#lib/scripts/sandbox.ts';
+const results = {};
+for (const isolation of ['auto', 'plain']) results[isolation] = await runScript(${JSON.stringify(request('a.js', 'console.log(JSON.stringify({ ran: true }))'))}, { ...DEFAULT_LIMITS, isolation });
+console.log(JSON.stringify(results));
+`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    runner.stdout.on('data', (chunk: Buffer) => stdout += chunk.toString());
+    await new Promise((resolve) => runner.once('close', resolve));
+    const results = JSON.parse(stdout) as Record<'auto' | 'plain', ScriptResult>;
+    const refused = failed(results.auto);
+    assert.equal(refused.error.status, 500);
+    assert.equal(refused.reason, 'runner');
+    assert.match(refused.error.detail, /Vendor scripts are not run: .*namespaces.*SCRIPT_ISOLATION=plain/);
+    assert.deepEqual(results.plain.ok ? results.plain.output : results.plain, { ran: true });
+  });
+});
+
 describe('network access (namespaces)', { skip: NAMESPACES ? false : 'this machine does not allow the namespace sandbox' }, () => {
   const options: SandboxOptions = { ...DEFAULT_LIMITS, isolation: 'namespaces', egress: { allowPrivateNetworks: true } };
   const connectAll = (targets: Array<[string, string, number]>) => `const net = require('node:net');
