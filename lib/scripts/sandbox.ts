@@ -42,7 +42,7 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -270,9 +270,9 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
 async function privateDir(name: string): Promise<string> {
   const dir = join(tmpdir(), name);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const { uid, mode } = await stat(dir, { bigint: false });
+  const found = await lstat(dir);
   const own = process.getuid?.();
-  if (own !== undefined && (uid !== own || (mode & 0o077) !== 0)) throw new Error(`${dir} is not a private directory of this user: refusing to use it`);
+  if (!found.isDirectory() || (own !== undefined && (found.uid !== own || (found.mode & 0o077) !== 0))) throw new Error(`${dir} is not a private directory of this user: refusing to use it`);
   return dir;
 }
 
@@ -703,6 +703,16 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
   return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
 }
 
+/** A script that failed on the network it does not have says so in its own words; this adds where network comes from. */
+function withNetworkHint(result: ScriptResult, allow: NetworkAllowance[]): ScriptResult {
+  if (result.ok || !['exit', 'error', 'timeout'].includes(result.reason)) return result;
+  if (!/ENETUNREACH|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|Network is unreachable|Connection refused|Name or service not known|Temporary failure in name resolution/i.test(`${result.error.detail}\n${result.stderr}`)) return result;
+  const hint = allow.length
+    ? ` (the script may connect only to ${allow.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)).join(', ')}, as additionalParams.scriptNetworkAccess allows)`
+    : ' (the script has no network: list each host:port it must reach in additionalParams.scriptNetworkAccess)';
+  return { ...result, error: { ...result.error, detail: `${result.error.detail}${hint}` } };
+}
+
 const LANGUAGES: Record<string, 'javascript' | 'python'> = { '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.py': 'python' };
 
 /**
@@ -782,9 +792,10 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
     }
     const ctx: Context = { request, script, limits, started };
     const box = sandbox({ base, namespaces, limits, deadline, uid, ...(network ? { network } : {}), outer: namespaces ? await namespaceEnv() : outerEnv() });
-    return language === 'javascript'
+    const result = language === 'javascript'
       ? await runJavaScript(ctx, box, namespaces)
       : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
+    return namespaces ? withNetworkHint(result, allow) : result;
   } finally {
     await relays?.close();
     if (uid !== undefined) await releaseScriptUid(uid);

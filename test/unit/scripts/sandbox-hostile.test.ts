@@ -235,6 +235,29 @@ const probe = (host, port) => new Promise((resolve) => {
     }
   });
 
+  it('reaches an allowed port below 1024, as load balancers listen on', async () => {
+    const low = net.createServer((socket) => socket.on('error', () => undefined).end('https-ish'));
+    const port = await new Promise<number>((resolve, reject) => {
+      const attempt = (candidate: number) => {
+        low.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' && candidate < 1023 ? attempt(candidate + 1) : reject(error)));
+        low.listen(candidate, '127.0.0.1', () => resolve(candidate));
+      };
+      attempt(900);
+    });
+    try {
+      const result = await runScript(request('lb.cjs', connectAll([['low', '127.0.0.1', port]]), { network: { allow: [{ host: '127.0.0.1', port }] } }), options);
+      assert.deepEqual((result as { output?: unknown }).output, { low: 'https-ish' }, JSON.stringify(result));
+    } finally {
+      low.close();
+    }
+  });
+
+  it('fails a script that needs a network it was not given with its own message, and says where network comes from', async () => {
+    const script = `require('node:net').connect(${loopback.port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (error) => { console.error('cannot reach the load balancer: ' + error.code); process.exit(1); });`;
+    const result = failed(await runScript(request('lb.cjs', script), options));
+    assert.match(result.error.detail, /^CoordinateVNF script lb\.cjs failed: cannot reach the load balancer: ENETUNREACH \(the script has no network: list each host:port it must reach in additionalParams\.scriptNetworkAccess\)$/);
+  });
+
   it("refuses the VNFM's own endpoints and the metadata address even when listed", async () => {
     const standIn = await listener('127.0.0.1', 'secrets');
     process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER_TEST = `http://127.0.0.1:${standIn.port}`;
