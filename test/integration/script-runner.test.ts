@@ -15,7 +15,7 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 let vnfm: LocalVnfm;
 let lambda: LambdaClient;
-let endpoints: { lambda: string; region: string };
+let endpoints: { api: string; lambda: string; secretsmanager: string; dynamodb: string; region: string };
 
 before(async () => {
   // Made open, as a careless operator might: the runtime closes it.
@@ -61,6 +61,26 @@ it('keeps its data folder to the runtime user (scripts run as uids of their own)
   assert.equal(mode('auth'), 0o700);
   assert.equal(mode('credentials.json'), 0o600);
   assert.equal(mode('auth/signing-key.json'), 0o600);
+});
+
+it("gives a script no way to the VNFM's API or its stand-ins, even when its request lists them", async () => {
+  const targets = [endpoints.api, endpoints.lambda, endpoints.secretsmanager, endpoints.dynamodb].map((url) => new URL(url));
+  const script = `const net = require('node:net');
+const probe = (host, port) => new Promise((resolve) => {
+  const socket = net.connect({ host, port, timeout: 5000 });
+  let data = '';
+  socket.on('connect', () => socket.write('GET / HTTP/1.0\\r\\n\\r\\n')).on('data', (chunk) => data += chunk).on('end', () => resolve(data ? 'answered' : 'closed'));
+  socket.on('timeout', () => { socket.destroy(); resolve('timeout'); }).on('error', (error) => resolve(error.code));
+});
+(async () => console.log(JSON.stringify({ reached: await Promise.all(${JSON.stringify(targets.map((url) => [url.hostname, Number(url.port)]))}.map(([host, port]) => probe(host, port))) })))();`;
+  const request: ScriptRequest = {
+    kind: 'coordinate', script: 'Scripts/reach.cjs', files: { 'Scripts/reach.cjs': b64(script) },
+    input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },
+    network: { allow: targets.map((url) => ({ host: url.hostname, port: Number(url.port) })) },
+  };
+  const result = (await invoke('ScriptRunnerFunction', request)).payload as ScriptResult;
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.ok && result.output, { reached: ['closed', 'closed', 'closed', 'closed'] });
 });
 
 it('is what invokeScriptRunner reaches through AWS_ENDPOINT_URL_LAMBDA, with failures as ok:false results', async () => {
