@@ -101,6 +101,8 @@ result = {
     'signingKey': attempt(lambda: read(${JSON.stringify(join(dataDir, 'auth', 'signing-key.json'))})),
     'remount': attempt(remount),
     'usr': attempt(lambda: write('/usr/local/hostile')),
+    'tmp': attempt(lambda: write('/tmp/hostile-${marker}')),
+    'root': attempt(lambda: write('/hostile')),
     'scratch': attempt(lambda: write('scratch.txt')),
     'loopback': attempt(lambda: connect('127.0.0.1', ${loopback.port})),
     'metadata': attempt(lambda: connect('169.254.169.254', 80)),
@@ -131,10 +133,12 @@ for (const isolation of MODES) {
       for (const attempt of ['shadow', 'credentials', 'signingKey', 'remount', 'usr', 'fork', 'allocate']) assert.notEqual(got[attempt], 'allowed', attempt);
       assert.equal(got.fork, 'BlockingIOError');
       assert.equal(got.allocate, 'MemoryError');
-      // Without a network namespace a plain script shares the runner's network (see sandbox.ts).
-      if (isolation === 'namespaces') for (const attempt of ['loopback', 'metadata']) assert.notEqual(got[attempt], 'allowed', attempt);
+      // Without namespaces a plain script shares the runner's network and its world-writable /tmp (see sandbox.ts).
+      if (isolation === 'namespaces') for (const attempt of ['loopback', 'metadata', 'tmp', 'root']) assert.notEqual(got[attempt], 'allowed', attempt);
+      else assert.notEqual(got.root, 'allowed', 'root');
       assert.equal(existsSync('/usr/local/hostile'), false);
       assert.deepEqual(processesWith(marker), [], 'the daemon it left is killed with it');
+      rmSync(`/tmp/hostile-${marker}`, { force: true });
     });
 
     it('cannot allocate 1 GiB in JavaScript either', async () => {
