@@ -44,7 +44,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { egressPolicyFromEnv, type EgressPolicy } from '#lib/egress.ts';
 import {
@@ -309,13 +309,14 @@ const SCRIPT_UIDS = { first: 1_500_000_000, count: 100_000_000 };
 const UID_REGISTRY = 'vnfm-script-uids';
 const runsAsRoot = process.getuid?.() === 0;
 
-async function claimScriptUid(): Promise<number | undefined> {
+/** A uid for the script whose folder is `base`, recorded with this runtime's pid and that folder (for the sweep). */
+async function claimScriptUid(base: string): Promise<number | undefined> {
   if (!runsAsRoot) return undefined;
   const dir = await privateDir(UID_REGISTRY);
   for (;;) {
     const uid = SCRIPT_UIDS.first + randomInt(SCRIPT_UIDS.count);
     try {
-      await writeFile(join(dir, String(uid)), String(process.pid), { flag: 'wx', mode: 0o600 });
+      await writeFile(join(dir, String(uid)), JSON.stringify({ pid: process.pid, base }), { flag: 'wx', mode: 0o600 });
       return uid;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -362,7 +363,7 @@ function runtimeAlive(pid: number): boolean {
   }
 }
 
-/** Kills what scripts of runtimes that are gone left running. Runs before this process's first script; returns how many uids it swept. */
+/** Kills what scripts of runtimes that are gone left running, and removes their folders. Runs before this process's first script; returns how many uids it swept. */
 export async function sweepLeftoverScripts(): Promise<number> {
   if (!runsAsRoot) return 0;
   const dir = await privateDir(UID_REGISTRY);
@@ -370,9 +371,16 @@ export async function sweepLeftoverScripts(): Promise<number> {
   for (const name of await readdir(dir)) {
     const uid = Number(name);
     if (!/^\d+$/.test(name) || uid < SCRIPT_UIDS.first || uid >= SCRIPT_UIDS.first + SCRIPT_UIDS.count) continue;
-    const owner = Number(await readFile(join(dir, name), 'utf8').catch(() => ''));
-    if (owner === process.pid || (Number.isInteger(owner) && owner > 0 && runtimeAlive(owner))) continue;
+    let entry: { pid?: unknown; base?: unknown } = {};
+    try {
+      entry = JSON.parse(await readFile(join(dir, name), 'utf8')) as typeof entry;
+    } catch {
+      // half written: its runtime died claiming it
+    }
+    const { pid, base } = entry;
+    if (pid === process.pid || (typeof pid === 'number' && pid > 0 && runtimeAlive(pid))) continue;
     await releaseScriptUid(uid);
+    if (typeof base === 'string' && dirname(base) === tmpdir() && basename(base).startsWith('vnfm-script-')) await rm(base, { recursive: true, force: true });
     swept++;
   }
   return swept;
@@ -423,7 +431,7 @@ export function namespacesAvailable(): Promise<boolean> {
   namespaceProbe ??= (async () => {
     if (!UNSHARE || !SETPRIV || !PRLIMIT || !existsSync('/usr/bin/env') || !runsAsRoot) return false;
     const base = await newBase();
-    const uid = await claimScriptUid();
+    const uid = await claimScriptUid(base);
     try {
       const run = await runProcess({
         argv: inNamespaces(['/bin/sh', '-c', `[ "$(id -u)" = ${SANDBOX_UID} ]`], base, childEnv(SANDBOX_WORK), { uid, limits: DEFAULT_LIMITS }),
@@ -780,7 +788,7 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
       throw error;
     }
     if (!written.has(script)) return failure(400, `script ${script} is not among the files given`, 'bad-request');
-    uid = await claimScriptUid();
+    uid = await claimScriptUid(base);
     await handOver(join(base, 'work'), uid);
     // Without namespaces the script shares the runner's network: an allowance has nothing to open.
     const allow = namespaces ? request.network?.allow ?? [] : [];
