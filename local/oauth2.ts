@@ -5,7 +5,7 @@
 // (iss, sub, client_id, token_use "access", scope "vnfm/<scope> ..."), so lib/auth verifies both alike.
 import type http from 'node:http';
 import { randomBytes, randomUUID, scryptSync, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ALL_SCOPES, RESOURCE_SERVER, TENANT_SCOPE_PREFIX } from '#lib/auth/scopes.ts';
@@ -35,6 +35,7 @@ export interface IssuedCredentials {
 function authDir(dataDir: string): string {
   const dir = join(dataDir, 'auth');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   return dir;
 }
 

@@ -4,7 +4,7 @@
 // through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
@@ -128,6 +128,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const root = dirname(templatePath);
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Vendor scripts run as other uids (lib/scripts/sandbox.ts): the data folder is the runtime user's alone, however it was made.
+  chmodSync(dataDir, 0o700);
   const template = loadTemplate(templatePath);
   const names = new LocalNames(template);
   const ctx = intrinsicContext(template, { parameters: options.parameters, ref: names.ref, getAtt: names.getAtt, pseudo: { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::StackName': 'vnfm-local' } });

@@ -14,6 +14,7 @@ import type { LcmDeps } from './deps.ts';
 import { startOperation } from './operations.ts';
 import { enabledPackageFor, getVnfInstance, packageAttributes, type Caller } from './vnf-instances.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
+import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles } from './lifecycle.ts';
 
 type Json = Record<string, unknown>;
@@ -103,6 +104,11 @@ export async function requestChangeVnfpkg(
   const unknownVdus = vduParams.map((entry) => String(entry.vdu_id)).filter((vduId) => !flavour.vdus.some((vdu) => vdu.id === vduId));
   if (unknownVdus.length) throw new UnprocessableEntityError(`additionalParams.vdu_params names ${unknownVdus.join(', ')}, which flavour ${flavourId} of VNFD ${request.vnfdId} does not have`);
   if (params.external_lb_param !== undefined && !isRecord(params.external_lb_param)) throw new BadRequestError('additionalParams.external_lb_param must be an object');
+  try {
+    allowancesOf(params);
+  } catch (error) {
+    throw new BadRequestError((error as Error).message);
+  }
 
   const newFiles = packages.filesOf(pkg);
   const oldPkg = await deps.packages.get(instance.vnfPkgId);

@@ -3,8 +3,9 @@
 // CoordinateVNF scripts of CHANGE_VNFPKG. They run in the script runner (its own function, a child
 // process with a scrubbed environment and limits), handed only what they need: the script and the
 // files beside it, the request (with the credentials meant for the script), the instance without
-// internal attributes, and the VNFCs concerned. A failing script fails the operation with the
-// script's own message.
+// internal attributes, and the VNFCs concerned; no network but the host:port pairs the request lists
+// in additionalParams.scriptNetworkAccess. A failing script fails the operation with the script's own
+// message.
 import { posix } from 'node:path';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { VNF_INSTANCE_ATTRIBUTES, type LcmOperationType, type VnfInstanceRecord } from '#lib/sol/model.ts';
@@ -12,6 +13,7 @@ import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import { invokeScriptRunner } from '#lib/scripts/client.ts';
 import type { ScriptRequest } from '#lib/scripts/contract.ts';
+import { allowancesOf } from '#lib/scripts/network.ts';
 import { log } from '#lib/log.ts';
 
 /** SOL001 Vnflcm interface operation names of SOL003 operations. */
@@ -83,14 +85,27 @@ export interface ScriptRun {
   input: ScriptRequest['input'];
 }
 
+/** What the LCM request lets its scripts connect to (`additionalParams.scriptNetworkAccess`); an unusable list is the request's fault. */
+export function scriptNetworkOf(request: Record<string, unknown>): ScriptRequest['network'] {
+  let allow;
+  try {
+    allow = allowancesOf(request.additionalParams);
+  } catch (error) {
+    throw new UnprocessableEntityError((error as Error).message);
+  }
+  return allow.length ? { allow } : undefined;
+}
+
 /** Runs a script in the runner; throws ScriptFailed with the script's message when it fails. */
 export async function runScript(run: ScriptRun): Promise<unknown> {
+  const network = scriptNetworkOf(run.input.request);
   const request: ScriptRequest = {
     kind: run.kind,
     script: run.script,
     files: await scriptFiles(run.files, run.script),
     ...(run.className ? { className: run.className } : {}),
     input: run.input,
+    ...(network ? { network } : {}),
   };
   const result = await invokeScriptRunner(request);
   log.info('vendor script ran', { script: run.script, kind: run.kind, ok: result.ok, durationMs: result.durationMs });

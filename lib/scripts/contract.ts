@@ -5,6 +5,7 @@
 // What a script itself sees is documented in sandbox.ts (JavaScript: one JSON object on stdin, one on
 // stdout; Python: Tacker's pickled dict on stdin, exactly as Tacker runs it).
 import { z } from 'zod';
+import { MAX_ALLOWANCES } from './network.ts';
 
 /** Lambda's synchronous invocation payload limit (request and response), bytes. */
 export const MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -55,6 +56,10 @@ export const scriptRequestSchema = z.object({
   /** Lower than the runner's own limits only; higher values are cut to them. */
   timeoutMs: z.number().int().positive().optional(),
   maxOutputBytes: z.number().int().positive().optional(),
+  /** What the script may connect to; nothing when absent (the LCM request's additionalParams.scriptNetworkAccess, see network.ts). */
+  network: z.object({
+    allow: z.array(z.object({ host: z.union([z.ipv4(), z.ipv6()]), port: z.number().int().min(1).max(65535) })).max(MAX_ALLOWANCES),
+  }).optional(),
 });
 export type ScriptRequest = z.infer<typeof scriptRequestSchema>;
 

@@ -1,9 +1,18 @@
 // Runs one vendor script of a VNF package (a VNFD Vnflcm hook or a CoordinateVNF script) in a child
 // process that holds nothing of the product: a fresh private directory with only the files it was
-// handed, an environment of PATH/LANG/HOME/TMPDIR only, a time limit and an output limit (both kill
-// the whole process group), and - where the machine allows unprivileged user namespaces - its own
-// mount and PID namespaces whose root shows only the system's programs and libraries and that
-// directory. The script runner Lambda calls this; so do tests, directly.
+// handed (its only writable place), an environment of PATH/LANG/HOME/TMPDIR only, and limits on time
+// and output (both kill it with everything it started), memory (RLIMIT_DATA), processes (RLIMIT_NPROC)
+// and CPU time. Run as root, the runtime gives each script a uid of its own, which it runs as with no
+// capabilities and no_new_privs (setpriv), and kills every process of when the script ends.
+//
+// Isolation (SCRIPT_ISOLATION): `auto`/`namespaces` also put it in its own user, mount, PID and network
+// namespaces (unshare): the root shows only the system's programs and libraries and that directory,
+// read-only; the script is pid 1, so everything in there dies with it, and it dies with the runner
+// (parent-death signals), kill -9 included. It has no network but the host:port pairs the request
+// allows (network.ts). A runner that cannot build the namespaces runs no script. `plain` is the
+// operator's choice of less: its own uid, limits and process group, but the runner's network; a daemon
+// that leaves the process group survives a kill -9 of the runner until the next runner's start-up sweep.
+// The script runner Lambda calls this; so do tests, directly.
 //
 // JavaScript (.js, .mjs, .cjs) runs on this Node (process.execPath) under Node's permission model:
 // it may read only its directory, and cannot write files, start processes or workers, or load addons.
@@ -16,7 +25,7 @@
 //           failure: {"error": {"detail": "..."}} or {"error": "..."}.
 //   exit:   0 = success unless stdout holds an `error`; non-zero = failure, whose detail is the
 //           stdout `error`, else the last meaningful stderr line (an uncaught throw's "Error: ...").
-//   Log to stderr. Network access is not restricted (CoordinateVNF scripts talk to VNFCs and LBs).
+//   Log to stderr. The network is what the request allows (CoordinateVNF scripts talk to VNFCs and LBs).
 //
 // Python (.py) runs as Tacker runs it, so Tacker packages work unchanged: `python3 <script>` with its
 // directory on sys.path and a pickled dict on stdin (`pickle.load(sys.stdin.buffer)`):
@@ -31,35 +40,44 @@
 //   'user_script_err_handling_data') becomes `output` (as JSON), on success and on failure alike.
 //   `className` is not used: Tacker does not use `-class` either; the script's main picks its class.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomInt } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { egressPolicyFromEnv, type EgressPolicy } from '#lib/egress.ts';
 import {
   failure, scriptFailureTitle, type FailureReason, type ScriptFailure, type ScriptInput, type ScriptRequest, type ScriptResult,
 } from './contract.ts';
+import { FORWARDER_SOURCE, startRelays, type NetworkAllowance, type Relays } from './network.ts';
 
 export interface SandboxLimits {
   timeoutMs: number;
   /** stdout and stderr together; more kills the script. */
   maxOutputBytes: number;
+  /** Each process's writable memory (RLIMIT_DATA): heap, stacks of threads, anonymous mappings. */
+  memoryMb: number;
+  /** Processes and threads of the script together (RLIMIT_NPROC of its own uid). */
+  maxProcesses: number;
 }
 
 export type Isolation = 'auto' | 'namespaces' | 'plain';
 
 export interface SandboxOptions extends SandboxLimits {
-  /** `auto` (default): namespaces where the machine allows them, else plain. `namespaces` fails when they are not available. */
+  /** `auto` (default) and `namespaces`: namespaces, and no script runs where the machine does not allow them. `plain`: the weaker mode, by the operator's choice. */
   isolation?: Isolation;
   /** The python3 to run Python scripts with; `null`: none (default: the first of PYTHON_CANDIDATES that exists). */
   python?: string | null;
+  /** What a network allowance may reach (default: EGRESS_ALLOW_PRIVATE_NETWORKS). */
+  egress?: EgressPolicy;
 }
 
-export const DEFAULT_LIMITS: SandboxLimits = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
+export const DEFAULT_LIMITS: SandboxLimits = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024, memoryMb: 256, maxProcesses: 64 };
 /** Output beyond this cannot be configured: a result carries stdout, stderr and the parsed output, and must fit Lambda's 6 MB response. */
 export const MAX_OUTPUT_BYTES_CAP = 2 * 1024 * 1024;
 
-/** The runner's limits: SCRIPT_TIMEOUT_SECONDS, SCRIPT_MAX_OUTPUT_BYTES and SCRIPT_ISOLATION, else the defaults. */
+/** The runner's limits: SCRIPT_TIMEOUT_SECONDS, SCRIPT_MAX_OUTPUT_BYTES, SCRIPT_MEMORY_MB, SCRIPT_MAX_PROCESSES and SCRIPT_ISOLATION, else the defaults. */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOptions {
   const positive = (name: string, fallback: number): number => {
     const text = env[name];
@@ -73,29 +91,52 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOpt
   return {
     timeoutMs: Math.round(positive('SCRIPT_TIMEOUT_SECONDS', DEFAULT_LIMITS.timeoutMs / 1000) * 1000),
     maxOutputBytes: Math.min(Math.floor(positive('SCRIPT_MAX_OUTPUT_BYTES', DEFAULT_LIMITS.maxOutputBytes)), MAX_OUTPUT_BYTES_CAP),
+    memoryMb: Math.floor(positive('SCRIPT_MEMORY_MB', DEFAULT_LIMITS.memoryMb)),
+    maxProcesses: Math.floor(positive('SCRIPT_MAX_PROCESSES', DEFAULT_LIMITS.maxProcesses)),
     isolation: isolation as Isolation,
   };
 }
 
 const CHILD_PATH = '/usr/bin:/bin';
 export const PYTHON_CANDIDATES = ['/usr/bin/python3', '/usr/local/bin/python3', '/bin/python3'];
-const UNSHARE_CANDIDATES = ['/usr/bin/unshare', '/bin/unshare'];
-/** Inside the namespaces, the script's directory and this Node binary are mounted here. */
+const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((path) => existsSync(path));
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
+const IP = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'].find((path) => existsSync(path));
+/** Inside the namespaces, the script's directory, this Node binary and the network relays' sockets are mounted here. */
 const SANDBOX_WORK = '/work';
 const SANDBOX_NODE = '/node';
-const NODE_HEAP_MB = 256;
+const SANDBOX_NET = '/net';
+/** The script's uid and gid inside the namespaces; outside it is a uid of its own (scriptUid). */
+const SANDBOX_UID = 1000;
 
 export function findPython(): string | undefined {
   return PYTHON_CANDIDATES.find((path) => existsSync(path));
 }
 
-// Runs as root of a new user namespace (mapped to the caller), in new mount and PID namespaces:
-// builds a read-only root on a tmpfs from the system's program and library directories, the few
-// /etc files name resolution and TLS need, four /dev nodes, this Node binary and the script's
-// directory (read-write), then enters it. $1 root mountpoint, $2 work dir, $3 node binary or "".
-// No /proc: the script cannot look at any other process, and sees no process but its own.
+/** Becomes `uid` with no capabilities, no supplementary groups and no_new_privs, then runs the rest of argv; the parent's death kills it. */
+function dropTo(uid: number | undefined): string[] {
+  const become = uid === undefined ? [] : [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'];
+  return [SETPRIV ?? 'setpriv', '--pdeathsig=KILL', ...become, '--no-new-privs', '--'];
+}
+
+/** Memory, processes and CPU time (the wall-clock limit, rounded up, plus a second), then argv. */
+function limited(limits: SandboxLimits): string[] {
+  return [
+    PRLIMIT ?? 'prlimit', `--data=${limits.memoryMb * 1024 * 1024}`, `--nproc=${limits.maxProcesses}`, `--cpu=${Math.ceil(limits.timeoutMs / 1000) + 1}`, '--',
+  ];
+}
+
+// Runs as root of a new user namespace (uid 0 and SANDBOX_UID mapped), in new mount, PID and network
+// namespaces: builds a read-only root on a tmpfs from the system's program and library directories, the
+// few /etc files name resolution and TLS need, four /dev nodes, this Node binary and the script's
+// directory (its own, the only writable place), then enters it as SANDBOX_UID ("$@" drops to it).
+// $1 root mountpoint, $2 work dir, $3 node binary or "", $4 relay socket dir or "", $5 addresses for
+// lo ("a/32 b/128"), $6 forwarder spec (JSON) or "". No /proc: the script cannot look at any other
+// process, and sees no process but its own. The network namespace has no interface but lo, which is
+// up only when something is allowed: then the forwarder listens on the allowed addresses.
 const NAMESPACE_SETUP = `set -e
-R=$1; W=$2; N=$3; shift 3
+R=$1; W=$2; N=$3; S=$4; A=$5; F=$6; shift 6
 mount -t tmpfs -o mode=0755,size=1m vnfm-sandbox "$R"
 for d in usr bin sbin lib lib32 lib64 libx32; do
   if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
@@ -104,16 +145,27 @@ for d in usr bin sbin lib lib32 lib64 libx32; do
 done
 mkdir "$R/etc" "$R/dev" "$R/tmp" "$R${SANDBOX_WORK}"
 for f in resolv.conf hosts nsswitch.conf host.conf gai.conf localtime ssl ca-certificates pki; do
-  if [ -d "/etc/$f" ]; then mkdir "$R/etc/$f"; mount --rbind "/etc/$f" "$R/etc/$f"
-  elif [ -f "/etc/$f" ]; then : > "$R/etc/$f"; mount --bind "/etc/$f" "$R/etc/$f"
+  if [ -d "/etc/$f" ]; then mkdir "$R/etc/$f"; mount --rbind "/etc/$f" "$R/etc/$f"; mount -o remount,bind,ro "$R/etc/$f"
+  elif [ -f "/etc/$f" ]; then : > "$R/etc/$f"; mount --bind "/etc/$f" "$R/etc/$f"; mount -o remount,bind,ro "$R/etc/$f"
   fi
 done
-echo 'root:x:0:0:root:${SANDBOX_WORK}:/bin/sh' > "$R/etc/passwd"
-echo 'root:x:0:' > "$R/etc/group"
+printf 'root:x:0:0:root:/:/bin/sh\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORK}:/bin/sh\n' > "$R/etc/passwd"
+printf 'root:x:0:\nsandbox:x:${SANDBOX_UID}:\n' > "$R/etc/group"
 for n in null zero random urandom; do : > "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
-if [ -n "$N" ]; then : > "$R${SANDBOX_NODE}"; mount --bind "$N" "$R${SANDBOX_NODE}"; fi
+if [ -n "$N" ]; then : > "$R${SANDBOX_NODE}"; mount --bind "$N" "$R${SANDBOX_NODE}"; mount -o remount,bind,ro "$R${SANDBOX_NODE}"; fi
 mount --bind "$W" "$R${SANDBOX_WORK}"
+if [ -n "$F" ]; then
+  mkdir "$R${SANDBOX_NET}"; mount --bind "$S" "$R${SANDBOX_NET}"; mount -o remount,bind,ro "$R${SANDBOX_NET}"
+  ${IP ?? 'ip'} link set lo up
+  echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
+  for a in $A; do ${IP ?? 'ip'} addr add "$a" dev lo; done
+  mkfifo -m 0600 "$R/tmp/forwarder"
+fi
 mount -o remount,bind,ro "$R"
+if [ -n "$F" ]; then
+  unshare --root="$R" --wd=/ -- ${dropTo(SANDBOX_UID).join(' ')} ${SANDBOX_NODE} -e "$FORWARDER" "$F" < /dev/null > "$R/tmp/forwarder" &
+  read ready < "$R/tmp/forwarder"
+fi
 exec unshare --root="$R" --wd=${SANDBOX_WORK} -- "$@"
 `;
 
@@ -138,9 +190,11 @@ interface ProcessSpec {
   /** performance.now() value at which the process group is killed. */
   deadline: number;
   maxOutputBytes: number;
+  /** The uid whose every process dies with this one (what left the process group: a daemon). */
+  uid?: number;
 }
 
-/** Runs argv in its own process group; kills the whole group at the deadline or when stdout + stderr exceed the limit. */
+/** Runs argv in its own process group; kills the whole group (and spec.uid) at the deadline, when stdout + stderr exceed the limit and when it exits. */
 function runProcess(spec: ProcessSpec): Promise<Exited> {
   return new Promise((resolveRun) => {
     const [command, ...args] = spec.argv as [string, ...string[]];
@@ -152,8 +206,10 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
     let overLimit = false;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
+    let killingUid: Promise<void> | undefined;
 
     const killGroup = () => {
+      if (spec.uid !== undefined) killingUid ??= killProcessesOf(spec.uid);
       if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, 'SIGKILL');
@@ -167,10 +223,11 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
       clearTimeout(timer);
       child.stdout.destroy();
       child.stderr.destroy();
-      resolveRun({
+      // What runs next as this uid must not meet the kill meant for this run.
+      void Promise.resolve(killingUid).then(() => resolveRun({
         code: exited?.code ?? null, signal: exited?.signal ?? null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, overLimit,
         ...(spawnError ? { spawnError } : {}),
-      });
+      }));
     };
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       if (overLimit) return;
@@ -209,34 +266,180 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
   });
 }
 
-function unshareBinary(): string | undefined {
-  return UNSHARE_CANDIDATES.find((path) => existsSync(path));
+/** A directory of ours under tmpdir: made 0700 if missing, refused if someone else made it (root runs what is in it). */
+async function privateDir(name: string): Promise<string> {
+  const dir = join(tmpdir(), name);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const found = await lstat(dir);
+  const own = process.getuid?.();
+  if (!found.isDirectory() || (own !== undefined && (found.uid !== own || (found.mode & 0o077) !== 0))) throw new Error(`${dir} is not a private directory of this user: refusing to use it`);
+  return dir;
 }
 
-/** Wraps argv (paths as seen inside) to run in new user, mount and PID namespaces with the root NAMESPACE_SETUP builds. */
-function inNamespaces(argv: string[], base: string, env: Record<string, string>, node: string | undefined): string[] {
+// unshare --map-users runs newuidmap/newgidmap (shadow's, setuid) to write the new namespace's map;
+// root may write it itself, which these do, from a private directory put first on unshare's PATH.
+const ID_MAP_HELPER = (file: string) => `#!/bin/sh
+pid=$1; shift; map=""
+while [ $# -ge 3 ]; do map="$map$1 $2 $3
+"; shift 3; done
+printf '%s' "$map" > /proc/$pid/${file}
+`;
+let idMapHelpers: Promise<string> | undefined;
+function idMapHelperDir(): Promise<string> {
+  idMapHelpers ??= (async () => {
+    const dir = await privateDir('vnfm-sandbox-idmap');
+    for (const kind of ['uid', 'gid']) {
+      const temp = join(dir, `.new${kind}map.${process.pid}`);
+      await writeFile(temp, ID_MAP_HELPER(`${kind}_map`), { mode: 0o700 });
+      await rename(temp, join(dir, `new${kind}map`));
+    }
+    return dir;
+  })();
+  return idMapHelpers;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Each script's own uid. Run as root, the runtime gives every script a uid no other process has (from
+// SCRIPT_UIDS, mapped to SANDBOX_UID inside the namespaces), recorded in a private folder while the
+// script runs: its process count is its own (RLIMIT_NPROC counts per uid), everything it started is
+// killed by uid when it ends, and what a runtime killed with kill -9 left behind (a daemon of a plain
+// script) is killed by the next runtime's start-up sweep. Not root (Lambda): the runtime's own uid.
+
+const SCRIPT_UIDS = { first: 1_500_000_000, count: 100_000_000 };
+const UID_REGISTRY = 'vnfm-script-uids';
+const runsAsRoot = process.getuid?.() === 0;
+
+/** A uid for the script whose folder is `base`, recorded with this runtime's pid and that folder (for the sweep). */
+async function claimScriptUid(base: string): Promise<number | undefined> {
+  if (!runsAsRoot) return undefined;
+  const dir = await privateDir(UID_REGISTRY);
+  for (;;) {
+    const uid = SCRIPT_UIDS.first + randomInt(SCRIPT_UIDS.count);
+    try {
+      await writeFile(join(dir, String(uid)), JSON.stringify({ pid: process.pid, base }), { flag: 'wx', mode: 0o600 });
+      return uid;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
+
+/** Pids of the processes whose real uid is `uid`, zombies left out. */
+export function processesOf(uid: number): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && !/^State:\s+Z/m.test(status)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Kills every process of `uid`: kill -1 as that uid reaches all of them at once, fork bombs included. */
+async function killProcessesOf(uid: number): Promise<void> {
+  for (let round = 0; round < 10 && processesOf(uid).length; round++) {
+    await runProcess({
+      argv: [SETPRIV ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/sh', '-c', 'kill -KILL -1 2>/dev/null; exit 0'],
+      cwd: '/', env: outerEnv(), stdin: Buffer.alloc(0), deadline: performance.now() + 10_000, maxOutputBytes: 4096,
+    });
+  }
+}
+
+async function releaseScriptUid(uid: number): Promise<void> {
+  await killProcessesOf(uid);
+  await rm(join(tmpdir(), UID_REGISTRY, String(uid)), { force: true });
+}
+
+function runtimeAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Kills what scripts of runtimes that are gone left running, and removes their folders. Runs before this process's first script; returns how many uids it swept. */
+export async function sweepLeftoverScripts(): Promise<number> {
+  if (!runsAsRoot) return 0;
+  const dir = await privateDir(UID_REGISTRY);
+  let swept = 0;
+  for (const name of await readdir(dir)) {
+    const uid = Number(name);
+    if (!/^\d+$/.test(name) || uid < SCRIPT_UIDS.first || uid >= SCRIPT_UIDS.first + SCRIPT_UIDS.count) continue;
+    let entry: { pid?: unknown; base?: unknown } = {};
+    try {
+      entry = JSON.parse(await readFile(join(dir, name), 'utf8')) as typeof entry;
+    } catch {
+      // half written: its runtime died claiming it
+    }
+    const { pid, base } = entry;
+    if (pid === process.pid || (typeof pid === 'number' && pid > 0 && runtimeAlive(pid))) continue;
+    await releaseScriptUid(uid);
+    if (typeof base === 'string' && dirname(base) === tmpdir() && basename(base).startsWith('vnfm-script-')) await rm(base, { recursive: true, force: true });
+    swept++;
+  }
+  return swept;
+}
+
+let startupSweep: Promise<unknown> | undefined;
+
+// ---------------------------------------------------------------------------------------------
+// Namespaces.
+
+interface NetworkPlan {
+  /** The relays' socket directory outside. */
+  dir: string;
+  allow: NetworkAllowance[];
+}
+
+interface Confinement {
+  /** The script's uid outside (undefined: not root, the runtime's own). */
+  uid: number | undefined;
+  limits: SandboxLimits;
+  node?: string;
+  network?: NetworkPlan;
+}
+
+/** Wraps argv (paths as seen inside) to run in new user, mount, PID and network namespaces with the root NAMESPACE_SETUP builds. */
+function inNamespaces(argv: string[], base: string, env: Record<string, string>, confinement: Confinement): string[] {
+  const { uid, network } = confinement;
+  const ids = uid === undefined ? [] : [`--map-users=${uid},${SANDBOX_UID},1`, `--map-groups=${uid},${SANDBOX_UID},1`];
+  const addresses = (network?.allow ?? []).filter(({ host }) => !/^127\./.test(host) && host !== '::1').map(({ host }) => `${host}/${host.includes(':') ? 128 : 32}`);
+  const forwards = network?.allow.map(({ host, port }, index) => ({ host, port, socket: `${SANDBOX_NET}/${index}.sock` }));
   return [
-    unshareBinary() ?? 'unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--',
-    '/bin/sh', '-c', NAMESPACE_SETUP, 'vnfm-sandbox', join(base, 'root'), join(base, 'work'), node ?? '',
+    ...dropTo(undefined), UNSHARE ?? 'unshare', '--user', '--map-root-user', ...ids, '--mount', '--pid', '--net', '--fork', '--kill-child', '--',
+    '/bin/sh', '-c', NAMESPACE_SETUP, 'vnfm-sandbox', join(base, 'root'), join(base, 'work'), confinement.node ?? '', network?.dir ?? '',
+    [...new Set(addresses)].join(' '), forwards?.length ? JSON.stringify(forwards) : '',
+    ...limited(confinement.limits), ...dropTo(SANDBOX_UID),
     '/usr/bin/env', '-i', ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv,
   ];
 }
 
+async function namespaceEnv(): Promise<Record<string, string>> {
+  return { ...outerEnv(), PATH: `${await idMapHelperDir()}:${CHILD_PATH}`, FORWARDER: FORWARDER_SOURCE };
+}
+
 let namespaceProbe: Promise<boolean> | undefined;
 
-/** Whether this machine lets us build the namespace sandbox (tried once: a tiny program run inside it). */
+/** Whether this machine lets us build the namespace sandbox (tried once: a tiny program run inside it as the script's uid). */
 export function namespacesAvailable(): Promise<boolean> {
   namespaceProbe ??= (async () => {
-    if (!unshareBinary() || !existsSync('/usr/bin/env')) return false;
+    if (!UNSHARE || !SETPRIV || !PRLIMIT || !existsSync('/usr/bin/env') || !runsAsRoot) return false;
     const base = await newBase();
+    const uid = await claimScriptUid(base);
     try {
-      const env = childEnv(SANDBOX_WORK);
       const run = await runProcess({
-        argv: inNamespaces(['/bin/sh', '-c', 'exit 0'], base, env, undefined), cwd: base, env: outerEnv(), stdin: Buffer.alloc(0),
-        deadline: performance.now() + 10_000, maxOutputBytes: 64 * 1024,
+        argv: inNamespaces(['/bin/sh', '-c', `[ "$(id -u)" = ${SANDBOX_UID} ]`], base, childEnv(SANDBOX_WORK), { uid, limits: DEFAULT_LIMITS }),
+        cwd: base, env: await namespaceEnv(), stdin: Buffer.alloc(0), deadline: performance.now() + 10_000, maxOutputBytes: 64 * 1024,
       });
       return run.code === 0;
     } finally {
+      if (uid !== undefined) await releaseScriptUid(uid);
       await rm(base, { recursive: true, force: true }).catch(() => undefined);
     }
   })();
@@ -251,11 +454,20 @@ function outerEnv(): Record<string, string> {
   return { PATH: CHILD_PATH, LANG: 'C.UTF-8' };
 }
 
+/** base (0711: the script's uid passes through to its own folder), base/work (the script's folder), base/root (the namespaces' root mountpoint). */
 async function newBase(): Promise<string> {
-  const base = await mkdtemp(join(tmpdir(), 'vnfm-script-')); // mode 0700
+  const base = await mkdtemp(join(tmpdir(), 'vnfm-script-'));
+  await chmod(base, 0o711);
   await mkdir(join(base, 'work'), { mode: 0o700 });
   await mkdir(join(base, 'root'), { mode: 0o700 });
   return base;
+}
+
+/** Gives the script's uid its folder and files (all of them: written by root, mode 0600/0700). */
+async function handOver(dir: string, uid: number | undefined): Promise<void> {
+  if (uid === undefined) return;
+  await chown(dir, uid, uid);
+  for (const entry of await readdir(dir, { recursive: true })) await chown(join(dir, entry), uid, uid);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,15 +590,30 @@ interface Sandbox {
   run(argv: string[], stdin: Buffer, options?: { node?: boolean }): Promise<Exited>;
 }
 
-function sandbox(base: string, namespaces: boolean, limits: SandboxLimits, deadline: number): Sandbox {
+interface SandboxSetup {
+  base: string;
+  namespaces: boolean;
+  limits: SandboxLimits;
+  deadline: number;
+  uid: number | undefined;
+  network?: NetworkPlan;
+  /** Outer environment for the namespaces (namespaceEnv). */
+  outer: Record<string, string>;
+}
+
+function sandbox(setup: SandboxSetup): Sandbox {
+  const { base, namespaces, limits, deadline, uid } = setup;
   const work = join(base, 'work');
   const workDir = namespaces ? SANDBOX_WORK : work;
   const env = childEnv(workDir);
   return {
     workDir,
     run: (argv, stdin, options = {}) => runProcess(namespaces
-      ? { argv: inNamespaces(argv, base, env, options.node ? process.execPath : undefined), cwd: base, env: outerEnv(), stdin, deadline, maxOutputBytes: limits.maxOutputBytes }
-      : { argv, cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes }),
+      ? {
+        argv: inNamespaces(argv, base, env, { uid, limits, ...(options.node ? { node: process.execPath } : {}), ...(setup.network ? { network: setup.network } : {}) }),
+        cwd: base, env: setup.outer, stdin, deadline, maxOutputBytes: limits.maxOutputBytes,
+      }
+      : { argv: [...limited(limits), ...dropTo(uid), ...argv], cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes, ...(uid === undefined ? {} : { uid }) }),
   };
 }
 
@@ -395,7 +622,8 @@ async function runJavaScript(ctx: Context, box: Sandbox, namespaces: boolean): P
   const stdin = { ...request.input, kind: request.kind, ...(request.className ? { className: request.className } : {}), packageDir: box.workDir };
   const node = namespaces ? SANDBOX_NODE : process.execPath;
   const run = await box.run([
-    node, '--permission', `--allow-fs-read=${box.workDir}`, `--max-old-space-size=${NODE_HEAP_MB}`, join(box.workDir, ctx.script),
+    // V8's heap limit below the memory limit, so that a script that fills its heap fails as V8 says, not in a failed allocation elsewhere.
+    node, '--permission', `--allow-fs-read=${box.workDir}`, `--max-old-space-size=${Math.max(16, Math.floor(ctx.limits.memoryMb * 0.75))}`, join(box.workDir, ctx.script),
   ], Buffer.from(JSON.stringify(stdin)), { node: true });
   const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
   if (run.spawnError) return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
@@ -483,6 +711,16 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
   return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
 }
 
+/** A script that failed on the network it does not have says so in its own words; this adds where network comes from. */
+function withNetworkHint(result: ScriptResult, allow: NetworkAllowance[]): ScriptResult {
+  if (result.ok || !['exit', 'error', 'timeout'].includes(result.reason)) return result;
+  if (!/ENETUNREACH|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|Network is unreachable|Connection refused|Name or service not known|Temporary failure in name resolution/i.test(`${result.error.detail}\n${result.stderr}`)) return result;
+  const hint = allow.length
+    ? ` (the script may connect only to ${allow.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)).join(', ')}, as additionalParams.scriptNetworkAccess allows)`
+    : ' (the script has no network: list each host:port it must reach in additionalParams.scriptNetworkAccess)';
+  return { ...result, error: { ...result.error, detail: `${result.error.detail}${hint}` } };
+}
+
 const LANGUAGES: Record<string, 'javascript' | 'python'> = { '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.py': 'python' };
 
 /**
@@ -517,6 +755,8 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
   const limits: SandboxLimits = {
     timeoutMs: Math.min(options.timeoutMs, request.timeoutMs ?? Infinity),
     maxOutputBytes: Math.min(options.maxOutputBytes, request.maxOutputBytes ?? Infinity, MAX_OUTPUT_BYTES_CAP),
+    memoryMb: options.memoryMb ?? DEFAULT_LIMITS.memoryMb,
+    maxProcesses: options.maxProcesses ?? DEFAULT_LIMITS.maxProcesses,
   };
   const deadline = started + limits.timeoutMs;
   let script: string;
@@ -530,9 +770,15 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
 
   const isolation = options.isolation ?? 'auto';
   const namespaces = isolation !== 'plain' && await namespacesAvailable();
-  if (isolation === 'namespaces' && !namespaces) return failure(500, 'SCRIPT_ISOLATION is namespaces, but this machine does not allow unprivileged user namespaces', 'runner');
+  if (isolation !== 'plain' && !namespaces) {
+    return failure(500, 'Vendor scripts are not run: this machine does not allow the sandbox\'s user, mount, PID and network namespaces (the runner must run as root with unshare, setpriv and prlimit). Set SCRIPT_ISOLATION=plain to run them with the weaker isolation instead', 'runner');
+  }
+  startupSweep ??= sweepLeftoverScripts().catch(() => 0);
+  await startupSweep;
 
   const base = await newBase();
+  let uid: number | undefined;
+  let relays: Relays | undefined;
   try {
     let written: Set<string>;
     try {
@@ -542,12 +788,25 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
       throw error;
     }
     if (!written.has(script)) return failure(400, `script ${script} is not among the files given`, 'bad-request');
+    uid = await claimScriptUid(base);
+    await handOver(join(base, 'work'), uid);
+    // Without namespaces the script shares the runner's network: an allowance has nothing to open.
+    const allow = namespaces ? request.network?.allow ?? [] : [];
+    let network: NetworkPlan | undefined;
+    if (allow.length) {
+      network = { dir: join(base, 'net'), allow };
+      relays = await startRelays(network.dir, allow, options.egress ?? egressPolicyFromEnv());
+      if (uid !== undefined) for (const socket of relays.sockets) await chown(socket, uid, uid);
+    }
     const ctx: Context = { request, script, limits, started };
-    const box = sandbox(base, namespaces, limits, deadline);
-    return language === 'javascript'
+    const box = sandbox({ base, namespaces, limits, deadline, uid, ...(network ? { network } : {}), outer: namespaces ? await namespaceEnv() : outerEnv() });
+    const result = language === 'javascript'
       ? await runJavaScript(ctx, box, namespaces)
       : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
+    return namespaces ? withNetworkHint(result, allow) : result;
   } finally {
+    await relays?.close();
+    if (uid !== undefined) await releaseScriptUid(uid);
     await rm(base, { recursive: true, force: true }).catch(() => undefined);
   }
 }

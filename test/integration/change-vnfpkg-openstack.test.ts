@@ -182,6 +182,8 @@ describe('change current VNF package on OpenStack', () => {
         'lcm-operation-coordinate-old-vnf': 'Scripts/coordinate_lb.js',
         vdu_params: [{ vdu_id: 'VDU1', old_vnfc_param: vnfcParam(), new_vnfc_param: vnfcParam() }],
         external_lb_param: { ip_address: `${simUrl}/_lb`, pool, username: os.username, password: os.password },
+        // The script reaches the load balancer, and nothing else, because the request says so.
+        scriptNetworkAccess: [new URL(simUrl).host],
       },
     };
     const probe = availabilityProbe(() => hasBackend(pool));
@@ -247,6 +249,7 @@ describe('change current VNF package on OpenStack', () => {
         'lcm-operation-coordinate-new-vnf': 'Scripts/coordinate_lb.js',
         vdu_params: [{ vdu_id: 'VDU1', new_vnfc_param: vnfcParam() }],
         external_lb_param: { ip_address: `${simUrl}/_lb`, pool, username: os.username, password: 'wrong-password' },
+        scriptNetworkAccess: [new URL(simUrl).host],
       },
     });
     const failed = await ended(path, 'FAILED_TEMP');

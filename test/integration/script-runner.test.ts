@@ -3,22 +3,25 @@
 // and a vendor script run there sees neither the product's environment nor its data directory.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient, ResourceNotFoundException } from '@aws-sdk/client-lambda';
 import { invokeScriptRunner } from '#lib/scripts/client.ts';
 import type { ScriptRequest, ScriptResult } from '#lib/scripts/contract.ts';
 import { findPython } from '#lib/scripts/sandbox.ts';
-import { startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { newDataDir, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 let vnfm: LocalVnfm;
 let lambda: LambdaClient;
-let endpoints: { lambda: string; region: string };
+let endpoints: { api: string; lambda: string; secretsmanager: string; dynamodb: string; region: string };
 
 before(async () => {
-  vnfm = await startVnfm();
+  // Made open, as a careless operator might: the runtime closes it.
+  const dataDir = newDataDir();
+  chmodSync(dataDir, 0o755);
+  vnfm = await startVnfm({ dataDir });
   endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as typeof endpoints;
   assert.match(endpoints.lambda, /^http:\/\/127\.0\.0\.1:\d+$/);
   lambda = new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -50,6 +53,34 @@ console.log(JSON.stringify({ vnf: input.vnfInstance.id, env: Object.keys(process
   const result = answer.payload as ScriptResult;
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.deepEqual(result.ok && result.output, { vnf: 'vnf-1', env: ['HOME', 'LANG', 'PATH', 'TMPDIR'], data: 'ERR_ACCESS_DENIED' });
+});
+
+it('keeps its data folder to the runtime user (scripts run as uids of their own): the folder and auth/ 0700, credentials.json and the signing key 0600', () => {
+  const mode = (path: string) => statSync(join(vnfm.dataDir, path)).mode & 0o777;
+  assert.equal(mode('.'), 0o700);
+  assert.equal(mode('auth'), 0o700);
+  assert.equal(mode('credentials.json'), 0o600);
+  assert.equal(mode('auth/signing-key.json'), 0o600);
+});
+
+it("gives a script no way to the VNFM's API or its stand-ins, even when its request lists them", async () => {
+  const targets = [endpoints.api, endpoints.lambda, endpoints.secretsmanager, endpoints.dynamodb].map((url) => new URL(url));
+  const script = `const net = require('node:net');
+const probe = (host, port) => new Promise((resolve) => {
+  const socket = net.connect({ host, port, timeout: 5000 });
+  let data = '';
+  socket.on('connect', () => socket.write('GET / HTTP/1.0\\r\\n\\r\\n')).on('data', (chunk) => data += chunk).on('end', () => resolve(data ? 'answered' : 'closed'));
+  socket.on('timeout', () => { socket.destroy(); resolve('timeout'); }).on('error', (error) => resolve(error.code));
+});
+(async () => console.log(JSON.stringify({ reached: await Promise.all(${JSON.stringify(targets.map((url) => [url.hostname, Number(url.port)]))}.map(([host, port]) => probe(host, port))) })))();`;
+  const request: ScriptRequest = {
+    kind: 'coordinate', script: 'Scripts/reach.cjs', files: { 'Scripts/reach.cjs': b64(script) },
+    input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },
+    network: { allow: targets.map((url) => ({ host: url.hostname, port: Number(url.port) })) },
+  };
+  const result = (await invoke('ScriptRunnerFunction', request)).payload as ScriptResult;
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.ok && result.output, { reached: ['closed', 'closed', 'closed', 'closed'] });
 });
 
 it('is what invokeScriptRunner reaches through AWS_ENDPOINT_URL_LAMBDA, with failures as ok:false results', async () => {

@@ -293,7 +293,7 @@ ${TACKER_MAIN}`;
       if (isolation === 'plain') assert.equal(alive(Number(result.stderr.trim())), false, 'the child of the script still runs');
     });
 
-    it('cannot read files outside their directory', { skip: isolation === 'plain' ? 'without namespaces a Python script is confined only by its environment and working directory (see sandbox.ts)' : false }, async () => {
+    it('cannot read files outside their directory', { skip: isolation === 'plain' ? 'without namespaces a Python script reads what any unprivileged user may (see sandbox.ts; sandbox-hostile.test.ts tries the data folder)' : false }, async () => {
       const result = succeeded(await runScript(hook({
         'probe.py': `import json, os
 def attempt(path):
@@ -358,9 +358,12 @@ describe('lastMeaningfulLine', () => {
 });
 
 describe('optionsFromEnv', () => {
-  it('defaults to 30 s and 1 MiB, reads SCRIPT_TIMEOUT_SECONDS and SCRIPT_MAX_OUTPUT_BYTES, and refuses nonsense', () => {
-    assert.deepEqual(optionsFromEnv({}), { timeoutMs: 30_000, maxOutputBytes: 1_048_576, isolation: 'auto' });
-    assert.deepEqual(optionsFromEnv({ SCRIPT_TIMEOUT_SECONDS: '2.5', SCRIPT_MAX_OUTPUT_BYTES: '4096', SCRIPT_ISOLATION: 'plain' }), { timeoutMs: 2500, maxOutputBytes: 4096, isolation: 'plain' });
+  it('defaults to 30 s, 1 MiB, 256 MiB and 64 processes, reads SCRIPT_TIMEOUT_SECONDS, SCRIPT_MAX_OUTPUT_BYTES, SCRIPT_MEMORY_MB and SCRIPT_MAX_PROCESSES, and refuses nonsense', () => {
+    assert.deepEqual(optionsFromEnv({}), { timeoutMs: 30_000, maxOutputBytes: 1_048_576, memoryMb: 256, maxProcesses: 64, isolation: 'auto' });
+    assert.deepEqual(optionsFromEnv({ SCRIPT_TIMEOUT_SECONDS: '2.5', SCRIPT_MAX_OUTPUT_BYTES: '4096', SCRIPT_MEMORY_MB: '512', SCRIPT_MAX_PROCESSES: '16', SCRIPT_ISOLATION: 'plain' }), {
+      timeoutMs: 2500, maxOutputBytes: 4096, memoryMb: 512, maxProcesses: 16, isolation: 'plain',
+    });
+    assert.throws(() => optionsFromEnv({ SCRIPT_MAX_PROCESSES: '-1' }), /SCRIPT_MAX_PROCESSES must be a positive number/);
     assert.equal(optionsFromEnv({ SCRIPT_MAX_OUTPUT_BYTES: String(100 * 1024 * 1024) }).maxOutputBytes, 2 * 1024 * 1024);
     assert.throws(() => optionsFromEnv({ SCRIPT_TIMEOUT_SECONDS: 'soon' }), /SCRIPT_TIMEOUT_SECONDS must be a positive number/);
     assert.throws(() => optionsFromEnv({ SCRIPT_ISOLATION: 'docker' }), /SCRIPT_ISOLATION/);
