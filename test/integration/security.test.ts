@@ -193,7 +193,7 @@ describe('tenant isolation', () => {
     assert.ok(!((await a('GET', '/vnflcm/v2/vnf_lcm_op_occs')).body as Array<{ id: string }>).some((o) => o.id === opOccId));
     assert.equal((await b('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
     assert.equal((await admin('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
-    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } }));
+    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }));
     const stored = (await documents.send(new GetCommand({ TableName: 'VnfLcmOpOccsTable', Key: { id: opOccId } }))).Item as { startedBy?: string; tenantId: string };
     assert.equal(stored.startedBy, tenantB.clientId);
     assert.equal(stored.tenantId, 'tenant-b');

@@ -1,11 +1,13 @@
 // Starts `npm start`'s entry point as a child process (the way an operator runs it) on a free
-// port with its own data folder, and gives tests its URL, its output and its endpoints.
+// port with its own data folder, and gives tests its URL, its output, its endpoints and the
+// credentials its stand-ins demand.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -16,6 +18,8 @@ export interface LocalVnfm {
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
   endpoints: { dynamodb: string; s3: string; region: string; buckets: Record<string, string> };
+  /** The key pair this start made; its stand-ins serve only requests signed with it ($VNFM_DATA_DIR/local-aws-credentials.json). */
+  awsCredentials: AwsCredentials;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** kill -9 of the runtime's whole process group (started with `processGroup`), as a crash or an OOM killer would; resolves once it is gone. */
   kill(): Promise<void>;
@@ -57,6 +61,7 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
     dataDir,
     output: () => output,
     endpoints,
+    awsCredentials: readLocalAwsCredentials(dataDir),
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;
@@ -77,7 +82,7 @@ function documents(vnfm: LocalVnfm): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({
     endpoint: vnfm.endpoints.dynamodb,
     region: vnfm.endpoints.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: vnfm.awsCredentials,
   }), { marshallOptions: { removeUndefinedValues: true } });
 }
 
