@@ -14,6 +14,9 @@ import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type Create
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import S3rver from 's3rver';
+import { authConfig, ForbiddenError, UnauthorizedError, verifyAccessToken } from '#lib/auth/tokens.ts';
+import { grants, normalizeScopes } from '#lib/auth/scopes.ts';
+import { ProblemError } from '#lib/sol/errors.ts';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
@@ -24,7 +27,7 @@ import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
 import { startLocalIssuer } from './oauth2.ts';
 import { startLocalSchedules } from './schedules.ts';
-import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
+import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
 import { admitSigned, newAwsCredentials, refuseAsJson, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
 
 export interface RuntimeOptions {
@@ -398,8 +401,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const url = requestUrl(req);
       const body = await readRequestBody(req, MAX_API_BODY);
       if (await issuer.serve(req, res, url.pathname, body)) return;
-      if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
       if (url.pathname.startsWith('/_local/')) {
+        const refused = await controlRefusal(req);
+        if (refused) {
+          sendProblem(res, refused.status, refused.message, refused.headers);
+          return;
+        }
+        if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
         await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
         return;
       }
@@ -487,6 +495,27 @@ export function matchesEventPattern(pattern: Record<string, unknown>, event: Rec
     }
     return expected === actual;
   });
+}
+
+/**
+ * Why a /_local control request is refused (401 without a valid access token, 403 without the
+ * admin scope), or undefined when its caller may use them: they stop and start every execution,
+ * so they are an operator's, like the API's admin routes. With VNFM_AUTH=off everyone is admin.
+ */
+async function controlRefusal(req: http.IncomingMessage): Promise<ProblemError | undefined> {
+  const config = authConfig();
+  if (config === null) return undefined;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? '').trim())?.[1];
+  const xAuthToken = req.headers['x-auth-token'];
+  const token = bearer ?? (typeof xAuthToken === 'string' && xAuthToken.trim() ? xAuthToken.trim() : undefined);
+  if (!token) return new UnauthorizedError('The local controls need an access token with the admin scope (Authorization: Bearer or X-Auth-Token)');
+  try {
+    const verified = await verifyAccessToken(config, token);
+    return grants(normalizeScopes(verified.scopes), 'admin') ? undefined : new ForbiddenError('The local controls need the admin scope', 'admin');
+  } catch (error) {
+    if (error instanceof ProblemError) return error;
+    throw error;
+  }
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */

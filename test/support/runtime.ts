@@ -185,12 +185,17 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
   };
 }
 
+/** A local control (`/_local/...` on the API's address), asked with the admin client's token as it demands. */
+export async function localControl(vnfm: LocalVnfm, method: 'GET' | 'POST', path: string): Promise<Response> {
+  return fetch(`${vnfm.url}${path}`, { method, headers: { Authorization: `Bearer ${await accessToken(adminCredentials(vnfm))}` } });
+}
+
 /** Waits until every event-triggered function and state machine execution has finished (an event, not a sleep). */
 export async function settle(vnfm: LocalVnfm): Promise<void> {
   for (;;) {
     // fetch gives up on an answer after 5 minutes (undici's headers timeout); a bench of hundreds of
     // operations on a busy machine takes longer to settle, so ask again (idle is only a wait).
-    const response = await fetch(`${vnfm.url}/_local/idle`, { method: 'POST' }).catch((error: unknown) => {
+    const response = await localControl(vnfm, 'POST', '/_local/idle').catch((error: unknown) => {
       if ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_HEADERS_TIMEOUT') return undefined;
       throw error;
     });
@@ -201,6 +206,6 @@ export async function settle(vnfm: LocalVnfm): Promise<void> {
 }
 
 export async function holdExecutions(vnfm: LocalVnfm, hold: boolean): Promise<void> {
-  const response = await fetch(`${vnfm.url}/_local/stepfunctions/${hold ? 'hold' : 'release'}`, { method: 'POST' });
+  const response = await localControl(vnfm, 'POST', `/_local/stepfunctions/${hold ? 'hold' : 'release'}`);
   if (response.status !== 204) throw new Error(`hold control answered ${response.status}`);
 }
