@@ -8,7 +8,7 @@ import '#lib/vim/openstack/index.ts';
 import '#lib/vim/kubernetes/index.ts';
 import { driverFor, type HealthTarget, type VimConnection } from '#lib/vim/driver.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../test/support/csar-builder.ts';
-import { client, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
+import { client, localControl, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 
 const VNFCS = Number(process.env.BENCH_HEALTH_VNFCS ?? 1000);
 const INSTANTIATE_OS = {
@@ -18,7 +18,7 @@ const INSTANTIATE_OS = {
 const INSTANTIATE_K8S = { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'], namespace: 'bench-health' } };
 
 async function sweep(vnfm: LocalVnfm): Promise<{ raised: number; cleared: number; healsStarted: string[] }> {
-  const response = await fetch(`${vnfm.url}/_local/schedules/VnfHealthMonitorFunction/run`, { method: 'POST' });
+  const response = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
   if (response.status !== 200) throw new Error(`sweep answered ${response.status}: ${await response.text()}`);
   return response.json() as Promise<{ raised: number; cleared: number; healsStarted: string[] }>;
 }

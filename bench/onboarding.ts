@@ -35,7 +35,7 @@ export async function benchOnboarding(): Promise<void> {
   const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
   try {
     const call = client(vnfm);
-    const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+    const credentials = vnfm.awsCredentials;
     const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials }));
     const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials });
     const bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
@@ -55,8 +55,8 @@ export async function benchOnboarding(): Promise<void> {
         env: {
           ...process.env,
           AWS_REGION: vnfm.endpoints.region,
-          AWS_ACCESS_KEY_ID: 'S3RVER',
-          AWS_SECRET_ACCESS_KEY: 'S3RVER',
+          AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
           AWS_ENDPOINT_URL_DYNAMODB: vnfm.endpoints.dynamodb,
           AWS_ENDPOINT_URL_S3: vnfm.endpoints.s3,
           VNF_PACKAGES_TABLE: 'VnfPackagesTable',

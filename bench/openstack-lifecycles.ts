@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCsar, SAMPLE_PACKAGES } from '../test/support/csar-builder.ts';
-import { client, settle, type LocalVnfm, type Reply } from '../test/support/runtime.ts';
+import { client, localControl, settle, type LocalVnfm, type Reply } from '../test/support/runtime.ts';
 
 export const INSTANTIATE_ON_SIMULATOR = {
   flavourId: 'simple',
@@ -97,5 +97,5 @@ export function residentMiB(pid: number): { now: number; peak: number } {
 
 /** The runtime's process.memoryUsage(), from its local control. */
 export async function heapOf(vnfm: LocalVnfm): Promise<NodeJS.MemoryUsage> {
-  return (await (await fetch(`${vnfm.url}/_local/memory`)).json()) as NodeJS.MemoryUsage;
+  return (await (await localControl(vnfm, 'GET', '/_local/memory')).json()) as NodeJS.MemoryUsage;
 }

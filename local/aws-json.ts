@@ -5,6 +5,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { createGuardedServer } from './http-guard.ts';
+import { sha256Hex, verifySignature, type AwsCredentials } from './sigv4.ts';
 
 /**
  * An error rendered as the AWS JSON error shape `{"__type","message"}`; the SDK maps `__type` to its
@@ -88,6 +89,8 @@ export interface AwsJsonServerOptions {
   /** Content type of every response, e.g. 'application/x-amz-json-1.0'. */
   contentType: string;
   operations: Record<string, AwsJsonOperation>;
+  /** Only requests signed (SigV4) with these credentials for this signing name are served, controls included; others get 403. */
+  signedBy: { credentials: AwsCredentials; service: string };
   /** Local-only controls for tests, keyed `"<METHOD> /_local/<name>"`; each answers 200 with its result as JSON. */
   controls?: Record<string, () => unknown>;
   /** Larger bodies are answered 413 with `validationErrorType`. */
@@ -127,6 +130,10 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
   const respond = async (req: http.IncomingMessage, res: http.ServerResponse, chunks: Buffer[], size: number) => {
     try {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
+      if (size > maxBodyBytes) throw new AwsError(opts.validationErrorType, 'Request body too large', 413);
+      const bytes = Buffer.concat(chunks);
+      const unsigned = verifySignature(req, { ...opts.signedBy, bodySha256: sha256Hex(bytes) });
+      if (unsigned) throw new AwsError(unsigned.jsonType, unsigned.message, 403);
       if (path.startsWith('/_local/')) {
         const control = opts.controls?.[`${req.method ?? ''} ${path}`];
         if (!control) throw new AwsError('UnknownOperationException', `No local control ${req.method ?? ''} ${path}`, 404);
@@ -134,12 +141,11 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
         return;
       }
       if (req.method !== 'POST') throw new AwsError('UnknownOperationException', `Method ${req.method ?? ''} is not supported`, 404);
-      if (size > maxBodyBytes) throw new AwsError(opts.validationErrorType, 'Request body too large', 413);
       const target = req.headers['x-amz-target'];
       const operationName = typeof target === 'string' && target.startsWith(prefix) ? target.slice(prefix.length) : '';
       const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
       if (!operation) throw new AwsError('UnknownOperationException', `Unknown operation ${typeof target === 'string' ? target : ''}`);
-      const text = Buffer.concat(chunks).toString('utf8');
+      const text = bytes.toString('utf8');
       let body: unknown = {};
       if (text.trim() !== '') {
         try {

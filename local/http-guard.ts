@@ -121,17 +121,22 @@ export function createGuardedServer(name: string, handler: GuardedHandler, log: 
   return server;
 }
 
+/** Decides whether a request reaches a third-party server: the request to hand it on, or undefined once it has answered itself. */
+export type Admission = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<http.IncomingMessage | undefined>;
+
 /**
  * Puts a third-party server's request listeners behind `guarded()`: a target that is no URL is
- * answered 400 before they see it, and an 'error' listener they add to a request cannot end the
- * process by throwing (dynalite rethrows a client's hang-up mid-body): the throw is contained
- * and the socket closed.
+ * answered 400 before they see it, one `admit` refuses is answered by `admit` alone, and an
+ * 'error' listener they add to a request cannot end the process by throwing (dynalite rethrows a
+ * client's hang-up mid-body): the throw is contained and the socket closed.
  */
-export function containRequestErrors(server: http.Server, name: string, log: (line: string) => void): void {
+export function containRequestErrors(server: http.Server, name: string, log: (line: string) => void, admit?: Admission): void {
   const listeners = server.listeners('request') as http.RequestListener[];
   server.removeAllListeners('request');
-  server.on('request', guarded(name, (req, res) => {
-    requestUrl(req);
+  server.on('request', guarded(name, async (received, res) => {
+    requestUrl(received);
+    const req = admit ? await admit(received, res) : received;
+    if (!req) return;
     const on = req.on.bind(req);
     req.on = ((event: string, listener: (...args: unknown[]) => void) => on(event, event !== 'error' ? listener : (...args: unknown[]) => {
       try {

@@ -2,11 +2,14 @@
 // so a handler that invokes another function with @aws-sdk/client-lambda (the LCM engine invoking the script
 // runner) works on the local runtime exactly as on AWS: the answer, `X-Amz-Function-Error: Unhandled` with
 // Lambda's error JSON for a thrown error, 404 ResourceNotFoundException for an unknown function, the 6 MB limits.
+// Like every stand-in it serves only requests signed with the runtime's credentials (local/sigv4.ts), and
+// it drops the `requestContext.authorizer` of an event: only API Gateway's authorizer may set one.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { closeServer, listen } from './aws-json.ts';
 import { ClientRequestError, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
 import type { LocalFunction } from './lambda.ts';
+import { refuseAsJson, sha256Hex, verifySignature, type AwsCredentials } from './sigv4.ts';
 
 /** Lambda's synchronous invocation limit, request and response alike. */
 const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -16,6 +19,8 @@ export interface LocalLambdaApiOptions {
   functions: Iterable<LocalFunction>;
   /** Runs the function's handler with a Lambda context (the runtime's own invoke). */
   invoke(fn: LocalFunction, event: unknown): Promise<unknown>;
+  /** The only credentials whose SigV4 signature it accepts. */
+  credentials: AwsCredentials;
   log?: (line: string) => void;
   host?: string;
   port?: number;
@@ -33,6 +38,17 @@ function functionNamed(functions: LocalFunction[], name: string): LocalFunction 
   return functions.find((fn) => fn.logicalId === bare || fn.arn === name);
 }
 
+/**
+ * The event without `requestContext.authorizer`: on AWS only API Gateway's authorizer puts verified
+ * claims there, so an API event that arrives through Invoke carries none a caller could forge (the
+ * API handlers then verify the request's own token, or answer 401).
+ */
+function withoutAuthorizer(event: unknown): unknown {
+  const context = (event as { requestContext?: unknown } | null)?.requestContext;
+  if (context !== null && typeof context === 'object' && 'authorizer' in context) delete (context as { authorizer?: unknown }).authorizer;
+  return event;
+}
+
 export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promise<LocalLambdaApi> {
   const functions = [...options.functions];
   const send = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
@@ -42,8 +58,20 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
   const fail = (res: http.ServerResponse, status: number, type: string, message: string) =>
     send(res, status, JSON.stringify({ Type: 'User', Message: message }), { 'x-amzn-ErrorType': type });
 
+  const refuse = refuseAsJson('application/json');
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = requestUrl(req);
+    let body: Buffer;
+    try {
+      body = await readRequestBody(req, MAX_PAYLOAD_BYTES);
+    } catch (error) {
+      if (!(error instanceof ClientRequestError && error.status === 413)) throw error;
+      fail(res, 413, 'RequestTooLargeException', `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
+      req.destroy();
+      return undefined;
+    }
+    const unsigned = verifySignature(req, { credentials: options.credentials, service: 'lambda', bodySha256: sha256Hex(body) });
+    if (unsigned) return refuse(res, unsigned);
     const match = INVOKE_PATH.exec(url.pathname);
     if (req.method !== 'POST' || !match) return fail(res, 404, 'UnknownOperationException', `Unknown operation ${req.method ?? ''} ${url.pathname}`);
     let name: string;
@@ -54,19 +82,10 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
     }
     const fn = functionNamed(functions, name);
     if (!fn) return fail(res, 404, 'ResourceNotFoundException', `Function not found: ${name}`);
-    let body: Buffer;
-    try {
-      body = await readRequestBody(req, MAX_PAYLOAD_BYTES);
-    } catch (error) {
-      if (!(error instanceof ClientRequestError && error.status === 413)) throw error;
-      fail(res, 413, 'RequestTooLargeException', `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
-      req.destroy();
-      return undefined;
-    }
     let event: unknown = {};
     if (body.length) {
       try {
-        event = JSON.parse(body.toString('utf8'));
+        event = withoutAuthorizer(JSON.parse(body.toString('utf8')));
       } catch {
         return fail(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json');
       }

@@ -1,10 +1,12 @@
 // The embedded local runtime: reads template.yaml and runs its functions, routes, tables,
 // buckets, queues and state machines on one machine, on wire-compatible stand-ins (dynalite,
 // s3rver, and our SQS, Step Functions and Secrets Manager servers). Handlers reach them
-// through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables.
+// through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables
+// and credentials made afresh at each start, which every stand-in demands (local/sigv4.ts).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +14,9 @@ import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type Create
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import S3rver from 's3rver';
+import { authConfig, ForbiddenError, UnauthorizedError, verifyAccessToken } from '#lib/auth/tokens.ts';
+import { grants, normalizeScopes } from '#lib/auth/scopes.ts';
+import { ProblemError } from '#lib/sol/errors.ts';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
@@ -22,7 +27,8 @@ import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
 import { startLocalIssuer } from './oauth2.ts';
 import { startLocalSchedules } from './schedules.ts';
-import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
+import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
+import { admitSigned, newAwsCredentials, refuseAsJson, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -55,6 +61,7 @@ export interface Runtime {
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
 const MAX_API_BODY = 10 * 1024 * 1024; // API Gateway's payload limit
+const MAX_DYNAMODB_BODY = 16 * 1024 * 1024; // dynalite's own limit
 
 type Properties = Record<string, unknown>;
 
@@ -143,35 +150,42 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     // --- AWS stand-ins ----------------------------------------------------------------------
+    // One key pair per start: the handlers find it where the SDK looks (AWS_ACCESS_KEY_ID and
+    // AWS_SECRET_ACCESS_KEY), and no stand-in serves a request it did not sign.
+    const credentials = newAwsCredentials();
+    writeLocalAwsCredentials(dataDir, credentials, REGION);
+    delete process.env.AWS_SESSION_TOKEN;
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
     const dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
-    containRequestErrors(dynamo.server, 'DynamoDB', log);
+    containRequestErrors(dynamo.server, 'DynamoDB', log, admitSigned({ credentials, service: 'dynamodb', refuse: refuseAsJson('application/x-amz-json-1.0'), maxBodyBytes: MAX_DYNAMODB_BODY }));
     const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
     closers.push(() => closeServer(dynamo.server));
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
     const s3Address = (await s3.run()) as AddressInfo;
-    containRequestErrors(s3.httpServer, 'S3', log);
+    // s3rver checks only that a key is one it knows (it does not verify SigV4): it knows this run's alone.
+    const s3Accounts = createRequire(import.meta.url)('s3rver/lib/models/account') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void; revokeAccessKey(id: string): void } };
+    s3Accounts.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
+    s3Accounts.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
+    containRequestErrors(s3.httpServer, 'S3', log, admitSigned({ credentials, service: 's3', refuse: refuseAsS3 }));
     closers.push(() => s3.close());
 
-    const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets') });
+    const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets'), credentials });
     closers.push(() => secrets.close());
-    const sqs = await startLocalSqs({ dataDir: join(dataDir, 'sqs') });
+    const sqs = await startLocalSqs({ dataDir: join(dataDir, 'sqs'), credentials });
     closers.push(() => sqs.close());
 
     Object.assign(process.env, {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
-      AWS_ACCESS_KEY_ID: 'S3RVER', // s3rver's fixed key pair; the other stand-ins accept any
-      
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
       AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${dynamoAddress.port}`,
       AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Address.port}`,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
     });
-    const clientConfig = { region: REGION, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } };
+    const clientConfig = { region: REGION, credentials };
 
     // --- Storage and messaging resources ---------------------------------------------------
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
@@ -264,7 +278,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
     // Functions that invoke functions (the LCM engine -> the script runner) do it through the Lambda API.
-    const lambdaApi = await startLocalLambdaApi({ functions: functions.values(), invoke, log });
+    const lambdaApi = await startLocalLambdaApi({ functions: functions.values(), invoke, credentials, log });
     closers.push(() => lambdaApi.close());
     process.env.AWS_ENDPOINT_URL_LAMBDA = lambdaApi.endpoint;
 
@@ -282,6 +296,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const ruleTargets: Array<{ fn: LocalFunction; pattern: Record<string, unknown> }> = [];
     const stepFunctions = await startLocalStepFunctions({
       stateMachines,
+      credentials,
       dataDir: join(dataDir, 'stepfunctions'),
       // Resumed executions may fire EventBridge rules: they resume once the rules are wired.
       deferResume: true,
@@ -388,8 +403,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const url = requestUrl(req);
       const body = await readRequestBody(req, MAX_API_BODY);
       if (await issuer.serve(req, res, url.pathname, body)) return;
-      if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
       if (url.pathname.startsWith('/_local/')) {
+        const refused = await controlRefusal(req);
+        if (refused) {
+          sendProblem(res, refused.status, refused.message, refused.headers);
+          return;
+        }
+        if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
         await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
         return;
       }
@@ -477,6 +497,27 @@ export function matchesEventPattern(pattern: Record<string, unknown>, event: Rec
     }
     return expected === actual;
   });
+}
+
+/**
+ * Why a /_local control request is refused (401 without a valid access token, 403 without the
+ * admin scope), or undefined when its caller may use them: they stop and start every execution,
+ * so they are an operator's, like the API's admin routes. With VNFM_AUTH=off everyone is admin.
+ */
+async function controlRefusal(req: http.IncomingMessage): Promise<ProblemError | undefined> {
+  const config = authConfig();
+  if (config === null) return undefined;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? '').trim())?.[1];
+  const xAuthToken = req.headers['x-auth-token'];
+  const token = bearer ?? (typeof xAuthToken === 'string' && xAuthToken.trim() ? xAuthToken.trim() : undefined);
+  if (!token) return new UnauthorizedError('The local controls need an access token with the admin scope (Authorization: Bearer or X-Auth-Token)');
+  try {
+    const verified = await verifyAccessToken(config, token);
+    return grants(normalizeScopes(verified.scopes), 'admin') ? undefined : new ForbiddenError('The local controls need the admin scope', 'admin');
+  } catch (error) {
+    if (error instanceof ProblemError) return error;
+    throw error;
+  }
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */

@@ -6,6 +6,7 @@ import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promi
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
+import type { AwsCredentials } from './sigv4.ts';
 
 export interface LocalSecretsManager {
   endpoint: string;
@@ -15,6 +16,8 @@ export interface LocalSecretsManager {
 export interface LocalSecretsManagerOptions {
   /** Directory holding the encrypted data file and its key file (created with mode 0700 if missing). */
   dataDir: string;
+  /** The only credentials whose SigV4 signature it accepts. */
+  credentials: AwsCredentials;
   host?: string;
   port?: number;
 }
@@ -610,6 +613,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
     targetPrefix: 'secretsmanager',
     contentType: 'application/x-amz-json-1.1',
     operations,
+    signedBy: { credentials: opts.credentials, service: 'secretsmanager' },
     maxBodyBytes: 1024 * 1024,
     validationErrorType: 'InvalidParameterException',
     internalError: { type: 'InternalServiceError', message: 'An error occurred on the server side.' },

@@ -10,6 +10,7 @@ import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync,
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
+import type { AwsCredentials } from './sigv4.ts';
 
 export interface LocalSqs {
   endpoint: string;
@@ -19,6 +20,8 @@ export interface LocalSqs {
 export interface LocalSqsOptions {
   /** Directory holding one journal per queue (created if missing). */
   dataDir: string;
+  /** The only credentials whose SigV4 signature it accepts (its /_local controls too). */
+  credentials: AwsCredentials;
   host?: string;
   port?: number;
   /** Told about journal lines that could not be read at start and about internal errors. */
@@ -1124,6 +1127,7 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
     targetPrefix: 'AmazonSQS',
     contentType: 'application/x-amz-json-1.0',
     operations,
+    signedBy: { credentials: options.credentials, service: 'sqs' },
     controls: {
       // For tests that need a moment when no message is being handled: receives hand out nothing
       // (long polls wait) until released. Not kept across a restart.

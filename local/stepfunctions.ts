@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import type { RunOptions, StateMachineDefinition } from 'aws-local-stepfunctions';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
+import type { AwsCredentials } from './sigv4.ts';
 
 export interface LocalStateMachineSpec {
   arn: string;
@@ -44,6 +45,8 @@ export interface LocalStepFunctions {
 export interface LocalStepFunctionsOptions {
   stateMachines: LocalStateMachineSpec[];
   invoke: TaskInvoker;
+  /** The only credentials whose SigV4 signature its API accepts. */
+  credentials: AwsCredentials;
   host?: string;
   port?: number;
   /** Multiplies Wait state durations and Retry intervals (default 1); e.g. 0.001 turns seconds into milliseconds. */
@@ -874,6 +877,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     targetPrefix: 'AWSStepFunctions',
     contentType: 'application/x-amz-json-1.0',
     operations,
+    signedBy: { credentials: opts.credentials, service: 'states' },
     maxBodyBytes: 8 * 1024 * 1024,
     validationErrorType: 'ValidationException',
     internalError: { type: 'InternalFailure', message: 'Internal failure' },

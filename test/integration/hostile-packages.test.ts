@@ -73,7 +73,7 @@ const corpus: Array<{ name: string; build: () => Promise<Buffer> | Buffer; detai
 ];
 
 it('refuses every hostile or broken CSAR with specific failure details and keeps serving', async () => {
-  const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: vnfm.awsCredentials });
   const bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
   for (const sample of corpus) {
     const created = await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} });

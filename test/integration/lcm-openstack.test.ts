@@ -219,7 +219,7 @@ describe('faults and the op-occ tasks', () => {
 
   it('an execution that dies never leaves the instance locked', async () => {
     const id = await createInstance();
-    const sfn = new SFNClient({ endpoint: JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')).stepfunctions, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const sfn = new SFNClient({ endpoint: JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')).stepfunctions, region: 'us-east-1', credentials: vnfm.awsCredentials });
     await holdExecutions(vnfm, true);
     let path: string;
     try {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { signedHeaders, type AwsCredentials } from '#local/sigv4.ts';
 import { startNfvoSink, type Received } from '../support/nfvo-sink.ts';
 import { client, newDataDir, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 import { waitFor } from '../support/wait.ts';
@@ -16,6 +17,7 @@ const CREATED = 'VnfIdentifierCreationNotification';
 
 interface Queues {
   sqs: string;
+  credentials: AwsCredentials;
   client: SQSClient;
   queue: string;
   deadLetters: string;
@@ -25,7 +27,8 @@ function queuesOf(vnfm: LocalVnfm): Queues {
   const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string }> };
   return {
     sqs: endpoints.sqs,
-    client: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    credentials: vnfm.awsCredentials,
+    client: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials }),
     queue: endpoints.queues.NotificationQueue?.url ?? '',
     deadLetters: endpoints.queues.NotificationDeadLetterQueue?.url ?? '',
   };
@@ -38,7 +41,9 @@ async function depth(queues: Queues, url: string): Promise<number> {
 }
 
 async function sqsControl(queues: Queues, method: 'GET' | 'POST', name: string): Promise<unknown> {
-  const response = await fetch(`${queues.sqs}/_local/${name}`, { method });
+  // The stand-in's controls, like its API, answer only requests signed with the runtime's credentials.
+  const url = `${queues.sqs}/_local/${name}`;
+  const response = await fetch(url, { method, headers: signedHeaders({ credentials: queues.credentials, service: 'sqs', method, url }) });
   assert.equal(response.status, 200, `SQS control ${name}`);
   return response.json();
 }

@@ -63,7 +63,7 @@ async function assertNotificationSchemas(notifications: Notification[]): Promise
 function sqsOf(vnfm: LocalVnfm): { sqs: SQSClient; queue: { url: string; arn: string }; dlq: { url: string; arn: string } } {
   const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string; arn: string }> };
   return {
-    sqs: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    sqs: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials }),
     queue: endpoints.queues.NotificationQueue as { url: string; arn: string },
     dlq: endpoints.queues.NotificationDeadLetterQueue as { url: string; arn: string },
   };
@@ -375,7 +375,7 @@ describe('with the default retry period', () => {
       // Filters run on the representation: the authentication cannot be probed through one.
       assertProblem(await call('GET', '/vnflcm/v2/subscriptions?filter=(eq,authentication/paramsBasic/userName,nfvo)'), 400);
       assert.ok(!vnfm.output().includes(basicPassword) && !vnfm.output().includes(clientPassword), 'credentials in the log');
-      const table = await new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+      const table = await new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials })
         .send(new ScanCommand({ TableName: 'SubscriptionsTable' }));
       const stored = JSON.stringify(table.Items);
       assert.ok(stored.includes('/cb/basic') && !stored.includes(basicPassword) && !stored.includes(clientPassword), 'credentials in the table');

@@ -24,7 +24,7 @@ before(async () => {
   vnfm = await startVnfm({ dataDir });
   endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as typeof endpoints;
   assert.match(endpoints.lambda, /^http:\/\/127\.0\.0\.1:\d+$/);
-  lambda = new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  lambda = new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: vnfm.awsCredentials });
 });
 after(async () => {
   lambda?.destroy();
@@ -85,7 +85,7 @@ const probe = (host, port) => new Promise((resolve) => {
 
 it('is what invokeScriptRunner reaches through AWS_ENDPOINT_URL_LAMBDA, with failures as ok:false results', async () => {
   process.env.AWS_ENDPOINT_URL_LAMBDA = endpoints.lambda;
-  Object.assign(process.env, { AWS_REGION: endpoints.region, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+  Object.assign(process.env, { AWS_REGION: endpoints.region, AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey });
   const failing: ScriptRequest = {
     kind: 'coordinate', script: './Scripts/coordinate.js', files: { 'Scripts/coordinate.js': b64('throw new Error("LB 10.10.0.50 rejected the new member")') },
     input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },

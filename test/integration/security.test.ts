@@ -11,7 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { loadTemplate } from '../../local/template.ts';
 import { createLocalClient } from '../../local/oauth2.ts';
-import { accessToken, adminCredentials, client, ROOT, seedPackage, settle, startVnfm, type ClientCredentials, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { accessToken, adminCredentials, client, localControl, ROOT, seedPackage, settle, startVnfm, type ClientCredentials, type LocalVnfm, type Reply } from '../support/runtime.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
@@ -193,7 +193,7 @@ describe('tenant isolation', () => {
     assert.ok(!((await a('GET', '/vnflcm/v2/vnf_lcm_op_occs')).body as Array<{ id: string }>).some((o) => o.id === opOccId));
     assert.equal((await b('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
     assert.equal((await admin('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
-    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } }));
+    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }));
     const stored = (await documents.send(new GetCommand({ TableName: 'VnfLcmOpOccsTable', Key: { id: opOccId } }))).Item as { startedBy?: string; tenantId: string };
     assert.equal(stored.startedBy, tenantB.clientId);
     assert.equal(stored.tenantId, 'tenant-b');
@@ -407,7 +407,7 @@ describe('tenant isolation', () => {
     const server = shown.instantiatedVnfInfo.vnfcResourceInfo[0]?.computeResource.resourceId as string;
     const fault = await fetch(`${os.control}servers/${server}/status`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ status: 'ERROR' }) });
     assert.ok(fault.ok, await fault.text());
-    const swept = await fetch(`${vnfm.url}/_local/schedules/VnfHealthMonitorFunction/run`, { method: 'POST' });
+    const swept = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
     assert.equal(swept.status, 200, await swept.text());
     await settle(vnfm);
     const byInstance = `/vnffm/v1/alarms?filter=${encodeURIComponent(`(eq,managedObjectId,${vnfA})`)}`;

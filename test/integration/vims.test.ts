@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 interface SimVims {
@@ -65,7 +65,7 @@ async function vims(): Promise<Vim[]> {
 }
 
 async function sweep(): Promise<{ checked: number; changed: Array<{ vimId: string; to: string }> }> {
-  const response = await fetch(`${vnfm.url}/_local/schedules/VimMonitorFunction/run`, { method: 'POST' });
+  const response = await localControl(vnfm, 'POST', '/_local/schedules/VimMonitorFunction/run');
   assert.equal(response.status, 200, await response.clone().text());
   return response.json() as Promise<{ checked: number; changed: Array<{ vimId: string; to: string }> }>;
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { assertEtsiResponse, assertEtsiSchema } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
-import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
@@ -62,7 +62,7 @@ function assertProblem(reply: Reply, status: number): void {
 
 /** Runs one health sweep now (the schedule's control endpoint answers when it is done), then lets what it started finish. */
 async function sweep(): Promise<Sweep> {
-  const response = await fetch(`${vnfm.url}/_local/schedules/VnfHealthMonitorFunction/run`, { method: 'POST' });
+  const response = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
   assert.equal(response.status, 200, await response.clone().text());
   const report = await response.json() as Sweep;
   await settle(vnfm);

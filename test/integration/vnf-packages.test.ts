@@ -254,7 +254,7 @@ describe('other ways in', () => {
   });
 
   it('onboards a CSAR put straight into the packages bucket, and through the presigned upload URL', async () => {
-    const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: vnfm.awsCredentials });
     const bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
     const direct = await createPackage();
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `packages/${direct}/package.zip`, Body: await buildCsar('openstack-vnf-v2') }));

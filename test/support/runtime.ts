@@ -1,11 +1,13 @@
 // Starts `npm start`'s entry point as a child process (the way an operator runs it) on a free
-// port with its own data folder, and gives tests its URL, its output and its endpoints.
+// port with its own data folder, and gives tests its URL, its output, its endpoints and the
+// credentials its stand-ins demand.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
 import { checkExchange } from './exchange.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -17,6 +19,8 @@ export interface LocalVnfm {
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
   endpoints: { dynamodb: string; s3: string; region: string; buckets: Record<string, string> };
+  /** The key pair this start made; its stand-ins serve only requests signed with it ($VNFM_DATA_DIR/local-aws-credentials.json). */
+  awsCredentials: AwsCredentials;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** kill -9 of the runtime's whole process group (started with `processGroup`), as a crash or an OOM killer would; resolves once it is gone. */
   kill(): Promise<void>;
@@ -58,6 +62,7 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
     dataDir,
     output: () => output,
     endpoints,
+    awsCredentials: readLocalAwsCredentials(dataDir),
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;
@@ -78,7 +83,7 @@ function documents(vnfm: LocalVnfm): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({
     endpoint: vnfm.endpoints.dynamodb,
     region: vnfm.endpoints.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: vnfm.awsCredentials,
   }), { marshallOptions: { removeUndefinedValues: true } });
 }
 
@@ -183,12 +188,17 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
   };
 }
 
+/** A local control (`/_local/...` on the API's address), asked with the admin client's token as it demands. */
+export async function localControl(vnfm: LocalVnfm, method: 'GET' | 'POST', path: string): Promise<Response> {
+  return fetch(`${vnfm.url}${path}`, { method, headers: { Authorization: `Bearer ${await accessToken(adminCredentials(vnfm))}` } });
+}
+
 /** Waits until every event-triggered function and state machine execution has finished (an event, not a sleep). */
 export async function settle(vnfm: LocalVnfm): Promise<void> {
   for (;;) {
     // fetch gives up on an answer after 5 minutes (undici's headers timeout); a bench of hundreds of
     // operations on a busy machine takes longer to settle, so ask again (idle is only a wait).
-    const response = await fetch(`${vnfm.url}/_local/idle`, { method: 'POST' }).catch((error: unknown) => {
+    const response = await localControl(vnfm, 'POST', '/_local/idle').catch((error: unknown) => {
       if ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_HEADERS_TIMEOUT') return undefined;
       throw error;
     });
@@ -199,6 +209,6 @@ export async function settle(vnfm: LocalVnfm): Promise<void> {
 }
 
 export async function holdExecutions(vnfm: LocalVnfm, hold: boolean): Promise<void> {
-  const response = await fetch(`${vnfm.url}/_local/stepfunctions/${hold ? 'hold' : 'release'}`, { method: 'POST' });
+  const response = await localControl(vnfm, 'POST', `/_local/stepfunctions/${hold ? 'hold' : 'release'}`);
   if (response.status !== 204) throw new Error(`hold control answered ${response.status}`);
 }

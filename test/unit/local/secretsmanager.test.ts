@@ -22,7 +22,11 @@ import {
   UntagResourceCommand,
   UpdateSecretCommand,
 } from '@aws-sdk/client-secrets-manager';
+import { signedHeaders } from '#local/sigv4.ts';
 import { startLocalSecretsManager } from '#local/secretsmanager.ts';
+
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 
 interface Harness {
   dataDir: string;
@@ -34,9 +38,9 @@ interface Harness {
 
 async function harness(): Promise<Harness> {
   const dataDir = join(await mkdtemp(join(tmpdir(), 'local-sm-')), 'secrets');
-  let server = await startLocalSecretsManager({ dataDir });
+  let server = await startLocalSecretsManager({ dataDir, credentials });
   const makeClient = () =>
-    new SecretsManagerClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    new SecretsManagerClient({ region: 'us-east-1', endpoint: server.endpoint, credentials });
   const h: Harness = {
     dataDir,
     endpoint: server.endpoint,
@@ -44,7 +48,7 @@ async function harness(): Promise<Harness> {
     async restart() {
       h.client.destroy();
       await server.close();
-      server = await startLocalSecretsManager({ dataDir });
+      server = await startLocalSecretsManager({ dataDir, credentials });
       h.endpoint = server.endpoint;
       h.client = makeClient();
     },
@@ -223,7 +227,7 @@ test('a data file whose key does not match is refused rather than silently repla
   await using h = await harness();
   await h.client.send(new CreateSecretCommand({ Name: 'x', SecretString: 'y' }));
   const other = join(h.dataDir, '..', 'other');
-  const second = await startLocalSecretsManager({ dataDir: other });
+  const second = await startLocalSecretsManager({ dataDir: other, credentials });
   await second.close();
   await copyFile(join(other, 'secrets.key'), join(h.dataDir, 'secrets.key'));
   await assert.rejects(h.restart(), /cannot be decrypted/);
@@ -233,7 +237,7 @@ test('wire protocol: AWS JSON 1.1 errors for unknown operations', async () => {
   await using h = await harness();
   const res = await fetch(h.endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.Frobnicate' },
+    headers: signedHeaders({ credentials, service: 'secretsmanager', method: 'POST', url: h.endpoint, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.Frobnicate' }, body: '{}' }),
     body: '{}',
   });
   assert.equal(res.status, 400);

@@ -12,10 +12,13 @@ import {
 import type { SQSBatchResponse } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
 async function fifoQueue(name: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sqs-fifo-test-'));
-  const sqs = await startLocalSqs({ dataDir });
-  const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const sqs = await startLocalSqs({ dataDir, credentials });
+  const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials });
   const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '30' } }));
   const url = QueueUrl ?? '';
   const arn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';

@@ -5,10 +5,13 @@
 import { ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalSqs } from '#local/sqs.ts';
 
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: sqs-kill-child.ts <data dir>');
-const sqs = await startLocalSqs({ dataDir });
-const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+const sqs = await startLocalSqs({ dataDir, credentials });
+const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials });
 const create = async (name: string, attributes: Record<string, string>) => (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl ?? '';
 const send = (url: string, body: string, extra: Partial<ConstructorParameters<typeof SendMessageCommand>[0]> = {}) => client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, ...extra }));
 const receive = async (url: string, max: number, visibility?: number) => (await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, VisibilityTimeout: visibility }))).Messages ?? [];

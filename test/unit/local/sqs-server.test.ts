@@ -13,7 +13,11 @@ import {
   SQSClient, StartMessageMoveTaskCommand, type Message, type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import { startLocalSqs, type LocalSqs } from '#local/sqs.ts';
+import { signedHeaders } from '#local/sigv4.ts';
 import { waitFor } from '../../support/wait.ts';
+
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 
 const ROOT = join(import.meta.dirname, '../../..');
 
@@ -28,7 +32,7 @@ interface Harness {
 }
 
 async function harness(dataDir = mkdtempSync(join(tmpdir(), 'sqs-server-test-'))): Promise<Harness> {
-  let sqs: LocalSqs = await startLocalSqs({ dataDir });
+  let sqs: LocalSqs = await startLocalSqs({ dataDir, credentials });
   const h: Harness = {
     client: clientFor(sqs.endpoint),
     endpoint: sqs.endpoint,
@@ -41,7 +45,7 @@ async function harness(dataDir = mkdtempSync(join(tmpdir(), 'sqs-server-test-'))
     async restart() {
       h.client.destroy();
       await sqs.close();
-      sqs = await startLocalSqs({ dataDir });
+      sqs = await startLocalSqs({ dataDir, credentials });
       h.client = clientFor(sqs.endpoint);
       h.endpoint = sqs.endpoint;
     },
@@ -55,7 +59,7 @@ async function harness(dataDir = mkdtempSync(join(tmpdir(), 'sqs-server-test-'))
 }
 
 function clientFor(endpoint: string): SQSClient {
-  return new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  return new SQSClient({ region: 'us-east-1', endpoint, credentials });
 }
 
 async function counts(client: SQSClient, url: string): Promise<{ visible: number; inFlight: number; delayed: number }> {
@@ -143,7 +147,10 @@ test('errors are the ones SQS gives, and malformed requests leave the server run
   assert.deepEqual(mixed.Successful?.map((e) => e.Id), ['ok']);
   assert.deepEqual(mixed.Failed?.map((e) => [e.Id, e.Code, e.SenderFault]), [['bad', 'MissingParameter', true]]);
 
-  const raw = async (target: string, body: string) => fetch(h.endpoint, { method: 'POST', headers: { 'X-Amz-Target': target, 'Content-Type': 'application/x-amz-json-1.0' }, body });
+  const raw = async (target: string, body: string) => fetch(h.endpoint, {
+    method: 'POST', body,
+    headers: signedHeaders({ credentials, service: 'sqs', method: 'POST', url: h.endpoint, headers: { 'X-Amz-Target': target, 'Content-Type': 'application/x-amz-json-1.0' }, body }),
+  });
   assert.equal((await raw('AmazonSQS.SendMessage', '{not json')).status, 400);
   assert.equal((await raw('AmazonSQS.SendMessageBatch', JSON.stringify({ QueueUrl: queue.url, Entries: 'many' }))).status, 400);
   assert.equal((await raw('AmazonSQS.ReceiveMessage', JSON.stringify({ QueueUrl: queue.url, MaxNumberOfMessages: 'ten' }))).status, 400);

@@ -16,6 +16,9 @@ import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 import type { QueuePollerOptions } from '#local/sqs.ts';
 import { waitFor } from '../../support/wait.ts';
 
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
 interface Harness {
   client: SQSClient;
   endpoint: string;
@@ -26,8 +29,8 @@ interface Harness {
 
 async function harness(): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sqs-test-'));
-  const sqs = await startLocalSqs({ dataDir });
-  const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const sqs = await startLocalSqs({ dataDir, credentials });
+  const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials });
   const pollers: Array<{ stop(): Promise<void> }> = [];
   return {
     client,
@@ -202,7 +205,7 @@ test('stop() aborts an in-flight long poll', async () => {
   const signals: AbortSignal[] = [];
   let received!: () => void;
   const receiving = new Promise<void>((resolve) => { received = resolve; });
-  const observed = new SQSClient({ region: 'us-east-1', endpoint: h.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const observed = new SQSClient({ region: 'us-east-1', endpoint: h.endpoint, credentials });
   const send = observed.send.bind(observed) as (command: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;
   (observed as unknown as { send: typeof send }).send = (command, options) => {
     if (options?.abortSignal) signals.push(options.abortSignal);

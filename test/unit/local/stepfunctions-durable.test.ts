@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { DescribeExecutionCommand, ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStepFunctions, type ExecutionStatusChange, type LocalStepFunctions } from '#local/stepfunctions.ts';
 
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
 const ACCOUNT = '000000000000';
 const fn = (name: string) => `arn:aws:lambda:us-east-1:${ACCOUNT}:function:${name}`;
 const MACHINE = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:Flow`;
@@ -54,6 +57,7 @@ async function stand(dataDir: string, handlers: Record<string, (input: unknown) 
   const sfn = await startLocalStepFunctions({
     stateMachines: [{ arn: MACHINE, name: 'Flow', definition: FLOW }],
     dataDir,
+    credentials,
     waitScale: 1,
     onExecutionEnd: (detail) => ended.push(detail),
     invoke: async (functionArn, input) => {
@@ -64,7 +68,7 @@ async function stand(dataDir: string, handlers: Record<string, (input: unknown) 
       return handler(input);
     },
   });
-  const client = new SFNClient({ region: 'us-east-1', endpoint: sfn.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const client = new SFNClient({ region: 'us-east-1', endpoint: sfn.endpoint, credentials });
   return { sfn, client, calls, ended, close: async () => { client.destroy(); await sfn.close(); } };
 }
 

@@ -18,6 +18,10 @@ import {
 import type { DescribeExecutionCommandOutput } from '@aws-sdk/client-sfn';
 import { startLocalStepFunctions } from '#local/stepfunctions.ts';
 import type { LocalStateMachineSpec, LocalStepFunctions, TaskInvoker } from '#local/stepfunctions.ts';
+import { signedHeaders } from '#local/sigv4.ts';
+
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 
 const ACCOUNT = '000000000000';
 const fn = (name: string) => `arn:aws:lambda:us-east-1:${ACCOUNT}:function:${name}`;
@@ -132,12 +136,13 @@ async function harness(machines?: LocalStateMachineSpec[]): Promise<Harness> {
       { arn: machineArn('Blocking'), name: 'Blocking', definition: BLOCKING },
     ],
     invoke,
+    credentials,
     waitScale: 0.001,
   });
   const client = new SFNClient({
     region: 'us-east-1',
     endpoint: sfn.endpoint,
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    credentials,
   });
   return {
     sfn,
@@ -371,7 +376,10 @@ test('ListExecutions filters and pages; ListStateMachines and DescribeStateMachi
 test('wire protocol: unknown operations and malformed bodies get AWS JSON errors', async () => {
   await using h = await harness();
   const post = (target: string, body: string) =>
-    fetch(h.sfn.endpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body });
+    fetch(h.sfn.endpoint, {
+      method: 'POST', body,
+      headers: signedHeaders({ credentials, service: 'states', method: 'POST', url: h.sfn.endpoint, headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body }),
+    });
   const unknown = await post('AWSStepFunctions.DoSomethingElse', '{}');
   assert.equal(unknown.status, 400);
   assert.equal(unknown.headers.get('content-type'), 'application/x-amz-json-1.0');
@@ -388,7 +396,7 @@ test('wire protocol: unknown operations and malformed bodies get AWS JSON errors
 test('definitions that cannot run locally are rejected at startup', async () => {
   const invoke: TaskInvoker = async () => null;
   const one = (definition: Record<string, unknown>) =>
-    startLocalStepFunctions({ stateMachines: [{ arn: machineArn('X'), name: 'X', definition }], invoke });
+    startLocalStepFunctions({ stateMachines: [{ arn: machineArn('X'), name: 'X', definition }], invoke, credentials });
   await assert.rejects(
     one({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', Parameters: { QueueUrl: 'q', MessageBody: 'b' }, End: true } } }),
     /only Lambda function ARNs/,

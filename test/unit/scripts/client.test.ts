@@ -10,6 +10,9 @@ import { invokeScriptRunner } from '#lib/scripts/client.ts';
 import type { ScriptRequest } from '#lib/scripts/contract.ts';
 import { handler } from '#functions/steps/script-runner.ts';
 
+/** The stand-in serves only requests signed with these. */
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
 const REGION = 'us-east-1';
 const ARN = `arn:aws:lambda:${REGION}:000000000000:function:`;
 
@@ -34,13 +37,14 @@ let lambda: LambdaClient;
 before(async () => {
   api = await startLocalLambdaApi({
     functions,
+    credentials,
     invoke: async (fn, event) => {
       invocations.push(fn.logicalId);
       return fn.handler?.(event, lambdaContext(fn));
     },
   });
-  Object.assign(process.env, { AWS_ENDPOINT_URL_LAMBDA: api.endpoint, AWS_REGION: REGION, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
-  lambda = new LambdaClient({ endpoint: api.endpoint, region: REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  Object.assign(process.env, { AWS_ENDPOINT_URL_LAMBDA: api.endpoint, AWS_REGION: REGION, AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
+  lambda = new LambdaClient({ endpoint: api.endpoint, region: REGION, credentials });
 });
 after(async () => {
   lambda.destroy();
