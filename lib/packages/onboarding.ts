@@ -8,6 +8,7 @@ import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { log } from '#lib/log.ts';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
 import { openArchive, type CsarArchive } from './archive.ts';
+import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
 import { inspectCsar } from './csar.ts';
 import { PackageError } from './errors.ts';
 import { parseVnfd, type ParsedVnfd } from './vnfd.ts';
@@ -113,8 +114,13 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
   let archive: CsarArchive | undefined;
   try {
     const source = await s3Source(contentKey(packageId));
-    archive = await openArchive(source);
+    const limits = storageLimitsFromEnv();
+    // The declared sizes are checked as the central directory is read, and inflating never goes past them.
+    archive = await openArchive(source, { maxTotalBytes: limits.maxExpandedBytes });
     const opened = archive;
+    const expandedSize = opened.entries().reduce((sum, entry) => sum + entry.uncompressedSize, 0);
+    const overQuota = quotaExceeded(await tenantStoredBytes(deps, started.tenantId, packageId), source.size + expandedSize, limits);
+    if (overQuota) throw new PackageError(overQuota);
     const inPlace = await inPlaceEntries(opened);
     const checksum = hashInOnePass(contentKey(packageId), opened, inPlace);
     checksum.catch(() => undefined); // awaited below; a failure also fails the manifest check
@@ -163,6 +169,7 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
         softwareImages: softwareImagesOf(vnfd, now),
         additionalArtifacts,
         contentSize: source.size,
+        expandedSize,
         vnfdFiles: vnfd.descriptorFiles,
       },
     });

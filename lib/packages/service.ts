@@ -11,6 +11,7 @@ import { mergePatch } from '#lib/lcm/merge-patch.ts';
 import { packageListKey, type OnboardingState, type VnfPackageRecord } from '#lib/store/packages.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
+import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
 import { renderVnfPkgInfo, VNF_PKG_ATTRIBUTES, VNF_PKG_DEFAULT_EXCLUDED } from './model.ts';
 import { contentKey, deletePrefix, objectSize, presignedPut, putObject } from './storage.ts';
 
@@ -146,6 +147,10 @@ export async function uploadContent(deps: LcmDeps, caller: Caller, id: string, b
   if (bytes.readUInt32LE(0) !== 0x04034b50 && bytes.readUInt32LE(0) !== 0x06054b50) {
     throw new UnprocessableEntityError('The request body is not a zip archive (a CSAR must be one)');
   }
+  const current = await getPackage(deps, caller, id);
+  const overQuota = quotaExceeded(await tenantStoredBytes(deps, current.tenantId, id), bytes.length, storageLimitsFromEnv());
+  // 409, as SOL005 9.4.5.3.3 lists for PUT: the tenant's storage, not this request, is the conflict.
+  if (overQuota) throw new ConflictError(`The VNF package cannot be stored: ${overQuota}`);
   await beginUpload(deps, caller, id);
   try {
     await putObject(contentKey(id), bytes, 'application/zip');
