@@ -104,8 +104,8 @@ function indexedFile(record: VnfPackageRecord, index: PackageIndex, path: string
     key: contentKey(record.id),
     offset: file.csarOffset,
     size: file.size,
-    // A big stored entry is read in place from the CSAR; to be presigned it is copied, streaming and
-    // once, to its own object (under the package's prefix, so deleting the package removes it).
+    // Onboarding copies stored entries over the inline limit to their own objects; a package
+    // onboarded before it did gets the copy (streaming, once) on the first download that needs it.
     ownObject: async () => {
       if (await objectSize(own) !== file.size) await putObject(own, await getStream(contentKey(record.id), range), 'application/octet-stream');
       return own;

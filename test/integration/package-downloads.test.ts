@@ -4,6 +4,7 @@
 // an upload beyond the tenant's TenantStorageQuotaBytes is refused.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { MAX_INLINE_BYTES } from '#lib/packages/content.ts';
 import { buildCsar, SAMPLE_PACKAGES, sampleImage } from '../support/csar-builder.ts';
 import { assertEtsiResponse } from '../support/etsi.ts';
@@ -17,6 +18,9 @@ let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
 let packageId: string;
 let csar: Buffer;
+let brokenId: string;
+let s3: S3Client;
+let bucket: string;
 
 /** Creates a package and sends `bytes` to its presigned upload URL (the way past the API's body limit). */
 async function uploadThroughUrl(bytes: Buffer): Promise<string> {
@@ -43,12 +47,20 @@ before(async () => {
   // 8 MiB per package; 9 MiB per tenant: one package with a big image fits, with little room left.
   vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: `MaxPackageExpandedBytes=${8 * MiB} TenantStorageQuotaBytes=${9 * MiB}` } });
   call = client(vnfm);
+  s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
+  // First (while the quota has room for it) a package whose big image is copied before a bad hash fails it.
+  brokenId = await uploadThroughUrl(await buildCsar('openstack-vnf-v2', { imageBytes: BIG_IMAGE, mutateAfterManifest: (files) => {
+    const path = [...files.keys()].find((name) => name.startsWith('Scripts/')) as string;
+    files.set(path, Buffer.concat([files.get(path) as Buffer, Buffer.from('\n# changed after the manifest\n')]));
+  } }));
   csar = await buildCsar('openstack-vnf-v1', { imageBytes: BIG_IMAGE });
   packageId = await uploadThroughUrl(csar);
   const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${packageId}`)).body as { onboardingState: string; onboardingFailureDetails?: unknown };
   assert.equal(pkg.onboardingState, 'ONBOARDED', JSON.stringify(pkg.onboardingFailureDetails));
 });
 after(async () => {
+  s3.destroy();
   await vnfm.stop();
 });
 
@@ -65,6 +77,9 @@ describe('package downloads', () => {
 
   it('redirects an artifact larger than the inline limit to a presigned URL that serves it, ranges included', async () => {
     const expected = sampleImage(image.seed, BIG_IMAGE);
+    // Onboarding already copied the image out of the CSAR, so a download only has to presign.
+    const own = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: `packages/${packageId}/onboarded/files/${image.path}` }));
+    assert.equal(own.ContentLength, BIG_IMAGE);
     const redirect = await getManually(`/vnfpkgm/v1/vnf_packages/${packageId}/artifacts/${image.path}`);
     assert.equal(redirect.status, 302);
     const location = redirect.headers.get('location') ?? '';
@@ -90,6 +105,14 @@ describe('package downloads', () => {
     const part = await fetch(redirect.headers.get('location') ?? '', { headers: { Range: 'bytes=0-99' } });
     assert.equal(part.status, 206);
     assert.ok(Buffer.from(await part.arrayBuffer()).equals(csar.subarray(0, 100)));
+  });
+
+  it('leaves nothing in S3 when a package with a big image fails after its image was being copied', async () => {
+    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${brokenId}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    assert.equal(pkg.onboardingState, 'CREATED');
+    assert.match(pkg.onboardingFailureDetails?.detail ?? '', /Scripts\//);
+    const left = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `packages/${brokenId}/` }));
+    assert.deepEqual((left.Contents ?? []).map((object) => object.Key), []);
   });
 
   it('fails onboarding of a package that expands beyond MaxPackageExpandedBytes', async () => {

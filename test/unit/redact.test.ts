@@ -8,12 +8,12 @@ describe('redactSecrets', () => {
     const request = {
       flavourId: 'simple',
       vimConnectionInfo: { vim1: { vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://k8s', ssl_ca_cert: 'CA' }, accessInfo: 'as a string' } },
-      additionalParams: { Password: 12345, nested: [{ clientSecret: { value: 'x' } }, { BEARER_TOKEN: ['a'] }], authentication: null, kept: 'yes' },
+      additionalParams: { Password: 12345, os_passwd: 'p', nested: [{ clientSecret: { value: 'x' } }, { BEARER_TOKEN: ['a'] }], authentication: null, kept: 'yes', bypassCache: true },
     };
     assert.deepEqual(redactSecrets(request), {
       flavourId: 'simple',
       vimConnectionInfo: { vim1: { vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://k8s', ssl_ca_cert: 'CA' } } },
-      additionalParams: { nested: [{}, {}], kept: 'yes' },
+      additionalParams: { nested: [{}, {}], kept: 'yes', bypassCache: true },
     });
   });
 
