@@ -1,5 +1,5 @@
 // Downloading a 200 MiB artifact through the API: the runtime answers a 302 to a presigned S3 URL
-// (the stored image is copied out of the CSAR to its own object on the first request), so its RSS
+// (onboarding copied the stored image out of the CSAR to its own object), so its RSS
 // should barely move while the bytes flow. Reports the RSS growth of the runtime process (the
 // in-process S3 stand-in included) over the first and a second download.
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +28,8 @@ async function download(url: string, token: string, pid: number): Promise<{ byte
 export async function benchDownloads(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-bench-'));
   const image = SAMPLE_PACKAGES['openstack-vnf-v1'].image!;
-  const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
+  const env = { VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' };
+  let vnfm = await startVnfm({ env });
   try {
     const { path, size } = await buildCsarFile('openstack-vnf-v1', join(dir, 'large.zip'), { imageBytes: IMAGE_BYTES });
     const call = client(vnfm);
@@ -42,6 +43,9 @@ export async function benchDownloads(): Promise<void> {
     await settle(vnfm);
     const state = ((await call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string }).onboardingState;
     if (state !== 'ONBOARDED') throw new Error(`the package is ${state}`);
+    // A fresh process on the same data: onboarding's own peak is not the baseline.
+    await vnfm.stop();
+    vnfm = await startVnfm({ env, dataDir: vnfm.dataDir });
 
     const token = await accessToken(adminCredentials(vnfm));
     const url = `${vnfm.url}/vnfpkgm/v1/vnf_packages/${id}/artifacts/${image.path}`;
@@ -50,8 +54,8 @@ export async function benchDownloads(): Promise<void> {
     const second = await download(url, token, vnfm.pid);
     if (first.bytes !== IMAGE_BYTES || second.bytes !== IMAGE_BYTES) throw new Error(`downloaded ${first.bytes} and ${second.bytes} bytes, not ${IMAGE_BYTES}`);
     console.log(`Downloading a ${IMAGE_BYTES / 2 ** 20} MiB artifact stored in a CSAR (GET .../artifacts/${image.path}: 302 to a presigned S3 URL)`);
-    console.log(`  runtime RSS before  ${before.toFixed(0)} MiB`);
-    console.log(`  first download      +${(first.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${first.seconds.toFixed(2)} s (includes copying the image to its own object)   (target < 50 MiB; was +1047 MiB inline)`);
+    console.log(`  runtime RSS before  ${before.toFixed(0)} MiB (a runtime started after the onboarding)`);
+    console.log(`  first download      +${(first.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${first.seconds.toFixed(2)} s   (target < 50 MiB; was +1047 MiB inline)`);
     console.log(`  second download     +${(second.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${second.seconds.toFixed(2)} s`);
   } finally {
     await vnfm.stop();

@@ -15,7 +15,7 @@ import { inspectCsar } from './csar.ts';
 import { PackageError } from './errors.ts';
 import { parseVnfd, type ParsedVnfd } from './vnfd.ts';
 import { INDEX_FILE, MAX_INLINE_BYTES, type PackageIndex } from './content.ts';
-import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source } from './storage.ts';
+import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source, SMALL_PARTS } from './storage.ts';
 
 export const PARSED_VNFD_FILE = 'vnfd.json';
 
@@ -41,7 +41,7 @@ async function hashInOnePass(key: string, archive: CsarArchive, packageId: strin
     const digest = new Promise<string>((resolve, reject) => { settle = { resolve, reject }; });
     archive.primeHash(entry.path, 'sha256', digest);
     const sink = ownObjectFor(entry) ? new PassThrough() : undefined;
-    const stored = sink ? putObject(extractedKey(packageId, entry.path), sink, 'application/octet-stream') : undefined;
+    const stored = sink ? putObject(extractedKey(packageId, entry.path), sink, 'application/octet-stream', SMALL_PARTS) : undefined;
     stored?.catch(() => undefined); // awaited below
     return { ...entry, hash: createHash('sha256'), settle, sink, stored };
   });
