@@ -1,9 +1,10 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, lcm, notifications, health or soak runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, notifications, health or soak runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
+import { benchDownloads } from './downloads.ts';
 import { benchLcm } from './lcm.ts';
 import { benchNotifications } from './notifications.ts';
 import { benchHealth } from './health.ts';
@@ -95,6 +96,7 @@ try {
 
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'instances') await benchInstances();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'onboarding') await benchOnboarding();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'downloads') await benchDownloads();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();

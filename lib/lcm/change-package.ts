@@ -11,6 +11,7 @@ import type { ChangeCurrentVnfPkgRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { Coordination, PackageChange, PackageFiles } from '#lib/vim/driver.ts';
 import type { LcmDeps } from './deps.ts';
+import { redactSecrets } from '#lib/redact.ts';
 import { startOperation } from './operations.ts';
 import { enabledPackageFor, getVnfInstance, packageAttributes, type Caller } from './vnf-instances.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
@@ -64,15 +65,9 @@ function scriptOf(params: Json, key: string): CoordinateScript | undefined {
   return { script: packagePath(script), ...(className ? { className } : {}) };
 }
 
-/** The request as it is recorded and shown: every `password` in additionalParams left out. */
-function withoutPasswords(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutPasswords);
-  if (!isRecord(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !/password|secret|token/i.test(key)).map(([key, item]) => [key, withoutPasswords(item)]));
-}
-
+/** Whether recording `value` would lose credentials (startOperation records requests redacted). */
 function hasPasswords(value: unknown): boolean {
-  return JSON.stringify(value) !== JSON.stringify(withoutPasswords(value));
+  return JSON.stringify(value) !== JSON.stringify(redactSecrets(value));
 }
 
 async function fileIn(files: PackageFiles[], path: string): Promise<boolean> {
@@ -138,7 +133,7 @@ export async function requestChangeVnfpkg(
       startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'CHANGE_VNFPKG',
-      operationParams: { ...request, ...(request.additionalParams ? { additionalParams: withoutPasswords(request.additionalParams) } : {}) },
+      operationParams: request,
       apiMajorVersion: version,
       requireState: 'INSTANTIATED',
       internal: { vim: instance.vimResources.vim, change: change as unknown as Json, ...(paramsSecret ? { paramsSecret } : {}) },

@@ -125,12 +125,6 @@ async function registeredVim(deps: LcmDeps, caller: Caller, vimId: string, conne
   return { connectionId, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }
 
-function withoutCredentials(request: Record<string, unknown>): Record<string, unknown> {
-  const { vimConnectionInfo, ...rest } = request as { vimConnectionInfo?: Record<string, Record<string, unknown>> };
-  if (!vimConnectionInfo) return rest;
-  return { ...rest, vimConnectionInfo: Object.fromEntries(Object.entries(vimConnectionInfo).map(([k, { accessInfo: _secret, ...c }]) => [k, c])) };
-}
-
 export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: string, request: InstantiateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is already INSTANTIATED`);
@@ -158,7 +152,7 @@ export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: stri
       startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'INSTANTIATE',
-      operationParams: withoutCredentials(request),
+      operationParams: request,
       apiMajorVersion: version,
       requireState: 'NOT_INSTANTIATED',
       pendingVimAccessSecrets: pending,

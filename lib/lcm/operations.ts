@@ -7,6 +7,7 @@ import {
   type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type OperationExecution, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { log } from '#lib/log.ts';
+import { redactSecrets } from '#lib/redact.ts';
 import type { LcmDeps } from './deps.ts';
 
 /** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
@@ -75,7 +76,8 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     startSeq: `${now}#${id}`,
     isAutomaticInvocation: request.isAutomaticInvocation ?? false,
     isCancelPending: false,
-    operationParams: request.operationParams,
+    // Whatever the request carried in the wrong place or with the wrong type, credentials are not kept.
+    operationParams: redactSecrets(request.operationParams),
     pendingVimAccessSecrets: request.pendingVimAccessSecrets,
     apiMajorVersion: request.apiMajorVersion,
     ...request.internal,

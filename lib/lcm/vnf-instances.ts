@@ -10,6 +10,7 @@ import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
 import { ALL_TENANTS, type TenantScope } from '#lib/store/dynamo.ts';
 import { log } from '#lib/log.ts';
+import { redactSecrets } from '#lib/redact.ts';
 import type { LcmDeps } from './deps.ts';
 import { listCollection, type ListResult } from './listing.ts';
 import { startOperation } from './operations.ts';
@@ -66,7 +67,7 @@ export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: 
     vnfInstanceDescription: request.vnfInstanceDescription,
     ...packageAttributes(pkg),
     instantiationState: 'NOT_INSTANTIATED',
-    metadata: request.metadata,
+    metadata: redactSecrets(request.metadata),
     revision: 1,
   };
   // The package counts its instances; taking it into use fails if it was disabled meanwhile.
@@ -127,15 +128,6 @@ export interface ModificationPlan {
   pendingVimAccessSecrets: Record<string, string>;
 }
 
-function stripAccessInfo(patch: VnfInfoModificationRequest['vimConnectionInfo']): Record<string, unknown> | undefined {
-  if (!patch) return undefined;
-  return Object.fromEntries(Object.entries(patch).map(([key, value]) => {
-    if (value === null) return [key, null];
-    const { accessInfo: _secret, ...rest } = value;
-    return [key, rest];
-  }));
-}
-
 /**
  * SOL003 5.4.3.3.4 PATCH: validates the modification against the instance as it is, writes new
  * VIM credentials to the secret store, takes the instance's lock with a STARTING MODIFY_INFO op
@@ -176,15 +168,13 @@ export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: strin
         pendingVimAccessSecrets[key] = await deps.secrets.create(`vnf-instances/${id}/${opOccScope}/${key}`, accessInfo);
       }
     }
-    const { vimConnectionInfo, ...rest } = request;
-    const operationParams: Record<string, unknown> = { ...rest };
-    if (vimConnectionInfo) operationParams.vimConnectionInfo = stripAccessInfo(vimConnectionInfo);
+    // startOperation records the request without its accessInfo (now in the secret store).
     return await startOperation(deps, {
       tenantId: instance.tenantId,
       startedBy: caller.clientId,
       vnfInstanceId: id,
       operation: 'MODIFY_INFO',
-      operationParams,
+      operationParams: request,
       apiMajorVersion: version,
       pendingVimAccessSecrets,
     });
@@ -246,7 +236,8 @@ export async function applyModifyInfo(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): 
     }
     set.vimConnectionInfo = connections;
     set.vimAccessSecrets = secrets;
-    changedInfo.vimConnectionInfo = params.vimConnectionInfo;
+    // SOL003 VnfInfoModifications: each changed connection as it now is (a VimConnectionInfo, with its vimType).
+    changedInfo.vimConnectionInfo = Object.fromEntries(Object.keys(params.vimConnectionInfo).filter((key) => connections[key]).map((key) => [key, connections[key]]));
   }
   if (params.vnfcInfoModifications) {
     const info = structuredClone(instance.instantiatedVnfInfo ?? {}) as { vnfcInfo?: Array<{ id: string; vnfcConfigurableProperties?: Record<string, unknown> }> };

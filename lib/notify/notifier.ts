@@ -8,6 +8,7 @@
 // ... at most 5 min). Connection errors, timeouts, 429 and 5xx are retried until the retry period
 // has passed since the message was queued; then, and at once for other answers (4xx, 3xx), the
 // message goes to the dead-letter queue with the reason, for an operator to inspect and redrive.
+import { redactSecrets } from '#lib/redact.ts';
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
@@ -114,7 +115,7 @@ async function fanOutAlarm(deps: NotifierDeps, reads: BatchReads, event: AlarmEv
     family: 'vnffm',
     subscriptionId: subscription.id,
     notificationId: event.notificationId,
-    body: renderAlarmNotification(event, subscription),
+    body: redactSecrets(renderAlarmNotification(event, subscription)),
   })), event.vnfInstanceId);
   return { kind: 'done' };
 }
@@ -126,7 +127,7 @@ async function fanOut(deps: NotifierDeps, reads: BatchReads, event: Notification
     kind: 'delivery',
     subscriptionId: subscription.id,
     notificationId: event.notificationId,
-    body: renderNotification(event, subscription),
+    body: redactSecrets(renderNotification(event, subscription)),
   }));
   await deps.queue.enqueueDeliveries(deliveries, event.vnfInstanceId);
   return { kind: 'done' };

@@ -141,7 +141,7 @@ async function listEntries(zipfile: yauzl.ZipFile, archiveSize: number, limits: 
       if (previous) throw new PackageError(`duplicate entry: "${previous.name}" is already in the archive`, entry.name);
       total += entry.uncompressedSize;
       if (total > limits.maxTotalBytes) {
-        throw new PackageError(`the entries declare more than ${limits.maxTotalBytes} bytes uncompressed in total (the limit)`, entry.name);
+        throw new PackageError(`the entries declare more than ${limits.maxTotalBytes} bytes uncompressed in total; a package may expand to at most that (MaxPackageExpandedBytes)`, entry.name);
       }
       byPath.set(entry.path, entry);
       entries.push(entry);

@@ -4,7 +4,7 @@
 import yazl from 'yazl';
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import { contentKey, getBytes, getJson, onboardedKey, presignedGet } from './storage.ts';
+import { contentKey, extractedKey, getBytes, getJson, getStream, objectSize, onboardedKey, presignedGet, putObject } from './storage.ts';
 
 /** Where each file of an onboarded package can be read. */
 export interface PackageIndex {
@@ -67,38 +67,66 @@ export interface ByteRangeBody {
   range?: { start: number; end: number };
 }
 
-/** Lambda responses carry at most 6 MB (base64 inflates by a third); larger bodies are redirected to S3. */
-const MAX_INLINE_BYTES = 4 * 1024 * 1024;
+/**
+ * Lambda responses carry at most 6 MB (base64 inflates by a third), and a body held whole costs its
+ * size in memory: anything larger is a 302 to a presigned S3 GET, the same on AWS and locally.
+ */
+export const MAX_INLINE_BYTES = 4 * 1024 * 1024;
+/** How long a download redirect stays valid. */
+const PRESIGNED_GET_SECONDS = 900;
 
-async function readObjectRange(key: string, offset: number, size: number, rangeHeader: string | undefined, contentType: string): Promise<ByteRangeBody> {
-  const range = parseRange(rangeHeader, size);
-  const length = range ? range.end - range.start + 1 : size;
-  if (length > MAX_INLINE_BYTES && offset === 0) return { redirect: await presignedGet(key, 900, contentType), size, range };
-  const start = offset + (range?.start ?? 0);
-  const bytes = length === 0 ? Buffer.alloc(0) : await getBytes(key, { start, end: start + length - 1 });
-  return { bytes, size, range };
+/** Where a file's bytes are: a byte range of an S3 object; `ownObject` gives an object holding exactly them. */
+interface Located {
+  key: string;
+  offset: number;
+  size: number;
+  ownObject: () => Promise<string>;
+}
+
+async function readLocated(file: Located, rangeHeader: string | undefined, contentType: string): Promise<ByteRangeBody> {
+  const range = parseRange(rangeHeader, file.size);
+  const length = range ? range.end - range.start + 1 : file.size;
+  // The client sends its Range again to the presigned URL; S3 answers it with the 206.
+  if (length > MAX_INLINE_BYTES) return { redirect: await presignedGet(await file.ownObject(), PRESIGNED_GET_SECONDS, contentType), size: file.size, range };
+  const start = file.offset + (range?.start ?? 0);
+  const bytes = length === 0 ? Buffer.alloc(0) : await getBytes(file.key, { start, end: start + length - 1 });
+  return { bytes, size: file.size, range };
+}
+
+/** Own properties only: a path such as "constructor" or "__proto__" must not find Object.prototype's. */
+function indexedFile(record: VnfPackageRecord, index: PackageIndex, path: string, what: string): Located {
+  const file = Object.hasOwn(index.files, path) ? index.files[path] : undefined;
+  if (!file) throw new NotFoundError(`VNF package ${record.id} has no ${what} "${path}"`);
+  if ('key' in file) return { key: file.key, offset: 0, size: file.size, ownObject: async () => file.key };
+  const own = extractedKey(record.id, path);
+  const range = { start: file.csarOffset, end: file.csarOffset + file.size - 1 };
+  return {
+    key: contentKey(record.id),
+    offset: file.csarOffset,
+    size: file.size,
+    // Onboarding copies stored entries over the inline limit to their own objects; a package
+    // onboarded before it did gets the copy (streaming, once) on the first download that needs it.
+    ownObject: async () => {
+      if (await objectSize(own) !== file.size) await putObject(own, await getStream(contentKey(record.id), range), 'application/octet-stream');
+      return own;
+    },
+  };
 }
 
 export async function readPackageContent(record: VnfPackageRecord, rangeHeader: string | undefined): Promise<ByteRangeBody> {
   requireOnboarded(record);
-  return readObjectRange(contentKey(record.id), 0, record.contentSize ?? 0, rangeHeader, 'application/zip');
+  const key = contentKey(record.id);
+  return readLocated({ key, offset: 0, size: record.contentSize ?? 0, ownObject: async () => key }, rangeHeader, 'application/zip');
 }
 
 export async function readArtifact(record: VnfPackageRecord, path: string, rangeHeader: string | undefined): Promise<ByteRangeBody> {
   requireOnboarded(record);
-  const index = await packageIndex(record);
-  const file = index.files[path];
-  if (!file) throw new NotFoundError(`VNF package ${record.id} has no artifact "${path}"`);
-  if ('key' in file) return readObjectRange(file.key, 0, file.size, rangeHeader, 'application/octet-stream');
-  return readObjectRange(contentKey(record.id), file.csarOffset, file.size, rangeHeader, 'application/octet-stream');
+  return readLocated(indexedFile(record, await packageIndex(record), path, 'artifact'), rangeHeader, 'application/octet-stream');
 }
 
 export async function readFile(record: VnfPackageRecord, path: string): Promise<Buffer> {
-  const index = await packageIndex(record);
-  const file = index.files[path];
-  if (!file) throw new NotFoundError(`VNF package ${record.id} has no file "${path}"`);
-  if ('key' in file) return getBytes(file.key);
-  return getBytes(contentKey(record.id), { start: file.csarOffset, end: file.csarOffset + file.size - 1 });
+  const file = indexedFile(record, await packageIndex(record), path, 'file');
+  return file.size === 0 ? Buffer.alloc(0) : getBytes(file.key, { start: file.offset, end: file.offset + file.size - 1 });
 }
 
 /** SOL005 9.4.4.3.2: the VNFD as one YAML (text/plain) or, with several files, a zip of them with TOSCA.meta. */

@@ -6,6 +6,7 @@ import { PackageError } from './errors.ts';
 import { contentKey, putObject } from './storage.ts';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { log } from '#lib/log.ts';
+import { withoutUserinfo } from '#lib/redact.ts';
 import { assertEgressAllowed, EgressDeniedError, egressPolicyFromEnv } from '#lib/egress.ts';
 
 export interface FetchInput {
@@ -90,9 +91,10 @@ export async function fetchPackageContent(deps: LcmDeps, input: FetchInput): Pro
     await putObject(contentKey(input.packageId), counted, 'application/zip');
     return { bytes };
   } catch (error) {
-    const detail = error instanceof PackageError
+    // The URI is refused with userinfo, but a redirect or an error message may still carry some.
+    const detail = withoutUserinfo(error instanceof PackageError
       ? `Downloading the package failed: ${error.where ? `${error.where}: ` : ''}${error.message}`
-      : `Downloading the package from ${input.uri} failed: ${error instanceof Error ? error.message : String(error)}`;
+      : `Downloading the package from ${input.uri} failed: ${error instanceof Error ? error.message : String(error)}`);
     log.warn('upload_from_uri failed', { packageId: input.packageId, uri: input.uri, detail });
     await deps.packages.change(input.packageId, {
       from: { onboardingState: ['UPLOADING'] },

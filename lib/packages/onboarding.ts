@@ -4,15 +4,18 @@
 // parsed VNFD and an index of the files in S3). Any problem returns the package to CREATED with
 // onboardingFailureDetails saying what and where, and leaves nothing behind.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { log } from '#lib/log.ts';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
 import { openArchive, type CsarArchive } from './archive.ts';
+import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
 import { inspectCsar } from './csar.ts';
 import { PackageError } from './errors.ts';
 import { parseVnfd, type ParsedVnfd } from './vnfd.ts';
-import { INDEX_FILE, type PackageIndex } from './content.ts';
-import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source } from './storage.ts';
+import { INDEX_FILE, MAX_INLINE_BYTES, type PackageIndex } from './content.ts';
+import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source, SMALL_PARTS } from './storage.ts';
 
 export const PARSED_VNFD_FILE = 'vnfd.json';
 
@@ -23,17 +26,24 @@ const IN_PLACE_BYTES = 1024 * 1024;
 
 interface InPlaceEntry { path: string; offset: number; length: number }
 
+/** A stored entry too big to answer inline gets its own object (so downloads can be presigned), written in the same pass. */
+const ownObjectFor = (entry: InPlaceEntry): boolean => entry.length > MAX_INLINE_BYTES;
+
 /**
  * One sequential read of the whole CSAR computes its SHA-256 and, from the same bytes, the SHA-256
- * of every big stored entry, which the manifest check then takes instead of reading them again.
+ * of every big stored entry, which the manifest check then takes instead of reading them again, and
+ * copies those over the inline limit to their own objects.
  */
-async function hashInOnePass(key: string, archive: CsarArchive, inPlace: readonly InPlaceEntry[]): Promise<string> {
+async function hashInOnePass(key: string, archive: CsarArchive, packageId: string, inPlace: readonly InPlaceEntry[]): Promise<string> {
   const whole = createHash('sha256');
   const pending = inPlace.map((entry) => {
     let settle!: { resolve: (digest: string) => void; reject: (error: unknown) => void };
     const digest = new Promise<string>((resolve, reject) => { settle = { resolve, reject }; });
     archive.primeHash(entry.path, 'sha256', digest);
-    return { ...entry, hash: createHash('sha256'), settle };
+    const sink = ownObjectFor(entry) ? new PassThrough() : undefined;
+    const stored = sink ? putObject(extractedKey(packageId, entry.path), sink, 'application/octet-stream', SMALL_PARTS) : undefined;
+    stored?.catch(() => undefined); // awaited below
+    return { ...entry, hash: createHash('sha256'), settle, sink, stored };
   });
   try {
     let position = 0;
@@ -44,22 +54,36 @@ async function hashInOnePass(key: string, archive: CsarArchive, inPlace: readonl
       for (const entry of pending) {
         const from = Math.max(entry.offset, position);
         const to = Math.min(entry.offset + entry.length, end);
-        if (from < to) entry.hash.update(bytes.subarray(from - position, to - position));
+        if (from >= to) continue;
+        const slice = bytes.subarray(from - position, to - position);
+        entry.hash.update(slice);
+        if (entry.sink && entry.stored) {
+          if (!entry.sink.write(slice)) await Promise.race([once(entry.sink, 'drain'), entry.stored]);
+          if (to === entry.offset + entry.length) entry.sink.end();
+        }
       }
       position = end;
     }
+    if (pending.some((entry) => entry.sink && !entry.sink.writableEnded)) throw new PackageError('the package content ended inside a stored entry');
     for (const entry of pending) entry.settle.resolve(entry.hash.digest('hex'));
+    await Promise.all(pending.map((entry) => entry.stored));
     return whole.digest('hex');
   } catch (error) {
-    for (const entry of pending) entry.settle.reject(error);
+    for (const entry of pending) {
+      entry.settle.reject(error);
+      entry.sink?.destroy(error as Error);
+    }
+    await Promise.allSettled(pending.map((entry) => entry.stored));
     throw error;
   }
 }
 
-/** Copies the small or compressed files out to their own S3 objects; big stored ones are read in place. */
+/** Copies the small or compressed files out to their own S3 objects; big stored ones are read in place (or were copied by hashInOnePass). */
 async function indexFiles(archive: CsarArchive, packageId: string, inPlace: readonly InPlaceEntry[]): Promise<PackageIndex['files']> {
   const files: PackageIndex['files'] = {};
-  for (const entry of inPlace) files[entry.path] = { csarOffset: entry.offset, size: entry.length };
+  for (const entry of inPlace) {
+    files[entry.path] = ownObjectFor(entry) ? { key: extractedKey(packageId, entry.path), size: entry.length } : { csarOffset: entry.offset, size: entry.length };
+  }
   for (const entry of archive.entries()) {
     if (entry.isDirectory || files[entry.path]) continue;
     const key = extractedKey(packageId, entry.path);
@@ -112,12 +136,18 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
     return 'IGNORED';
   }
   let archive: CsarArchive | undefined;
+  let checksum: Promise<string> | undefined;
   try {
     const source = await s3Source(contentKey(packageId));
-    archive = await openArchive(source);
+    const limits = storageLimitsFromEnv();
+    // The declared sizes are checked as the central directory is read, and inflating never goes past them.
+    archive = await openArchive(source, { maxTotalBytes: limits.maxExpandedBytes });
     const opened = archive;
+    const expandedSize = opened.entries().reduce((sum, entry) => sum + entry.uncompressedSize, 0);
+    const overQuota = quotaExceeded(await tenantStoredBytes(deps, started.tenantId, packageId), source.size + expandedSize, limits);
+    if (overQuota) throw new PackageError(overQuota);
     const inPlace = await inPlaceEntries(opened);
-    const checksum = hashInOnePass(contentKey(packageId), opened, inPlace);
+    checksum = hashInOnePass(contentKey(packageId), opened, packageId, inPlace);
     checksum.catch(() => undefined); // awaited below; a failure also fails the manifest check
     const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors, requireSignature: options.requireSignature });
     const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
@@ -166,6 +196,7 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
         softwareImages: softwareImagesOf(vnfd, now),
         additionalArtifacts,
         contentSize: source.size,
+        expandedSize,
         vnfdFiles: vnfd.descriptorFiles,
       },
     });
@@ -178,6 +209,8 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
       : { title: 'VNF package onboarding failed', status: 500, detail: 'Onboarding failed because of an internal error; it has been logged. Upload the package again.' };
     if (!(error instanceof PackageError)) log.error('onboarding failed unexpectedly', { packageId, error });
     else log.warn('VNF package refused', { packageId, detail: problem.detail });
+    // The copying pass may still be writing under the prefix: let it end before removing it.
+    await checksum?.catch(() => undefined);
     await deletePrefix(`packages/${packageId}/`).catch((cleanup: unknown) => log.error('could not clean up a refused package', { packageId, error: cleanup }));
     await deps.packages.change(packageId, {
       from: { onboardingState: ['PROCESSING'] },

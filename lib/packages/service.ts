@@ -3,13 +3,15 @@
 // content key; its S3 ObjectCreated event starts onboarding.
 import { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import { parseRequest } from '#lib/sol/requests.ts';
+import { httpUri, parseRequest } from '#lib/sol/requests.ts';
 import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import type { LcmDeps } from '#lib/lcm/deps.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { mergePatch } from '#lib/lcm/merge-patch.ts';
 import { packageListKey, type OnboardingState, type VnfPackageRecord } from '#lib/store/packages.ts';
 import { log } from '#lib/log.ts';
+import { redactSecrets } from '#lib/redact.ts';
+import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
 import { renderVnfPkgInfo, VNF_PKG_ATTRIBUTES, VNF_PKG_DEFAULT_EXCLUDED } from './model.ts';
 import { contentKey, deletePrefix, objectSize, presignedPut, putObject } from './storage.ts';
 
@@ -29,12 +31,12 @@ export const vnfPkgInfoModifications = z.object({
  * (some `username`), the V3 model an OAuth 2.0 client; both are accepted.
  */
 export const uploadFromUriRequest = z.object({
-  addressInformation: z.string().url().refine((uri) => /^https?:\/\//i.test(uri), 'must be an http(s) URI'),
+  addressInformation: httpUri('give them in userName and password (or paramsOauth2ClientCredentials)'),
   authType: z.union([z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']), z.array(z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']))]).optional(),
   userName: z.string().optional(),
   username: z.string().optional(),
   password: z.string().optional(),
-  paramsOauth2ClientCredentials: z.object({ clientId: z.string(), clientPassword: z.string(), tokenEndpoint: z.string().url() }).optional(),
+  paramsOauth2ClientCredentials: z.object({ clientId: z.string(), clientPassword: z.string(), tokenEndpoint: httpUri('give them in clientId and clientPassword') }).optional(),
 }).strict();
 export type UploadFromUriRequest = z.infer<typeof uploadFromUriRequest>;
 
@@ -43,7 +45,7 @@ const STALE_UPLOAD_MS = 15 * 60_000;
 const UPLOADABLE: readonly OnboardingState[] = ['CREATED'];
 
 export async function createPackage(deps: LcmDeps, caller: Caller, body: unknown): Promise<VnfPackageRecord> {
-  const request = parseRequest(createVnfPkgInfoRequest, body ?? {}, 'CreateVnfPkgInfoRequest');
+  const request = redactSecrets(parseRequest(createVnfPkgInfoRequest, body ?? {}, 'CreateVnfPkgInfoRequest'));
   const record: VnfPackageRecord = {
     id: deps.newId(),
     tenantId: caller.tenantId,
@@ -79,7 +81,7 @@ export function listPackages(deps: LcmDeps, caller: Caller, version: 1 | 2, base
 
 /** SOL005 9.4.3.3.4 PATCH: operationalState and userDefinedData of an ONBOARDED package; 409 when nothing would change. */
 export async function modifyPackage(deps: LcmDeps, caller: Caller, id: string, body: unknown): Promise<Record<string, unknown>> {
-  const request = parseRequest(vnfPkgInfoModifications, body, 'VnfPkgInfoModifications');
+  const request = redactSecrets(parseRequest(vnfPkgInfoModifications, body, 'VnfPkgInfoModifications'));
   if (request.operationalState === undefined && request.userDefinedData === undefined) {
     throw new BadRequestError('Invalid VnfPkgInfoModifications: give operationalState and/or userDefinedData');
   }
@@ -145,6 +147,10 @@ export async function uploadContent(deps: LcmDeps, caller: Caller, id: string, b
   if (bytes.readUInt32LE(0) !== 0x04034b50 && bytes.readUInt32LE(0) !== 0x06054b50) {
     throw new UnprocessableEntityError('The request body is not a zip archive (a CSAR must be one)');
   }
+  const current = await getPackage(deps, caller, id);
+  const overQuota = quotaExceeded(await tenantStoredBytes(deps, current.tenantId, id), bytes.length, storageLimitsFromEnv());
+  // 409, as SOL005 9.4.5.3.3 lists for PUT: the tenant's storage, not this request, is the conflict.
+  if (overQuota) throw new ConflictError(`The VNF package cannot be stored: ${overQuota}`);
   await beginUpload(deps, caller, id);
   try {
     await putObject(contentKey(id), bytes, 'application/zip');

@@ -28,13 +28,16 @@ export function bucket(): string {
   return requiredEnv('PACKAGES_BUCKET');
 }
 
-export async function putObject(key: string, body: Buffer | string | Readable, contentType: string): Promise<void> {
+/** Smallest part S3 accepts: for a copy made beside other work, where memory matters more than speed. */
+export const SMALL_PARTS = { partSize: 5 * 1024 * 1024, queueSize: 1 } as const;
+
+export async function putObject(key: string, body: Buffer | string | Readable, contentType: string, parts: { partSize: number; queueSize: number } = { partSize: 8 * 1024 * 1024, queueSize: 2 }): Promise<void> {
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     await s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }));
     return;
   }
   // A stream of unknown length: multipart upload in bounded parts.
-  await new Upload({ client: s3(), params: { Bucket: bucket(), Key: key, Body: body, ContentType: contentType }, queueSize: 2, partSize: 8 * 1024 * 1024 }).done();
+  await new Upload({ client: s3(), params: { Bucket: bucket(), Key: key, Body: body, ContentType: contentType }, ...parts }).done();
 }
 
 export async function objectSize(key: string): Promise<number | undefined> {

@@ -2,16 +2,47 @@
 // (clause 5.5.2). Top-level attributes are strict: an attribute the spec does not define is a 400,
 // so a typo in an NFVO's request is reported instead of silently ignored.
 import { z } from 'zod';
+import { withoutUserinfo } from '#lib/redact.ts';
 import { BadRequestError } from './errors.ts';
 
 const keyValuePairs = z.record(z.string(), z.unknown());
 const identifier = z.string().min(1).max(255);
 
+const CREDENTIALS_IN_URI = 'must not carry credentials (user:password@host): they would be stored and logged with the URI';
+
+function isHttpUri(value: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An absolute http(s) URI a caller gives the product to call. Userinfo is refused: a URI is kept in
+ * records, executions and logs, so credentials must come in the request's own fields (which go to
+ * the secret store). `hint` says which fields those are.
+ */
+export function httpUri(hint = 'give credentials in the fields made for them') {
+  return z.string().max(2048)
+    .refine(isHttpUri, 'must be an absolute http(s) URI')
+    .refine((uri) => !isHttpUri(uri) || (new URL(uri).username === '' && new URL(uri).password === ''), `${CREDENTIALS_IN_URI}; ${hint}`);
+}
+
+/** interfaceInfo: free key-value pairs, but no value may be a URL with credentials in it. */
+const interfaceInfoPairs = keyValuePairs.superRefine((pairs, ctx) => {
+  for (const [key, value] of Object.entries(pairs)) {
+    if (typeof value === 'string' && withoutUserinfo(value) !== value) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `${CREDENTIALS_IN_URI}; give them in accessInfo` });
+    }
+  }
+});
+
 /** SOL003 4.4.1.6 VimConnectionInfo (a merge patch may carry only part of one). */
 export const vimConnectionInfoPatch = z.object({
   vimId: identifier.nullable().optional(),
   vimType: z.string().min(1).nullable().optional(),
-  interfaceInfo: keyValuePairs.nullable().optional(),
+  interfaceInfo: interfaceInfoPairs.nullable().optional(),
   accessInfo: keyValuePairs.nullable().optional(),
   extra: keyValuePairs.nullable().optional(),
 }).strict();
@@ -19,7 +50,7 @@ export const vimConnectionInfoPatch = z.object({
 export const vimConnectionInfo = z.object({
   vimId: identifier.optional(),
   vimType: z.string().min(1),
-  interfaceInfo: keyValuePairs.optional(),
+  interfaceInfo: interfaceInfoPairs.optional(),
   accessInfo: keyValuePairs.optional(),
   extra: keyValuePairs.optional(),
 }).strict();

@@ -39,6 +39,8 @@ export interface VnfPackageRecord {
   stateSince?: string;
   /** Internal: size in bytes of the onboarded CSAR. */
   contentSize?: number;
+  /** Internal: the sum of the CSAR's entries' sizes, uncompressed (what it expands to). */
+  expandedSize?: number;
   /** Internal: the VNFD's YAML files inside the package, for GET .../vnfd. */
   vnfdFiles?: string[];
   revision: number;

@@ -3,7 +3,7 @@
 // both normalised to one VimRegistration; and the representations, whose credentials are always
 // masked ("***"). The real accessInfo only ever travels to the secret store and the driver.
 import { z } from 'zod';
-import { parseRequest } from '#lib/sol/requests.ts';
+import { httpUri, parseRequest } from '#lib/sol/requests.ts';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimRecord } from '#lib/store/vims.ts';
 
@@ -66,7 +66,7 @@ const openStackAccess = z.object({
 }).refine((a) => a.project || a.projectId, { message: 'project (a name) or projectId is required' });
 const kubernetesAccess = z.object({ bearer_token: z.string().min(1) });
 const interfaceInfo = z.object({
-  endpoint: z.url({ protocol: /^https?$/ }),
+  endpoint: httpUri('give them in accessInfo (auth_cred)'),
   ssl_ca_cert: z.string().optional(),
   cert_verify: z.boolean().optional(),
 }).loose();
@@ -169,7 +169,7 @@ export function tackerRegistrationOf(body: unknown): VimRegistration {
   if (!vim.auth_url) throw new UnprocessableEntityError('vim.auth_url is required');
   const vimType = supportedType(vim.type ?? 'openstack');
   const endpoint = interfaceInfo.shape.endpoint.safeParse(vim.auth_url);
-  if (!endpoint.success) throw new UnprocessableEntityError(`vim.auth_url "${vim.auth_url}" is not an http(s) URL`);
+  if (!endpoint.success) throw new UnprocessableEntityError(`vim.auth_url: ${endpoint.error.issues.map((issue) => issue.message).join('; ')}`);
   const project = vim.vim_project ?? {};
   const { accessInfo, interfaceExtra } = accessFromTacker(vimType, vim.auth_cred ?? {}, project, vim.extra);
   return {
