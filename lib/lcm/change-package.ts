@@ -11,7 +11,6 @@ import type { ChangeCurrentVnfPkgRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { Coordination, PackageChange, PackageFiles } from '#lib/vim/driver.ts';
 import type { LcmDeps } from './deps.ts';
-import { redactSecrets } from '#lib/redact.ts';
 import { startOperation } from './operations.ts';
 import { enabledPackageFor, getVnfInstance, packageAttributes, type Caller } from './vnf-instances.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
@@ -63,11 +62,6 @@ function scriptOf(params: Json, key: string): CoordinateScript | undefined {
   const className = params[`${key}-class`];
   if (className !== undefined && typeof className !== 'string') throw new BadRequestError(`additionalParams.${key}-class must be a string`);
   return { script: packagePath(script), ...(className ? { className } : {}) };
-}
-
-/** Whether recording `value` would lose credentials (startOperation records requests redacted). */
-function hasPasswords(value: unknown): boolean {
-  return JSON.stringify(value) !== JSON.stringify(redactSecrets(value));
 }
 
 async function fileIn(files: PackageFiles[], path: string): Promise<boolean> {
@@ -125,23 +119,16 @@ export async function requestChangeVnfpkg(
     ...(coordinateNew ? { coordinateNew } : {}),
     ...(coordinateOld ? { coordinateOld } : {}),
   };
-  // The credentials for the scripts are kept apart, and only while the operation runs.
-  const paramsSecret = hasPasswords(params) ? await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/change-vnfpkg-params`, params) : undefined;
-  try {
-    return await startOperation(deps, {
-      tenantId: instance.tenantId,
-      startedBy: caller.clientId,
-      vnfInstanceId: id,
-      operation: 'CHANGE_VNFPKG',
-      operationParams: request,
-      apiMajorVersion: version,
-      requireState: 'INSTANTIATED',
-      internal: { vim: instance.vimResources.vim, change: change as unknown as Json, ...(paramsSecret ? { paramsSecret } : {}) },
-    });
-  } catch (error) {
-    if (paramsSecret) await deps.secrets.remove(paramsSecret).catch(() => undefined);
-    throw error;
-  }
+  return startOperation(deps, {
+    tenantId: instance.tenantId,
+    startedBy: caller.clientId,
+    vnfInstanceId: id,
+    operation: 'CHANGE_VNFPKG',
+    operationParams: request,
+    apiMajorVersion: version,
+    requireState: 'INSTANTIATED',
+    internal: { vim: instance.vimResources.vim, change: change as unknown as Json },
+  });
 }
 
 /** The request as the scripts get it: with the credentials the NFVO gave for them. */

@@ -62,6 +62,18 @@ async function acquireInstanceLock(deps: LcmDeps, request: OperationRequest, opO
 export async function startOperation(deps: LcmDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
   const id = deps.newId();
   await acquireInstanceLock(deps, request, id);
+  // The record keeps the request without credentials; the scripts of the operation (its Vnflcm hooks,
+  // CoordinateVNF scripts) get the additionalParams as given, kept apart and only while it runs.
+  const additional = request.operationParams.additionalParams;
+  let paramsSecret: string | undefined;
+  try {
+    if (additional !== undefined && JSON.stringify(additional) !== JSON.stringify(redactSecrets(additional))) {
+      paramsSecret = await deps.secrets.create(`vnf-instances/${request.vnfInstanceId}/${id}/operation-params`, additional as Record<string, unknown>);
+    }
+  } catch (error) {
+    await deps.instances.releaseLock(request.vnfInstanceId, id);
+    throw error;
+  }
   const now = deps.now();
   const execution: OperationExecution = { machine: request.operation, name: id };
   const record: VnfLcmOpOccRecord = {
@@ -81,6 +93,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
     pendingVimAccessSecrets: request.pendingVimAccessSecrets,
     apiMajorVersion: request.apiMajorVersion,
     ...request.internal,
+    ...(paramsSecret ? { paramsSecret } : {}),
     attempts: 1,
     execution,
     revision: 1,
@@ -88,6 +101,7 @@ export async function startOperation(deps: LcmDeps, request: OperationRequest): 
   try {
     await deps.opOccs.create(record);
   } catch (error) {
+    if (paramsSecret) await deps.secrets.remove(paramsSecret).catch(() => undefined);
     await deps.instances.releaseLock(request.vnfInstanceId, id);
     throw error;
   }

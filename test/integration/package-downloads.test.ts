@@ -47,7 +47,7 @@ before(async () => {
   // 8 MiB per package; 9 MiB per tenant: one package with a big image fits, with little room left.
   vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: `MaxPackageExpandedBytes=${8 * MiB} TenantStorageQuotaBytes=${9 * MiB}` } });
   call = client(vnfm);
-  s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: vnfm.awsCredentials });
   bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
   // First (while the quota has room for it) a package whose big image is copied before a bad hash fails it.
   brokenId = await uploadThroughUrl(await buildCsar('openstack-vnf-v2', { imageBytes: BIG_IMAGE, mutateAfterManifest: (files) => {

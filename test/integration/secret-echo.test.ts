@@ -74,7 +74,7 @@ function filesUnder(dir: string): string[] {
 }
 
 async function dynamoItems(): Promise<string> {
-  const dynamo = new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const dynamo = new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials });
   let text = '';
   for (const table of (await dynamo.send(new ListTablesCommand({}))).TableNames ?? []) {
     let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
