@@ -114,6 +114,29 @@ describe('instantiate and terminate', () => {
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 
+  it('hands the Vnflcm hooks the additionalParams as given, credentials included, and records them without', async () => {
+    const id = await createInstance();
+    const occPath = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      ...INSTANTIATE, additionalParams: { sample_script_require: 'ssh_password', ssh_password: 'hook-only-pw-7f3a' },
+    });
+    await settle(vnfm);
+    const occ = await opOcc(`${occPath}`);
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+    const recorded = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,id,${String(occ.id)})&all_fields`)).text;
+    assert.ok(!recorded.includes('hook-only-pw-7f3a'), 'the password is not recorded');
+    assert.match(recorded, /sample_script_require/);
+    const missing = await createInstance();
+    const failed = await operate(`/vnflcm/v2/vnf_instances/${missing}/instantiate`, { ...INSTANTIATE, additionalParams: { sample_script_require: 'ssh_password' } });
+    await settle(vnfm);
+    assert.match(((await opOcc(failed)).error as { detail: string }).detail, /needs additionalParams\.ssh_password/);
+    assert.equal((await call('POST', `${failed}/fail`)).status, 200);
+    for (const each of [id]) {
+      await operate(`/vnflcm/v2/vnf_instances/${each}/terminate`, { terminationType: 'FORCEFUL' });
+      await settle(vnfm);
+    }
+    for (const each of [id, missing]) assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${each}`)).status, 204);
+  });
+
   it('refuses bad requests and wrong states with ProblemDetails', async () => {
     const id = await createInstance();
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);

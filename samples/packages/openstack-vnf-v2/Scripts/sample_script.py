@@ -6,7 +6,10 @@ runs `python3 sample_script.py` with a pickled dict on stdin
    'grant_request': {...}, 'grant_response': {...}, 'tmp_csar_dir': '...'}
 and treats exit status 0 as success; on failure the last line on stderr is the reason.
 It touches nothing: no files, no network. For tests it fails on purpose when the request's
-additionalParams.sample_script_fail names the operation being run.
+additionalParams.sample_script_fail names the operation being run, or when
+additionalParams.sample_script_require names a parameter the request does not carry (the VNFM
+hands a script the additionalParams as given, credentials included, while it records them
+without).
 """
 import pickle
 import sys
@@ -19,6 +22,10 @@ def main():
     additional = request.get("additionalParams") or {}
     if additional.get("sample_script_fail") == operation:
         sys.stderr.write("sample_script: %s failed as requested\n" % operation)
+        return 1
+    required = additional.get("sample_script_require")
+    if required and not additional.get(required):
+        sys.stderr.write("sample_script: %s needs additionalParams.%s\n" % (operation, required))
         return 1
     return 0
 
