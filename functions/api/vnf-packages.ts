@@ -4,7 +4,8 @@
 import { defaultDeps } from '#lib/lcm/deps.ts';
 import { renderVnfPkgInfo } from '#lib/packages/model.ts';
 import { createPackage, deletePackage, getPackage, listPackages, modifyPackage, uploadContent, uploadFromUri, uploadUrl } from '#lib/packages/service.ts';
-import { readArtifact, readManifest, readPackageContent, readVnfd, type ByteRangeBody } from '#lib/packages/content.ts';
+import { readArtifact, readArtifactSet, readManifest, readPackageContent, readVnfd, type ArtifactSelection, type ByteRangeBody } from '#lib/packages/content.ts';
+import { BadRequestError } from '#lib/sol/errors.ts';
 import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest, type ApiResult } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 1;
@@ -16,6 +17,23 @@ function byteRange(body: ByteRangeBody, contentType: string): ApiResult {
   const headers: Record<string, string> = { 'Content-Type': contentType, 'Accept-Ranges': 'bytes' };
   if (body.range) headers['Content-Range'] = `bytes ${body.range.start}-${body.range.end}/${body.size}`;
   return { status: body.range ? 206 : 200, bytes: body.bytes ?? Buffer.alloc(0), headers };
+}
+
+/** SOL005 9.4.5a.3.2's URI query: flags (no value) and a list of non-MANO artifact set ids. */
+function artifactSelection(rawQuery: string): ArtifactSelection {
+  const query = new URLSearchParams(rawQuery);
+  const known = new Set(['include_signatures', 'exclude_all_mano_artifacts', 'exclude_all_non_mano_artifacts', 'select_non_mano_artifact_sets', 'include_external_artifacts']);
+  const unknown = [...query.keys()].filter((name) => !known.has(name));
+  if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown.join(', ')}; this resource takes ${[...known].join(', ')}`);
+  const excludeNonManoArtifacts = query.has('exclude_all_non_mano_artifacts');
+  const sets = query.get('select_non_mano_artifact_sets');
+  if (sets !== null && excludeNonManoArtifacts) throw new BadRequestError('select_non_mano_artifact_sets cannot be combined with exclude_all_non_mano_artifacts');
+  return {
+    includeSignatures: query.has('include_signatures'),
+    excludeManoArtifacts: query.has('exclude_all_mano_artifacts'),
+    excludeNonManoArtifacts,
+    ...(sets !== null ? { nonManoSets: sets.split(',').map((set) => set.trim()).filter(Boolean) } : {}),
+  };
 }
 
 export const handler = httpApi({
@@ -78,6 +96,15 @@ export const handler = httpApi({
       handler: async (request) => {
         const record = await getPackage(defaultDeps(), request.caller, packageId(request));
         return { status: 200, bytes: await readManifest(record), headers: { 'Content-Type': 'text/plain' } };
+      },
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/vnf_packages/{vnfPkgId}/artifacts', {
+    GET: {
+      produces: ['application/zip'],
+      handler: async (request) => {
+        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        return byteRange(await readArtifactSet(record, artifactSelection(request.rawQuery), request.headers.range), 'application/zip');
       },
     },
   }, 'vnfpkgm'),

@@ -1,10 +1,12 @@
 // Reading an onboarded package back out: the CSAR itself, its VNFD, its manifest and any
 // artifact, as byte ranges of S3 objects (parsed and indexed once at onboarding, never re-read
 // from the zip per request).
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import yazl from 'yazl';
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import { contentKey, extractedKey, getBytes, getJson, getStream, objectSize, onboardedKey, presignedGet, putObject } from './storage.ts';
+import { contentKey, extractedKey, getBytes, getJson, getStream, objectSize, onboardedKey, presignedGet, putObject, SMALL_PARTS } from './storage.ts';
 
 /** Where each file of an onboarded package can be read. */
 export interface PackageIndex {
@@ -122,6 +124,60 @@ export async function readPackageContent(record: VnfPackageRecord, rangeHeader: 
 export async function readArtifact(record: VnfPackageRecord, path: string, rangeHeader: string | undefined): Promise<ByteRangeBody> {
   requireOnboarded(record);
   return readLocated(indexedFile(record, await packageIndex(record), path, 'artifact'), rangeHeader, 'application/octet-stream');
+}
+
+/** SOL005 9.4.5a.3.2 selection of `GET .../artifacts` (URI query flags and set ids). */
+export interface ArtifactSelection {
+  includeSignatures: boolean;
+  excludeManoArtifacts: boolean;
+  excludeNonManoArtifacts: boolean;
+  /** Only the non-MANO artifacts of these sets (undefined: of every set). */
+  nonManoSets?: string[];
+}
+
+/** The artifact files (in the package) the selection names, in path order. */
+export function selectedArtifacts(record: VnfPackageRecord, selection: ArtifactSelection): string[] {
+  const chosen = new Set<string>();
+  for (const image of record.softwareImages ?? []) {
+    if (!selection.excludeManoArtifacts && typeof image.imagePath === 'string') chosen.add(image.imagePath);
+  }
+  for (const artifact of record.additionalArtifacts ?? []) {
+    if (typeof artifact.artifactPath !== 'string') continue; // external: not in the package
+    const set = typeof artifact.nonManoArtifactSetId === 'string' ? artifact.nonManoArtifactSetId : undefined;
+    if (set === undefined ? selection.excludeManoArtifacts : selection.excludeNonManoArtifacts || (selection.nonManoSets && !selection.nonManoSets.includes(set))) continue;
+    chosen.add(artifact.artifactPath);
+  }
+  if (selection.includeSignatures) {
+    for (const path of [...chosen]) for (const extra of (record.artifactSignatures && Object.hasOwn(record.artifactSignatures, path) ? record.artifactSignatures[path] : undefined) ?? []) chosen.add(extra);
+  }
+  return [...chosen].sort();
+}
+
+/**
+ * SOL005 9.4.5a `GET .../artifacts`: a zip of the selected artifacts in the package's directory
+ * structure. It is built once per selection as its own S3 object, streamed entry by entry (images
+ * are large), and served like any content: inline when small, else a presigned redirect.
+ */
+export async function readArtifactSet(record: VnfPackageRecord, selection: ArtifactSelection, rangeHeader: string | undefined): Promise<ByteRangeBody> {
+  requireOnboarded(record);
+  const index = await packageIndex(record);
+  const paths = selectedArtifacts(record, selection);
+  const key = onboardedKey(record.id, `artifact-sets/${createHash('sha256').update(JSON.stringify(paths)).digest('hex')}.zip`);
+  let size = await objectSize(key);
+  if (size === undefined) {
+    const zip = new yazl.ZipFile();
+    const added = (async () => {
+      for (const path of paths) {
+        const file = indexedFile(record, index, path, 'artifact');
+        const range = file.size === 0 ? undefined : { start: file.offset, end: file.offset + file.size - 1 };
+        zip.addReadStream(range ? await getStream(file.key, range) : Readable.from([]), path, { size: file.size });
+      }
+      zip.end();
+    })();
+    await Promise.all([added, putObject(key, Readable.from(zip.outputStream), 'application/zip', SMALL_PARTS)]);
+    size = (await objectSize(key)) ?? 0;
+  }
+  return readLocated({ key, offset: 0, size, ownObject: async () => key }, rangeHeader, 'application/zip');
 }
 
 export async function readFile(record: VnfPackageRecord, path: string): Promise<Buffer> {

@@ -103,6 +103,13 @@ async function inPlaceEntries(archive: CsarArchive): Promise<InPlaceEntry[]> {
   return found;
 }
 
+function signaturesOf(artifacts: ReadonlyArray<{ artifactPath: string; signaturePath?: string; certificatePath?: string }>): { artifactSignatures?: Record<string, string[]> } {
+  const entries = artifacts
+    .map((artifact) => [artifact.artifactPath, [artifact.signaturePath, artifact.certificatePath].filter((path): path is string => path !== undefined)] as const)
+    .filter(([, paths]) => paths.length > 0);
+  return entries.length ? { artifactSignatures: Object.fromEntries(entries) } : {};
+}
+
 function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<string, unknown>> {
   return vnfd.softwareImages.map((image) => ({
     id: image.id,
@@ -198,6 +205,8 @@ export async function onboardPackage(deps: LcmDeps, packageId: string, options: 
         contentSize: source.size,
         expandedSize,
         vnfdFiles: vnfd.descriptorFiles,
+        // SOL004 per-artifact Signature:/Certificate: files, for GET .../artifacts?include_signatures.
+        ...signaturesOf(info.artifacts),
       },
     });
     if (!done) throw new Error('the package changed state while it was being onboarded');

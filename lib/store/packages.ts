@@ -43,6 +43,8 @@ export interface VnfPackageRecord {
   expandedSize?: number;
   /** Internal: the VNFD's YAML files inside the package, for GET .../vnfd. */
   vnfdFiles?: string[];
+  /** Internal: artifact path -> its signature and certificate files inside the package (SOL004). */
+  artifactSignatures?: Record<string, string[]>;
   revision: number;
   [attribute: string]: unknown;
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import yauzl from 'yauzl';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { assertEtsiResponse } from '../support/etsi.ts';
 import { buildCsar, sampleImage, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
@@ -141,6 +142,38 @@ describe('onboarding through PUT package_content', () => {
     assert.ok(head.bytes.equals(expected.subarray(1000, 2000)));
     const all = await call('GET', `/vnfpkgm/v1/vnf_packages/${id}/artifacts/${image.path}`);
     assert.ok(all.bytes.equals(expected));
+  });
+
+  it('returns the artifact set as a zip in the package\'s layout, as SOL005 9.4.5a selects it', async () => {
+    const entries = async (query: string): Promise<Map<string, Buffer>> => {
+      const reply = await call('GET', `/vnfpkgm/v2/vnf_packages/${id}/artifacts${query}`, { headers: { Accept: 'application/zip' } });
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(reply.headers.get('content-type'), 'application/zip');
+      const zip = await yauzl.fromBufferPromise(reply.bytes, { lazyEntries: true });
+      const found = new Map<string, Buffer>();
+      for await (const entry of zip.eachEntry()) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
+        found.set(entry.fileName, Buffer.concat(chunks));
+      }
+      return found;
+    };
+    const pkg = await show(id);
+    const expected = [
+      ...(pkg.softwareImages as Array<{ imagePath: string }>).map((image) => image.imagePath),
+      ...(pkg.additionalArtifacts as Array<{ artifactPath: string }>).map((artifact) => artifact.artifactPath),
+    ];
+    const all = await entries('');
+    assert.deepEqual([...all.keys()].sort(), [...new Set(expected)].sort());
+    const image = SAMPLE_PACKAGES['openstack-vnf-v1'].image!;
+    assert.ok(all.get(image.path)?.equals(sampleImage(image.seed, image.bytes)), 'the image, byte for byte');
+    assert.match(all.get('Scripts/coordinate_vnf.py')?.toString('utf8') ?? '', /pickle\.load/);
+    // The sample has no non-MANO artifact sets: without MANO artifacts nothing is left.
+    assert.deepEqual([...(await entries('?exclude_all_mano_artifacts')).keys()], []);
+    assert.deepEqual([...(await entries('?exclude_all_non_mano_artifacts&include_signatures')).keys()].sort(), [...all.keys()].sort());
+    const zip = { headers: { Accept: 'application/zip' } };
+    assertProblem(await call('GET', `/vnfpkgm/v2/vnf_packages/${id}/artifacts?exclude_all_non_mano_artifacts&select_non_mano_artifact_sets=a`, zip), 400);
+    assertProblem(await call('GET', `/vnfpkgm/v2/vnf_packages/${id}/artifacts?everything`, zip), 400);
   });
 
   it('modifies operationalState and userDefinedData (200 + modifications; 409 when nothing changes)', async () => {
