@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ALL_SCOPES, RESOURCE_SERVER, TENANT_SCOPE_PREFIX } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
-import { recordClientState } from '#lib/auth/client-state.ts';
+import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { documentClient, requiredEnv } from '#lib/store/dynamo.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -108,14 +108,6 @@ export function readClients(dataDir: string): LocalClient[] {
 function writeClients(dataDir: string, clients: LocalClient[]): void {
   authDir(dataDir);
   writePrivate(clientsPath(dataDir), `${JSON.stringify({ clients }, null, 2)}\n`);
-}
-
-/**
- * The next whole second: tokens issued from then on belong to the new secret (the issuer dates them
- * no earlier), every token issued until now is older. iat has whole seconds only, hence the step.
- */
-function nextSecond(): number {
-  return Math.floor(Date.now() / 1000) + 1;
 }
 
 export function validateScopes(scopes: string[]): string[] {

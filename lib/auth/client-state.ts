@@ -55,6 +55,15 @@ export function revocationReason(state: ClientState, issuedAt: number | undefine
   return undefined;
 }
 
+/**
+ * The notBefore of a rotation made now: the next whole second. Tokens issued from then on belong to
+ * the new secret (an issuer dates them no earlier), every token issued until now is older; iat has
+ * whole seconds only, hence the step.
+ */
+export function nextSecond(now = Date.now()): number {
+  return Math.floor(now / 1000) + 1;
+}
+
 /** Records a secret rotation: tokens issued before `notBefore` (epoch seconds) stop working. */
 export async function recordClientState(state: ClientState): Promise<void> {
   await documentClient().send(new PutCommand({ TableName: requiredEnv('CLIENTS_TABLE'), Item: { ...state, updatedAt: new Date().toISOString() } }));
