@@ -87,7 +87,9 @@ export async function verifyAccessToken(config: AuthConfig, token: string): Prom
 
 /** 401 when the token's client has been deleted or its secret rotated since the token was issued. */
 export async function assertClientCurrent(verified: VerifiedToken): Promise<void> {
-  const reason = revocationReason(await currentClientState(verified.clientId), typeof verified.claims.iat === 'number' ? verified.claims.iat : undefined);
+  // An API Gateway JWT authorizer hands claims on as strings.
+  const issuedAt = Number(verified.claims.iat);
+  const reason = revocationReason(await currentClientState(verified.clientId), verified.claims.iat !== undefined && Number.isFinite(issuedAt) ? issuedAt : undefined);
   if (reason) throw new UnauthorizedError(`${reason}; its tokens are no longer accepted`, 'invalid_token');
 }
 

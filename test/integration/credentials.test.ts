@@ -21,11 +21,12 @@ function newClient(): ClientCredentials {
   return { ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-c', scopes: ['vnflcm:read'] }), tokenUrl: adminCredentials(vnfm).tokenUrl };
 }
 
-/** `npm run clients -- <args>` against this VNFM's data folder; its standard output. */
-async function clientsCommand(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/clients.ts', ...args], { cwd: ROOT, env: { ...process.env, VNFM_DATA_DIR: vnfm.dataDir } });
+/** `npm run clients -- <args>` against this VNFM's data folder, with `env` added; its standard output. */
+async function clientsCommandWith(env: Record<string, string>, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/clients.ts', ...args], { cwd: ROOT, env: { ...process.env, VNFM_DATA_DIR: vnfm.dataDir, ...env } });
   return stdout;
 }
+const clientsCommand = (...args: string[]): Promise<string> => clientsCommandWith({}, ...args);
 
 const basicOf = (c: { clientId: string; clientSecret: string }): string => `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`;
 const withBasic = (c: ClientCredentials): Promise<Reply> => client(vnfm)('GET', PATH, { token: null, headers: { Authorization: basicOf(c) } });
@@ -60,6 +61,16 @@ describe('rotation and deletion take effect at once', () => {
     assert.equal((await tokenRequest(old)).status, 401);
     assert.equal((await withToken(newToken)).status, 200);
     assert.equal((await withBasic(renewed)).status, 200);
+  });
+
+  it('refuses tokens issued before a rotation recorded as on AWS (clients rotated, straight into the clients table)', async () => {
+    const target = newClient();
+    const token = await accessToken(target);
+    assert.equal((await withToken(token)).status, 200);
+    const { dynamodb, region } = vnfm.endpoints;
+    const aws = { CLIENTS_TABLE: 'ClientsTable', AWS_ENDPOINT_URL_DYNAMODB: dynamodb, AWS_REGION: region, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+    assert.match(await clientsCommandWith(aws, 'rotated', target.clientId), /Recorded in ClientsTable/);
+    await waitFor('the token to be refused', async () => (await withToken(token)).status === 401);
   });
 
   it('refuses a deleted client\'s tokens and Basic credentials', async () => {
