@@ -205,6 +205,8 @@ function followClientStore(dataDir: string, log: (line: string) => void): { sync
       const { Items = [] } = await documentClient().send(new ScanCommand({ TableName: requiredEnv('CLIENTS_TABLE') }));
       recorded = new Map(Items.map((item) => [String(item.clientId), JSON.stringify({ notBefore: item.notBefore, deleted: item.deleted === true })]));
     }
+    // A store that went missing is not every client deleted: the token endpoint refuses all until it is back.
+    if (!existsSync(clientsPath(dataDir))) return;
     const present = new Map(readClients(dataDir).map((c) => [c.clientId, { notBefore: c.notBefore, deleted: false }]));
     for (const [clientId, was] of recorded) if (!present.has(clientId) && !(JSON.parse(was) as { deleted: boolean }).deleted) present.set(clientId, { notBefore: undefined, deleted: true });
     for (const [clientId, state] of present) {
