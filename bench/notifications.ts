@@ -5,15 +5,12 @@
 // queue, where Lambda would run several batches at once.
 import { client, seedPackage, settle, startVnfm } from '../test/support/runtime.ts';
 import { startNfvoSink } from '../test/support/nfvo-sink.ts';
+import { percentile } from './stats.ts';
 
 const OPERATIONS = Number(process.env.BENCH_NOTIFY_OPERATIONS ?? 100);
 const INSTANCES = Number(process.env.BENCH_NOTIFY_INSTANCES ?? 500);
 const SUBSCRIPTIONS = Number(process.env.BENCH_NOTIFY_SUBSCRIPTIONS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_NOTIFY_CONCURRENCY ?? 8);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 
 export async function benchNotifications(): Promise<void> {
   const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });

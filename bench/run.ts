@@ -1,7 +1,7 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, downloads, lcm, notifications, health or soak runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, notifications, health, credentials or soak runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchDownloads } from './downloads.ts';
@@ -10,20 +10,13 @@ import { benchNotifications } from './notifications.ts';
 import { benchHealth } from './health.ts';
 import { benchSoak } from './soak.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
+import { benchCredentials } from './credentials.ts';
+import { summary } from './stats.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2_000);
 const LIST_SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 200);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-function summary(samples: number[]): string {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return `n=${samples.length}  p50=${percentile(sorted, 50).toFixed(2)} ms  p99=${percentile(sorted, 99).toFixed(2)} ms`;
-}
 
 async function benchInstances(): Promise<void> {
 const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=100 LogLevel=warn' } });
@@ -100,4 +93,5 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'downloads') await ben
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'credentials') await benchCredentials();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'soak') await benchSoak();

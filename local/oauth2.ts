@@ -3,14 +3,21 @@
 // grant at /oauth2/token (client authentication by HTTP Basic or form fields, as Cognito takes it)
 // and the signing keys at /.well-known/jwks.json. Access tokens carry the claims Cognito's do
 // (iss, sub, client_id, token_use "access", scope "vnfm/<scope> ..."), so lib/auth verifies both alike.
+// It also keeps the clients table (lib/auth/client-state.ts) in step with the store, as the
+// `clients` operations do on AWS, so a rotated or deleted client's tokens stop working at once.
 import type http from 'node:http';
-import { randomBytes, randomUUID, scryptSync, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ALL_SCOPES, RESOURCE_SERVER, TENANT_SCOPE_PREFIX } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
+import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
+import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
+import { documentClient, requiredEnv } from '#lib/store/dynamo.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { sendProblem } from './http-guard.ts';
+import { hashSecret, HashingBusyError, secretVerifier } from './client-secrets.ts';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -24,6 +31,8 @@ export interface LocalClient {
   /** Scopes without the resource server prefix, the tenant scope excluded. */
   scopes: string[];
   createdAt: string;
+  /** Epoch seconds: tokens issued before it belong to an earlier secret (or an earlier client of this id). */
+  notBefore?: number;
 }
 
 export interface IssuedCredentials {
@@ -102,20 +111,6 @@ function writeClients(dataDir: string, clients: LocalClient[]): void {
   writePrivate(clientsPath(dataDir), `${JSON.stringify({ clients }, null, 2)}\n`);
 }
 
-function hashSecret(secret: string): string {
-  const salt = randomBytes(16);
-  return `scrypt$${salt.toString('base64url')}$${scryptSync(secret, salt, 32).toString('base64url')}`;
-}
-
-function secretMatches(secret: string, stored: string): boolean {
-  const [kind, salt, hash] = stored.split('$');
-  if (kind !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  if (expected.length === 0) return false;
-  const actual = scryptSync(secret, Buffer.from(salt, 'base64url'), expected.length);
-  return timingSafeEqual(actual, expected);
-}
-
 export function validateScopes(scopes: string[]): string[] {
   const unknown = scopes.filter((scope) => !ALL_SCOPES.includes(scope));
   if (unknown.length) throw new Error(`Unknown scopes: ${unknown.join(', ')} (known: ${ALL_SCOPES.join(', ')})`);
@@ -129,7 +124,8 @@ export function createLocalClient(dataDir: string, options: { tenantId: string; 
   const clientId = options.clientId ?? randomBytes(13).toString('hex');
   if (clients.some((c) => c.clientId === clientId)) throw new Error(`Client ${clientId} exists already`);
   const clientSecret = randomBytes(32).toString('base64url');
-  clients.push({ clientId, secretHash: hashSecret(clientSecret), tenantId: options.tenantId, scopes: validateScopes(options.scopes), createdAt: new Date().toISOString() });
+  // notBefore: a client re-created under a deleted one's id does not revive the old one's tokens.
+  clients.push({ clientId, secretHash: hashSecret(clientSecret), tenantId: options.tenantId, scopes: validateScopes(options.scopes), createdAt: new Date().toISOString(), notBefore: nextSecond() });
   writeClients(dataDir, clients);
   return { clientId, clientSecret };
 }
@@ -141,13 +137,14 @@ export function issueAdminCredentials(dataDir: string): IssuedCredentials {
   return credentials;
 }
 
-/** A new secret for a client; the old one stops working at once (tokens already issued live until they expire). */
+/** A new secret for a client; the old one, and every token issued to it, stops working at once. */
 export function rotateLocalClientSecret(dataDir: string, clientId: string): string {
   const clients = readClients(dataDir);
   const client = clients.find((c) => c.clientId === clientId);
   if (!client) throw new Error(`No client ${clientId}`);
   const clientSecret = randomBytes(32).toString('base64url');
   client.secretHash = hashSecret(clientSecret);
+  client.notBefore = nextSecond();
   writeClients(dataDir, clients);
   return clientSecret;
 }
@@ -186,17 +183,73 @@ export interface LocalIssuer {
   serve(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, body: Buffer): Promise<boolean>;
   /** Called once the API listens: the issuer's URL is the API's, and credentials.json names its token endpoint. */
   listening(baseUrl: string): { issuer: string; jwksUrl: string; tokenUrl: string; credentialsPath: string; created: boolean };
+  /** Stops following the client store. */
+  close(): void;
 }
 
-function oauthError(res: http.ServerResponse, status: number, error: string, description: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...(status === 401 ? { 'WWW-Authenticate': 'Basic realm="vnfm"' } : {}) })
+function oauthError(res: http.ServerResponse, status: number, error: string, description: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...(status === 401 ? { 'WWW-Authenticate': 'Basic realm="vnfm"' } : {}), ...headers })
     .end(JSON.stringify({ error, error_description: description }));
+}
+
+/**
+ * Keeps the clients table in step with the client store: each client's notBefore, and a deleted
+ * mark for a client that has left the store. Runs on start and whenever clients.json is replaced
+ * (the clients command writes it while the VNFM runs); one pass at a time, the last change last.
+ */
+function followClientStore(dataDir: string, log: (line: string) => void): { synced: Promise<void>; close(): void } {
+  let recorded: Map<string, string> | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  const pass = async () => {
+    if (!recorded) {
+      const { Items = [] } = await documentClient().send(new ScanCommand({ TableName: requiredEnv('CLIENTS_TABLE') }));
+      recorded = new Map(Items.map((item) => [String(item.clientId), JSON.stringify({ notBefore: item.notBefore, deleted: item.deleted === true })]));
+    }
+    // A store that went missing is not every client deleted: the token endpoint refuses all until it is back.
+    if (!existsSync(clientsPath(dataDir))) return;
+    const present = new Map(readClients(dataDir).map((c) => [c.clientId, { notBefore: c.notBefore, deleted: false }]));
+    for (const [clientId, was] of recorded) if (!present.has(clientId) && !(JSON.parse(was) as { deleted: boolean }).deleted) present.set(clientId, { notBefore: undefined, deleted: true });
+    for (const [clientId, state] of present) {
+      const text = JSON.stringify(state);
+      if (recorded.get(clientId) === text) continue;
+      await recordClientState({ clientId, ...state });
+      recorded.set(clientId, text);
+    }
+  };
+  const sync = (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await pass();
+        } catch (error) {
+          log(`The clients table could not be brought in step with ${clientsPath(dataDir)}: ${(error as Error).message}`);
+        }
+      } while (again);
+      running = undefined;
+    })();
+    return running;
+  };
+  const watcher: FSWatcher = watch(authDir(dataDir), (_event, file) => {
+    if (file === 'clients.json') void sync();
+  });
+  return { synced: sync(), close: () => watcher.close() };
 }
 
 export async function startLocalIssuer(dataDir: string, log: (line: string) => void = () => undefined): Promise<LocalIssuer> {
   const key = await signingKey(dataDir);
+  const verifier = secretVerifier();
+  const failures = clientFailureLimiter();
+  const store = followClientStore(dataDir, log);
+  await store.synced;
   let issuer = '';
   return {
+    close: store.close,
     listening(baseUrl) {
       issuer = baseUrl;
       const tokenUrl = `${baseUrl}${TOKEN_PATH}`;
@@ -245,17 +298,32 @@ export async function startLocalIssuer(dataDir: string, log: (line: string) => v
         sendProblem(res, 503, 'The client store cannot be read, so no client can be authenticated; the VNFM\'s log names the problem', { 'Cache-Control': 'no-store' });
         return true;
       }
+      const address = req.socket.remoteAddress ?? '';
+      const retryAfter = failures.retryAfterSeconds(clientId, address);
+      if (retryAfter) return oauthError(res, 429, 'slow_down', 'Too many failed client authentications; try again later', { 'Retry-After': String(retryAfter) }), true;
       const client = clients.find((c) => c.clientId === clientId);
-      if (!client || !clientSecret || !secretMatches(clientSecret, client.secretHash)) return oauthError(res, 401, 'invalid_client', 'Client authentication failed'), true;
+      let matches: boolean;
+      try {
+        matches = await verifier.matches(clientSecret, client?.secretHash);
+      } catch (error) {
+        if (!(error instanceof HashingBusyError)) throw error;
+        return oauthError(res, 503, 'temporarily_unavailable', error.message, { 'Retry-After': '1' }), true;
+      }
+      if (!client || !matches) {
+        failures.fail(clientId, address);
+        return oauthError(res, 401, 'invalid_client', 'Client authentication failed'), true;
+      }
       const allowed = new Set(client.scopes);
       const requested = form.get('scope')?.split(' ').filter(Boolean).map((s) => s.replace(new RegExp(`^${RESOURCE_SERVER}/`), ''));
       if (requested?.some((s) => !allowed.has(s) && s !== `${TENANT_SCOPE_PREFIX}${client.tenantId}`)) return oauthError(res, 400, 'invalid_scope', 'A requested scope is not granted to this client'), true;
       const granted = [...(requested ?? client.scopes).filter((s) => !s.startsWith(TENANT_SCOPE_PREFIX)), `${TENANT_SCOPE_PREFIX}${client.tenantId}`];
       const scope = granted.map((s) => `${RESOURCE_SERVER}/${s}`).join(' ');
+      // Never dated before the client's notBefore: a token of the new secret is not taken for one of the old.
+      const issuedAt = Math.max(Math.floor(Date.now() / 1000), client.notBefore ?? 0);
       const token = await new SignJWT({ client_id: client.clientId, token_use: 'access', scope })
         .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
-        .setIssuer(issuer).setSubject(client.clientId).setIssuedAt().setJti(randomUUID())
-        .setExpirationTime(`${TOKEN_LIFETIME_SECONDS}s`)
+        .setIssuer(issuer).setSubject(client.clientId).setIssuedAt(issuedAt).setJti(randomUUID())
+        .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
         .sign(key.privateKey);
       res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
         .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope }));

@@ -398,6 +398,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // The token issuer (Cognito's part on AWS) answers on the API's own address.
     await options.checkRecords?.();
     const issuer = await startLocalIssuer(dataDir, log);
+    closers.push(async () => issuer.close());
     // Hostile or broken requests (bad targets, bodies cut off, failing handlers) end as an answer, never the process.
     const api = createGuardedServer('API', async (req, res, requestId) => {
       const url = requestUrl(req);

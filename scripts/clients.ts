@@ -1,9 +1,13 @@
 // `npm run clients -- <command>`: the local runtime's OAuth 2.0 clients (VNFM_DATA_DIR, default
-// ./.vnfm): create (prints the secret once), list, rotate, delete. A running VNFM sees changes at
-// once. On AWS the clients are Cognito app clients; README "Security model" has the commands.
+// ./.vnfm): create (prints the secret once), list, rotate, delete. A running VNFM refuses a
+// rotated or deleted client's old tokens and secret within AUTH_CLIENT_STATE_TTL_SECONDS (5 s).
+// On AWS the clients are Cognito app clients (README "Security model" has the commands); after
+// rotating or deleting one there, `rotated <clientId>` / `deleted <clientId>` with CLIENTS_TABLE
+// set record it in the stack's clients table, which the API checks.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLocalClient, deleteLocalClient, readClients, rotateLocalClientSecret } from '#local/oauth2.ts';
+import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, scopes: { type: 'string' }, id: { type: 'string' } } });
@@ -27,7 +31,14 @@ switch (command) {
     if (!target) throw new Error('delete needs a client id');
     deleteLocalClient(dataDir, target);
     break;
+  case 'rotated':
+  case 'deleted':
+    if (!target) throw new Error(`${command} needs a client id`);
+    await recordClientState(command === 'deleted' ? { clientId: target, deleted: true } : { clientId: target, notBefore: nextSecond() });
+    process.stdout.write(`Recorded in ${process.env.CLIENTS_TABLE}: client ${target} ${command}\n`);
+    break;
   default:
-    process.stderr.write('usage: npm run clients -- create --tenant <id> --scopes <a,b> [--id <clientId>] | list | rotate <clientId> | delete <clientId>\n');
+    process.stderr.write('usage: npm run clients -- create --tenant <id> --scopes <a,b> [--id <clientId>] | list | rotate <clientId> | delete <clientId>\n'
+      + '       CLIENTS_TABLE=<table> npm run clients -- rotated <clientId> | deleted <clientId>   (AWS: after the Cognito change)\n');
     process.exitCode = 2;
 }

@@ -3,9 +3,12 @@
 // jose, or HTTP Basic client id and secret, exchanged once at the issuer's token endpoint and then
 // checked like any token. The issuer is Amazon Cognito on AWS and the local runtime's own issuer
 // locally; both are named only by environment variables, so this code has no local branch.
+// Whatever verified the token, its client's current state (lib/auth/client-state.ts) has the
+// last word: a deleted client's tokens, or tokens issued before a secret rotation, are refused.
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { ProblemError } from '#lib/sol/errors.ts';
+import { currentClientState, revocationReason } from './client-state.ts';
 
 export interface AuthConfig {
   issuer: string;
@@ -24,6 +27,13 @@ export class UnauthorizedError extends ProblemError {
   constructor(detail: string, error?: 'invalid_token' | 'invalid_request') {
     const challenge = `Bearer realm="vnfm"${error ? `, error="${error}", error_description="${detail.replace(/"/g, "'")}"` : ''}, Basic realm="vnfm"`;
     super(401, 'Unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } });
+  }
+}
+
+/** 429: too many failed client authentications from this client id or address. */
+export class TooManyFailuresError extends ProblemError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'Too Many Requests', `Too many failed client authentications; try again in ${retryAfterSeconds} seconds`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
   }
 }
 
@@ -75,13 +85,41 @@ export async function verifyAccessToken(config: AuthConfig, token: string): Prom
   return { clientId, scopes, claims: payload };
 }
 
+/** 401 when the token's client has been deleted or its secret rotated since the token was issued. */
+export async function assertClientCurrent(verified: VerifiedToken): Promise<void> {
+  // An API Gateway JWT authorizer hands claims on as strings.
+  const issuedAt = Number(verified.claims.iat);
+  const reason = revocationReason(await currentClientState(verified.clientId), verified.claims.iat !== undefined && Number.isFinite(issuedAt) ? issuedAt : undefined);
+  if (reason) throw new UnauthorizedError(`${reason}; its tokens are no longer accepted`, 'invalid_token');
+}
+
 const basicTokens = new Map<string, { token: string; expiresAt: number }>();
 
-/** HTTP Basic client id:secret -> an access token from the token endpoint (client credentials grant), cached until shortly before it expires. */
-export async function tokenForBasic(config: AuthConfig, header: string): Promise<string> {
+/**
+ * HTTP Basic client id:secret -> the verified token of a client credentials grant at the token
+ * endpoint, cached until shortly before it expires. A cached token is checked against the client's
+ * current state like any token; one that no longer passes is dropped and the secret asked about
+ * afresh, so a rotated or deleted client's old secret stops working as soon as its tokens do.
+ */
+export async function verifyBasic(config: AuthConfig, header: string): Promise<VerifiedToken> {
   const key = createHash('sha256').update(header).digest('hex');
   const cached = basicTokens.get(key);
-  if (cached && cached.expiresAt > Date.now()) return cached.token;
+  if (cached && cached.expiresAt > Date.now()) {
+    const verified = await verifyAccessToken(config, cached.token);
+    try {
+      await assertClientCurrent(verified);
+      return verified;
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+      basicTokens.delete(key);
+    }
+  }
+  const verified = await verifyAccessToken(config, await tokenForBasic(config, header, key));
+  await assertClientCurrent(verified);
+  return verified;
+}
+
+async function tokenForBasic(config: AuthConfig, header: string, key: string): Promise<string> {
   let response: Response;
   try {
     response = await fetch(config.tokenUrl, {
@@ -93,6 +131,7 @@ export async function tokenForBasic(config: AuthConfig, header: string): Promise
     throw new ProblemError(503, 'Service Unavailable', 'The token endpoint cannot be reached', { cause: error });
   }
   if (response.status === 400 || response.status === 401) throw new UnauthorizedError('The client id or secret is not valid', 'invalid_request');
+  if (response.status === 429) throw new TooManyFailuresError(Number(response.headers.get('retry-after')) || 60);
   if (!response.ok) throw new ProblemError(503, 'Service Unavailable', `The token endpoint answered ${response.status}`);
   const body = await response.json() as { access_token?: string; expires_in?: number };
   if (!body.access_token) throw new ProblemError(503, 'Service Unavailable', 'The token endpoint answered without an access token');

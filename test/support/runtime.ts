@@ -137,7 +137,7 @@ const tokens = new Map<string, Promise<string>>();
 
 /** An access token by the client credentials grant (HTTP Basic client authentication), cached per client. */
 export function accessToken(credentials: ClientCredentials, scope?: string): Promise<string> {
-  const key = `${credentials.tokenUrl} ${credentials.clientId} ${scope ?? ''}`;
+  const key = `${credentials.tokenUrl} ${credentials.clientId} ${credentials.clientSecret} ${scope ?? ''}`;
   let found = tokens.get(key);
   if (!found) {
     found = (async () => {

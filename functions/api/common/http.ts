@@ -10,7 +10,8 @@ import {
 import type { Caller } from '#lib/lcm/vnf-instances.ts';
 import { grants, normalizeScopes, requiredScope, tenantOf } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
-import { authConfig, ForbiddenError, tokenForBasic, UnauthorizedError, verifyAccessToken, type VerifiedToken } from '#lib/auth/tokens.ts';
+import { assertClientCurrent, authConfig, ForbiddenError, TooManyFailuresError, UnauthorizedError, verifyAccessToken, verifyBasic, type AuthConfig, type VerifiedToken } from '#lib/auth/tokens.ts';
+import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { log } from '#lib/log.ts';
 import { nextLink } from '#lib/sol/paging.ts';
 
@@ -183,10 +184,30 @@ function gatewayVerified(event: Event): VerifiedToken | undefined {
   return { clientId, scopes, claims: jwt.claims };
 }
 
+/** Failed Basic authentications per client id and source address, per function instance (the token endpoint keeps its own). */
+const basicFailures = clientFailureLimiter();
+
+/** HTTP Basic client credentials, refused with 429 while the client id or source address has failed too often. */
+async function verifyBasicLimited(config: AuthConfig, credential: string, sourceIp: string): Promise<VerifiedToken> {
+  const header = `Basic ${credential}`;
+  const basic = parseBasicCredentials(header);
+  // Malformed credentials (bad base64 or percent-encoding) are refused here, not sent on.
+  if (!basic) throw new UnauthorizedError('The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)', 'invalid_request');
+  const retryAfter = basicFailures.retryAfterSeconds(basic.clientId, sourceIp);
+  if (retryAfter) throw new TooManyFailuresError(retryAfter);
+  try {
+    return await verifyBasic(config, header);
+  } catch (error) {
+    if (error instanceof UnauthorizedError) basicFailures.fail(basic.clientId, sourceIp);
+    throw error;
+  }
+}
+
 /**
  * SOL013 8 authentication and authorization, for every API request: a bearer token in
- * Authorization or (Tacker's CLI) X-Auth-Token, or HTTP Basic client credentials; then the scope
- * the route needs (lib/auth/scopes.ts). The tenant comes from the client's `tenant:<id>` scope.
+ * Authorization or (Tacker's CLI) X-Auth-Token, or HTTP Basic client credentials; then the
+ * client's current state (not deleted, no secret rotation since the token was issued) and the
+ * scope the route needs (lib/auth/scopes.ts). The tenant comes from the client's `tenant:<id>` scope.
  */
 export async function authenticate(event: Event, method: string, routePath: string): Promise<Caller> {
   const requirement = requiredScope(method, routePath);
@@ -199,14 +220,14 @@ export async function authenticate(event: Event, method: string, routePath: stri
     const authorization = headers.authorization?.trim() ?? '';
     const scheme = authorization.split(' ', 1)[0]?.toLowerCase();
     const credential = authorization.slice(scheme?.length ?? 0).trim();
-    if (scheme === 'bearer' && credential) verified = await verifyAccessToken(config, credential);
-    else if (scheme === 'basic' && credential) {
-      // Malformed credentials (bad base64 or percent-encoding) are refused here, not sent on.
-      if (!parseBasicCredentials(`Basic ${credential}`)) throw new UnauthorizedError('The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)', 'invalid_request');
-      verified = await verifyAccessToken(config, await tokenForBasic(config, `Basic ${credential}`));
-    }
+    // Basic is checked against the client's state inside verifyBasic (a stale cached token is re-fetched).
+    if (scheme === 'basic' && credential) verified = await verifyBasicLimited(config, credential, event.requestContext.http.sourceIp);
+    else if (scheme === 'bearer' && credential) verified = await verifyAccessToken(config, credential);
     else if (headers['x-auth-token']) verified = await verifyAccessToken(config, headers['x-auth-token'].trim());
     else throw new UnauthorizedError(authorization ? 'The Authorization scheme is not supported; send a Bearer token, X-Auth-Token or Basic client credentials' : 'This resource needs an OAuth 2.0 access token (Authorization: Bearer, X-Auth-Token) or client credentials (Basic)');
+    if (scheme !== 'basic') await assertClientCurrent(verified);
+  } else {
+    await assertClientCurrent(verified);
   }
   const scopes = normalizeScopes(verified.scopes);
   if (!grants(scopes, requirement.scope)) throw new ForbiddenError(`The access token lacks the scope "${requirement.scope}" this request needs`, requirement.scope);
