@@ -68,7 +68,7 @@ describe('rotation and deletion take effect at once', () => {
     const token = await accessToken(target);
     assert.equal((await withToken(token)).status, 200);
     const { dynamodb, region } = vnfm.endpoints;
-    const aws = { CLIENTS_TABLE: 'ClientsTable', AWS_ENDPOINT_URL_DYNAMODB: dynamodb, AWS_REGION: region, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+    const aws = { CLIENTS_TABLE: 'ClientsTable', AWS_ENDPOINT_URL_DYNAMODB: dynamodb, AWS_REGION: region, AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey };
     assert.match(await clientsCommandWith(aws, 'rotated', target.clientId), /Recorded in ClientsTable/);
     await waitFor('the token to be refused', async () => (await withToken(token)).status === 401);
   });
