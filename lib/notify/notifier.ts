@@ -134,17 +134,17 @@ async function fanOutFamily(deps: NotifierDeps, reads: BatchReads, family: Notif
 }
 
 /** The subscription a delivery is for, and the Version header its notifications carry. */
-async function recipient(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<{ subscription: DeliverableSubscription; version: string } | undefined> {
+async function recipient(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<{ subscription: DeliverableSubscription; version: string } | 'unknown' | undefined> {
   if (delivery.family === 'vnffm') {
     const subscription = await reads.fmSubscription(delivery.subscriptionId);
     return subscription && { subscription, version: FM_NOTIFICATION_API_VERSION };
   }
-  const family = delivery.family && deps.families?.find((f) => f.family === delivery.family);
-  if (family) {
+  if (delivery.family) {
+    const family = deps.families?.find((f) => f.family === delivery.family);
+    if (!family) return 'unknown';
     const subscription = await reads.familySubscription(family, delivery.subscriptionId);
     return subscription && { subscription, version: family.version(subscription) };
   }
-  if (delivery.family) throw new Error(`this notifier does not deliver ${delivery.family} notifications`);
   const subscription = await reads.subscription(delivery.subscriptionId);
   return subscription && { subscription, version: NOTIFICATION_API_VERSION[subscription.apiMajorVersion] };
 }
@@ -182,6 +182,7 @@ function retryable(status: number): boolean {
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
   const found = await recipient(deps, reads, delivery);
+  if (found === 'unknown') return { kind: 'dead', reason: `this notifier does not deliver ${delivery.family} notifications` };
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
   if (!found) return { kind: 'done' };
   const { subscription, version } = found;
