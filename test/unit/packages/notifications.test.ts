@@ -1,6 +1,7 @@
 // VNF package notifications without the runtime: PkgmNotificationsFilter matching, the request
-// schema's SOL005 rules, and the notifier fanning package events out and delivering them as the
-// family it is handed (Version per subscription, nothing for another tenant, unknown family
+// schema's SOL005 rules, the package store announcing its changes through the outbox (and the sweep
+// queuing what a failed queue left), and the notifier fanning package events out and delivering them
+// as the family it is handed (Version per subscription, nothing for another tenant, unknown family
 // dead-lettered).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,11 +10,16 @@ import type { AddressInfo } from 'node:net';
 import type { NotifierDeps } from '#lib/notify/deps.ts';
 import type { NotificationDelivery } from '#lib/notify/model.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
+import { republishUnsent } from '#lib/notify/publisher.ts';
+import type { NotificationQueue, QueuedEvent } from '#lib/notify/queue.ts';
 import {
-  packageEvent, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
-  type PkgmNotificationsFilter, type PkgmSubscriptionRecord,
+  notifyingPackageStore, packageEvent, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
+  type PackageEvent, type PkgmNotificationsFilter, type PkgmSubscriptionRecord,
 } from '#lib/packages/notifications.ts';
-import type { VnfPackageRecord } from '#lib/store/packages.ts';
+import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
+import type { PackageChange, VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
+import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import type { VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 
 const PACKAGE: VnfPackageRecord = {
   id: 'pkg-1', tenantId: 't', createdAt: '2026-12-01T09:00:00Z', onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE',
@@ -44,6 +50,75 @@ describe('PkgmNotificationsFilter', () => {
     assert.equal(parse({ vnfdId: ['a'], vnfPkgId: ['b'] }), false);
     assert.equal(parse({ notificationTypes: ['VnfPackageOnboardingNotification'], usageState: ['IN_USE'] }), false);
     assert.equal(parse({ notificationTypes: [] }), false);
+  });
+});
+
+describe('the package store with notifications', () => {
+  function world() {
+    const packages = new Map<string, VnfPackageRecord>();
+    const outbox = new Map<string, OutboxEntry>();
+    const published: PackageEvent[] = [];
+    let queueDown = false;
+    const queue: NotificationQueue = {
+      publish: async (events: QueuedEvent[]) => {
+        if (queueDown) throw new Error('queue unavailable');
+        published.push(...(events as PackageEvent[]));
+      },
+      enqueueDeliveries: async () => undefined,
+      changeVisibility: async () => undefined,
+      deadLetter: async () => undefined,
+    };
+    const box: NotificationOutbox = { put: async (e) => { outbox.set(e.id, e); }, remove: async (id) => { outbox.delete(id); }, list: async () => [...outbox.values()] };
+    const raw = {
+      get: async (id: string) => packages.get(id),
+      change: async (id: string, change: PackageChange) => {
+        const current = packages.get(id);
+        if (!current || (change.from.onboardingState && !change.from.onboardingState.includes(current.onboardingState))) return undefined;
+        const next = { ...current, ...change.set } as VnfPackageRecord;
+        packages.set(id, next);
+        return next;
+      },
+      deleteUnused: async (id: string) => packages.get(id)?.operationalState === 'DISABLED' && packages.delete(id),
+    } as unknown as VnfPackageStore;
+    const store = notifyingPackageStore(raw, queue, () => '2026-12-01T10:05:00Z', box);
+    const none = { get: async () => undefined } as unknown;
+    const sweep = () => republishUnsent(box, { opOccs: none as VnfLcmOpOccStore, instances: none as VnfInstanceStore, alarms: { get: async () => undefined }, packages: raw }, queue, '9999-01-01T00:00:00Z');
+    return { packages, outbox, published, store, sweep, setQueueDown: (down: boolean) => { queueDown = down; } };
+  }
+
+  it('announces onboarding, operationalState changes and deletion of an onboarded package, and nothing else', async () => {
+    const w = world();
+    w.packages.set('pkg-1', { ...PACKAGE, onboardingState: 'PROCESSING', operationalState: 'DISABLED', vnfdId: undefined });
+    await w.store.change('pkg-1', { from: { onboardingState: ['PROCESSING'] }, set: { onboardingState: 'ONBOARDED', operationalState: 'ENABLED', vnfdId: 'vnfd-1', stateSince: '2026-12-01T10:00:00Z' } });
+    await w.store.change('pkg-1', { from: { onboardingState: ['ONBOARDED'], operationalState: 'ENABLED' }, set: { userDefinedData: { a: 1 } } });
+    await w.store.change('pkg-1', { from: { onboardingState: ['ONBOARDED'], operationalState: 'ENABLED' }, set: { operationalState: 'DISABLED' } });
+    assert.equal(await w.store.deleteUnused('pkg-1'), true);
+    assert.deepEqual(w.published.map((e) => [e.notificationType, e.changeType, e.package.vnfdId, e.package.operationalState, e.timeStamp]), [
+      ['VnfPackageOnboardingNotification', undefined, 'vnfd-1', 'ENABLED', '2026-12-01T10:00:00Z'],
+      ['VnfPackageChangeNotification', 'OP_STATE_CHANGE', 'vnfd-1', 'DISABLED', '2026-12-01T10:05:00Z'],
+      ['VnfPackageChangeNotification', 'PKG_DELETE', 'vnfd-1', 'DISABLED', '2026-12-01T10:05:00Z'],
+    ]);
+    assert.equal(w.outbox.size, 0);
+    // A package never onboarded is deleted without a notification.
+    w.packages.set('pkg-2', { ...PACKAGE, id: 'pkg-2', onboardingState: 'CREATED', operationalState: 'DISABLED' });
+    assert.equal(await w.store.deleteUnused('pkg-2'), true);
+    assert.equal(w.published.length, 3);
+  });
+
+  it('keeps what could not be queued for the sweep, which queues it only if the change happened', async () => {
+    const w = world();
+    w.packages.set('pkg-1', { ...PACKAGE });
+    w.setQueueDown(true);
+    const changed = await w.store.change('pkg-1', { from: { onboardingState: ['ONBOARDED'], operationalState: 'ENABLED' }, set: { operationalState: 'DISABLED' } });
+    assert.equal(changed?.operationalState, 'DISABLED', 'the change is made even though its notification could not be queued');
+    assert.equal(w.outbox.size, 1);
+    w.setQueueDown(false);
+    // An entry for a deletion that never happened (the package is still there) is dropped.
+    await w.store.deleteUnused('pkg-missing');
+    w.outbox.set('never', { id: 'never', kind: 'package', recordId: 'pkg-1', expect: { exists: false }, event: {}, createdAt: '2026-12-01T10:06:00Z' });
+    assert.equal((await w.sweep()).length, 1);
+    assert.deepEqual(w.published.map((e) => [e.changeType, e.package.operationalState]), [['OP_STATE_CHANGE', 'DISABLED']]);
+    assert.equal(w.outbox.size, 0);
   });
 });
 
