@@ -3,10 +3,9 @@
 // in the secret store, egress policy); only their filter and notifications differ.
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
-import { checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
+import { checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
 import { ConflictError, NotFoundError } from '#lib/sol/errors.ts';
 import { alarmListKey } from '#lib/store/alarms.ts';
-import { subscriptionListKey } from '#lib/store/subscriptions.ts';
 import type { FmDeps } from './deps.ts';
 import {
   ALARM_ATTRIBUTES, FM_NOTIFICATION_API_VERSION, FM_SUBSCRIPTION_ATTRIBUTES, renderAlarm, renderFmSubscription,
@@ -56,15 +55,10 @@ export function getFmSubscription(deps: FmDeps, caller: Caller, id: string): Pro
 }
 
 export function listFmSubscriptions(deps: FmDeps, caller: Caller, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
+  return listSubscriptionRecords(deps.notify.fmSubscriptions, caller, {
     resource: 'vnffm/subscriptions',
     attributes: FM_SUBSCRIPTION_ATTRIBUTES,
-    defaultExcluded: [],
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.notify.fmSubscriptions.listPage(scope, limit, after),
     render: (record) => renderFmSubscription(record, baseUrl),
-    keyOf: subscriptionListKey,
   }, rawQuery, pageSize);
 }
 

@@ -155,16 +155,29 @@ export function getSubscription(deps: NotifyDeps, caller: Caller, id: string): P
   return readSubscriptionRecord(deps.subscriptions, caller, id);
 }
 
-export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+/** A page of the caller's subscriptions of one family's store, with SOL013 filters, selectors and paging. */
+export function listSubscriptionRecords<R extends SubscriptionBase>(
+  store: Pick<SubscriptionStore<R>, 'listPage'>,
+  caller: Caller,
+  list: { resource: string; attributes: readonly string[]; render(record: R): Record<string, unknown> },
+  rawQuery: string,
+  pageSize: number,
+): Promise<ListResult> {
   return listCollection({
-    resource: `v${version}/subscriptions`,
-    attributes: SUBSCRIPTION_ATTRIBUTES,
+    ...list,
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
     scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.subscriptions.listPage(scope, limit, after),
-    render: (record) => renderSubscription(record, version, baseUrl),
+    fetch: (scope, limit, after) => store.listPage(scope, limit, after),
     keyOf: subscriptionListKey,
+  }, rawQuery, pageSize);
+}
+
+export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+  return listSubscriptionRecords(deps.subscriptions, caller, {
+    resource: `v${version}/subscriptions`,
+    attributes: SUBSCRIPTION_ATTRIBUTES,
+    render: (record) => renderSubscription(record, version, baseUrl),
   }, rawQuery, pageSize);
 }
 

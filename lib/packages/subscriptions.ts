@@ -1,11 +1,11 @@
 // SOL005 9.4.8-9 VNF package management subscriptions (/vnfpkgm/v1 and /v2): create (after testing
 // the callback), list, read, delete, for the caller's tenant. The steps every API family shares
 // (callback test, credentials in the secret store) come from lib/notify.
-import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
-import { listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
+import type { ListResult } from '#lib/lcm/listing.ts';
+import type { Caller } from '#lib/lcm/vnf-instances.ts';
 import type { NotifyDeps } from '#lib/notify/deps.ts';
-import { createSubscriptionRecord, deleteSubscriptionRecord, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
-import { subscriptionListKey, type SubscriptionStore } from '#lib/store/subscriptions.ts';
+import { createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
+import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
 import {
   PKGM_NOTIFICATION_API_VERSION, PKGM_SUBSCRIPTION_ATTRIBUTES, renderPkgmSubscription,
   type PkgmSubscriptionRecord, type PkgmSubscriptionRequest,
@@ -34,15 +34,10 @@ export function getPkgmSubscription(deps: PkgmSubscriptionDeps, caller: Caller, 
 }
 
 export function listPkgmSubscriptions(deps: PkgmSubscriptionDeps, caller: Caller, version: 1 | 2, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
+  return listSubscriptionRecords(deps.subscriptions, caller, {
     resource: `vnfpkgm/v${version}/subscriptions`,
     attributes: PKGM_SUBSCRIPTION_ATTRIBUTES,
-    defaultExcluded: [],
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.subscriptions.listPage(scope, limit, after),
     render: (record) => renderPkgmSubscription(record, version, baseUrl),
-    keyOf: subscriptionListKey,
   }, rawQuery, pageSize);
 }
 
