@@ -2,9 +2,13 @@
 // runtime: the subscriptions API on /vnfpkgm/v1 and /v2 (callback test, no credentials in any
 // answer, filters on the list, tenants), and what a test NFVO receives when packages are
 // onboarded, disabled and deleted: per filter, per API version (links, Version header), with BASIC
-// authentication, never another tenant's, nothing after a subscription is deleted.
+// authentication, never another tenant's, nothing after a subscription is deleted; retried through
+// an NFVO that fails for a while, dead-lettered when it refuses.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createLocalClient } from '../../local/oauth2.ts';
 import { assertEtsiResponse, assertEtsiSchema } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
@@ -207,5 +211,30 @@ describe('package notifications', () => {
     assert.deepEqual([...new Set(requests('/pkg/v1').map((r) => r.headers.version))], ['1.3.0']);
     assert.deepEqual([...new Set(requests('/pkg/all').map((r) => r.headers.authorization))], [`Basic ${Buffer.from('nfvo:pkg-pw').toString('base64')}`]);
     assert.deepEqual([...new Set(requests('/pkg/onboarding').map((r) => r.headers.authorization))], [undefined]);
+  });
+
+  it('go the durable way: retried through an NFVO answering 503 for a while, dead-lettered at once when one answers 400', async () => {
+    await subscribe(call, { callbackUri: `${sink.url}/pkg/flaky` });
+    await subscribe(call, { callbackUri: `${sink.url}/pkg/reject`, filter: { notificationTypes: ['VnfPackageOnboardingNotification'] } });
+    sink.answer = (path, attempt) => (path === '/pkg/flaky' && attempt <= 3 ? 503 : path === '/pkg/reject' ? 400 : 204);
+    try {
+      const third = await onboard(call, 'openstack-vnf-v2');
+      assert.equal((await call('PATCH', `/vnfpkgm/v2/vnf_packages/${third}`, { body: { operationalState: 'DISABLED' } })).status, 200);
+      await settle(vnfm);
+      const names = { [third]: 'third' };
+      assert.equal(sink.received.filter((r) => r.path === '/pkg/flaky' && r.answer === 503).length, 3);
+      assert.deepEqual(outline(notificationsAt('/pkg/flaky'), names), ['VnfPackageOnboardingNotification third', 'VnfPackageChangeNotification OP_STATE_CHANGE DISABLED third']);
+      assert.equal(sink.received.filter((r) => r.path === '/pkg/reject').length, 1, '400 is not retried');
+
+      const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string }> };
+      const sqs = new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      const letters = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: endpoints.queues.NotificationDeadLetterQueue!.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
+      assert.equal(letters.length, 1);
+      const letter = JSON.parse(letters[0]!.Body ?? '{}') as { kind: string; family: string; body: Notification };
+      assert.deepEqual([letter.kind, letter.family, letter.body.notificationType, letter.body.vnfPkgId], ['delivery', 'vnfpkgm', 'VnfPackageOnboardingNotification', third]);
+      assert.match(letters[0]!.MessageAttributes?.reason?.StringValue ?? '', /answered 400/);
+    } finally {
+      sink.answer = () => 204;
+    }
   });
 });
