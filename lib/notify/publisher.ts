@@ -10,7 +10,7 @@ import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
 import type { VnfPackageStore } from '#lib/store/packages.ts';
-import { alarmEvent, type AlarmEvent } from '#lib/fm/model.ts';
+import { alarmEvent } from '#lib/fm/model.ts';
 import { log } from '#lib/log.ts';
 import { MAX_EVENT_BYTES, type NotificationQueue, type QueuedEvent } from './queue.ts';
 import { stableId, type InstanceSnapshot, type NotificationEvent, type NotificationType } from './model.ts';
