@@ -1,8 +1,12 @@
 // API function for the SOL005 VNF package management resources (/vnfpkgm/v1, Tacker's path, and
-// /vnfpkgm/v2): packages, their content, VNFD, manifest and artifacts, upload from URI, and the
-// presigned-upload extension.
+// /vnfpkgm/v2): packages, their content, VNFD, manifest and artifacts, upload from URI, the
+// presigned-upload extension, and package management subscriptions.
 import { defaultDeps } from '#lib/lcm/deps.ts';
+import { notifyDeps } from '#lib/notify/deps.ts';
 import { renderVnfPkgInfo } from '#lib/packages/model.ts';
+import { pkgmSubscriptionRequest, pkgmSubscriptionStore, renderPkgmSubscription } from '#lib/packages/notifications.ts';
+import { createPkgmSubscription, deletePkgmSubscription, getPkgmSubscription, listPkgmSubscriptions, type PkgmSubscriptionDeps } from '#lib/packages/subscriptions.ts';
+import { parseRequest } from '#lib/sol/requests.ts';
 import { createPackage, deletePackage, getPackage, listPackages, modifyPackage, uploadContent, uploadFromUri, uploadUrl } from '#lib/packages/service.ts';
 import { readArtifact, readArtifactSet, readManifest, readPackageContent, readVnfd, type ArtifactSelection, type ByteRangeBody } from '#lib/packages/content.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
@@ -11,6 +15,9 @@ import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest, type ApiRe
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 1;
 const packageId = (request: ApiRequest) => request.params.vnfPkgId ?? '';
 const collection = (request: ApiRequest) => `${request.baseUrl}/vnfpkgm/v${version(request)}/vnf_packages`;
+const subscriptions = (request: ApiRequest) => `${request.baseUrl}/vnfpkgm/v${version(request)}/subscriptions`;
+const subscriptionId = (request: ApiRequest) => request.params.subscriptionId ?? '';
+const subscriptionDeps = (): PkgmSubscriptionDeps => ({ notify: notifyDeps(), subscriptions: pkgmSubscriptionStore() });
 
 function byteRange(body: ByteRangeBody, contentType: string): ApiResult {
   if (body.redirect) return { status: 302, headers: { Location: body.redirect } };
@@ -115,6 +122,21 @@ export const handler = httpApi({
         const record = await getPackage(defaultDeps(), request.caller, packageId(request));
         return byteRange(await readArtifact(record, request.params.artifactPath ?? '', request.headers.range), 'application/octet-stream');
       },
+    },
+  }, 'vnfpkgm'),
+  ...bothVersions('/subscriptions', {
+    POST: async (request) => {
+      const body = parseRequest(pkgmSubscriptionRequest, request.body, 'PkgmSubscriptionRequest');
+      const record = await createPkgmSubscription(subscriptionDeps(), request.caller, body, version(request), request.baseUrl);
+      return { status: 201, body: renderPkgmSubscription(record, version(request), request.baseUrl), headers: { Location: `${subscriptions(request)}/${record.id}` } };
+    },
+    GET: async (request) => pagedList(await listPkgmSubscriptions(subscriptionDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), subscriptions(request)),
+  }, 'vnfpkgm'),
+  ...bothVersions('/subscriptions/{subscriptionId}', {
+    GET: async (request) => ({ status: 200, body: renderPkgmSubscription(await getPkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request)), version(request), request.baseUrl) }),
+    DELETE: async (request) => {
+      await deletePkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request));
+      return { status: 204 };
     },
   }, 'vnfpkgm'),
 }, { maxRawBodyBytes: 4 * 1024 * 1024 });

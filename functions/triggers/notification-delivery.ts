@@ -1,11 +1,16 @@
-// SQS target of the notification queue (FIFO, ReportBatchItemFailures): fans recorded LCM changes
-// out to the matching subscriptions and delivers each notification to its subscriber's callback.
+// SQS target of the notification queue (FIFO, ReportBatchItemFailures): fans recorded LCM changes,
+// alarms and VNF package changes out to the matching subscriptions and delivers each notification
+// to its subscriber's callback.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { notifyDeps } from '#lib/notify/deps.ts';
+import { notifyDeps, type NotifierDeps } from '#lib/notify/deps.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
+import { packageNotificationFamily } from '#lib/packages/notifications.ts';
+
+let deps: NotifierDeps | undefined;
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  const result = await processNotificationBatch(notifyDeps(), event.Records.map((record) => ({
+  deps ??= { ...notifyDeps(), families: [packageNotificationFamily()] };
+  const result = await processNotificationBatch(deps, event.Records.map((record) => ({
     messageId: record.messageId,
     receiptHandle: record.receiptHandle,
     body: record.body,

@@ -12,6 +12,7 @@ import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#l
 import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
 import { DynamoAlarmStore } from '#lib/store/alarms.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
+import { notifyingPackageStore } from '#lib/packages/notifications.ts';
 
 /**
  * Starts state machines. An LCM operation's execution is named after its op occ id, so a retried
@@ -75,7 +76,7 @@ export function defaultDeps(): LcmDeps {
   return deps;
 }
 
-/** Every op occ and instance change written through these deps is queued for notification (SOL003 5.6.2). */
+/** Every op occ, instance and package change written through these deps is queued for notification (SOL003 5.6.2, SOL005 9.6.2). */
 function withNotifications(base: LcmDeps): LcmDeps {
   if (!process.env.NOTIFICATION_QUEUE_URL) return base;
   const queue = new SqsNotificationQueue();
@@ -84,6 +85,7 @@ function withNotifications(base: LcmDeps): LcmDeps {
     ...base,
     instances: notifyingInstanceStore(base.instances, queue, base.now, outbox),
     opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
-    republishUnsent: (olderThan) => republishUnsent(outbox, { opOccs: base.opOccs, instances: base.instances, alarms: new DynamoAlarmStore() }, queue, olderThan),
+    packages: notifyingPackageStore(base.packages, queue, base.now, outbox),
+    republishUnsent: (olderThan) => republishUnsent(outbox, { opOccs: base.opOccs, instances: base.instances, alarms: new DynamoAlarmStore(), packages: base.packages }, queue, olderThan),
   };
 }

@@ -144,12 +144,26 @@ export interface NotificationEvent {
 export interface NotificationDelivery {
   kind: 'delivery';
   /** The API family of the subscription (VNF LCM when absent). */
-  family?: 'vnffm';
+  family?: 'vnffm' | 'vnfpkgm';
   subscriptionId: string;
   notificationId: string;
   body: Record<string, unknown>;
 }
 
+/**
+ * A change of an API family the notifier is extended with (see NotificationFamily): it carries what
+ * that family needs to match and render it, and its own FIFO group (its changes reach each NFVO in order).
+ */
+export interface FamilyEvent {
+  kind: string;
+  notificationId: string;
+  notificationType: string;
+  tenantId: string;
+  groupId: string;
+  timeStamp: string;
+}
+
+/** What the notifier knows itself; a FamilyEvent is recognised by its family's kind. */
 export type NotificationMessage = NotificationEvent | NotificationDelivery | import('#lib/fm/model.ts').AlarmEvent;
 
 /** A name-based UUID (version 8, SHA-256) for `key`: the same change always gets the same notification id. */

@@ -12,13 +12,13 @@ import { redactSecrets } from '#lib/redact.ts';
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
-import type { NotifierDeps } from './deps.ts';
+import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from './deps.ts';
 import { fmSubscriptionMatches } from '#lib/fm/matching.ts';
 import { FM_NOTIFICATION_API_VERSION, renderAlarmNotification, type AlarmEvent, type FmSubscriptionRecord } from '#lib/fm/model.ts';
 import { subscriptionMatches } from './matching.ts';
 import {
   NOTIFICATION_API_VERSION, renderNotification,
-  type NotificationAuth, type NotificationDelivery, type NotificationEvent, type NotificationMessage, type SubscriptionRecord,
+  type FamilyEvent, type NotificationAuth, type NotificationDelivery, type NotificationEvent, type NotificationMessage, type SubscriptionRecord,
 } from './model.ts';
 
 export interface ReceivedMessage {
@@ -104,6 +104,50 @@ class BatchReads {
     if (!found) this.fmById.set(id, found = this.deps.fmSubscriptions.get(id));
     return found;
   }
+
+  private readonly familyByTenant = new Map<string, Promise<DeliverableSubscription[]>>();
+  private readonly familyById = new Map<string, Promise<DeliverableSubscription | undefined>>();
+
+  familySubscriptionsOf(family: NotificationFamily, tenantId: string): Promise<DeliverableSubscription[]> {
+    const key = `${family.family}/${tenantId}`;
+    let found = this.familyByTenant.get(key);
+    if (!found) this.familyByTenant.set(key, found = family.subscriptions.listAll(tenantId));
+    return found;
+  }
+
+  familySubscription(family: NotificationFamily, id: string): Promise<DeliverableSubscription | undefined> {
+    const key = `${family.family}/${id}`;
+    let found = this.familyById.get(key);
+    if (!found) this.familyById.set(key, found = family.subscriptions.get(id));
+    return found;
+  }
+}
+
+/** A change of another API family: one notification per subscription of that family whose filter matches. */
+async function fanOutFamily(deps: NotifierDeps, reads: BatchReads, family: NotificationFamily, event: FamilyEvent): Promise<Outcome> {
+  const deliveries: NotificationDelivery[] = [];
+  for (const subscription of await reads.familySubscriptionsOf(family, event.tenantId)) {
+    const body = family.render(event, subscription);
+    if (body) deliveries.push({ kind: 'delivery', family: family.family, subscriptionId: subscription.id, notificationId: event.notificationId, body });
+  }
+  if (deliveries.length) await deps.queue.enqueueDeliveries(deliveries, event.groupId);
+  return { kind: 'done' };
+}
+
+/** The subscription a delivery is for, and the Version header its notifications carry. */
+async function recipient(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<{ subscription: DeliverableSubscription; version: string } | 'unknown' | undefined> {
+  if (delivery.family === 'vnffm') {
+    const subscription = await reads.fmSubscription(delivery.subscriptionId);
+    return subscription && { subscription, version: FM_NOTIFICATION_API_VERSION };
+  }
+  if (delivery.family) {
+    const family = deps.families?.find((f) => f.family === delivery.family);
+    if (!family) return 'unknown';
+    const subscription = await reads.familySubscription(family, delivery.subscriptionId);
+    return subscription && { subscription, version: family.version(subscription) };
+  }
+  const subscription = await reads.subscription(delivery.subscriptionId);
+  return subscription && { subscription, version: NOTIFICATION_API_VERSION[subscription.apiMajorVersion] };
 }
 
 /** An alarm raised or cleared: one AlarmNotification / AlarmClearedNotification per matching FM subscription. */
@@ -138,10 +182,11 @@ function retryable(status: number): boolean {
 }
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
-  const subscription = delivery.family === 'vnffm' ? await reads.fmSubscription(delivery.subscriptionId) : await reads.subscription(delivery.subscriptionId);
+  const found = await recipient(deps, reads, delivery);
+  if (found === 'unknown') return { kind: 'dead', reason: `this notifier does not deliver ${delivery.family} notifications` };
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
-  if (!subscription) return { kind: 'done' };
-  const version = 'apiMajorVersion' in subscription ? NOTIFICATION_API_VERSION[subscription.apiMajorVersion] : FM_NOTIFICATION_API_VERSION;
+  if (!found) return { kind: 'done' };
+  const { subscription, version } = found;
   const auth = subscription.authSecret ? await readAuth(deps, subscription.authSecret) : undefined;
   let status: number;
   try {
@@ -173,6 +218,9 @@ async function handle(deps: NotifierDeps, reads: BatchReads, message: ReceivedMe
     if (parsed.kind === 'event') return await fanOut(deps, reads, parsed);
     if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed);
     if (parsed.kind === 'fm-event') return await fanOutAlarm(deps, reads, parsed);
+    const other = parsed as unknown as FamilyEvent;
+    const family = deps.families?.find((f) => f.eventKind === other.kind);
+    if (family) return await fanOutFamily(deps, reads, family, other);
   } catch (error) {
     // The VNFM's own dependencies (DynamoDB, Secrets Manager, SQS): worth retrying.
     return { kind: 'retry', reason: (error as Error).message };

@@ -9,9 +9,10 @@ import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
-import { alarmEvent, type AlarmEvent } from '#lib/fm/model.ts';
+import type { VnfPackageStore } from '#lib/store/packages.ts';
+import { alarmEvent } from '#lib/fm/model.ts';
 import { log } from '#lib/log.ts';
-import { MAX_EVENT_BYTES, type NotificationQueue } from './queue.ts';
+import { MAX_EVENT_BYTES, type NotificationQueue, type QueuedEvent } from './queue.ts';
 import { stableId, type InstanceSnapshot, type NotificationEvent, type NotificationType } from './model.ts';
 
 export function instanceSnapshot(record: VnfInstanceRecord): InstanceSnapshot {
@@ -78,7 +79,7 @@ export function instanceEvent(record: VnfInstanceRecord, notificationType: Exclu
  * exception here would leave the operation half-done (an op occ moved on with no execution
  * behind it). The SQS client retries; what still fails is logged with the whole event.
  */
-async function publishAfterWrite(queue: NotificationQueue, events: NotificationEvent[]): Promise<boolean> {
+export async function publishAfterWrite(queue: NotificationQueue, events: QueuedEvent[]): Promise<boolean> {
   try {
     await queue.publish(events);
     return true;
@@ -89,7 +90,7 @@ async function publishAfterWrite(queue: NotificationQueue, events: NotificationE
 }
 
 /** `inner` with some methods replaced; every other method (including ones added later) passes through. */
-function decorate<T extends object>(inner: T, overrides: Partial<T>): T {
+export function decorate<T extends object>(inner: T, overrides: Partial<T>): T {
   return new Proxy(inner, {
     get(target, property, receiver) {
       if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
@@ -189,12 +190,17 @@ export function notifyingInstanceStore(inner: VnfInstanceStore, queue: Notificat
  * between a record change and its notification), if the record shows the change happened; the
  * entries of changes that never happened are dropped. Returns the ids queued.
  */
-export async function republishUnsent(outbox: NotificationOutbox, stores: { opOccs: VnfLcmOpOccStore; instances: VnfInstanceStore; alarms: Pick<AlarmStore, 'get'> }, queue: NotificationQueue, olderThan: string): Promise<string[]> {
+export async function republishUnsent(
+  outbox: NotificationOutbox,
+  stores: { opOccs: VnfLcmOpOccStore; instances: VnfInstanceStore; alarms: Pick<AlarmStore, 'get'>; packages?: Pick<VnfPackageStore, 'get'> },
+  queue: NotificationQueue,
+  olderThan: string,
+): Promise<string[]> {
   const { opOccs, instances } = stores;
   const sent: string[] = [];
   for (const entry of await outbox.list()) {
     if (entry.createdAt > olderThan) continue;
-    let event: NotificationEvent | AlarmEvent | undefined;
+    let event: QueuedEvent | undefined;
     if (entry.kind === 'opOcc') {
       const record = await opOccs.get(entry.recordId);
       const instance = record && await instances.get(record.vnfInstanceId);
@@ -206,6 +212,14 @@ export async function republishUnsent(outbox: NotificationOutbox, stores: { opOc
       const type = entry.expect.notificationType === 'AlarmClearedNotification' ? 'AlarmClearedNotification' : 'AlarmNotification';
       const happened = type === 'AlarmNotification' ? alarm !== undefined : alarm?.alarmClearedTime === entry.expect.at;
       if (alarm && happened) event = alarmEvent(alarm, type, entry.expect.at ?? entry.createdAt);
+    } else if (entry.kind === 'package') {
+      // Left for a sweep that can read packages.
+      if (!stores.packages) continue;
+      const record = await stores.packages.get(entry.recordId);
+      const happened = (record !== undefined) === entry.expect.exists
+        && (entry.expect.onboardingState === undefined || record?.onboardingState === entry.expect.onboardingState)
+        && (entry.expect.operationalState === undefined || record?.operationalState === entry.expect.operationalState);
+      if (happened && entry.event) event = entry.event as unknown as QueuedEvent;
     } else if (entry.event && (await instances.get(entry.recordId) !== undefined) === entry.expect.exists) {
       event = entry.event as unknown as NotificationEvent;
     }

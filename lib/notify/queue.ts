@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import type { AlarmEvent } from '#lib/fm/model.ts';
-import { stableId, type NotificationDelivery, type NotificationEvent } from './model.ts';
+import { stableId, type FamilyEvent, type NotificationDelivery, type NotificationEvent } from './model.ts';
 
 export interface OutgoingMessage {
   body: string;
@@ -18,11 +18,17 @@ export interface OutgoingMessage {
   attributes?: Record<string, string>;
 }
 
+/** What goes on the queue to be fanned out: LCM changes, alarms raised and cleared, other families' changes. */
+export type QueuedEvent = NotificationEvent | AlarmEvent | FamilyEvent;
+
+/** An event's FIFO group: its VNF instance, or the group its family chose (a VNF package). */
+export const eventGroup = (event: QueuedEvent): string => ('vnfInstanceId' in event ? event.vnfInstanceId : event.groupId);
+
 export interface NotificationQueue {
-  /** State-change events (LCM changes, alarms raised and cleared), in the order given (FIFO per VNF instance). */
-  publish(events: Array<NotificationEvent | AlarmEvent>): Promise<void>;
-  /** Deliveries for matching subscriptions. */
-  enqueueDeliveries(deliveries: NotificationDelivery[], vnfInstanceId: string): Promise<void>;
+  /** State-change events, in the order given (FIFO per group: a VNF instance, a VNF package). */
+  publish(events: QueuedEvent[]): Promise<void>;
+  /** Deliveries for matching subscriptions, grouped by subscription and `group` (the event's group). */
+  enqueueDeliveries(deliveries: NotificationDelivery[], group: string): Promise<void>;
   /** Keeps received messages invisible (in flight) for the given seconds; 0 makes them visible again. */
   changeVisibility(entries: Array<{ receiptHandle: string; seconds: number }>): Promise<void>;
   /** Moves a message's body to the dead-letter queue, with why it is there. */
@@ -33,7 +39,7 @@ export interface NotificationQueue {
 export const MAX_EVENT_BYTES = 200 * 1024;
 const MAX_BATCH_BYTES = 250 * 1024;
 
-const deliveryGroup = (subscriptionId: string, vnfInstanceId: string) => `${subscriptionId}:${vnfInstanceId}`;
+const deliveryGroup = (subscriptionId: string, group: string) => `${subscriptionId}:${group}`;
 
 let client: SQSClient | undefined;
 function sqs(): SQSClient {
@@ -84,19 +90,19 @@ export class SqsNotificationQueue implements NotificationQueue {
     private readonly deadLetterUrl = process.env.NOTIFICATION_DLQ_URL,
   ) {}
 
-  async publish(events: Array<NotificationEvent | AlarmEvent>): Promise<void> {
+  async publish(events: QueuedEvent[]): Promise<void> {
     await sendBatch(this.queueUrl, events.map((event) => ({
       body: JSON.stringify(event),
-      groupId: event.vnfInstanceId,
+      groupId: eventGroup(event),
       // The same change published twice (a retried step) is dropped by SQS within its 5-minute window.
       deduplicationId: event.notificationId,
     })));
   }
 
-  async enqueueDeliveries(deliveries: NotificationDelivery[], vnfInstanceId: string): Promise<void> {
+  async enqueueDeliveries(deliveries: NotificationDelivery[], group: string): Promise<void> {
     await sendBatch(this.queueUrl, deliveries.map((delivery) => ({
       body: JSON.stringify(delivery),
-      groupId: deliveryGroup(delivery.subscriptionId, vnfInstanceId),
+      groupId: deliveryGroup(delivery.subscriptionId, group),
       deduplicationId: stableId(`${delivery.notificationId}/${delivery.subscriptionId}`),
     })));
   }

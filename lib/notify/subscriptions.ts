@@ -7,7 +7,7 @@ import type { ApiMajorVersion } from '#lib/sol/model.ts';
 import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
 import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
 import { log } from '#lib/log.ts';
-import { subscriptionListKey } from '#lib/store/subscriptions.ts';
+import { subscriptionListKey, type StoredSubscription, type SubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { callCallback, TokenError } from './callback.ts';
 import type { NotifyDeps } from './deps.ts';
@@ -75,34 +75,48 @@ export async function testCallback(deps: NotifyDeps, callbackUri: string, auth: 
   if (status !== 204) throw new UnprocessableEntityError(`Testing the callback URI with GET answered ${status}; 204 No Content is required`);
 }
 
-export async function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string, instances: InstanceLookup = defaultInstances()): Promise<SubscriptionRecord> {
+/** What every family's subscription record holds besides its own attributes. */
+export interface SubscriptionBase extends StoredSubscription {
+  createdAt: string;
+  callbackUri: string;
+  authSecret?: string;
+  revision: number;
+}
+
+/** How one API family creates a subscription (the steps every family shares are in createSubscriptionRecord). */
+export interface SubscriptionCreation<R extends SubscriptionBase> {
+  /** The request type's name, for 400 details. */
+  requestName: string;
+  /** The Version header of the callback test. */
+  version: ApiMajorVersion | string;
+  store: Pick<SubscriptionStore<R>, 'create'>;
+  /** Checks of the family's own, made before the callback is tested. */
+  check?(): Promise<void>;
+  /** The record, from the attributes every family shares. */
+  build(base: SubscriptionBase): R;
+}
+
+/**
+ * Creates a subscription of any API family: the callback URI must be allowed, the authentication
+ * usable and the callback must answer the test; the credentials go to the secret store (removed
+ * again if the record cannot be written).
+ */
+export async function createSubscriptionRecord<R extends SubscriptionBase>(deps: NotifyDeps, caller: Caller, request: { callbackUri: string; authentication?: SubscriptionAuthentication }, creation: SubscriptionCreation<R>): Promise<R> {
   try {
     parseEgressUrl(request.callbackUri);
   } catch (error) {
-    throw new BadRequestError(`Invalid LccnSubscriptionRequest: callbackUri: ${(error as EgressDeniedError).reason}`);
+    throw new BadRequestError(`Invalid ${creation.requestName}: callbackUri: ${(error as EgressDeniedError).reason}`);
   }
   const auth = chooseAuth(request.authentication);
-  await checkNamedInstances(instances, caller, request.filter?.vnfInstanceSubscriptionFilter);
-  await testCallback(deps, request.callbackUri, auth, version);
+  await creation.check?.();
+  await testCallback(deps, request.callbackUri, auth, creation.version);
 
   const id = deps.newId();
   const now = deps.now();
   const authSecret = auth ? await deps.secrets.create(`subscriptions/${id}`, auth) : undefined;
-  const record: SubscriptionRecord = {
-    id,
-    tenantId: caller.tenantId,
-    createdAt: now,
-    createdSeq: `${now}#${id}`,
-    callbackUri: request.callbackUri,
-    filter: request.filter,
-    verbosity: request.verbosity ?? 'FULL',
-    apiMajorVersion: version,
-    apiRoot,
-    authSecret,
-    revision: 1,
-  };
+  const record = creation.build({ id, tenantId: caller.tenantId, createdAt: now, createdSeq: `${now}#${id}`, callbackUri: request.callbackUri, authSecret, revision: 1 });
   try {
-    await deps.subscriptions.create(record);
+    await creation.store.create(record);
   } catch (error) {
     if (authSecret) await deps.secrets.remove(authSecret).catch(() => undefined);
     throw error;
@@ -110,31 +124,63 @@ export async function createSubscription(deps: NotifyDeps, caller: Caller, reque
   return record;
 }
 
-export async function getSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<SubscriptionRecord> {
-  const record = await deps.subscriptions.get(id);
+/** The caller's subscription `id` of a family's store; another tenant's is a 404 like a missing one. */
+export async function readSubscriptionRecord<R extends SubscriptionBase>(store: Pick<SubscriptionStore<R>, 'get'>, caller: Caller, id: string): Promise<R> {
+  const record = await store.get(id);
   if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`Subscription ${id} does not exist`);
   return record;
 }
 
-export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+/** SOL003 5.4.19.3.5, SOL005 9.4.9.3.5: deletes the caller's subscription and its credentials; nothing is sent for it any more. */
+export async function deleteSubscriptionRecord<R extends SubscriptionBase>(store: Pick<SubscriptionStore<R>, 'get' | 'delete'>, secrets: NotifyDeps['secrets'], caller: Caller, id: string): Promise<void> {
+  await readSubscriptionRecord(store, caller, id);
+  const deleted = await store.delete(id);
+  if (!deleted) throw new NotFoundError(`Subscription ${id} does not exist`);
+  if (deleted.authSecret) {
+    await secrets.remove(deleted.authSecret).catch((error: unknown) => log.warn('could not remove a deleted subscription\'s secret', { subscriptionId: id, error }));
+  }
+}
+
+export function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string, instances: InstanceLookup = defaultInstances()): Promise<SubscriptionRecord> {
+  return createSubscriptionRecord(deps, caller, request, {
+    requestName: 'LccnSubscriptionRequest',
+    version,
+    store: deps.subscriptions,
+    check: () => checkNamedInstances(instances, caller, request.filter?.vnfInstanceSubscriptionFilter),
+    build: (base) => ({ ...base, filter: request.filter, verbosity: request.verbosity ?? 'FULL', apiMajorVersion: version, apiRoot }),
+  });
+}
+
+export function getSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<SubscriptionRecord> {
+  return readSubscriptionRecord(deps.subscriptions, caller, id);
+}
+
+/** A page of the caller's subscriptions of one family's store, with SOL013 filters, selectors and paging. */
+export function listSubscriptionRecords<R extends SubscriptionBase>(
+  store: Pick<SubscriptionStore<R>, 'listPage'>,
+  caller: Caller,
+  list: { resource: string; attributes: readonly string[]; render(record: R): Record<string, unknown> },
+  rawQuery: string,
+  pageSize: number,
+): Promise<ListResult> {
   return listCollection({
-    resource: `v${version}/subscriptions`,
-    attributes: SUBSCRIPTION_ATTRIBUTES,
+    ...list,
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
     scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.subscriptions.listPage(scope, limit, after),
-    render: (record) => renderSubscription(record, version, baseUrl),
+    fetch: (scope, limit, after) => store.listPage(scope, limit, after),
     keyOf: subscriptionListKey,
   }, rawQuery, pageSize);
 }
 
-/** SOL003 5.4.19.3.5: after the 204, no notification is sent for this subscription any more. */
-export async function deleteSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<void> {
-  await getSubscription(deps, caller, id);
-  const deleted = await deps.subscriptions.delete(id);
-  if (!deleted) throw new NotFoundError(`Subscription ${id} does not exist`);
-  if (deleted.authSecret) {
-    await deps.secrets.remove(deleted.authSecret).catch((error: unknown) => log.warn('could not remove a deleted subscription\'s secret', { subscriptionId: id, error }));
-  }
+export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+  return listSubscriptionRecords(deps.subscriptions, caller, {
+    resource: `v${version}/subscriptions`,
+    attributes: SUBSCRIPTION_ATTRIBUTES,
+    render: (record) => renderSubscription(record, version, baseUrl),
+  }, rawQuery, pageSize);
+}
+
+export function deleteSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<void> {
+  return deleteSubscriptionRecord(deps.subscriptions, deps.secrets, caller, id);
 }

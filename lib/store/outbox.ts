@@ -20,15 +20,16 @@ export function sweepItems<T>(table: string, partition: string): Promise<T[]> {
 export interface OutboxEntry {
   /** The notification's id. */
   id: string;
-  /** Which record announces it: an op occ or an alarm (the event is rebuilt from it), or a VNF instance (the event is kept whole). */
-  kind: 'opOcc' | 'instance' | 'alarm';
+  /** Which record announces it: an op occ or an alarm (the event is rebuilt from it), or a VNF instance or VNF package (the event is kept whole). */
+  kind: 'opOcc' | 'instance' | 'alarm' | 'package';
   recordId: string;
   /**
    * What the record shows once the change is made. opOcc: its state and entry time; instance:
-   * whether it exists; alarm: the notification (raised or cleared) and its time.
+   * whether it exists; alarm: the notification (raised or cleared) and its time; package: whether
+   * it exists and, if it does, its onboarding and operational state.
    */
-  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean; notificationType?: string; at?: string };
-  /** instance: the whole event (an instance's identifier notifications need nothing the record would add). */
+  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean; notificationType?: string; at?: string; onboardingState?: string; operationalState?: string };
+  /** instance, package: the whole event (a deleted record could not rebuild it). */
   event?: Record<string, unknown>;
   createdAt: string;
 }

@@ -9,7 +9,7 @@ import { dereference } from '@apidevtools/json-schema-ref-parser';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 
-export type EtsiApi = 'vnflcm' | 'vnflcm-notification' | 'vnfpkgm' | 'vnfpkgm-sol003' | 'grant' | 'lcm-coordination' | 'vnffm' | 'vnffm-notification';
+export type EtsiApi = 'vnflcm' | 'vnflcm-notification' | 'vnfpkgm' | 'vnfpkgm-notification' | 'vnfpkgm-sol003' | 'grant' | 'lcm-coordination' | 'vnffm' | 'vnffm-notification';
 
 const SOL003 = 'nfv-sol002-sol003/SOL003';
 const SOL002 = 'nfv-sol002-sol003/SOL002';
@@ -31,6 +31,15 @@ export const ETSI_API_FILES: Record<EtsiApi, { openapi: string; definitions: str
   vnfpkgm: {
     openapi: `${SOL005}/VNFPackageManagement/VNFPackageManagement.yaml`,
     definitions: [`${SOL005}/VNFPackageManagement/definitions/SOL005VNFPackageManagement_def.yaml`, `${SOL005}/definitions/SOL005_def.yaml`],
+  },
+  // SOL005 publishes no file for its package notifications (9.5.2.8-9); the SOL003 one defines the same
+  // VnfPackageOnboardingNotification / VnfPackageChangeNotification / PkgmLinks (and also requires vnfmInfo).
+  'vnfpkgm-notification': {
+    openapi: `${SOL003}/VNFPackageManagementNotification/VNFPackageManagementNotification.yaml`,
+    definitions: [
+      `${SOL003}/VNFPackageManagementNotification/definitions/SOL003VNFPackageManagementNotification_def.yaml`,
+      `${SOL003}/General_Definitions/SOL003_def.yaml`,
+    ],
   },
   'vnfpkgm-sol003': {
     openapi: `${SOL003}/VNFPackageManagement/VNFPackageManagement.yaml`,
@@ -116,6 +125,10 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
     'and vnfpkgm-sol003 POST /subscriptions 201 are single items (the YAML has arrays).',
   'Responses whose description says "The response body shall be empty." but that declare content (e.g. vnflcm ' +
     'PATCH /vnf_instances/{vnfInstanceId} 202, SOL003 5.4.3.3.4) -> no body.',
+  'PkgmNotificationsFilter (SOL005): notificationTypes is a single string, but SOL005 9.5.3.4 gives it ' +
+    'cardinality 0..N (as the SOL003 copy of the type has it) -> an array of those strings; the alternatives are ' +
+    'corrected as above also in the copies inside PkgmSubscription, whose own description hides the NOTE.',
+  'PkgmSubscription (SOL005): id refers to Uri (format uri), but SOL005 9.5.2.7 makes it an Identifier -> a string.',
   'VnfPackageSoftwareImageInfo: imagePath is listed as required, but its own description (SOL005 9.5.3.2) says it ' +
     'shall be absent for an external image the NFVO has not downloaded -> not required.',
 ];
@@ -184,6 +197,26 @@ function correctSchema(schema: Schema): void {
   if (properties && 'imagePath' in properties && 'imageUri' in properties && Array.isArray(schema.required) && schema.required.includes('imagePath')) {
     schema.required = schema.required.filter((name) => name !== 'imagePath');
     return;
+  }
+
+  // PkgmNotificationsFilter (SOL005 9.5.3.4), also where a $ref with its own description copied it (so
+  // the NOTE's text is gone): notificationTypes is 0..N, one string in the YAML; the alternatives at most one.
+  const types = properties?.notificationTypes;
+  if (properties && isRecord(types) && types.type === 'string' && Array.isArray(types.enum) && types.enum.includes('VnfPackageOnboardingNotification')) {
+    const { description: typesDescription, ...item } = types;
+    properties.notificationTypes = { description: typesDescription, type: 'array', items: item };
+    const alternatives = requiredGroup(schema.oneOf);
+    if (alternatives) {
+      delete schema.oneOf;
+      schema.allOf = [...(Array.isArray(schema.allOf) ? schema.allOf : []), atMostOne(alternatives)];
+    }
+    return;
+  }
+
+  // PkgmSubscription.id: an Identifier in SOL005 9.5.2.7, a Uri in the YAML.
+  const id = properties?.id;
+  if (properties && isRecord(id) && id.format === 'uri' && /Identifier of this "Individual subscription" resource/.test(String(id.description))) {
+    properties.id = { description: id.description, type: 'string' };
   }
 
   // A oneOf over properties that only ipAddresses items have: it belongs on the items.

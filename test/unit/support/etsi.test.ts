@@ -190,11 +190,16 @@ describe('assertEtsiSchema', () => {
     await assertEtsiSchema('vnflcm', 'VnfInstanceSubscriptionFilter', { vnfdIds: ['d1'] });
     await assertEtsiSchema('vnfpkgm-sol003', 'PkgmNotificationsFilter', { notificationTypes: ['VnfPackageOnboardingNotification'] });
     await fails(assertEtsiSchema('vnflcm', 'VnfInstanceSubscriptionFilter', { vnfInstanceIds: ['a'], vnfInstanceNames: ['b'] }), /must NOT match/);
+    // SOL005 PkgmSubscription: an Identifier id, and notificationTypes as a list of the two types.
+    const pkgmSubscription = { id: 'a5b3c1d2', callbackUri: 'http://nfvo/cb', _links: { self: { href: 'http://vnfm/vnfpkgm/v2/subscriptions/a5b3c1d2' } } };
+    await assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { notificationTypes: ['VnfPackageChangeNotification'], vnfdId: ['d1'] } });
+    await fails(assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { notificationTypes: ['VnfPackageDeletedNotification'] } }), /must be equal to one of the allowed values/);
+    await fails(assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { vnfdId: ['d1'], vnfPkgId: ['p1'] } }), /must NOT match/);
     // Untouched: VnfExtCpInfo's "exactly one of" associated* is encoded correctly.
     await fails(assertEtsiSchema('vnflcm', 'VnfExtCpInfo', { id: 'c', cpdId: 'd', cpConfigId: 'e', cpProtocolInfo: [] }), /must match exactly one schema in oneOf/);
   });
 
   it('knows the OpenAPI file of every API', () => {
-    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), ['grant', 'lcm-coordination', 'vnffm', 'vnffm-notification', 'vnflcm', 'vnflcm-notification', 'vnfpkgm', 'vnfpkgm-sol003']);
+    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), ['grant', 'lcm-coordination', 'vnffm', 'vnffm-notification', 'vnflcm', 'vnflcm-notification', 'vnfpkgm', 'vnfpkgm-notification', 'vnfpkgm-sol003']);
   });
 });
