@@ -227,7 +227,7 @@ describe('package notifications', () => {
       assert.equal(sink.received.filter((r) => r.path === '/pkg/reject').length, 1, '400 is not retried');
 
       const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string }> };
-      const sqs = new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      const sqs = new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials });
       const letters = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: endpoints.queues.NotificationDeadLetterQueue!.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
       assert.equal(letters.length, 1);
       const letter = JSON.parse(letters[0]!.Body ?? '{}') as { kind: string; family: string; body: Notification };
