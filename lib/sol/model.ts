@@ -266,7 +266,8 @@ export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVe
   };
   if (record.operationState === 'FAILED_TEMP') {
     links.retry = { href: `${self}/retry` };
-    links.rollback = { href: `${self}/rollback` };
+    // SOL003 5.5.2.13: a task is linked only where it is allowed; a TERMINATE or HEAL cannot be rolled back.
+    if (record.operation !== 'TERMINATE' && record.operation !== 'HEAL') links.rollback = { href: `${self}/rollback` };
     links.fail = { href: `${self}/fail` };
   }
   body._links = links;

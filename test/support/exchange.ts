@@ -9,6 +9,9 @@
 //     /vnffm/v1) is documented for its path, method and status, and its JSON body (or its absence)
 //     validates. The v1 LCM and package APIs speak SOL003/SOL005 V2.6.1 (Tacker's), whose OpenAPI
 //     files are not in spec/etsi: only their headers and ProblemDetails are checked.
+//   - The normative rules the schemas cannot say: a list without selectors leaves out the attributes
+//     the clause names for exclude_default; an op occ in FAILED_TEMP or FAILED carries `error`; only
+//     an op occ in FAILED_TEMP links retry and fail, and rollback only where rollback is allowed.
 //   - A notification is valid for its notificationType; a v1 LCM subscription's (Version 1.x) is V2.6.1.
 import { AssertionError } from 'node:assert';
 import { assertEtsiResponse, assertEtsiSchema, type EtsiApi } from './etsi.ts';
@@ -62,6 +65,43 @@ export async function checkExchange(exchange: Exchange): Promise<void> {
   const query = new URL(exchange.url).searchParams;
   if (query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields')) return;
   await assertEtsiResponse(documented, api.inner, exchange.method, exchange.status, exchange.text === '' ? undefined : exchange.body);
+  if (exchange.method === 'GET') normativeRules(`${api.family} ${api.inner}`, query, exchange.body, what);
+}
+
+/** SOL003 5.4.2.3.2 / 5.4.12.3.2 and SOL005 9.4.2.3.2: what a list leaves out unless selectors ask for it. */
+const DEFAULT_EXCLUDED: Array<[RegExp, string[]]> = [
+  [/^vnflcm \/vnf_instances$/, ['vnfConfigurableProperties', 'vimConnectionInfo', 'instantiatedVnfInfo', 'metadata', 'extensions']],
+  [/^vnflcm \/vnf_lcm_op_occs$/, ['operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations', 'modificationsTriggeredByVnfPkgChange', 'warnings']],
+  [/^vnfpkgm \/vnf_packages$/, ['softwareImages', 'additionalArtifacts', 'userDefinedData', 'checksum', 'onboardingFailureDetails']],
+];
+const SELECTORS = ['all_fields', 'fields', 'exclude_fields', 'exclude-fields', 'exclude_default'];
+
+function fail(message: string): never {
+  throw new AssertionError({ message, operator: 'exchange' });
+}
+
+function normativeRules(resource: string, query: URLSearchParams, body: unknown, what: string): void {
+  const excluded = DEFAULT_EXCLUDED.find(([pattern]) => pattern.test(resource))?.[1];
+  if (excluded && Array.isArray(body) && !SELECTORS.some((name) => query.has(name))) {
+    for (const item of body as Array<Record<string, unknown>>) {
+      const present = excluded.filter((name) => name in item);
+      if (present.length) fail(`${what}: a list without selectors carries ${present.join(', ')}, which the clause leaves out by default`);
+    }
+  }
+  if (!/^vnflcm \/vnf_lcm_op_occs(\/[^/]+)?$/.test(resource)) return;
+  const occs = (Array.isArray(body) ? body : [body]) as Array<{ operation?: string; operationState?: string; error?: unknown; _links?: Record<string, unknown> }>;
+  const selected = query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields') || (Array.isArray(body) && !query.has('all_fields'));
+  for (const occ of occs) {
+    const failed = occ.operationState === 'FAILED_TEMP' || occ.operationState === 'FAILED';
+    if (failed && !selected && occ.error === undefined) fail(`${what}: an op occ in ${occ.operationState} carries no error (SOL003 5.5.2.13)`);
+    const links = occ._links ?? {};
+    const tasks = ['retry', 'rollback', 'fail', 'cancel'].filter((task) => task in links);
+    if (occ.operationState !== 'FAILED_TEMP' && tasks.some((task) => task !== 'cancel')) fail(`${what}: an op occ in ${occ.operationState} links ${tasks.join(', ')}`);
+    if (occ.operationState === 'FAILED_TEMP' && occ._links) {
+      if (!('retry' in links) || !('fail' in links)) fail(`${what}: an op occ in FAILED_TEMP links no retry or fail task`);
+      if ('rollback' in links && (occ.operation === 'TERMINATE' || occ.operation === 'HEAL')) fail(`${what}: a ${String(occ.operation)} in FAILED_TEMP links rollback, which is not allowed for it`);
+    }
+  }
 }
 
 const LCM_NOTIFICATIONS = new Set(['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification']);
