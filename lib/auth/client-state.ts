@@ -4,7 +4,7 @@
 // secret). On AWS the `clients` operations write it beside Cognito's own change; locally the
 // runtime keeps it in step with its client store. Every API request checks its client here,
 // read at most once per client per few seconds (AUTH_CLIENT_STATE_TTL_SECONDS, default 5).
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, requiredEnv } from '#lib/store/dynamo.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 
@@ -66,5 +66,25 @@ export function nextSecond(now = Date.now()): number {
 
 /** Records a secret rotation: tokens issued before `notBefore` (epoch seconds) stop working. */
 export async function recordClientState(state: ClientState): Promise<void> {
-  await documentClient().send(new PutCommand({ TableName: requiredEnv('CLIENTS_TABLE'), Item: { ...state, updatedAt: new Date().toISOString() } }));
+  const TableName = requiredEnv('CLIENTS_TABLE');
+  const Key = { clientId: state.clientId };
+  const values = { ':d': state.deleted === true, ':u': new Date().toISOString() };
+  const markOnly = () => documentClient().send(new UpdateCommand({ TableName, Key, UpdateExpression: 'SET deleted = :d, updatedAt = :u', ExpressionAttributeValues: values }));
+  if (state.notBefore === undefined) {
+    await markOnly();
+    return;
+  }
+  // A recorded rotation is never undone: notBefore only grows, whoever writes later from an older view
+  // (the local runtime following clients.json while `clients rotated` writes the table directly).
+  try {
+    await documentClient().send(new UpdateCommand({
+      TableName, Key,
+      UpdateExpression: 'SET deleted = :d, updatedAt = :u, notBefore = :nb',
+      ConditionExpression: 'attribute_not_exists(notBefore) OR notBefore <= :nb',
+      ExpressionAttributeValues: { ...values, ':nb': state.notBefore },
+    }));
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    await markOnly();
+  }
 }
