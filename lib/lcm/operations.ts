@@ -26,7 +26,7 @@ export interface OperationRequest {
   pendingVimAccessSecrets?: Record<string, string>;
   isAutomaticInvocation?: boolean;
   /** Further internal attributes of the op occ (the VIM it works on, ...). */
-  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change' | 'paramsSecret'>;
+  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change'>;
   /** Added to the state machine's input. */
   executionInput?: Record<string, unknown>;
 }

@@ -277,10 +277,12 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm|vnffm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
     const apiMajorVersion = versioned ? (Number(versioned[2]) as 1 | 2) : undefined;
     // SOL013 4.9: every response carries Version, also the 400, 401, 404 and 406 answered before a route runs.
-    state.set(event, { responseVersion: defaultResponseVersion(routePath === '$default' ? event.rawPath : routePath) });
+    // The catch-all route ($default) is known by the path the caller asked for.
+    const requestedPath = routePath === '$default' ? event.rawPath : routePath;
+    state.set(event, { responseVersion: defaultResponseVersion(requestedPath) });
     // Before anything else, so an unauthenticated caller learns nothing (deny by default: $default
     // and routes no scope rule names need a token too).
-    const caller = await authenticate(event, method, routePath === '$default' ? event.rawPath : routePath);
+    const caller = await authenticate(event, method, requestedPath);
     const version = routePath.endsWith('/api_versions')
       ? defaultResponseVersion(routePath)
       : negotiateVersion(family, apiMajorVersion, headers.version);
