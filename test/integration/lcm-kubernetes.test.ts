@@ -165,7 +165,7 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 
-  it('deploys what the manifests hold and skips VDUs they have no workload for, as Tacker does, saying so in the op occ', async () => {
+  it('deploys what the manifests hold and skips VDUs they have no workload for, as Tacker does, saying so in the op occ; pods without a Service are the external CPs', async () => {
     // The sample with a second VDU (vdu2) that neither manifest deploys, under a VNFD id of its own.
     const twoVdus = 'b1a2c3d4-0000-4000-8000-00000000cafe';
     const csar = await buildCsar('k8s-cnf-v1', {
@@ -184,12 +184,25 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     assert.equal(onboarded.onboardingState, 'ONBOARDED', JSON.stringify(onboarded.onboardingFailureDetails));
     const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: twoVdus } })).body as { id: string }).id;
     const occ = await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-      flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace: 'cnf-skipped-vdu' },
+      flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml'], namespace: 'cnf-skipped-vdu' },
     }));
     const full = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,id,${String(occ.id)})&all_fields`)).body as Array<{ warnings?: string[] }>;
     assert.match(full[0]?.warnings?.join('\n') ?? '', /VDU VDU2 \(vdu2\) was not deployed/);
-    const vnfcs = (await instance(id)).instantiatedVnfInfo.vnfcResourceInfo;
-    assert.deepEqual(vnfcs.map((vnfc) => vnfc.vduId), ['VDU1']);
+    const info = (await instance(id)).instantiatedVnfInfo as unknown as {
+      vnfcResourceInfo: Array<{ id: string; vduId: string; vnfcCpInfo: Array<{ id: string; cpdId: string; vnfExtCpId?: string }> }>;
+      extCpInfo: Array<{ id: string; cpdId: string; associatedVnfcCpId?: string; cpProtocolInfo?: Array<{ ipOverEthernet?: { ipAddresses: Array<{ addresses: string[] }> } }> }>;
+    };
+    assert.deepEqual(info.vnfcResourceInfo.map((vnfc) => vnfc.vduId), ['VDU1']);
+    // No Service: the pod's own address is the VNF's external CP (SOL003 wants 1..N), tied to its VNFC CP.
+    const [vnfc] = info.vnfcResourceInfo;
+    assert.equal(info.extCpInfo.length, 1);
+    const [extCp] = info.extCpInfo;
+    assert.equal(extCp?.cpdId, 'VDU1');
+    assert.equal(extCp?.associatedVnfcCpId, vnfc?.vnfcCpInfo[0]?.id);
+    assert.equal(vnfc?.vnfcCpInfo[0]?.vnfExtCpId, extCp?.id);
+    const [address] = extCp?.cpProtocolInfo?.[0]?.ipOverEthernet?.ipAddresses[0]?.addresses ?? [];
+    const pod = (await pods('cnf-skipped-vdu', id))[0] as { status?: { podIP?: string } } | undefined;
+    assert.ok(address && address === pod?.status?.podIP, `${String(address)} is the pod's IP`);
     assert.equal((await pods('cnf-skipped-vdu', id)).length, 1);
     await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);

@@ -8,11 +8,14 @@
 //   - A 2xx answer of a V3.7.1 API (/vnflcm/v2, /vnflcm/api_versions, /vnfpkgm/v2, /vnfpkgm/api_versions,
 //     /vnffm/v1) is documented for its path, method and status, and its JSON body (or its absence)
 //     validates. The v1 LCM and package APIs speak SOL003/SOL005 V2.6.1 (Tacker's), whose OpenAPI
-//     files are not in spec/etsi: only their headers and ProblemDetails are checked.
+//     files are not in spec/etsi: their headers and ProblemDetails are checked, and their bodies
+//     carry the V2.6.1 model where it differs from V3.7.1 (v1Shape: vimConnectionInfo and cpConfig
+//     are arrays, never the V3 maps).
 //   - The normative rules the schemas cannot say: a list without selectors leaves out the attributes
 //     the clause names for exclude_default; an op occ in FAILED_TEMP or FAILED carries `error`; only
 //     an op occ in FAILED_TEMP links retry and fail, and rollback only where rollback is allowed.
-//   - A notification is valid for its notificationType; a v1 LCM subscription's (Version 1.x) is V2.6.1.
+//   - A notification is valid for its notificationType; a v1 LCM subscription's (Version 1.x) has the
+//     V2.6.1 shapes above.
 import { AssertionError } from 'node:assert';
 import { assertEtsiResponse, assertEtsiSchema, type EtsiApi } from './etsi.ts';
 
@@ -58,6 +61,7 @@ export async function checkExchange(exchange: Exchange): Promise<void> {
     return;
   }
   if (exchange.status < 200 || exchange.status >= 300) return;
+  if (api.family === 'vnflcm' && api.major === 1 && isJson(exchange.headers)) v1Shape(exchange.body, what);
   const documented = documentedApi(api.family, api.major);
   if (!documented) return;
   if (exchange.text !== '' && !isJson(exchange.headers)) return; // a package, a VNFD zip, an artifact
@@ -104,6 +108,24 @@ function normativeRules(resource: string, query: URLSearchParams, body: unknown,
   }
 }
 
+/** SOL003 V2.6.1 (the v1 API) keeps as arrays what V3 made maps keyed by id: VnfInstance and
+ * VnfInfoModifications vimConnectionInfo, VnfExtCpData cpConfig. A V3 map in a v1 body is a bug. */
+const V1_ARRAYS = new Set(['vimConnectionInfo', 'cpConfig']);
+
+function v1Shape(body: unknown, what: string, path = ''): void {
+  if (Array.isArray(body)) {
+    body.forEach((item, index) => v1Shape(item, what, `${path}/${index}`));
+    return;
+  }
+  if (typeof body !== 'object' || body === null) return;
+  for (const [key, value] of Object.entries(body)) {
+    // additionalParams, extensions and metadata are the caller's own key-value pairs, in any shape.
+    if (key === 'additionalParams' || key === 'extensions' || key === 'metadata' || key === 'vnfConfigurableProperties') continue;
+    if (V1_ARRAYS.has(key) && !Array.isArray(value)) fail(`${what}: ${path}/${key} is not an array, as the v1 API (SOL003 V2.6.1) has it`);
+    v1Shape(value, what, `${path}/${key}`);
+  }
+}
+
 const LCM_NOTIFICATIONS = new Set(['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification']);
 const FM_NOTIFICATIONS = new Set(['AlarmNotification', 'AlarmClearedNotification', 'AlarmListRebuiltNotification']);
 
@@ -113,7 +135,8 @@ export async function notificationProblem(body: unknown, version: string | undef
   if (typeof type !== 'string') return undefined;
   if (!version) return `${type}: no Version header`;
   try {
-    if (LCM_NOTIFICATIONS.has(type) && !version.startsWith('1.')) await assertEtsiSchema('vnflcm-notification', type, body);
+    if (LCM_NOTIFICATIONS.has(type) && version.startsWith('1.')) v1Shape(body, type);
+    else if (LCM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnflcm-notification', type, body);
     else if (FM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnffm-notification', type, body);
   } catch (error) {
     return (error as Error).message;

@@ -24,7 +24,7 @@ import {
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, objectRefSchema, stateOf, workloadRef, type KubernetesState } from './state.ts';
-import { isTerminating, nameOf, podsOf, type Rollout } from './workloads.ts';
+import { isTerminating, nameOf, podIps, podsOf, type Rollout } from './workloads.ts';
 
 /** The label that tells a blue-green's new pods from the old ones (in the new workloads' selectors, and the Services' once switched). */
 export const REVISION_LABEL = 'vnf-revision';
@@ -336,12 +336,6 @@ async function restoreServices(ctx: OperationContext, client: KubeClient, plan: 
   }
   if (changed) log.info('kubernetes: switched Services back to the old pods', { vnfInstanceId: ctx.vnfInstanceId, services: plan.services.map(({ ref }) => ref.name) });
   return changed;
-}
-
-function podIps(pod: KubeObject): string[] {
-  const status = isObj(pod.status) ? pod.status : {};
-  const listed = Array.isArray(status.podIPs) ? status.podIPs.filter(isObj).map((entry) => String(entry.ip ?? '')).filter(Boolean) : [];
-  return listed.length ? listed : typeof status.podIP === 'string' && status.podIP ? [status.podIP] : [];
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
-import { isTerminating, nameOf, podsOf, uidOf } from './workloads.ts';
+import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
@@ -136,16 +136,23 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
   const client = new KubeClient(ctx.vim);
   const label = labelOf(ctx);
   const vnfcResourceInfo: Array<Record<string, unknown>> = [];
-  for (const vdu of flavourOf(ctx.vnfd, ctx.flavourId).vdus) {
+  const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
+  const services = await serviceCps(ctx, client, state, label);
+  const podCps: Array<Record<string, unknown>> = [];
+  for (const vdu of flavour.vdus) {
     const ref = workloadRef(state, vdu.name);
     const workload = ref && await client.read(ref);
     if (!ref || !workload) continue;
     const { pods } = await podsOf(client, workload, label);
+    const cpdId = flavour.cps.find((cp) => cp.vdu === vdu.id)?.id ?? vdu.id;
     for (const pod of pods.filter((candidate) => !isTerminating(candidate))) {
+      const cp = podCp(pod, cpdId, services.length === 0);
+      if (cp.extCp) podCps.push(cp.extCp);
       vnfcResourceInfo.push({
         id: nameOf(pod),
         vduId: vdu.id,
         computeResource: { vimConnectionId: ctx.vim.vimId, resourceId: nameOf(pod), vimLevelResourceType: ref.kind },
+        vnfcCpInfo: [cp.vnfcCp],
         metadata: {
           creation_time: pod.metadata?.creationTimestamp ?? null,
           namespace: pod.metadata?.namespace ?? state.namespace ?? null,
@@ -159,8 +166,38 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
     vnfcResourceInfo,
     vnfVirtualLinkResourceInfo: [],
     virtualStorageResourceInfo: [],
-    extCpInfo: await serviceCps(ctx, client, state, label),
+    extCpInfo: services.length ? services : podCps,
     vnfcInfo: vnfcResourceInfo.map((info) => ({ id: `${String(info.vduId)}-${String(info.id)}`, vduId: info.vduId, vnfcResourceInfoId: info.id, vnfcState: 'STARTED' })),
+  };
+}
+
+/** SOL003 CpProtocolInfo for addresses the cluster assigned (a dual-stack pod or Service has one of each family). */
+function ipProtocolInfo(addresses: string[]): Array<Record<string, unknown>> {
+  const families = (['IPV4', 'IPV6'] as const).map((type) => ({ type, addresses: addresses.filter((ip) => ip.includes(':') === (type === 'IPV6')) }));
+  return [{
+    layerProtocol: 'IP_OVER_ETHERNET',
+    ipOverEthernet: { ipAddresses: families.filter((family) => family.addresses.length).map((family) => ({ ...family, isDynamic: true })) },
+  }];
+}
+
+/**
+ * A pod's connection point on the cluster network, with the pod's addresses. Its cpdId is the
+ * VDU's VduCp in the VNFD, or the VDU's id when the VNFD declares none (Kubernetes gives every pod
+ * exactly this one interface). When the CNF created no Service, nothing else reaches its pods, so
+ * each pod's CP is also exposed as an external CP of the VNF (SOL003 VnfExtCpInfo with
+ * associatedVnfcCpId): a CNF of bare workloads, like Tacker's samples with only a Deployment, still
+ * reports the 1..N external CPs SOL003 requires, and they are the addresses an NFVO can reach. No
+ * extVirtualLink configures them, so their cpConfigId is the pod's name, as a Service's is its name.
+ */
+function podCp(pod: KubeObject, cpdId: string, exposed: boolean): { vnfcCp: Record<string, unknown>; extCp?: Record<string, unknown> } {
+  const name = nameOf(pod);
+  const addresses = podIps(pod);
+  const cpProtocolInfo = ipProtocolInfo(addresses);
+  const vnfcCpId = `${name}-${cpdId}`;
+  const extCpId = `${vnfcCpId}-ext`;
+  return {
+    vnfcCp: { id: vnfcCpId, cpdId, ...(exposed ? { vnfExtCpId: extCpId } : {}), ...(addresses.length ? { cpProtocolInfo } : {}) },
+    ...(exposed ? { extCp: { id: extCpId, cpdId, cpConfigId: name, ...(addresses.length ? { cpProtocolInfo } : {}), associatedVnfcCpId: vnfcCpId } } : {}),
   };
 }
 
@@ -181,10 +218,8 @@ async function serviceCps(ctx: OperationContext, client: KubeClient, state: Kube
       id: `${name}-${uidOf(service) ?? ''}`.replace(/-$/, ''),
       cpdId,
       cpConfigId: name,
-      cpProtocolInfo: [{
-        layerProtocol: 'IP_OVER_ETHERNET',
-        ...(addresses.length ? { ipOverEthernet: { ipAddresses: [{ type: addresses[0]?.includes(':') ? 'IPV6' : 'IPV4', addresses, isDynamic: true }] } } : {}),
-      }],
+      // A headless Service has no address: SOL003 wants ipOverEthernet with every IP_OVER_ETHERNET entry.
+      ...(addresses.length ? { cpProtocolInfo: ipProtocolInfo(addresses) } : {}),
       associatedVipCpId: name,
     };
   });

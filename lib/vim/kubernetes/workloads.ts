@@ -15,6 +15,12 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
 export const nameOf = (object: KubeObject): string => String(object.metadata?.name ?? '');
 export const uidOf = (object: KubeObject): string | undefined => str(object.metadata?.uid);
 export const isTerminating = (object: KubeObject): boolean => object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null;
+/** The pod's addresses on the cluster network (status.podIPs, else status.podIP). */
+export function podIps(pod: KubeObject): string[] {
+  const status = obj(pod.status);
+  const listed = Array.isArray(status.podIPs) ? status.podIPs.filter(isObj).map((entry) => String(entry.ip ?? '')).filter(Boolean) : [];
+  return listed.length ? listed : str(status.podIP) ? [String(status.podIP)] : [];
+}
 
 /** Container states from which a pod does not recover by waiting. */
 const STUCK_REASONS = new Set(['ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
