@@ -1,6 +1,6 @@
 // API function for the SOL003 "Subscriptions" and "Individual subscription" resources
 // (/vnflcm/v1 and /vnflcm/v2).
-import { notifyDeps } from '#lib/notify/deps.ts';
+import { notifyDeps } from '#lib/deps.ts';
 import { lccnSubscriptionRequest, renderSubscription } from '#lib/notify/model.ts';
 import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/notify/subscriptions.ts';
 import { parseRequest } from '#lib/sol/requests.ts';

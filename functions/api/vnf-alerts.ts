@@ -1,7 +1,7 @@
 // API function for Tacker's external fault triggers: Prometheus Alertmanager webhooks
 // (/alert/auto_healing, /alert/auto_scaling) and the v1 server notification
 // (/server_notification/vnf_instances/{id}/servers/{serverId}/notify). 204 when read.
-import { fmDeps } from '#lib/fm/deps.ts';
+import { fmDeps } from '#lib/deps.ts';
 import { alertAutoHealing, alertAutoScaling, serverNotified } from '#lib/fm/alerts.ts';
 import { parsedVnfd } from '#lib/lcm/lifecycle.ts';
 import { httpApi } from './common/http.ts';

@@ -1,6 +1,6 @@
 // API function for SOL003 VNF fault management (/vnffm/v1): alarms (list, read, acknowledge) and
 // FM subscriptions (create after testing the callback, list, read, delete).
-import { fmDeps } from '#lib/fm/deps.ts';
+import { fmDeps } from '#lib/deps.ts';
 import { acknowledgeAlarm, createFmSubscription, deleteFmSubscription, getAlarm, getFmSubscription, listAlarms, listFmSubscriptions } from '#lib/fm/alarms.ts';
 import { alarmModifications, fmSubscriptionRequest, renderAlarm, renderFmSubscription } from '#lib/fm/model.ts';
 import { parseRequest } from '#lib/sol/requests.ts';

@@ -1,6 +1,6 @@
 // API function for the SOL003 "VNF LCM operation occurrences" and "Individual VNF LCM operation
 // occurrence" resources (/vnflcm/v1 and /vnflcm/v2).
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { getOpOcc, listOpOccs } from '#lib/lcm/op-occs.ts';
 import { renderVnfLcmOpOcc } from '#lib/sol/model.ts';
 import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest } from './common/http.ts';
@@ -10,13 +10,13 @@ const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
 export const handler = httpApi({
   ...bothVersions('/vnf_lcm_op_occs', {
     GET: async (request) => {
-      const page = await listOpOccs(defaultDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
+      const page = await listOpOccs(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
       return pagedList(page, `${request.baseUrl}/vnflcm/v${version(request)}/vnf_lcm_op_occs`);
     },
   }),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}', {
     GET: async (request) => {
-      const record = await getOpOcc(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      const record = await getOpOcc(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
       return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
     },
   }),

@@ -1,7 +1,7 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
 // V3.x), and retry, roll back or fail an operation occurrence.
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { failOperation, packageFiles, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
 import { requestHeal, requestScale } from '#lib/lcm/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/change-package.ts';
@@ -20,48 +20,48 @@ export const handler = httpApi({
     POST: async (request) => {
       const raw = version(request) === 1 ? normaliseV1Instantiate(request.body) : request.body;
       const body = parseRequest(instantiateVnfRequest, raw, 'InstantiateVnfRequest');
-      return accepted(request, await requestInstantiate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+      return accepted(request, await requestInstantiate(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/terminate', {
     POST: async (request) => {
       const body = parseRequest(terminateVnfRequest, request.body, 'TerminateVnfRequest');
-      return accepted(request, await requestTerminate(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+      return accepted(request, await requestTerminate(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/scale', {
     POST: async (request) => {
       const body = parseRequest(scaleVnfRequest, request.body, 'ScaleVnfRequest');
-      return accepted(request, await requestScale(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), parsedVnfd));
+      return accepted(request, await requestScale(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), parsedVnfd));
     },
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
     POST: async (request) => {
       const body = parseRequest(healVnfRequest, request.body, 'HealVnfRequest');
-      return accepted(request, await requestHeal(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
+      return accepted(request, await requestHeal(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_vnfpkg': {
     POST: async (request) => {
       const body = parseRequest(changeCurrentVnfPkgRequest, request.body, 'ChangeCurrentVnfPkgRequest');
-      return accepted(request, await requestChangeVnfpkg(defaultDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), { vnfdOf: parsedVnfd, filesOf: packageFiles }));
+      return accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), { vnfdOf: parsedVnfd, filesOf: packageFiles }));
     },
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
     POST: async (request) => {
-      await retryOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      await retryOperation(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
       return { status: 202 };
     },
   }),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/rollback', {
     POST: async (request) => {
-      await rollbackOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      await rollbackOperation(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
       return { status: 202 };
     },
   }),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/fail', {
     POST: async (request) => {
-      const record = await failOperation(defaultDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+      const record = await failOperation(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
       return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
     },
   }),

@@ -1,8 +1,8 @@
 // API function for the SOL005 VNF package management resources (/vnfpkgm/v1, Tacker's path, and
 // /vnfpkgm/v2): packages, their content, VNFD, manifest and artifacts, upload from URI, the
 // presigned-upload extension, and package management subscriptions.
-import { defaultDeps } from '#lib/lcm/deps.ts';
-import { notifyDeps } from '#lib/notify/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
+import { notifyDeps } from '#lib/deps.ts';
 import { renderVnfPkgInfo } from '#lib/packages/model.ts';
 import { pkgmSubscriptionRequest, pkgmSubscriptionStore, renderPkgmSubscription } from '#lib/packages/notifications.ts';
 import { createPkgmSubscription, deletePkgmSubscription, getPkgmSubscription, listPkgmSubscriptions, type PkgmSubscriptionDeps } from '#lib/packages/subscriptions.ts';
@@ -46,17 +46,17 @@ function artifactSelection(rawQuery: string): ArtifactSelection {
 export const handler = httpApi({
   ...bothVersions('/vnf_packages', {
     POST: async (request) => {
-      const record = await createPackage(defaultDeps(), request.caller, request.body);
+      const record = await createPackage(coreDeps(), request.caller, request.body);
       const body = renderVnfPkgInfo(record, version(request), request.baseUrl);
       return { status: 201, body, headers: { Location: `${collection(request)}/${record.id}` } };
     },
-    GET: async (request) => pagedList(await listPackages(defaultDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), collection(request)),
+    GET: async (request) => pagedList(await listPackages(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), collection(request)),
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}', {
-    GET: async (request) => ({ status: 200, body: renderVnfPkgInfo(await getPackage(defaultDeps(), request.caller, packageId(request)), version(request), request.baseUrl) }),
-    PATCH: async (request) => ({ status: 200, body: await modifyPackage(defaultDeps(), request.caller, packageId(request), request.body) }),
+    GET: async (request) => ({ status: 200, body: renderVnfPkgInfo(await getPackage(coreDeps(), request.caller, packageId(request)), version(request), request.baseUrl) }),
+    PATCH: async (request) => ({ status: 200, body: await modifyPackage(coreDeps(), request.caller, packageId(request), request.body) }),
     DELETE: async (request) => {
-      await deletePackage(defaultDeps(), request.caller, packageId(request));
+      await deletePackage(coreDeps(), request.caller, packageId(request));
       return { status: 204 };
     },
   }, 'vnfpkgm'),
@@ -66,32 +66,32 @@ export const handler = httpApi({
       // Tacker's CLI sends "Accept: application/zip" on the upload.
       produces: ['application/json', 'application/zip'],
       handler: async (request) => {
-        await uploadContent(defaultDeps(), request.caller, packageId(request), request.rawBody);
+        await uploadContent(coreDeps(), request.caller, packageId(request), request.rawBody);
         return { status: 202 };
       },
     },
     GET: {
       produces: ['application/zip'],
       handler: async (request) => {
-        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const record = await getPackage(coreDeps(), request.caller, packageId(request));
         return byteRange(await readPackageContent(record, request.headers.range), 'application/zip');
       },
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_from_uri', {
     POST: async (request) => {
-      await uploadFromUri(defaultDeps(), request.caller, packageId(request), request.body);
+      await uploadFromUri(coreDeps(), request.caller, packageId(request), request.body);
       return { status: 202 };
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_url', {
-    POST: async (request) => ({ status: 200, body: await uploadUrl(defaultDeps(), request.caller, packageId(request)) }),
+    POST: async (request) => ({ status: 200, body: await uploadUrl(coreDeps(), request.caller, packageId(request)) }),
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/vnfd', {
     GET: {
       produces: ['text/plain', 'application/zip'],
       handler: async (request) => {
-        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const record = await getPackage(coreDeps(), request.caller, packageId(request));
         const vnfd = await readVnfd(record, request.headers.accept);
         return { status: 200, bytes: vnfd.bytes, headers: { 'Content-Type': vnfd.contentType } };
       },
@@ -101,7 +101,7 @@ export const handler = httpApi({
     GET: {
       produces: ['text/plain', 'application/zip'],
       handler: async (request) => {
-        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const record = await getPackage(coreDeps(), request.caller, packageId(request));
         return { status: 200, bytes: await readManifest(record), headers: { 'Content-Type': 'text/plain' } };
       },
     },
@@ -110,7 +110,7 @@ export const handler = httpApi({
     GET: {
       produces: ['application/zip'],
       handler: async (request) => {
-        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const record = await getPackage(coreDeps(), request.caller, packageId(request));
         return byteRange(await readArtifactSet(record, artifactSelection(request.rawQuery), request.headers.range), 'application/zip');
       },
     },
@@ -119,7 +119,7 @@ export const handler = httpApi({
     GET: {
       produces: ['application/octet-stream', '*/*'],
       handler: async (request) => {
-        const record = await getPackage(defaultDeps(), request.caller, packageId(request));
+        const record = await getPackage(coreDeps(), request.caller, packageId(request));
         return byteRange(await readArtifact(record, request.params.artifactPath ?? '', request.headers.range), 'application/octet-stream');
       },
     },

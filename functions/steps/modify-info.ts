@@ -1,11 +1,11 @@
 // Step Functions task of MODIFY_INFO: applies the op occ's VnfInfoModificationRequest to the VNF
 // instance under its lock and returns the changedInfo to record.
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { applyModifyInfo } from '#lib/lcm/vnf-instances.ts';
 import { NotFoundError } from '#lib/sol/errors.ts';
 
 export const handler = async (input: { opOccId: string }): Promise<{ changedInfo: Record<string, unknown> }> => {
-  const deps = defaultDeps();
+  const deps = coreDeps();
   const opOcc = await deps.opOccs.get(input.opOccId);
   if (!opOcc) throw new NotFoundError(`VNF LCM operation occurrence ${input.opOccId} does not exist`);
   return { changedInfo: await applyModifyInfo(deps, opOcc) };

@@ -1,7 +1,7 @@
 // Step Functions task: moves an op occ through the SOL003 5.4.1.2 state model (PROCESSING,
 // COMPLETED, FAILED_TEMP, ROLLED_BACK), releasing the instance lock on final states. Throws on
 // failure so the state machine's Retry/Catch sees it.
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { finishOperation } from '#lib/lcm/operations.ts';
 import { problemFromTaskFailure, type StepTarget, type TaskFailure } from '#lib/lcm/op-occs.ts';
 
@@ -14,7 +14,7 @@ export interface TransitionInput {
 }
 
 export const handler = async (input: TransitionInput): Promise<{ opOccId: string; operationState: string }> => {
-  const record = await finishOperation(defaultDeps(), input.opOccId, input.to, {
+  const record = await finishOperation(coreDeps(), input.opOccId, input.to, {
     error: input.failure ? problemFromTaskFailure(input.failure) : undefined,
     changedInfo: input.changedInfo,
   });

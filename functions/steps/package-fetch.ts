@@ -1,9 +1,9 @@
 // Step Functions task of upload_from_uri: downloads the CSAR into the package's content key (its
 // S3 event then starts onboarding). A failed download is recorded on the package, not thrown.
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { fetchPackageContent, type FetchInput } from '#lib/packages/fetch.ts';
 
 export const handler = async (input: FetchInput): Promise<{ packageId: string; bytes: number }> => {
-  const { bytes } = await fetchPackageContent(defaultDeps(), input);
+  const { bytes } = await fetchPackageContent(coreDeps(), input);
   return { packageId: input.packageId, bytes };
 };

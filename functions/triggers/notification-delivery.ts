@@ -2,7 +2,8 @@
 // alarms and VNF package changes out to the matching subscriptions and delivers each notification
 // to its subscriber's callback.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { notifyDeps, type NotifierDeps } from '#lib/notify/deps.ts';
+import { notifyDeps } from '#lib/deps.ts';
+import { type NotifierDeps } from '#lib/notify/ports.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
 import { packageNotificationFamily } from '#lib/packages/notifications.ts';
 

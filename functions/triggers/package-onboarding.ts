@@ -1,7 +1,7 @@
 // S3 ObjectCreated trigger: a CSAR landed at packages/<id>/package.zip (API upload, presigned PUT,
 // upload_from_uri or a direct put), so that package is onboarded.
 import type { S3Event } from 'aws-lambda';
-import { defaultDeps } from '#lib/lcm/deps.ts';
+import { coreDeps } from '#lib/deps.ts';
 import { onboardPackage } from '#lib/packages/onboarding.ts';
 import { packageIdOfContentKey, trustAnchors } from '#lib/packages/storage.ts';
 import { log } from '#lib/log.ts';
@@ -16,7 +16,7 @@ export const handler = async (event: S3Event): Promise<{ onboarded: Record<strin
       log.warn('ignored an object that is not package content', { key });
       continue;
     }
-    onboarded[packageId] = await onboardPackage(defaultDeps(), packageId, {
+    onboarded[packageId] = await onboardPackage(coreDeps(), packageId, {
       trustAnchors: await trustAnchors(),
       requireSignature: process.env.REQUIRE_PACKAGE_SIGNATURE === 'true',
     });

@@ -3,7 +3,7 @@
 // sweeps from overlapping, so an alarm is never raised twice for one fault.
 import '#lib/vim/openstack/index.ts';
 import '#lib/vim/kubernetes/index.ts';
-import { fmDeps } from '#lib/fm/deps.ts';
+import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
 
 export const handler = async (): Promise<SweepReport> => sweep(fmDeps());

@@ -1,12 +1,12 @@
 // SOL003 7.4.2-3 alarms (list, read, acknowledge) and 7.4.4-5 FM subscriptions, for the caller's
 // tenant. FM subscriptions go through the LCM subscription machinery (callback test, credentials
 // in the secret store, egress policy); only their filter and notifications differ.
-import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
-import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { listCollection, type ListResult } from '#lib/sol/listing.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
 import { ConflictError, NotFoundError } from '#lib/sol/errors.ts';
 import { alarmListKey } from '#lib/store/alarms.ts';
-import type { FmDeps } from './deps.ts';
+import type { FmDeps } from '#lib/fm/ports.ts';
 import {
   ALARM_ATTRIBUTES, FM_NOTIFICATION_API_VERSION, FM_SUBSCRIPTION_ATTRIBUTES, renderAlarm, renderFmSubscription,
   type AckState, type AlarmRecord, type FmSubscriptionRecord, type FmSubscriptionRequest,

@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import { log } from '#lib/log.ts';
 import { requestScale } from '#lib/lcm/scale-heal.ts';
-import { getVnfInstance, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
+import { type Caller } from '#lib/auth/tenancy.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { BadRequestError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import type { FmDeps } from './deps.ts';
+import type { FmDeps } from '#lib/fm/ports.ts';
 import type { AlarmRecord } from './model.ts';
 import { autoHeal, autoHealEnabled, raiseAlarm, vnfcsOfInstance } from './monitor.ts';
 

@@ -12,7 +12,7 @@ import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import { driverFor, type HealthTarget, type VimConnection, type VnfcHealth } from '#lib/vim/driver.ts';
-import type { FmDeps } from './deps.ts';
+import type { FmDeps } from '#lib/fm/ports.ts';
 import { alarmEvent, type AlarmEvent, type AlarmRecord, type EventType, type PerceivedSeverity } from './model.ts';
 
 type Info = Record<string, unknown>;

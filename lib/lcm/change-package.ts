@@ -10,9 +10,10 @@ import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib
 import type { ChangeCurrentVnfPkgRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { Coordination, PackageChange, PackageFiles } from '#lib/vim/driver.ts';
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { startOperation } from './operations.ts';
-import { enabledPackageFor, getVnfInstance, packageAttributes, type Caller } from './vnf-instances.ts';
+import { enabledPackageFor, getVnfInstance, packageAttributes } from './vnf-instances.ts';
+import { type Caller } from '#lib/auth/tenancy.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
 import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles } from './lifecycle.ts';
@@ -70,7 +71,7 @@ async function fileIn(files: PackageFiles[], path: string): Promise<boolean> {
 }
 
 export async function requestChangeVnfpkg(
-  deps: LcmDeps,
+  deps: CoreDeps,
   caller: Caller,
   id: string,
   request: ChangeCurrentVnfPkgRequest,
@@ -132,7 +133,7 @@ export async function requestChangeVnfpkg(
 }
 
 /** The request as the scripts get it: with the credentials the NFVO gave for them. */
-export async function scriptRequest(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): Promise<Json> {
+export async function scriptRequest(deps: CoreDeps, opOcc: VnfLcmOpOccRecord): Promise<Json> {
   const params = opOcc.operationParams ?? {};
   if (!opOcc.paramsSecret) return params;
   return { ...params, additionalParams: await deps.secrets.read(opOcc.paramsSecret) };
@@ -142,7 +143,7 @@ export async function scriptRequest(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): Pr
  * Runs the CoordinateVNF script a driver asked for (the new VNF's or the old VNF's), with the VNFCs
  * and the vdu_params entry of their VDU. No script named for that side: nothing to coordinate.
  */
-export async function coordinate(deps: LcmDeps, input: { opOcc: VnfLcmOpOccRecord; instance: VnfInstanceRecord; plan: ChangePlan; coordination: Coordination; isRollback: boolean; newFiles: PackageFiles; oldFiles: PackageFiles }): Promise<void> {
+export async function coordinate(deps: CoreDeps, input: { opOcc: VnfLcmOpOccRecord; instance: VnfInstanceRecord; plan: ChangePlan; coordination: Coordination; isRollback: boolean; newFiles: PackageFiles; oldFiles: PackageFiles }): Promise<void> {
   const { plan, coordination } = input;
   const script = coordination.target === 'new' ? plan.coordinateNew : plan.coordinateOld;
   if (!script) return;

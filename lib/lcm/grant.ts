@@ -6,7 +6,7 @@ import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { GrantDecision } from '#lib/vim/driver.ts';
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 
 interface GrantInputs {
   opOcc: VnfLcmOpOccRecord;
@@ -81,7 +81,7 @@ export function decisionOf(grant: Record<string, unknown>): GrantDecision {
   };
 }
 
-export async function grantFor(deps: LcmDeps, inputs: GrantInputs): Promise<{ grantRequest: Record<string, unknown>; grant: Record<string, unknown> }> {
+export async function grantFor(deps: CoreDeps, inputs: GrantInputs): Promise<{ grantRequest: Record<string, unknown>; grant: Record<string, unknown> }> {
   const grantRequest = grantRequestOf(inputs);
   const endpoint = process.env.GRANT_ENDPOINT;
   if (!endpoint) {

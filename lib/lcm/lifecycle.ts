@@ -14,9 +14,10 @@ import { driverFor, type CollectedResources, type DriverState, type OperationCon
 import { flavourOf } from '#lib/vim/flavour.ts';
 import { log } from '#lib/log.ts';
 import { assertReachable } from '#lib/vims/model.ts';
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { finishOperation, startOperation } from './operations.ts';
-import { canSee, getVnfInstance, type Caller } from './vnf-instances.ts';
+import { getVnfInstance } from './vnf-instances.ts';
+import { canSee, type Caller } from '#lib/auth/tenancy.ts';
 import { getOpOcc } from './op-occs.ts';
 import { grantFor } from './grant.ts';
 import { ageOrdered, resourceDiff, reverseScale, scaledStatus } from './scale-heal.ts';
@@ -96,7 +97,7 @@ function sameVimType(a: string, b: string): boolean {
  * store), a connection the instance already has, a registered VIM named by vimId, or the default
  * VIM of the type the package needs.
  */
-async function chooseVim(deps: LcmDeps, caller: Caller, instance: VnfInstanceRecord, request: InstantiateVnfRequest, vimType: string, pending: Record<string, string>, scope: string): Promise<VimReference> {
+async function chooseVim(deps: CoreDeps, caller: Caller, instance: VnfInstanceRecord, request: InstantiateVnfRequest, vimType: string, pending: Record<string, string>, scope: string): Promise<VimReference> {
   const candidates = Object.entries(request.vimConnectionInfo ?? {}).filter(([, c]) => sameVimType(c.vimType, vimType));
   for (const [connectionId, connection] of candidates) {
     if (connection.accessInfo && connection.interfaceInfo) {
@@ -118,14 +119,14 @@ async function chooseVim(deps: LcmDeps, caller: Caller, instance: VnfInstanceRec
   return { connectionId: vim.id, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }
 
-async function registeredVim(deps: LcmDeps, caller: Caller, vimId: string, connectionId: string): Promise<VimReference> {
+async function registeredVim(deps: CoreDeps, caller: Caller, vimId: string, connectionId: string): Promise<VimReference> {
   const vim = await deps.vims.get(vimId);
   if (!vim || !canSee(caller, vim.tenantId)) throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
   assertReachable(vim);
   return { connectionId, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }
 
-export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: string, request: InstantiateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestInstantiate(deps: CoreDeps, caller: Caller, id: string, request: InstantiateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is already INSTANTIATED`);
   const pkg = await deps.packages.get(instance.vnfPkgId);
@@ -164,7 +165,7 @@ export async function requestInstantiate(deps: LcmDeps, caller: Caller, id: stri
   }
 }
 
-export async function requestTerminate(deps: LcmDeps, caller: Caller, id: string, request: TerminateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestTerminate(deps: CoreDeps, caller: Caller, id: string, request: TerminateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; there is nothing to terminate`);
   return startOperation(deps, {
@@ -181,7 +182,7 @@ export async function requestTerminate(deps: LcmDeps, caller: Caller, id: string
 }
 
 /** SOL003 5.4.14 retry: FAILED_TEMP -> PROCESSING, the operation's state machine runs again. */
-export async function retryOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+export async function retryOperation(deps: CoreDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
   const current = await getOpOcc(deps, caller, opOccId);
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be retried`);
   const attempt = (current.attempts ?? 1) + 1;
@@ -197,7 +198,7 @@ export async function retryOperation(deps: LcmDeps, caller: Caller, opOccId: str
 }
 
 /** SOL003 5.4.15 rollback: FAILED_TEMP -> ROLLING_BACK; what the operation created is removed -> ROLLED_BACK. */
-export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+export async function rollbackOperation(deps: CoreDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
   const current = await getOpOcc(deps, caller, opOccId);
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be rolled back`);
   if (current.operation === 'TERMINATE') throw new ConflictError('A TERMINATE cannot be rolled back (its resources may be partly deleted); retry it or mark it failed');
@@ -211,13 +212,13 @@ export async function rollbackOperation(deps: LcmDeps, caller: Caller, opOccId: 
 }
 
 /** SOL003 5.4.16 fail: FAILED_TEMP -> FAILED (final), the instance's lock is released. */
-export async function failOperation(deps: LcmDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
+export async function failOperation(deps: CoreDeps, caller: Caller, opOccId: string): Promise<VnfLcmOpOccRecord> {
   const current = await getOpOcc(deps, caller, opOccId);
   if (current.operationState !== 'FAILED_TEMP') throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${current.operationState}; only FAILED_TEMP can be marked failed`);
   return finishOperation(deps, opOccId, 'FAILED');
 }
 
-async function startOrFailTemp(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, execution: OperationExecution, input: Record<string, unknown>): Promise<void> {
+async function startOrFailTemp(deps: CoreDeps, opOcc: VnfLcmOpOccRecord, execution: OperationExecution, input: Record<string, unknown>): Promise<void> {
   try {
     await deps.executor.start(execution.machine, execution.name, { ...input, opOccId: opOcc.id, vnfInstanceId: opOcc.vnfInstanceId, operation: opOcc.operation });
   } catch (error) {
@@ -254,7 +255,7 @@ interface Loaded {
   vnfd: ParsedVnfd;
 }
 
-async function load(deps: LcmDeps, opOccId: string): Promise<Loaded> {
+async function load(deps: CoreDeps, opOccId: string): Promise<Loaded> {
   const opOcc = await deps.opOccs.get(opOccId);
   if (!opOcc) throw new NotFoundError(`VNF LCM operation occurrence ${opOccId} does not exist`);
   const instance = await deps.instances.get(opOcc.vnfInstanceId);
@@ -264,7 +265,7 @@ async function load(deps: LcmDeps, opOccId: string): Promise<Loaded> {
   return { opOcc, instance, pkg, vnfd: await parsedVnfd(pkg.id) };
 }
 
-async function vimConnection(deps: LcmDeps, vim: VimReference | undefined): Promise<VimConnection> {
+async function vimConnection(deps: CoreDeps, vim: VimReference | undefined): Promise<VimConnection> {
   if (!vim) throw new BadRequestError('The operation has no VIM');
   // A registered VIM is reached where the registry says now (it may have moved since the request,
   // e.g. a VIM re-registered at a new endpoint while an operation waited to resume).
@@ -273,7 +274,7 @@ async function vimConnection(deps: LcmDeps, vim: VimReference | undefined): Prom
   return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo, accessInfo: await deps.secrets.read(vim.accessSecret), extra: vim.extra };
 }
 
-async function context(deps: LcmDeps, loaded: Loaded, vim: VimReference | undefined): Promise<OperationContext> {
+async function context(deps: CoreDeps, loaded: Loaded, vim: VimReference | undefined): Promise<OperationContext> {
   const instantiating = loaded.opOcc.operation === 'INSTANTIATE';
   const instantiateRequest = (instantiating ? loaded.opOcc.operationParams : loaded.instance.vimResources?.instantiateRequest) ?? {};
   const params = instantiateRequest as Partial<InstantiateVnfRequest>;
@@ -309,7 +310,7 @@ function nextPoll(polls: number): string {
 }
 
 /** Updates attributes of an op occ without changing its state; fails if the state changed meanwhile. */
-async function updateOpOcc(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
+async function updateOpOcc(deps: CoreDeps, opOcc: VnfLcmOpOccRecord, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
   const saved = await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set, remove });
   if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while its step ran`);
 }
@@ -319,7 +320,7 @@ async function updateOpOcc(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, set: Record<
  * change nothing, and a write per poll of a 3 KB record (with its index copies) was most of what
  * the table's files grew by under load. A state change meanwhile is then caught by the next write.
  */
-async function saveDriverState(deps: LcmDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
+async function saveDriverState(deps: CoreDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
   if (isDeepStrictEqual(opOcc.driverState, state)) return;
   await updateOpOcc(deps, opOcc, { driverState: state });
 }
@@ -358,7 +359,7 @@ function collectedOf(info: Record<string, unknown> | undefined): CollectedResour
   return { vnfcResourceInfo: list('vnfcResourceInfo'), vnfVirtualLinkResourceInfo: list('vnfVirtualLinkResourceInfo'), virtualStorageResourceInfo: list('virtualStorageResourceInfo'), extCpInfo: list('extCpInfo') };
 }
 
-export async function runStep(deps: LcmDeps, opOccId: string, action: StepAction, polls = 0): Promise<StepResult> {
+export async function runStep(deps: CoreDeps, opOccId: string, action: StepAction, polls = 0): Promise<StepResult> {
   const loaded = await load(deps, opOccId);
   const { opOcc, instance } = loaded;
   const done = (status: StepResult['status'] = 'DONE'): StepResult => ({ status, waitUntil: nextPoll(polls), polls: polls + 1 });
@@ -525,7 +526,7 @@ function infoAfter(instance: VnfInstanceRecord, collected: CollectedResources): 
  * Reads the instance's resources back from the VIM after its driver state changed (SCALE, HEAL,
  * a rolled-back SCALE) and stores them, with the new driver state, under the operation's lock.
  */
-async function recollect(deps: LcmDeps, loaded: Loaded, extra: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function recollect(deps: CoreDeps, loaded: Loaded, extra: Record<string, unknown>): Promise<Record<string, unknown>> {
   const { opOcc, instance } = loaded;
   const vim = instance.vimResources?.vim;
   if (!vim || !instance.vimResources) throw new ConflictError(`VNF instance ${instance.id} has no VIM resources`);
@@ -540,7 +541,7 @@ async function recollect(deps: LcmDeps, loaded: Loaded, extra: Record<string, un
 }
 
 /** Runs the VNFD's Vnflcm `<operation>_start`/`_end` script of this operation, if it declares one. */
-async function hook(deps: LcmDeps, loaded: Loaded, ctx: OperationContext, phase: 'start' | 'end', vnfd = loaded.vnfd, files = ctx.files): Promise<void> {
+async function hook(deps: CoreDeps, loaded: Loaded, ctx: OperationContext, phase: 'start' | 'end', vnfd = loaded.vnfd, files = ctx.files): Promise<void> {
   await runHook({
     operation: loaded.opOcc.operation,
     phase,
@@ -559,7 +560,7 @@ interface NewPackage {
   change: PackageChange;
 }
 
-async function newPackageOf(deps: LcmDeps, loaded: Loaded, flavourId: string): Promise<NewPackage> {
+async function newPackageOf(deps: CoreDeps, loaded: Loaded, flavourId: string): Promise<NewPackage> {
   const plan = loaded.opOcc.change as unknown as ChangePlan | undefined;
   if (plan?.kind !== 'CHANGE_VNFPKG') throw new BadRequestError(`VNF LCM operation occurrence ${loaded.opOcc.id} records no package change`);
   const pkg = await deps.packages.get(plan.vnfPkgId);
@@ -587,7 +588,7 @@ async function newPackageOf(deps: LcmDeps, loaded: Loaded, flavourId: string): P
  * where the failed attempt stopped; a coordination that failed is asked for again, because the
  * driver state is saved only once its script has succeeded.
  */
-async function changeStep(deps: LcmDeps, loaded: Loaded, phase: 'start' | 'poll' | 'finish' | 'rollback-start' | 'rollback-poll', polls: number): Promise<StepResult> {
+async function changeStep(deps: CoreDeps, loaded: Loaded, phase: 'start' | 'poll' | 'finish' | 'rollback-start' | 'rollback-poll', polls: number): Promise<StepResult> {
   const { opOcc, instance } = loaded;
   const vim = instance.vimResources?.vim;
   const driver = driverOf(vim);

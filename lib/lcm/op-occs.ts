@@ -6,17 +6,17 @@ import {
   type ApiMajorVersion, type LcmOperationState, type ProblemDetailsRecord, type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { opOccListKey } from '#lib/store/op-occs.ts';
-import type { LcmDeps } from './deps.ts';
-import { canSee, listScope, type Caller } from './vnf-instances.ts';
-import { listCollection, type ListResult } from './listing.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
+import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 
-export async function getOpOcc(deps: LcmDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
+export async function getOpOcc(deps: CoreDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
   const record = await deps.opOccs.get(id);
   if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF LCM operation occurrence ${id} does not exist`);
   return record;
 }
 
-export function listOpOccs(deps: LcmDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+export function listOpOccs(deps: CoreDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
   return listCollection({
     resource: `v${version}/vnf_lcm_op_occs`,
     attributes: VNF_LCM_OP_OCC_ATTRIBUTES,

@@ -8,7 +8,7 @@ import {
 } from '#lib/sol/model.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 
 /** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
 const ORPHAN_LOCK_GRACE_MS = 60_000;
@@ -36,7 +36,7 @@ export class ServiceUnavailableError extends ProblemError {
 }
 
 /** Takes the instance's operation lock, or explains (404/409) why it cannot be taken. */
-async function acquireInstanceLock(deps: LcmDeps, request: OperationRequest, opOccId: string): Promise<void> {
+async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, opOccId: string): Promise<void> {
   const lock = { opOccId, now: deps.now(), requireState: request.requireState };
   if (await deps.instances.acquireLock(request.vnfInstanceId, lock)) return;
 
@@ -59,7 +59,7 @@ async function acquireInstanceLock(deps: LcmDeps, request: OperationRequest, opO
 }
 
 /** Records the op occ as STARTING under the instance's lock and starts its state machine. */
-export async function startOperation(deps: LcmDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
+export async function startOperation(deps: CoreDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
   const id = deps.newId();
   await acquireInstanceLock(deps, request, id);
   // The record keeps the request without credentials; the scripts of the operation (its Vnflcm hooks,
@@ -129,7 +129,7 @@ const RELEASES_LOCK: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROL
  * Moves an op occ to `to` from any state that SOL003 5.4.1.2 allows. Idempotent: a retried task
  * that finds the op occ already in `to` repeats only the side effects (lock release, clean-up).
  */
-export async function finishOperation(deps: LcmDeps, opOccId: string, to: LcmOperationState, extras: TransitionExtras = {}): Promise<VnfLcmOpOccRecord> {
+export async function finishOperation(deps: CoreDeps, opOccId: string, to: LcmOperationState, extras: TransitionExtras = {}): Promise<VnfLcmOpOccRecord> {
   const from = (Object.keys(OP_OCC_TRANSITIONS) as LcmOperationState[]).filter((state) => OP_OCC_TRANSITIONS[state].includes(to));
   const set: Record<string, unknown> = {};
   if (extras.error) set.error = extras.error;
@@ -154,7 +154,7 @@ export async function finishOperation(deps: LcmDeps, opOccId: string, to: LcmOpe
 }
 
 /** Removes the secrets an operation brought but did not leave in use on its instance. */
-async function removePendingSecrets(deps: LcmDeps, record: VnfLcmOpOccRecord): Promise<void> {
+async function removePendingSecrets(deps: CoreDeps, record: VnfLcmOpOccRecord): Promise<void> {
   const pending = Object.values(record.pendingVimAccessSecrets ?? {});
   if (pending.length === 0) return;
   const inUse = new Set(Object.values((await deps.instances.get(record.vnfInstanceId))?.vimAccessSecrets ?? {}));

@@ -2,7 +2,7 @@
 // the op occ they drove must not stay STARTING/PROCESSING/ROLLING_BACK holding its instance's
 // lock. PROCESSING and ROLLING_BACK become FAILED_TEMP (the NFVO may retry, roll back or fail),
 // STARTING becomes ROLLED_BACK (nothing was done yet) — SOL003 5.4.1.2.
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { finishOperation } from './operations.ts';
 import { log } from '#lib/log.ts';
 
@@ -14,7 +14,7 @@ export interface DeadExecution {
   cause?: string | null;
 }
 
-export async function recoverDeadExecution(deps: LcmDeps, execution: DeadExecution): Promise<string> {
+export async function recoverDeadExecution(deps: CoreDeps, execution: DeadExecution): Promise<string> {
   let opOccId: string | undefined;
   try {
     opOccId = (JSON.parse(execution.input) as { opOccId?: string }).opOccId;
@@ -80,7 +80,7 @@ const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDead
  * goes back to CREATED, saying why, so it can be uploaded again; and a notification whose change was
  * written but never queued is queued from the outbox.
  */
-export async function reconcile(deps: LcmDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds } = { ...DEFAULTS, ...options };
   const now = Date.parse(deps.now());
   const olderThan = (time: string | undefined, seconds: number) => !time || Date.parse(time) <= now - seconds * 1000;

@@ -8,9 +8,10 @@ import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib
 import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { CollectedResources, UpdateChange, VnfcRef } from '#lib/vim/driver.ts';
-import type { LcmDeps } from './deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { startOperation } from './operations.ts';
-import { getVnfInstance, type Caller } from './vnf-instances.ts';
+import { getVnfInstance } from './vnf-instances.ts';
+import { type Caller } from '#lib/auth/tenancy.ts';
 
 type Info = Record<string, unknown>;
 type ScaleChange = Extract<UpdateChange, { kind: 'SCALE' }>;
@@ -183,7 +184,7 @@ function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): Flavo
   return flavour;
 }
 
-export async function requestScale(deps: LcmDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, vnfdOf: (packageId: string) => Promise<ParsedVnfd>, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
+export async function requestScale(deps: CoreDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, vnfdOf: (packageId: string) => Promise<ParsedVnfd>, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be scaled');
   const change = scaleChange(flavourOfInstance(await vnfdOf(instance.vnfPkgId), instance), instance.instantiatedVnfInfo, request);
@@ -205,7 +206,7 @@ export interface AutomaticOptions {
   isAutomaticInvocation?: boolean;
 }
 
-export async function requestHeal(deps: LcmDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
+export async function requestHeal(deps: CoreDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be healed');
   const change = healChange(instance.instantiatedVnfInfo, request);

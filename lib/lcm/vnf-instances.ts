@@ -8,34 +8,16 @@ import {
 import { vimConnectionInfo as vimConnectionInfoSchema, describeIssues, type CreateVnfRequest, type VnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
-import { ALL_TENANTS, type TenantScope } from '#lib/store/dynamo.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
-import type { LcmDeps } from './deps.ts';
-import { listCollection, type ListResult } from './listing.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
+import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { startOperation } from './operations.ts';
-import { mergePatch } from './merge-patch.ts';
-
-export interface Caller {
-  tenantId: string;
-  /** The OAuth 2.0 client that sent the request (recorded on the op occs it starts). */
-  clientId?: string;
-  /** The `admin` scope: sees and acts on every tenant's records. */
-  admin?: boolean;
-}
-
-/** Whether a record of `tenantId` exists for this caller; anything else must look like 404, never 403. */
-export function canSee(caller: Caller, tenantId: string): boolean {
-  return caller.admin === true || caller.tenantId === tenantId;
-}
-
-/** Whose records this caller's lists show: every tenant's for an admin, else its own tenant's. */
-export function listScope(caller: Caller): TenantScope {
-  return caller.admin === true ? ALL_TENANTS : caller.tenantId;
-}
+import { mergePatch } from '#lib/sol/merge-patch.ts';
 
 /** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
-export async function enabledPackageFor(deps: LcmDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord> {
+export async function enabledPackageFor(deps: CoreDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord> {
   const candidates = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId);
   const usable = candidates.find((p) => p.onboardingState === 'ONBOARDED' && p.operationalState === 'ENABLED');
   if (usable) return usable;
@@ -54,7 +36,7 @@ export function packageAttributes(pkg: VnfPackageRecord): Pick<VnfInstanceRecord
   };
 }
 
-export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: CreateVnfRequest): Promise<VnfInstanceRecord> {
+export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest): Promise<VnfInstanceRecord> {
   const pkg = await enabledPackageFor(deps, caller, request.vnfdId);
   const id = deps.newId();
   const now = deps.now();
@@ -81,14 +63,14 @@ export async function createVnfInstance(deps: LcmDeps, caller: Caller, request: 
   return record;
 }
 
-export async function getVnfInstance(deps: LcmDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
+export async function getVnfInstance(deps: CoreDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
   const record = await deps.instances.get(id);
   // Another tenant's instance looks exactly like a missing one.
   if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF instance ${id} does not exist`);
   return record;
 }
 
-export function listVnfInstances(deps: LcmDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+export function listVnfInstances(deps: CoreDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
   return listCollection({
     resource: `v${version}/vnf_instances`,
     attributes: version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES,
@@ -102,7 +84,7 @@ export function listVnfInstances(deps: LcmDeps, caller: Caller, version: ApiMajo
 }
 
 /** SOL003 5.4.3.3.5: only a NOT_INSTANTIATED instance with no operation in progress (or FAILED_TEMP) can be deleted. */
-export async function deleteVnfInstance(deps: LcmDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
+export async function deleteVnfInstance(deps: CoreDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
   const current = await getVnfInstance(deps, caller, id);
   const deleted = await deps.instances.deleteIdle(id);
   if (!deleted) {
@@ -133,7 +115,7 @@ export interface ModificationPlan {
  * VIM credentials to the secret store, takes the instance's lock with a STARTING MODIFY_INFO op
  * occ and starts its state machine.
  */
-export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: string, request: VnfInfoModificationRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestModifyInfo(deps: CoreDeps, caller: Caller, id: string, request: VnfInfoModificationRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
   if (Object.keys(request).length === 0) throw new BadRequestError('Invalid VnfInfoModificationRequest: it modifies nothing');
   if (request.vnfPkgId && request.vnfdId) throw new BadRequestError('Invalid VnfInfoModificationRequest: give either vnfPkgId or vnfdId, not both');
   const instance = await getVnfInstance(deps, caller, id);
@@ -189,7 +171,7 @@ export async function requestModifyInfo(deps: LcmDeps, caller: Caller, id: strin
  * The MODIFY_INFO step: applies the op occ's modification to its instance while it holds the lock
  * and returns the VnfInfoModifications to record as changedInfo.
  */
-export async function applyModifyInfo(deps: LcmDeps, opOcc: VnfLcmOpOccRecord): Promise<Record<string, unknown>> {
+export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord): Promise<Record<string, unknown>> {
   const instance = await deps.instances.get(opOcc.vnfInstanceId);
   if (!instance) throw new NotFoundError(`VNF instance ${opOcc.vnfInstanceId} no longer exists`);
   if (instance.lockOpOccId !== opOcc.id) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} does not hold the lock of VNF instance ${instance.id}`);

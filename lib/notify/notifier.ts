@@ -12,7 +12,7 @@ import { redactSecrets } from '#lib/redact.ts';
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
-import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from './deps.ts';
+import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from '#lib/notify/ports.ts';
 import { fmSubscriptionMatches } from '#lib/fm/matching.ts';
 import { FM_NOTIFICATION_API_VERSION, renderAlarmNotification, type AlarmEvent, type FmSubscriptionRecord } from '#lib/fm/model.ts';
 import { subscriptionMatches } from './matching.ts';

@@ -4,13 +4,13 @@
 import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion } from '#lib/sol/model.ts';
-import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
-import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
+import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { log } from '#lib/log.ts';
 import { subscriptionListKey, type StoredSubscription, type SubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { callCallback, TokenError } from './callback.ts';
-import type { NotifyDeps } from './deps.ts';
+import type { NotifyDeps } from '#lib/notify/ports.ts';
 import {
   NOTIFICATION_API_VERSION, renderSubscription, SUBSCRIPTION_ATTRIBUTES,
   type LccnSubscriptionRequest, type NotificationAuth, type SubscriptionAuthentication, type SubscriptionRecord,

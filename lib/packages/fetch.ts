@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { PackageError } from './errors.ts';
 import { contentKey, putObject } from './storage.ts';
-import type { LcmDeps } from '#lib/lcm/deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { log } from '#lib/log.ts';
 import { withoutUserinfo } from '#lib/redact.ts';
 import { assertEgressAllowed, EgressDeniedError, egressPolicyFromEnv } from '#lib/egress.ts';
@@ -73,7 +73,7 @@ async function authorization(credentials: Credentials | undefined): Promise<stri
   return undefined;
 }
 
-export async function fetchPackageContent(deps: LcmDeps, input: FetchInput): Promise<{ bytes: number }> {
+export async function fetchPackageContent(deps: CoreDeps, input: FetchInput): Promise<{ bytes: number }> {
   let credentials: Credentials | undefined;
   try {
     if (input.credentialsSecret) credentials = (await deps.secrets.read(input.credentialsSecret)) as Credentials;

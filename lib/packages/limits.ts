@@ -1,7 +1,7 @@
 // How much package storage is allowed: the most one CSAR may expand to (MaxPackageExpandedBytes)
 // and the most one tenant may hold in CSARs and the files taken out of them (TenantStorageQuotaBytes).
 // A package's own sizes are recorded on it at onboarding, so a tenant's use is the sum over its records.
-import type { LcmDeps } from '#lib/lcm/deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 
 const GiB = 1024 ** 3;
@@ -30,7 +30,7 @@ export function storedBytes(record: Pick<VnfPackageRecord, 'contentSize' | 'expa
 }
 
 /** What the tenant's packages hold, leaving out `exceptId` (the package being uploaded again or onboarded). */
-export async function tenantStoredBytes(deps: LcmDeps, tenantId: string, exceptId: string): Promise<number> {
+export async function tenantStoredBytes(deps: CoreDeps, tenantId: string, exceptId: string): Promise<number> {
   let total = 0;
   let after: Record<string, string | number> | undefined;
   do {

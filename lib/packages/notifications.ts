@@ -5,7 +5,7 @@
 // rendered from an event for one subscription. The notifier delivers them as one of its families
 // (packageNotificationFamily), so lib/notify never imports this module.
 import { z } from 'zod';
-import type { NotificationFamily } from '#lib/notify/deps.ts';
+import type { NotificationFamily } from '#lib/notify/ports.ts';
 import { instanceMatches } from '#lib/notify/matching.ts';
 import { stableId, subscriptionAuthentication, vnfInstanceSubscriptionFilter, type FamilyEvent } from '#lib/notify/model.ts';
 import { decorate, publishAfterWrite, withOutbox } from '#lib/notify/publisher.ts';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import type { LcmDeps } from '#lib/lcm/deps.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import { log } from '#lib/log.ts';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
 import { openArchive, type CsarArchive } from './archive.ts';
@@ -131,7 +131,7 @@ function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<str
   }));
 }
 
-export async function onboardPackage(deps: LcmDeps, packageId: string, options: { trustAnchors?: string[]; requireSignature?: boolean } = {}): Promise<OnboardingOutcome> {
+export async function onboardPackage(deps: CoreDeps, packageId: string, options: { trustAnchors?: string[]; requireSignature?: boolean } = {}): Promise<OnboardingOutcome> {
   const started = await deps.packages.change(packageId, {
     from: { onboardingState: ['CREATED', 'UPLOADING'] },
     set: { onboardingState: 'PROCESSING', stateSince: deps.now() },

@@ -4,10 +4,10 @@
 import { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { httpUri, parseRequest } from '#lib/sol/requests.ts';
-import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
-import type { LcmDeps } from '#lib/lcm/deps.ts';
-import { listCollection, type ListResult } from '#lib/lcm/listing.ts';
-import { mergePatch } from '#lib/lcm/merge-patch.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import { listCollection, type ListResult } from '#lib/sol/listing.ts';
+import { mergePatch } from '#lib/sol/merge-patch.ts';
 import { packageListKey, type OnboardingState, type VnfPackageRecord } from '#lib/store/packages.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
@@ -44,7 +44,7 @@ export type UploadFromUriRequest = z.infer<typeof uploadFromUriRequest>;
 const STALE_UPLOAD_MS = 15 * 60_000;
 const UPLOADABLE: readonly OnboardingState[] = ['CREATED'];
 
-export async function createPackage(deps: LcmDeps, caller: Caller, body: unknown): Promise<VnfPackageRecord> {
+export async function createPackage(deps: CoreDeps, caller: Caller, body: unknown): Promise<VnfPackageRecord> {
   const request = redactSecrets(parseRequest(createVnfPkgInfoRequest, body ?? {}, 'CreateVnfPkgInfoRequest'));
   const record: VnfPackageRecord = {
     id: deps.newId(),
@@ -60,13 +60,13 @@ export async function createPackage(deps: LcmDeps, caller: Caller, body: unknown
   return record;
 }
 
-export async function getPackage(deps: LcmDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
+export async function getPackage(deps: CoreDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
   const record = await deps.packages.get(id);
   if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF package ${id} does not exist`);
   return record;
 }
 
-export function listPackages(deps: LcmDeps, caller: Caller, version: 1 | 2, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
+export function listPackages(deps: CoreDeps, caller: Caller, version: 1 | 2, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
   return listCollection({
     resource: `vnfpkgm/v${version}/vnf_packages`,
     attributes: VNF_PKG_ATTRIBUTES,
@@ -80,7 +80,7 @@ export function listPackages(deps: LcmDeps, caller: Caller, version: 1 | 2, base
 }
 
 /** SOL005 9.4.3.3.4 PATCH: operationalState and userDefinedData of an ONBOARDED package; 409 when nothing would change. */
-export async function modifyPackage(deps: LcmDeps, caller: Caller, id: string, body: unknown): Promise<Record<string, unknown>> {
+export async function modifyPackage(deps: CoreDeps, caller: Caller, id: string, body: unknown): Promise<Record<string, unknown>> {
   const request = redactSecrets(parseRequest(vnfPkgInfoModifications, body, 'VnfPkgInfoModifications'));
   if (request.operationalState === undefined && request.userDefinedData === undefined) {
     throw new BadRequestError('Invalid VnfPkgInfoModifications: give operationalState and/or userDefinedData');
@@ -109,7 +109,7 @@ export async function modifyPackage(deps: LcmDeps, caller: Caller, id: string, b
 }
 
 /** SOL005 9.4.3.3.5 DELETE: only a DISABLED package that no VNF instance uses. */
-export async function deletePackage(deps: LcmDeps, caller: Caller, id: string): Promise<void> {
+export async function deletePackage(deps: CoreDeps, caller: Caller, id: string): Promise<void> {
   const current = await getPackage(deps, caller, id);
   if (!await deps.packages.deleteUnused(id)) {
     const now = await deps.packages.get(id);
@@ -120,7 +120,7 @@ export async function deletePackage(deps: LcmDeps, caller: Caller, id: string): 
 }
 
 /** Moves a package to UPLOADING for a new upload, or explains why it cannot take one. */
-async function beginUpload(deps: LcmDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
+async function beginUpload(deps: CoreDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
   const current = await getPackage(deps, caller, id);
   const stale = (current.onboardingState === 'UPLOADING' || current.onboardingState === 'PROCESSING')
     && Date.parse(current.stateSince ?? current.createdAt) < Date.now() - STALE_UPLOAD_MS;
@@ -134,7 +134,7 @@ async function beginUpload(deps: LcmDeps, caller: Caller, id: string): Promise<V
   return updated;
 }
 
-async function failUpload(deps: LcmDeps, id: string, detail: string): Promise<void> {
+async function failUpload(deps: CoreDeps, id: string, detail: string): Promise<void> {
   await deps.packages.change(id, {
     from: { onboardingState: ['UPLOADING'] },
     set: { onboardingState: 'CREATED', onboardingFailureDetails: { title: 'VNF package upload failed', status: 422, detail } },
@@ -142,7 +142,7 @@ async function failUpload(deps: LcmDeps, id: string, detail: string): Promise<vo
 }
 
 /** SOL005 9.4.5.3.3 PUT package_content: the CSAR goes to S3; onboarding follows from its event. */
-export async function uploadContent(deps: LcmDeps, caller: Caller, id: string, bytes: Buffer | undefined): Promise<void> {
+export async function uploadContent(deps: CoreDeps, caller: Caller, id: string, bytes: Buffer | undefined): Promise<void> {
   if (!bytes || bytes.length === 0) throw new BadRequestError('The request body must be the VNF package (a CSAR zip)');
   if (bytes.readUInt32LE(0) !== 0x04034b50 && bytes.readUInt32LE(0) !== 0x06054b50) {
     throw new UnprocessableEntityError('The request body is not a zip archive (a CSAR must be one)');
@@ -162,7 +162,7 @@ export async function uploadContent(deps: LcmDeps, caller: Caller, id: string, b
 }
 
 /** SOL005 9.4.6.3.1 upload_from_uri: a state machine fetches the CSAR into S3. */
-export async function uploadFromUri(deps: LcmDeps, caller: Caller, id: string, body: unknown): Promise<void> {
+export async function uploadFromUri(deps: CoreDeps, caller: Caller, id: string, body: unknown): Promise<void> {
   const request = parseRequest(uploadFromUriRequest, body, 'UploadVnfPackageFromUriRequest');
   if (request.userName && request.username && request.userName !== request.username) {
     throw new BadRequestError('Invalid UploadVnfPackageFromUriRequest: userName and username differ');
@@ -186,7 +186,7 @@ export async function uploadFromUri(deps: LcmDeps, caller: Caller, id: string, b
 }
 
 /** Extension: a presigned S3 PUT URL for CSARs larger than an API request can carry. */
-export async function uploadUrl(deps: LcmDeps, caller: Caller, id: string): Promise<Record<string, unknown>> {
+export async function uploadUrl(deps: CoreDeps, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const current = await getPackage(deps, caller, id);
   if (current.onboardingState !== 'CREATED') throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; content can be uploaded only to a package in CREATED`);
   const expiresIn = 3600;

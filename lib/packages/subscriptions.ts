@@ -1,9 +1,9 @@
 // SOL005 9.4.8-9 VNF package management subscriptions (/vnfpkgm/v1 and /v2): create (after testing
 // the callback), list, read, delete, for the caller's tenant. The steps every API family shares
 // (callback test, credentials in the secret store) come from lib/notify.
-import type { ListResult } from '#lib/lcm/listing.ts';
-import type { Caller } from '#lib/lcm/vnf-instances.ts';
-import type { NotifyDeps } from '#lib/notify/deps.ts';
+import type { ListResult } from '#lib/sol/listing.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
+import type { NotifyDeps } from '#lib/notify/ports.ts';
 import { createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
 import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
 import {

@@ -3,7 +3,7 @@
 // tenant, one default per tenant and VIM type, credentials only in the secret store, and no
 // deletion while a VNF instance uses the VIM.
 import { ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import { canSee, listScope, type Caller } from '#lib/lcm/vnf-instances.ts';
+import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { VimRecord, VimRegistryStore } from '#lib/store/vims.ts';
 import type { SecretStore } from '#lib/secrets/vim-access.ts';

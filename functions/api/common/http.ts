@@ -7,7 +7,7 @@ import {
   BadRequestError, MethodNotAllowedError, NotAcceptableError, NotFoundError, PayloadTooLargeError,
   ProblemError, UnsupportedMediaTypeError,
 } from '#lib/sol/errors.ts';
-import type { Caller } from '#lib/lcm/vnf-instances.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { grants, normalizeScopes, requiredScope, tenantOf } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
 import { assertClientCurrent, authConfig, ForbiddenError, TooManyFailuresError, UnauthorizedError, verifyAccessToken, verifyBasic, type AuthConfig, type VerifiedToken } from '#lib/auth/tokens.ts';

@@ -5,7 +5,7 @@
 // missing key, and the request's additionalParams.nfv is merged last, as in Tacker.
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { mergePatch } from '#lib/lcm/merge-patch.ts';
+import { mergePatch } from '#lib/sol/merge-patch.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { parseSafeYaml } from '#lib/packages/vnfd.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';

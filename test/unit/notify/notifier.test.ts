@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NotifierDeps } from '#lib/notify/deps.ts';
+import type { NotifierDeps } from '#lib/notify/ports.ts';
 import { backoffSeconds, processNotificationBatch, type ReceivedMessage } from '#lib/notify/notifier.ts';
 import { stableId, type NotificationDelivery, type NotificationEvent, type SubscriptionRecord } from '#lib/notify/model.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';

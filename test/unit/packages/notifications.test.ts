@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NotifierDeps } from '#lib/notify/deps.ts';
+import type { NotifierDeps } from '#lib/notify/ports.ts';
 import type { NotificationDelivery } from '#lib/notify/model.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
 import { republishUnsent } from '#lib/notify/publisher.ts';

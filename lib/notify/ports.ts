@@ -1,11 +1,10 @@
-// The ports subscriptions and the notifier depend on, wired once per process to their AWS
-// implementations (tests can hand in others).
-import { egressPolicyFromEnv, type EgressPolicy } from '#lib/egress.ts';
-import { SecretsManagerStore, type SecretStore } from '#lib/secrets/vim-access.ts';
-import { DynamoSubscriptionStore, type StoredSubscription, type SubscriptionStore } from '#lib/store/subscriptions.ts';
+// The ports subscriptions and the notifier depend on (lib/deps.ts wires them; tests hand in others).
+import type { EgressPolicy } from '#lib/egress.ts';
+import type { SecretStore } from '#lib/secrets/vim-access.ts';
+import type { StoredSubscription, SubscriptionStore } from '#lib/store/subscriptions.ts';
 import type { FmSubscriptionRecord } from '#lib/fm/model.ts';
 import type { FamilyEvent, NotificationDelivery } from './model.ts';
-import { SqsNotificationQueue, type NotificationQueue } from './queue.ts';
+import type { NotificationQueue } from './queue.ts';
 
 export interface NotifyDeps {
   subscriptions: SubscriptionStore;
@@ -46,21 +45,4 @@ export interface NotifierDeps extends NotifyDeps {
   /** How long a failing delivery is retried before it goes to the dead-letter queue. */
   retryPeriodMs: number;
   clock(): number;
-}
-
-let deps: NotifierDeps | undefined;
-
-export function notifyDeps(): NotifierDeps {
-  deps ??= {
-    subscriptions: new DynamoSubscriptionStore(),
-    secrets: new SecretsManagerStore(),
-    egress: egressPolicyFromEnv(),
-    now: () => new Date().toISOString(),
-    newId: () => crypto.randomUUID(),
-    queue: new SqsNotificationQueue(),
-    fmSubscriptions: new DynamoSubscriptionStore<FmSubscriptionRecord>(process.env.FM_SUBSCRIPTIONS_TABLE ?? 'FmSubscriptionsTable'),
-    retryPeriodMs: Number(process.env.NOTIFICATION_RETRY_PERIOD ?? 86_400) * 1000,
-    clock: () => Date.now(),
-  };
-  return deps;
 }
