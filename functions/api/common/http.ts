@@ -259,7 +259,6 @@ export async function authenticate(event: Event, method: string, routePath: stri
   return { tenantId, clientId: verified.clientId, admin: scopes.has('admin') };
 }
 
-/** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
 /**
  * What an identifier in a path may look like: the product's UUIDs, and the VIMs' server ids and pod
  * names. Anything else names no record, so it gets its 404 here rather than reaching a store (a
@@ -269,6 +268,7 @@ const WELL_FORMED_ID = /^[A-Za-z0-9._:~-]{1,255}$/;
 /** Greedy path parameters, which are paths inside a package rather than identifiers. */
 const PATH_VALUED = new Set(['artifactPath']);
 
+/** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
 function pathParameters(event: Event): Record<string, string> {
   return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
     let decoded: string;
