@@ -132,7 +132,8 @@ describe('API edge', () => {
     assert.equal(answer.status, 202);
     assert.equal(answer.headers.version, '1.3.0');
     assert.deepEqual(seen[0]?.params, { vnfInstanceId: 'i-1' });
-    assert.deepEqual(Object.keys((seen[0]?.body as { vimConnectionInfo: Record<string, unknown> }).vimConnectionInfo), ['vim-1']);
+    const modification = seen[0]?.body as { vimConnectionInfo?: Record<string, unknown> } | undefined;
+    assert.deepEqual(Object.keys(modification?.vimConnectionInfo ?? {}), ['vim-1']);
     // The same array is not a v2 body.
     const v2 = spied(vnfInstanceRoutes['/vnflcm/v2/vnf_instances/{vnfInstanceId}']?.PATCH);
     const refused = await call(httpApi({ [path]: { PATCH: v2.route } }), {
