@@ -226,8 +226,8 @@ export class Nova {
     const flavor = this.flavors.get(flavorRef);
     if (!flavor) throw new ApiError(400, `Flavor ${flavorRef} could not be found.`);
 
-    const bdms = this.#parseBdms(input.block_device_mapping_v2);
     const imageRef = lastSegment(input.imageRef);
+    const bdms = this.#parseBdms(input.block_device_mapping_v2 ?? this.#imageMapping(imageRef));
     const bootBdm = bdms.find((b) => b.bootIndex === 0);
     let imageId: string | null = null;
     if (imageRef) {
@@ -370,6 +370,20 @@ export class Nova {
         throw new ApiError(403, `Quota exceeded for ${resource}: Requested ${want[resource]}, but already used ${usage[resource]} of ${limit} ${resource}`, 'OverQuota');
       }
     }
+  }
+
+  /** The volumes an image made from a volume-backed server maps (its block_device_mapping property), in the API's form; Nova boots from them. */
+  #imageMapping(imageRef: string | undefined): unknown[] | undefined {
+    const text = imageRef ? this.cloud.glance.get(imageRef)?.properties.block_device_mapping : undefined;
+    if (text === undefined) return undefined;
+    let mapping: unknown;
+    try {
+      mapping = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(mapping)) return undefined;
+    return mapping.filter(isRecord).map((m) => ({ ...m, uuid: m.snapshot_id ?? m.volume_id ?? m.image_id }));
   }
 
   #parseBdms(value: unknown): Bdm[] {

@@ -131,6 +131,18 @@ test('nova createImage of a volume-backed server: a forced Cinder snapshot per v
   const snapshot = (await s.request<J>('volumev3', `/snapshots/${mapping.snapshot_id}`)).body.snapshot;
   assert.equal(snapshot.status, 'available');
   assert.equal(snapshot.name, 'snapshot for bfv-snap');
+
+  // Booting from that image makes a new volume from the snapshot and boots from it.
+  const restored = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'restored', imageRef: snap.body.image_id, flavorRef: '2', networks: 'none' } } });
+  assert.equal(restored.status, 202, restored.text);
+  await sim.settled();
+  const server = (await s.request<J>('compute', `/servers/${restored.body.server.id}`)).body.server;
+  assert.equal(server.status, 'ACTIVE');
+  assert.equal(server.image, '', 'volume-backed');
+  const [attached] = server['os-extended-volumes:volumes_attached'];
+  const volume = (await s.request<J>('volumev3', `/volumes/${attached.id}`)).body.volume;
+  assert.equal(volume.snapshot_id, snapshot.id);
+  assert.equal(volume.attachments[0].device, '/dev/vda');
 });
 
 // ---------------------------------------------------------------------------------------------
