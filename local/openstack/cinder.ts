@@ -217,7 +217,7 @@ export class Cinder {
     }
     const mine = [...this.snapshots.values()].filter((s) => s.projectId === owner.projectId);
     if (this.quota.snapshots >= 0 && mine.length + 1 > this.quota.snapshots) {
-      throw new ApiError(413, `Maximum number of snapshots allowed (${this.quota.snapshots}) exceeded`, 'SnapshotLimitExceeded');
+      throw new ApiError(413, `SnapshotLimitExceeded: Maximum number of snapshots allowed (${this.quota.snapshots}) exceeded for quota 'snapshots'.`, 'SnapshotLimitExceeded');
     }
     const used = [...this.volumes.values()].filter((v) => v.projectId === owner.projectId).reduce((sum, v) => sum + v.size, 0) + mine.reduce((sum, s) => sum + s.size, 0);
     if (this.quota.gigabytes >= 0 && used + volume.size > this.quota.gigabytes) {

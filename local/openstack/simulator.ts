@@ -70,7 +70,7 @@ export interface SimulatorState {
   deployments: Listed<{ id: string; stackId: string; resource: string; state: string }>;
   /** What devstack has before anyone starts (not counted above). */
   preloaded: { images: Array<{ id: string; name: string | null }>; networks: Array<{ id: string; name: string }>; subnets: Array<{ id: string; name: string }>; flavors: Array<{ id: string; name: string }> };
-  quotas: { instances: number; cores: number; ram: number; volumes: number; gigabytes: number; ports: number };
+  quotas: { instances: number; cores: number; ram: number; volumes: number; gigabytes: number; snapshots: number; ports: number };
   /** Tracked work in flight (0 when settled). */
   busy: number;
 }
@@ -149,6 +149,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
     if (limits.ram !== undefined) cloud.nova.quota.ram = limits.ram;
     if (limits.volumes !== undefined) cloud.cinder.quota.volumes = limits.volumes;
     if (limits.gigabytes !== undefined) cloud.cinder.quota.gigabytes = limits.gigabytes;
+    if (limits.snapshots !== undefined) cloud.cinder.quota.snapshots = limits.snapshots;
     if (limits.ports !== undefined) cloud.neutron.portQuota = limits.ports;
   };
   const faults = new FaultRegistry(applyQuota);
@@ -161,7 +162,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   cloud.heat = new HeatEngine(cloud, opts.heatRetryLimit ?? 5);
   const heatApi = new HeatApi(cloud, cloud.heat);
   const lb = new LoadBalancer(cloud);
-  const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, ports: 500, ...opts.quotas };
+  const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, snapshots: 10, ports: 500, ...opts.quotas };
   applyQuota(defaultQuotas);
 
   const route = async <C>(router: Router<C>, req: SimRequest, path: string, ctx: C, render: (err: ApiError) => SimReply): Promise<SimReply> => {
@@ -310,7 +311,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
           subnets: [...cloud.neutron.subnets.values()].filter((n) => n.preloaded).map((n) => ({ id: n.id, name: n.name })),
           flavors: [...cloud.nova.flavors.values()].map((f) => ({ id: f.id, name: f.name })),
         },
-        quotas: { ...cloud.nova.quota, volumes: cloud.cinder.quota.volumes, gigabytes: cloud.cinder.quota.gigabytes, ports: cloud.neutron.portQuota },
+        quotas: { ...cloud.nova.quota, volumes: cloud.cinder.quota.volumes, gigabytes: cloud.cinder.quota.gigabytes, snapshots: cloud.cinder.quota.snapshots, ports: cloud.neutron.portQuota },
         busy: sched.busy,
       };
     },

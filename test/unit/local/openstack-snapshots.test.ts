@@ -357,6 +357,13 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   assert.equal((await s.request('volumev3', `/volumes/${withSnapshot.body.volume.id}?cascade=true`, { method: 'DELETE' })).status, 202);
   await sim.settled();
   assert.equal(sim.faults.state().snapshots.count, 1);
+
+  // The snapshots quota.
+  sim.faults.inject({ kind: 'quota', snapshots: 1 });
+  const over = await s.request<J>('volumev3', '/snapshots', { method: 'POST', body: { snapshot: { volume_id: restored.body.volume.id, force: true } } });
+  assert.equal(over.status, 413);
+  assert.equal(over.body.overLimit.message, "SnapshotLimitExceeded: Maximum number of snapshots allowed (1) exceeded for quota 'snapshots'.");
+  assert.equal(sim.faults.state().quotas.snapshots, 1);
 });
 
 test('heat: OS::Cinder::Volume with snapshot_id restores the snapshot at its size; an unknown snapshot fails the stack', async (t) => {
