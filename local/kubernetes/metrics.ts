@@ -100,6 +100,9 @@ export class Metrics {
   /** A running pod's usage per container; undefined while it has none (not scheduled, not all containers running). */
   podUsage(pod: KObject): Array<{ name: string; usage: Usage }> | undefined {
     if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp) return undefined;
+    // metrics-server scrapes each node's kubelet; a node that is not Ready answers nothing.
+    const node = typeof pod.spec?.nodeName === 'string' ? this.store.get(T.nodes, undefined, pod.spec.nodeName) : undefined;
+    if (!node || !isNodeReady(node)) return undefined;
     const statuses = Array.isArray(pod.status.containerStatuses) ? pod.status.containerStatuses.filter(isObject) : [];
     const containers = containersOf(pod);
     const running = (name: string) => statuses.some((s) => s.name === name && isObject(s.state) && isObject(s.state.running));

@@ -108,7 +108,7 @@ export class Cinder {
     if (this.quota.volumes >= 0 && mine.length + 1 > this.quota.volumes) {
       throw new ApiError(413, `VolumeLimitExceeded: Maximum number of volumes allowed (${this.quota.volumes}) exceeded for quota 'volumes'.`, 'VolumeLimitExceeded');
     }
-    const used = mine.reduce((sum, v) => sum + v.size, 0);
+    const used = this.#gigabytesUsed(projectId);
     if (this.quota.gigabytes >= 0 && used + size > this.quota.gigabytes) {
       throw new ApiError(413, `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`, 'VolumeSizeExceedsAvailableQuota');
     }
@@ -191,6 +191,12 @@ export class Cinder {
     });
   }
 
+  /** Cinder's gigabytes quota counts snapshots as well as volumes. */
+  #gigabytesUsed(projectId: string): number {
+    const volumes = [...this.volumes.values()].filter((v) => v.projectId === projectId).reduce((sum, v) => sum + v.size, 0);
+    return volumes + [...this.snapshots.values()].filter((s) => s.projectId === projectId).reduce((sum, s) => sum + s.size, 0);
+  }
+
   requireSnapshot(id: string): Snapshot {
     const snapshot = this.snapshots.get(id);
     if (!snapshot) throw new ApiError(404, `Snapshot ${id} could not be found.`, 'SnapshotNotFound');
@@ -219,7 +225,7 @@ export class Cinder {
     if (this.quota.snapshots >= 0 && mine.length + 1 > this.quota.snapshots) {
       throw new ApiError(413, `SnapshotLimitExceeded: Maximum number of snapshots allowed (${this.quota.snapshots}) exceeded for quota 'snapshots'.`, 'SnapshotLimitExceeded');
     }
-    const used = [...this.volumes.values()].filter((v) => v.projectId === owner.projectId).reduce((sum, v) => sum + v.size, 0) + mine.reduce((sum, s) => sum + s.size, 0);
+    const used = this.#gigabytesUsed(owner.projectId);
     if (this.quota.gigabytes >= 0 && used + volume.size > this.quota.gigabytes) {
       throw new ApiError(413, `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${volume.size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`, 'VolumeSizeExceedsAvailableQuota');
     }
@@ -350,7 +356,7 @@ export class Cinder {
     r.on('GET', '/types', (req) => json(200, { volume_types: [{ ...VOLUME_TYPE, description: 'Default Volume Type', is_public: true, extra_specs: { volume_backend_name: 'lvmdriver-1' }, qos_specs_id: null, 'os-volume-type-access:is_public': true, links: [{ rel: 'self', href: `${req.origin}/volume/v3/types/${VOLUME_TYPE.id}` }] }] }));
     r.on('GET', '/os-quota-sets/:project', (_req, { project = '' }) => {
       const mine = [...this.volumes.values()].filter((v) => v.projectId === project);
-      return json(200, { quota_set: { id: project, volumes: this.quota.volumes, gigabytes: this.quota.gigabytes, snapshots: this.quota.snapshots, backups: 10, backup_gigabytes: 1000, per_volume_gigabytes: -1, groups: 10, in_use: { volumes: mine.length, gigabytes: mine.reduce((s, v) => s + v.size, 0), snapshots: [...this.snapshots.values()].filter((s) => s.projectId === project).length } } });
+      return json(200, { quota_set: { id: project, volumes: this.quota.volumes, gigabytes: this.quota.gigabytes, snapshots: this.quota.snapshots, backups: 10, backup_gigabytes: 1000, per_volume_gigabytes: -1, groups: 10, in_use: { volumes: mine.length, gigabytes: this.#gigabytesUsed(project), snapshots: [...this.snapshots.values()].filter((s) => s.projectId === project).length } } });
     });
   }
 }

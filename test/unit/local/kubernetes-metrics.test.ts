@@ -142,6 +142,16 @@ test('control: /_sim/metrics sets a pod\'s usage, or every pod of a workload inc
   assert.equal((await k('GET', `${METRICS}/nodes/node-1`)).body.kind, 'NodeMetrics');
   assert.equal((await k('GET', `${METRICS}/nodes/node-9`)).status, 404);
 
+  // A node that is not Ready answers no scrape: neither it nor its pods have metrics.
+  const notReady = await fetch(`${sim.url}/api/v1/nodes/node-1/status`, { method: 'PATCH', headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }] } }) });
+  assert.equal(notReady.status, 200);
+  assert.deepEqual((await k('GET', `${METRICS}/nodes`)).body.items.map((n: J) => n.metadata.name), ['node-2']);
+  assert.equal((await k('GET', `${METRICS}/nodes/node-1`)).status, 404);
+  const onNode1 = (await k('GET', '/api/v1/namespaces/default/pods')).body.items.filter((p: J) => p.spec.nodeName === 'node-1').map((p: J) => p.metadata.name);
+  const measured = (await k('GET', `${METRICS}/namespaces/default/pods`)).body.items.map((p: J) => p.metadata.name);
+  assert.ok(onNode1.length > 0 && onNode1.every((n: string) => !measured.includes(n)), 'no metrics for the pods of a node that is not Ready');
+  await fetch(`${sim.url}/api/v1/nodes/node-1/status`, { method: 'PATCH', headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } }) });
+
   // Bad settings are 400, unknown targets 404; clearing restores the defaults; the same in code.
   for (const bad of [{ pod: first }, { pod: first, cpu: 'lots' }, { cpu: '1' }, { workload: { kind: 'Job', name: 'api' }, cpu: '1' }]) {
     assert.equal((await k('POST', '/_sim/metrics', bad)).status, 400, JSON.stringify(bad));
