@@ -23,7 +23,7 @@ export async function startLocalVims(dataDir: string, options: { timeScale: numb
   const openstack = await startOpenStackSimulator({
     timeScale: options.timeScale,
     log: options.log,
-    quotas: { instances: -1, cores: -1, ram: -1, volumes: -1, gigabytes: -1, ports: -1 },
+    quotas: { instances: -1, cores: -1, ram: -1, volumes: -1, gigabytes: -1, snapshots: -1, ports: -1 },
     // Room for a few hundred VNFs at once (load tests): sixteen large hosts in zone nova.
     computeHosts: Array.from({ length: 16 }, (_, i) => ({ name: `local-compute-${i + 1}`, zone: 'nova', vcpus: 256, memoryMb: 65536, diskGb: 2000 })),
   });
