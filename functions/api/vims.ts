@@ -4,11 +4,11 @@
 // ".json" suffix the client appends). Credentials are masked in every answer.
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
-import { vimRegistryDeps } from '#lib/vims/deps.ts';
+import { vimRegistryDeps } from '#lib/deps.ts';
 import {
   productModificationOf, productRegistrationOf, renderTackerVim, renderVim, tackerModificationOf, tackerRegistrationOf,
-} from '#lib/vims/model.ts';
-import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vims/registry.ts';
+} from '#lib/vim-connections/model.ts';
+import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vim-connections/service.ts';
 import { httpApi, type ApiRequest, type RouteHandler, type Method } from './common/http.ts';
 
 const vimId = (request: ApiRequest) => (request.params.vimId ?? '').replace(/\.json$/, '');
@@ -37,7 +37,7 @@ function tackerQuery(rawQuery: string): { matches: (item: Record<string, unknown
 
 const product: Partial<Record<Method, RouteHandler>> = {
   POST: async (request) => {
-    const record = await registerVim(vimRegistryDeps(), request.caller, productRegistrationOf(request.body));
+    const record = await registerVim(vimRegistryDeps(), request.caller, await productRegistrationOf(request.body));
     const body = renderVim(record, request.baseUrl);
     return { status: 201, body, headers: { Location: `${request.baseUrl}/vnfm/v1/vims/${record.id}` } };
   },
@@ -62,23 +62,23 @@ const productItem: Partial<Record<Method, RouteHandler>> = {
 
 const tacker: Partial<Record<Method, RouteHandler>> = {
   POST: async (request) => {
-    const record = await registerVim(vimRegistryDeps(), request.caller, tackerRegistrationOf(request.body));
-    return { status: 201, body: { vim: renderTackerVim(record) } };
+    const record = await registerVim(vimRegistryDeps(), request.caller, await tackerRegistrationOf(request.body));
+    return { status: 201, body: { vim: await renderTackerVim(record) } };
   },
   GET: async (request) => {
     const query = tackerQuery(request.rawQuery);
-    const vims = (await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim).filter(query.matches).map(query.project);
+    const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim))).filter(query.matches).map(query.project);
     return { status: 200, body: { vims } };
   },
 };
 
 const tackerItem: Partial<Record<Method, RouteHandler>> = {
-  GET: async (request) => ({ status: 200, body: { vim: renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }),
+  GET: async (request) => ({ status: 200, body: { vim: await renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }),
   PUT: async (request) => {
     const deps = vimRegistryDeps();
     const current = await getVim(deps, request.caller, vimId(request));
-    const record = await modifyVim(deps, request.caller, current.id, tackerModificationOf(request.body, current.vimType));
-    return { status: 200, body: { vim: renderTackerVim(record) } };
+    const record = await modifyVim(deps, request.caller, current.id, await tackerModificationOf(request.body, current.vimType));
+    return { status: 200, body: { vim: await renderTackerVim(record) } };
   },
   DELETE: async (request) => {
     await deleteVim(vimRegistryDeps(), request.caller, vimId(request));

@@ -1,10 +1,8 @@
 // VIM reachability: one check authenticates against the VIM with its driver's verify() under a
 // time limit (a VIM that never answers cannot hold up a registration or the sweep); the sweep
 // checks every VIM, a bounded number at once, and records REACHABLE <-> UNREACHABLE changes with
-// the time of the change and the last error.
-import '#lib/vim/openstack/index.ts';
-import '#lib/vim/kubernetes/index.ts';
-import { driverFor } from '#lib/vim/driver.ts';
+// the time of the change and the last error. Drivers load as the VIMs checked need them.
+import { loadDriver } from '#lib/vim/registry.ts';
 import { log } from '#lib/log.ts';
 import type { VimRecord, VimRegistryStore, VimStatus } from '#lib/store/vims.ts';
 import type { SecretStore } from '#lib/secrets/vim-access.ts';
@@ -19,7 +17,7 @@ const SWEEP_CONCURRENCY = 8;
 
 /** Why a VIM cannot be used, in words an operator can act on; undefined when it answered and accepted the credentials. */
 export async function vimProblem(vim: { id: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> }, timeoutMs = checkTimeoutMs()): Promise<string | undefined> {
-  const driver = driverFor(vim.vimType);
+  const driver = await loadDriver(vim.vimType);
   if (!driver) return `no driver for VIM type ${vim.vimType}`;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<string>((resolveTimeout) => {
