@@ -9,7 +9,7 @@ import { httpUri, parseRequest } from '#lib/sol/requests.ts';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimRecord } from '#lib/store/vims.ts';
 import { tackerBoolean, type VimCredentials } from '#lib/vim/driver.ts';
-import { canonicalVimType, loadDriver, supportedVimType, tackerTypeOf } from '#lib/vim/registry.ts';
+import { canonicalVimType, loadDriver, supportedVimType, TACKER_DEFAULT_VIM, tackerTypeOf } from '#lib/vim/registry.ts';
 
 export const MASK = '***';
 
@@ -118,14 +118,11 @@ const tackerVim = z.object({
 });
 const tackerBody = z.object({ vim: tackerVim });
 
-/** Tacker's NFVO API registers an OpenStack VIM when the request names no type. */
-const TACKER_DEFAULT_TYPE = 'openstack';
-
 export async function tackerRegistrationOf(body: unknown): Promise<VimRegistration> {
   const vim = parseRequest(tackerBody, body, 'VIM registration ({"vim": {...}})').vim;
   if (!vim.name) throw new UnprocessableEntityError('vim.name is required');
   if (!vim.auth_url) throw new UnprocessableEntityError('vim.auth_url is required');
-  const vimType = supportedVimType(vim.type ?? TACKER_DEFAULT_TYPE);
+  const vimType = supportedVimType(vim.type ?? TACKER_DEFAULT_VIM);
   const endpoint = interfaceInfo.shape.endpoint.safeParse(vim.auth_url);
   if (!endpoint.success) throw new UnprocessableEntityError(`vim.auth_url: ${endpoint.error.issues.map((issue) => issue.message).join('; ')}`);
   const project = vim.vim_project ?? {};
@@ -188,7 +185,7 @@ export async function renderTackerVim(record: VimRecord): Promise<Record<string,
   const access = record.maskedAccessInfo ?? {};
   const iface = record.interfaceInfo;
   // A record of a type no longer supported shows as Tacker's default type does.
-  const { authCred, vimProject } = (await credentialsOf(canonicalVimType(record.vimType) ?? TACKER_DEFAULT_TYPE))
+  const { authCred, vimProject } = (await credentialsOf(canonicalVimType(record.vimType) ?? TACKER_DEFAULT_VIM))
     .toTacker({ maskedAccessInfo: access, interfaceInfo: iface, vimProject: record.vimProject }, MASK);
   return {
     id: record.id,

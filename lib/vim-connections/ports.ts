@@ -11,3 +11,6 @@ export interface VimRegistryDeps {
   now(): string;
   newId(): string;
 }
+
+/** What the reachability sweep needs of them. */
+export type SweepDeps = Pick<VimRegistryDeps, 'vims' | 'secrets' | 'now'>;

@@ -4,8 +4,8 @@
 // the time of the change and the last error. Drivers load as the VIMs checked need them.
 import { loadDriver } from '#lib/vim/registry.ts';
 import { log } from '#lib/log.ts';
-import type { VimRecord, VimRegistryStore, VimStatus } from '#lib/store/vims.ts';
-import type { SecretStore } from '#lib/secrets/vim-access.ts';
+import type { VimRecord, VimStatus } from '#lib/store/vims.ts';
+import type { SweepDeps } from './ports.ts';
 
 export function checkTimeoutMs(): number {
   const seconds = Number(process.env.VIM_CHECK_TIMEOUT_SECONDS ?? 10);
@@ -38,12 +38,6 @@ function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${error.cause.message})` : '';
   return `${error.message}${cause}`;
-}
-
-export interface SweepDeps {
-  vims: VimRegistryStore;
-  secrets: SecretStore;
-  now(): string;
 }
 
 export interface SweepResult {

@@ -215,6 +215,6 @@ export interface InfraDriver {
    */
   changeRollbackStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
-  /** Checks that the VIM answers and the credentials work. */
+  /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
 }

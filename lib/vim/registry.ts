@@ -19,7 +19,8 @@ interface VimKind {
   load(): Promise<InfraDriver>;
 }
 
-// Each import is spelt out (not built from a variable) so that bundlers see both drivers and split them.
+// Each import is spelt out (not built from a variable) so that a bundler sees both drivers; esbuild
+// evaluates a dynamically imported module only when it is first imported.
 const OPENSTACK: VimKind = {
   vimType: OPENSTACK_VIM,
   tackerType: 'openstack',
@@ -33,6 +34,9 @@ const KUBERNETES: VimKind = {
   load: async () => (await import('#lib/vim/kubernetes/driver.ts')).kubernetesDriver,
 };
 const KINDS: readonly VimKind[] = [OPENSTACK, KUBERNETES];
+
+/** What Tacker's NFVO API assumes when a VIM names no type (or one it no longer knows). */
+export const TACKER_DEFAULT_VIM = OPENSTACK_VIM;
 
 const BY_NAME = new Map(KINDS.flatMap((kind) => [kind.vimType, kind.tackerType, ...kind.aliases].map((name) => [name.toUpperCase(), kind] as const)));
 
@@ -56,7 +60,7 @@ export function supportedVimType(type: string): string {
   return vimType;
 }
 
-/** Tacker's short name of a vimType; records of an unknown type show as OpenStack, as Tacker's own default. */
+/** Tacker's short name of a vimType; an unknown type shows as Tacker's default. */
 export function tackerTypeOf(vimType: string): string {
   return (kindOf(vimType) ?? OPENSTACK).tackerType;
 }

@@ -1,5 +1,6 @@
-// Importing this module makes Kubernetes VIMs known to the driver registry (the LCM engine imports it
-// once); the named exports are for callers that need the driver's errors or its label directly.
+// Importing this module loads the Kubernetes driver up front, for callers that look drivers up
+// synchronously (the LCM step function); others let the registry load it on first use. The named
+// exports are for callers that need the driver's errors or its label directly.
 import { KUBERNETES_VIM, registerDriver } from '#lib/vim/registry.ts';
 import { kubernetesDriver } from './driver.ts';
 
