@@ -71,9 +71,17 @@ export function importLoops(graph: Map<string, Set<string>>): string[][] {
 
 const areaOf = (module: string): string => module.split('/').slice(0, 2).join('/').replace(/\.ts$/, '');
 
-/** Imports from a lib/ area other than lib/lcm into lib/lcm: shared services depending on the engine. */
+/**
+ * The lib/ areas allowed to import lib/lcm: the engine itself, fault management (auto-heal and
+ * auto-scale start LCM operations, so it sits above the engine) and the composition root. Every
+ * other area (packages, VIM drivers and connections, notify, store, auth, sol, scripts, secrets) is
+ * a service the engine uses and must not depend on it.
+ */
+const ABOVE_LCM = new Set(['lib/lcm', 'lib/fm', 'lib/deps']);
+
+/** Imports into lib/lcm from lib/ areas below it: shared services depending on the engine. */
 export function upwardImports(graph: Map<string, Set<string>>): string[] {
-  return [...graph].flatMap(([from, edges]) => (from.startsWith('lib/') && areaOf(from) !== 'lib/lcm'
+  return [...graph].flatMap(([from, edges]) => (from.startsWith('lib/') && !ABOVE_LCM.has(areaOf(from))
     ? [...edges].filter((to) => areaOf(to) === 'lib/lcm').map((to) => `${from} -> ${to}`)
     : []));
 }

@@ -3,33 +3,42 @@
 import { notifyDeps } from '#lib/deps.ts';
 import { lccnSubscriptionRequest, renderSubscription } from '#lib/notify/model.ts';
 import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/notify/subscriptions.ts';
-import { parseRequest } from '#lib/sol/requests.ts';
-import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest } from './common/http.ts';
+import { bothVersions, created, httpApi, pagedList, pageSize, route, type ApiRequest, type RouteTable } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
 const subscriptionId = (request: ApiRequest) => request.params.subscriptionId ?? '';
 
-export const handler = httpApi({
+export const routes: RouteTable = {
   ...bothVersions('/subscriptions', {
-    POST: async (request) => {
-      const body = parseRequest(lccnSubscriptionRequest, request.body, 'LccnSubscriptionRequest');
-      const record = await createSubscription(notifyDeps(), request.caller, body, version(request), request.baseUrl);
-      const representation = renderSubscription(record, version(request), request.baseUrl);
-      return { status: 201, body: representation, headers: { Location: (representation._links as { self: { href: string } }).self.href } };
-    },
-    GET: async (request) => {
-      const page = await listSubscriptions(notifyDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
-      return pagedList(page, `${request.baseUrl}/vnflcm/v${version(request)}/subscriptions`);
+    POST: route({
+      schema: lccnSubscriptionRequest,
+      title: 'LccnSubscriptionRequest',
+      handler: async (request) => {
+        const record = await createSubscription(notifyDeps(), request.caller, request.body, version(request), request.baseUrl);
+        return created(renderSubscription(record, version(request), request.baseUrl));
+      },
+    }),
+    GET: {
+      handler: async (request) => {
+        const page = await listSubscriptions(notifyDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
+        return pagedList(page, `${request.baseUrl}/vnflcm/v${version(request)}/subscriptions`);
+      },
     },
   }),
   ...bothVersions('/subscriptions/{subscriptionId}', {
-    GET: async (request) => {
-      const record = await getSubscription(notifyDeps(), request.caller, subscriptionId(request));
-      return { status: 200, body: renderSubscription(record, version(request), request.baseUrl) };
+    GET: {
+      handler: async (request) => {
+        const record = await getSubscription(notifyDeps(), request.caller, subscriptionId(request));
+        return { status: 200, body: renderSubscription(record, version(request), request.baseUrl) };
+      },
     },
-    DELETE: async (request) => {
-      await deleteSubscription(notifyDeps(), request.caller, subscriptionId(request));
-      return { status: 204 };
+    DELETE: {
+      handler: async (request) => {
+        await deleteSubscription(notifyDeps(), request.caller, subscriptionId(request));
+        return { status: 204 };
+      },
     },
   }),
-});
+};
+
+export const handler = httpApi(routes);

@@ -9,13 +9,12 @@ import {
   productModificationOf, productRegistrationOf, renderTackerVim, renderVim, tackerModificationOf, tackerRegistrationOf,
 } from '#lib/vim-connections/model.ts';
 import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vim-connections/service.ts';
-import { httpApi, type ApiRequest, type RouteHandler, type Method } from './common/http.ts';
+import { httpApi, route, type ApiRequest, type RouteMethods, type RouteTable } from './common/http.ts';
 
 const vimId = (request: ApiRequest) => (request.params.vimId ?? '').replace(/\.json$/, '');
 
 /** GET /vnfm/v1/vims: SOL013 attribute filtering on the representation (credentials are masked before it runs). */
-function productFilter(rawQuery: string): (item: Record<string, unknown>) => boolean {
-  const params = new URLSearchParams(rawQuery);
+function productFilter(params: URLSearchParams): (item: Record<string, unknown>) => boolean {
   for (const name of params.keys()) if (name !== 'filter') throw new BadRequestError(`Unknown query parameter "${name}"`);
   const raw = params.get('filter');
   if (raw === null) return () => true;
@@ -24,8 +23,7 @@ function productFilter(rawQuery: string): (item: Record<string, unknown>) => boo
 }
 
 /** Tacker's list query: attribute=value equality (repeatable) and fields=... projections. */
-function tackerQuery(rawQuery: string): { matches: (item: Record<string, unknown>) => boolean; project: (item: Record<string, unknown>) => Record<string, unknown> } {
-  const params = new URLSearchParams(rawQuery);
+function tackerQuery(params: URLSearchParams): { matches: (item: Record<string, unknown>) => boolean; project: (item: Record<string, unknown>) => Record<string, unknown> } {
   const fields = params.getAll('fields').flatMap((f) => f.split(',')).filter(Boolean);
   const wanted = new Map<string, string[]>();
   for (const [key, value] of params) if (key !== 'fields') wanted.set(key, [...(wanted.get(key) ?? []), value]);
@@ -35,61 +33,76 @@ function tackerQuery(rawQuery: string): { matches: (item: Record<string, unknown
   };
 }
 
-const product: Partial<Record<Method, RouteHandler>> = {
-  POST: async (request) => {
-    const record = await registerVim(vimRegistryDeps(), request.caller, await productRegistrationOf(request.body));
-    const body = renderVim(record, request.baseUrl);
-    return { status: 201, body, headers: { Location: `${request.baseUrl}/vnfm/v1/vims/${record.id}` } };
+// The registration and modification bodies are checked by lib/vim-connections/model.ts, which asks
+// the VIM type's driver what its credentials must hold, so these routes take the JSON as sent.
+const product: RouteMethods = {
+  POST: {
+    handler: async (request) => {
+      const record = await registerVim(vimRegistryDeps(), request.caller, await productRegistrationOf(request.body));
+      const body = renderVim(record, request.baseUrl);
+      return { status: 201, body, headers: { Location: `${request.baseUrl}/vnfm/v1/vims/${record.id}` } };
+    },
   },
-  GET: async (request) => {
-    const matches = productFilter(request.rawQuery);
-    const items = (await listVims(vimRegistryDeps(), request.caller)).map((vim) => renderVim(vim, request.baseUrl)).filter(matches);
-    return { status: 200, body: items };
+  GET: route({
+    query: productFilter,
+    handler: async (request) => {
+      const items = (await listVims(vimRegistryDeps(), request.caller)).map((vim) => renderVim(vim, request.baseUrl)).filter(request.query);
+      return { status: 200, body: items };
+    },
+  }),
+};
+
+const productItem: RouteMethods = {
+  GET: { handler: async (request) => ({ status: 200, body: renderVim(await getVim(vimRegistryDeps(), request.caller, vimId(request)), request.baseUrl) }) },
+  PATCH: {
+    handler: async (request) => {
+      const record = await modifyVim(vimRegistryDeps(), request.caller, vimId(request), productModificationOf(request.body));
+      return { status: 200, body: renderVim(record, request.baseUrl) };
+    },
+  },
+  DELETE: {
+    handler: async (request) => {
+      await deleteVim(vimRegistryDeps(), request.caller, vimId(request));
+      return { status: 204 };
+    },
   },
 };
 
-const productItem: Partial<Record<Method, RouteHandler>> = {
-  GET: async (request) => ({ status: 200, body: renderVim(await getVim(vimRegistryDeps(), request.caller, vimId(request)), request.baseUrl) }),
-  PATCH: async (request) => {
-    const record = await modifyVim(vimRegistryDeps(), request.caller, vimId(request), productModificationOf(request.body));
-    return { status: 200, body: renderVim(record, request.baseUrl) };
+const tacker: RouteMethods = {
+  POST: {
+    handler: async (request) => {
+      const record = await registerVim(vimRegistryDeps(), request.caller, await tackerRegistrationOf(request.body));
+      return { status: 201, body: { vim: await renderTackerVim(record) } };
+    },
   },
-  DELETE: async (request) => {
-    await deleteVim(vimRegistryDeps(), request.caller, vimId(request));
-    return { status: 204 };
-  },
+  GET: route({
+    query: tackerQuery,
+    handler: async (request) => {
+      const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim))).filter(request.query.matches).map(request.query.project);
+      return { status: 200, body: { vims } };
+    },
+  }),
 };
 
-const tacker: Partial<Record<Method, RouteHandler>> = {
-  POST: async (request) => {
-    const record = await registerVim(vimRegistryDeps(), request.caller, await tackerRegistrationOf(request.body));
-    return { status: 201, body: { vim: await renderTackerVim(record) } };
+const tackerItem: RouteMethods = {
+  GET: { handler: async (request) => ({ status: 200, body: { vim: await renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }) },
+  PUT: {
+    handler: async (request) => {
+      const deps = vimRegistryDeps();
+      const current = await getVim(deps, request.caller, vimId(request));
+      const record = await modifyVim(deps, request.caller, current.id, await tackerModificationOf(request.body, current.vimType));
+      return { status: 200, body: { vim: await renderTackerVim(record) } };
+    },
   },
-  GET: async (request) => {
-    const query = tackerQuery(request.rawQuery);
-    const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim))).filter(query.matches).map(query.project);
-    return { status: 200, body: { vims } };
-  },
+  DELETE: productItem.DELETE,
 };
 
-const tackerItem: Partial<Record<Method, RouteHandler>> = {
-  GET: async (request) => ({ status: 200, body: { vim: await renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }),
-  PUT: async (request) => {
-    const deps = vimRegistryDeps();
-    const current = await getVim(deps, request.caller, vimId(request));
-    const record = await modifyVim(deps, request.caller, current.id, await tackerModificationOf(request.body, current.vimType));
-    return { status: 200, body: { vim: await renderTackerVim(record) } };
-  },
-  DELETE: async (request) => {
-    await deleteVim(vimRegistryDeps(), request.caller, vimId(request));
-    return { status: 204 };
-  },
-};
-
-export const handler = httpApi({
+export const routes: RouteTable = {
   '/vnfm/v1/vims': product,
   '/vnfm/v1/vims/{vimId}': productItem,
   '/v1.0/vims': tacker,
   '/v1.0/vims.json': tacker,
   '/v1.0/vims/{vimId}': tackerItem,
-});
+};
+
+export const handler = httpApi(routes);

@@ -3,21 +3,27 @@
 import { coreDeps } from '#lib/deps.ts';
 import { getOpOcc, listOpOccs } from '#lib/lcm/op-occs.ts';
 import { renderVnfLcmOpOcc } from '#lib/sol/model.ts';
-import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest } from './common/http.ts';
+import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest, type RouteTable } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;
 
-export const handler = httpApi({
+export const routes: RouteTable = {
   ...bothVersions('/vnf_lcm_op_occs', {
-    GET: async (request) => {
-      const page = await listOpOccs(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
-      return pagedList(page, `${request.baseUrl}/vnflcm/v${version(request)}/vnf_lcm_op_occs`);
+    GET: {
+      handler: async (request) => {
+        const page = await listOpOccs(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize());
+        return pagedList(page, `${request.baseUrl}/vnflcm/v${version(request)}/vnf_lcm_op_occs`);
+      },
     },
   }),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}', {
-    GET: async (request) => {
-      const record = await getOpOcc(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
-      return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
+    GET: {
+      handler: async (request) => {
+        const record = await getOpOcc(coreDeps(), request.caller, request.params.vnfLcmOpOccId ?? '');
+        return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
+      },
     },
   }),
-});
+};
+
+export const handler = httpApi(routes);

@@ -1,16 +1,16 @@
 // API function for the SOL005 VNF package management resources (/vnfpkgm/v1, Tacker's path, and
 // /vnfpkgm/v2): packages, their content, VNFD, manifest and artifacts, upload from URI, the
-// presigned-upload extension, and package management subscriptions.
-import { coreDeps } from '#lib/deps.ts';
-import { notifyDeps } from '#lib/deps.ts';
+// presigned-upload extension, and package management subscriptions. The package requests
+// (CreateVnfPkgInfoRequest, VnfPkgInfoModifications, UploadVnfPackageFromUriRequest) are checked
+// by lib/packages/service.ts, which also redacts them; those routes take the JSON as sent.
+import { coreDeps, notifyDeps } from '#lib/deps.ts';
 import { renderVnfPkgInfo } from '#lib/packages/model.ts';
 import { pkgmSubscriptionRequest, pkgmSubscriptionStore, renderPkgmSubscription } from '#lib/packages/notifications.ts';
 import { createPkgmSubscription, deletePkgmSubscription, getPkgmSubscription, listPkgmSubscriptions, type PkgmSubscriptionDeps } from '#lib/packages/subscriptions.ts';
-import { parseRequest } from '#lib/sol/requests.ts';
 import { createPackage, deletePackage, getPackage, listPackages, modifyPackage, uploadContent, uploadFromUri, uploadUrl } from '#lib/packages/service.ts';
 import { readArtifact, readArtifactSet, readManifest, readPackageContent, readVnfd, type ArtifactSelection, type ByteRangeBody } from '#lib/packages/content.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
-import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest, type ApiResult } from './common/http.ts';
+import { bothVersions, httpApi, pagedList, pageSize, route, type ApiRequest, type ApiResult, type RouteTable } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 1;
 const packageId = (request: ApiRequest) => request.params.vnfPkgId ?? '';
@@ -27,8 +27,7 @@ function byteRange(body: ByteRangeBody, contentType: string): ApiResult {
 }
 
 /** SOL005 9.4.5a.3.2's URI query: flags (no value) and a list of non-MANO artifact set ids. */
-function artifactSelection(rawQuery: string): ArtifactSelection {
-  const query = new URLSearchParams(rawQuery);
+function artifactSelection(query: URLSearchParams): ArtifactSelection {
   const known = new Set(['include_signatures', 'exclude_all_mano_artifacts', 'exclude_all_non_mano_artifacts', 'select_non_mano_artifact_sets', 'include_external_artifacts']);
   const unknown = [...query.keys()].filter((name) => !known.has(name));
   if (unknown.length) throw new BadRequestError(`Unknown query parameter ${unknown.join(', ')}; this resource takes ${[...known].join(', ')}`);
@@ -43,26 +42,33 @@ function artifactSelection(rawQuery: string): ArtifactSelection {
   };
 }
 
-export const handler = httpApi({
+/** The package the request names, in the caller's tenant (404 otherwise). */
+const packageOf = (request: ApiRequest) => getPackage(coreDeps(), request.caller, packageId(request));
+
+export const routes: RouteTable = {
   ...bothVersions('/vnf_packages', {
-    POST: async (request) => {
-      const record = await createPackage(coreDeps(), request.caller, request.body);
-      const body = renderVnfPkgInfo(record, version(request), request.baseUrl);
-      return { status: 201, body, headers: { Location: `${collection(request)}/${record.id}` } };
+    POST: {
+      handler: async (request) => {
+        const record = await createPackage(coreDeps(), request.caller, request.body);
+        const body = renderVnfPkgInfo(record, version(request), request.baseUrl);
+        return { status: 201, body, headers: { Location: `${collection(request)}/${record.id}` } };
+      },
     },
-    GET: async (request) => pagedList(await listPackages(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), collection(request)),
+    GET: { handler: async (request) => pagedList(await listPackages(coreDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), collection(request)) },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}', {
-    GET: async (request) => ({ status: 200, body: renderVnfPkgInfo(await getPackage(coreDeps(), request.caller, packageId(request)), version(request), request.baseUrl) }),
-    PATCH: async (request) => ({ status: 200, body: await modifyPackage(coreDeps(), request.caller, packageId(request), request.body) }),
-    DELETE: async (request) => {
-      await deletePackage(coreDeps(), request.caller, packageId(request));
-      return { status: 204 };
+    GET: { handler: async (request) => ({ status: 200, body: renderVnfPkgInfo(await packageOf(request), version(request), request.baseUrl) }) },
+    PATCH: { handler: async (request) => ({ status: 200, body: await modifyPackage(coreDeps(), request.caller, packageId(request), request.body) }) },
+    DELETE: {
+      handler: async (request) => {
+        await deletePackage(coreDeps(), request.caller, packageId(request));
+        return { status: 204 };
+      },
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/package_content', {
     PUT: {
-      body: { raw: ['application/zip', 'application/octet-stream'] },
+      raw: ['application/zip', 'application/octet-stream'],
       // Tacker's CLI sends "Accept: application/zip" on the upload.
       produces: ['application/json', 'application/zip'],
       handler: async (request) => {
@@ -72,27 +78,25 @@ export const handler = httpApi({
     },
     GET: {
       produces: ['application/zip'],
-      handler: async (request) => {
-        const record = await getPackage(coreDeps(), request.caller, packageId(request));
-        return byteRange(await readPackageContent(record, request.headers.range), 'application/zip');
-      },
+      handler: async (request) => byteRange(await readPackageContent(await packageOf(request), request.headers.range), 'application/zip'),
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_from_uri', {
-    POST: async (request) => {
-      await uploadFromUri(coreDeps(), request.caller, packageId(request), request.body);
-      return { status: 202 };
+    POST: {
+      handler: async (request) => {
+        await uploadFromUri(coreDeps(), request.caller, packageId(request), request.body);
+        return { status: 202 };
+      },
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/package_content/upload_url', {
-    POST: async (request) => ({ status: 200, body: await uploadUrl(coreDeps(), request.caller, packageId(request)) }),
+    POST: { handler: async (request) => ({ status: 200, body: await uploadUrl(coreDeps(), request.caller, packageId(request)) }) },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/vnfd', {
     GET: {
       produces: ['text/plain', 'application/zip'],
       handler: async (request) => {
-        const record = await getPackage(coreDeps(), request.caller, packageId(request));
-        const vnfd = await readVnfd(record, request.headers.accept);
+        const vnfd = await readVnfd(await packageOf(request), request.headers.accept);
         return { status: 200, bytes: vnfd.bytes, headers: { 'Content-Type': vnfd.contentType } };
       },
     },
@@ -100,43 +104,42 @@ export const handler = httpApi({
   ...bothVersions('/vnf_packages/{vnfPkgId}/manifest', {
     GET: {
       produces: ['text/plain', 'application/zip'],
-      handler: async (request) => {
-        const record = await getPackage(coreDeps(), request.caller, packageId(request));
-        return { status: 200, bytes: await readManifest(record), headers: { 'Content-Type': 'text/plain' } };
-      },
+      handler: async (request) => ({ status: 200, bytes: await readManifest(await packageOf(request)), headers: { 'Content-Type': 'text/plain' } }),
     },
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/artifacts', {
-    GET: {
+    GET: route({
       produces: ['application/zip'],
-      handler: async (request) => {
-        const record = await getPackage(coreDeps(), request.caller, packageId(request));
-        return byteRange(await readArtifactSet(record, artifactSelection(request.rawQuery), request.headers.range), 'application/zip');
-      },
-    },
+      query: artifactSelection,
+      handler: async (request) => byteRange(await readArtifactSet(await packageOf(request), request.query, request.headers.range), 'application/zip'),
+    }),
   }, 'vnfpkgm'),
   ...bothVersions('/vnf_packages/{vnfPkgId}/artifacts/{artifactPath+}', {
     GET: {
       produces: ['application/octet-stream', '*/*'],
-      handler: async (request) => {
-        const record = await getPackage(coreDeps(), request.caller, packageId(request));
-        return byteRange(await readArtifact(record, request.params.artifactPath ?? '', request.headers.range), 'application/octet-stream');
-      },
+      handler: async (request) => byteRange(await readArtifact(await packageOf(request), request.params.artifactPath ?? '', request.headers.range), 'application/octet-stream'),
     },
   }, 'vnfpkgm'),
   ...bothVersions('/subscriptions', {
-    POST: async (request) => {
-      const body = parseRequest(pkgmSubscriptionRequest, request.body, 'PkgmSubscriptionRequest');
-      const record = await createPkgmSubscription(subscriptionDeps(), request.caller, body, version(request), request.baseUrl);
-      return { status: 201, body: renderPkgmSubscription(record, version(request), request.baseUrl), headers: { Location: `${subscriptions(request)}/${record.id}` } };
-    },
-    GET: async (request) => pagedList(await listPkgmSubscriptions(subscriptionDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), subscriptions(request)),
+    POST: route({
+      schema: pkgmSubscriptionRequest,
+      title: 'PkgmSubscriptionRequest',
+      handler: async (request) => {
+        const record = await createPkgmSubscription(subscriptionDeps(), request.caller, request.body, version(request), request.baseUrl);
+        return { status: 201, body: renderPkgmSubscription(record, version(request), request.baseUrl), headers: { Location: `${subscriptions(request)}/${record.id}` } };
+      },
+    }),
+    GET: { handler: async (request) => pagedList(await listPkgmSubscriptions(subscriptionDeps(), request.caller, version(request), request.baseUrl, request.rawQuery, pageSize()), subscriptions(request)) },
   }, 'vnfpkgm'),
   ...bothVersions('/subscriptions/{subscriptionId}', {
-    GET: async (request) => ({ status: 200, body: renderPkgmSubscription(await getPkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request)), version(request), request.baseUrl) }),
-    DELETE: async (request) => {
-      await deletePkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request));
-      return { status: 204 };
+    GET: { handler: async (request) => ({ status: 200, body: renderPkgmSubscription(await getPkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request)), version(request), request.baseUrl) }) },
+    DELETE: {
+      handler: async (request) => {
+        await deletePkgmSubscription(subscriptionDeps(), request.caller, subscriptionId(request));
+        return { status: 204 };
+      },
     },
   }, 'vnfpkgm'),
-}, { maxRawBodyBytes: 4 * 1024 * 1024 });
+};
+
+export const handler = httpApi(routes, { maxRawBodyBytes: 4 * 1024 * 1024 });

@@ -1,8 +1,18 @@
-// Starts and looks up Step Functions executions: the OperationExecutor port on AWS.
+// Starts and looks up the executions of the LCM and package state machines: the OperationExecutor
+// port, and its Step Functions implementation.
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { LcmOperationType } from '#lib/sol/model.ts';
-import type { OperationExecutor } from '#lib/ports.ts';
 import { requiredEnv } from './dynamo.ts';
+
+/**
+ * Starts state machines. An LCM operation's execution is named after its op occ id, so a retried
+ * start is idempotent; the machine's ARN comes from `<OPERATION>_STATE_MACHINE_ARN`.
+ */
+export interface OperationExecutor {
+  start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void>;
+  /** The execution's status (RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED), or undefined when there is none of that name. */
+  status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined>;
+}
 
 export class StepFunctionsExecutor implements OperationExecutor {
   private readonly client = new SFNClient({});

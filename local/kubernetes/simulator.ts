@@ -2,9 +2,10 @@
 // core/v1 (namespaces, configmaps, secrets, services, pods, nodes, persistentvolumeclaims) and
 // apps/v1 (deployments, replicasets, statefulsets, daemonsets, controllerrevisions), every patch
 // type including server-side apply, driven by in-process controllers on simulated nodes with
-// scaled-down timings, so the product's Kubernetes driver can talk to it exactly as to a cluster.
-// A control API under /_sim/ injects faults, reports what exists, and waits until every
-// controller has settled.
+// scaled-down timings, so the product's Kubernetes driver can talk to it exactly as to a cluster;
+// metrics.k8s.io (metrics.ts) as metrics-server serves it. A control API under /_sim/ injects
+// faults, sets pods' CPU and memory usage, reports what exists, and waits until every controller
+// has settled.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
@@ -12,6 +13,7 @@ import { closeServer, listen } from '../aws-json.ts';
 import { ClientRequestError, createGuardedServer, isClientGone, requestUrl } from '../http-guard.ts';
 import { Api, APPLY_PATCH, type Subresource } from './api.ts';
 import { Controllers } from './controllers.ts';
+import { Metrics, METRICS_GROUP, metricsDiscovery } from './metrics.ts';
 import { T } from './defaults.ts';
 import { DEFAULT_NODES } from './nodes.ts';
 import { isObject, RESOURCES, statusObject, Store, StatusError, timestamp, type JsonObject, type KObject, type ResourceType } from './store.ts';
@@ -34,6 +36,16 @@ export type KubernetesFault =
   | { kind: 'http-5xx'; count: number }
   /** The pod's containers crash and the kubelet backs off (CrashLoopBackOff, not Ready) until the pod is deleted. */
   | { kind: 'pod-crash'; pod: string; namespace: string };
+
+/** Quantities as Kubernetes writes them: cpu "250m" or "1", memory "64Mi" or "128M". */
+export interface MetricsSetting {
+  namespace?: string;
+  pod?: string;
+  workload?: { kind: 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'ReplicaSet'; name: string };
+  cpu?: string;
+  memory?: string;
+  containers?: Record<string, { cpu?: string; memory?: string }>;
+}
 
 export interface NamespaceState {
   deployments: { count: number; names: string[] };
@@ -59,6 +71,10 @@ export interface KubernetesSimulator {
   state(): KubernetesSimulatorState;
   inject(fault: KubernetesFault): void;
   clearFaults(): void;
+  /** Sets pods' usage as POST /_sim/metrics does (one pod, or every pod of a workload); throws a 400/404 Status error on a bad setting. */
+  setMetrics(setting: MetricsSetting): void;
+  /** Back to the default usage everywhere. */
+  clearMetrics(): void;
   close(): Promise<void>;
 }
 
@@ -81,6 +97,7 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     log,
   });
   const api = new Api(store);
+  const metrics = new Metrics(store);
   store.create(T.namespaces, namespace('default'));
   store.create(T.namespaces, namespace('kube-system'));
   store.create(T.namespaces, namespace('kube-public'));
@@ -128,6 +145,11 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
         return { status: 200, body: { cleared: true } };
       }
       if (sub === '/state' && method === 'GET') return { status: 200, body: state() };
+      if (sub === '/metrics' && method === 'POST') return { status: 200, body: { set: metrics.set(body) } };
+      if (sub === '/metrics' && method === 'DELETE') {
+        metrics.clear();
+        return { status: 200, body: { cleared: true } };
+      }
       if (sub === '/settled' && method === 'POST') {
         await controllers.settled();
         return { status: 200, body: { settled: true } };
@@ -149,6 +171,9 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
       if (method !== 'GET') throw new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
       return { status: 200, body: discovery };
     }
+
+    const measured = metrics.handle(method, path, url.searchParams);
+    if (measured) return { status: 200, body: measured };
 
     const route = resolve(path);
     if (!route) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
@@ -196,6 +221,10 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
       failingImages.length = 0;
       failNext = 0;
     },
+    setMetrics: (setting) => {
+      metrics.set(setting as unknown);
+    },
+    clearMetrics: () => metrics.clear(),
     close: async () => {
       controllers.close();
       await closeServer(server);
@@ -300,13 +329,14 @@ function discover(path: string, address: string): JsonObject | undefined {
     case '/api/v1':
       return resourceList('', 'v1');
     case '/apis':
-      return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apps] };
+      // Aggregated APIs (metrics-server's) come after the built-in groups.
+      return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apps, METRICS_GROUP] };
     case '/apis/apps':
       return { kind: 'APIGroup', apiVersion: 'v1', ...apps };
     case '/apis/apps/v1':
       return resourceList('apps', 'v1');
     default:
-      return undefined;
+      return metricsDiscovery(path);
   }
 }
 

@@ -33,6 +33,7 @@ export const quotaSchema = z.object({
   ram: z.number().int().min(-1).optional(),
   volumes: z.number().int().min(-1).optional(),
   gigabytes: z.number().int().min(-1).optional(),
+  snapshots: z.number().int().min(-1).optional(),
   ports: z.number().int().min(-1).optional(),
 }).strict();
 export type QuotaLimits = z.infer<typeof quotaSchema>;
@@ -57,7 +58,7 @@ export const faultSchema = z.discriminatedUnion('kind', [
   }).strict(),
   /** Requests to a service take `ms` longer (not scaled by timeScale); for `count` requests or until cleared. */
   z.object({ kind: z.literal('slow'), service, ms: z.number().int().min(0).max(600_000), count }).strict(),
-  /** Sets project quotas (Nova instances/cores/ram, Cinder volumes/gigabytes, Neutron ports); -1 is unlimited. */
+  /** Sets project quotas (Nova instances/cores/ram, Cinder volumes/gigabytes/snapshots, Neutron ports); -1 is unlimited. */
   quotaSchema.extend({ kind: z.literal('quota') }).strict(),
 ]);
 

@@ -239,6 +239,20 @@ export class Glance {
     this.#touch(image);
   }
 
+  /** Where clients reach Glance, as Nova's image API builds links to it (the catalog's image endpoint). */
+  publicUrl(origin: string): string {
+    return `${origin}/image`;
+  }
+
+  /** Nova uploading a server snapshot: the driver sets the formats, then the data goes through the store. */
+  async storeSnapshot(image: Image, data: Buffer, diskFormat: string | null): Promise<void> {
+    if (diskFormat !== null) {
+      image.diskFormat = diskFormat;
+      image.containerFormat = 'bare';
+    }
+    await this.#store(image, 'queued', data, 'saving');
+  }
+
   #checkUploadable(image: Image, allowed: ImageStatus[], action: string): void {
     if (!image.diskFormat || !image.containerFormat) throw new ApiError(400, 'Properties disk_format, container_format must be set prior to saving data.');
     if (!allowed.includes(image.status)) throw new ApiError(409, `Image status transition from ${image.status} to ${action} is not allowed`);

@@ -2,12 +2,15 @@
 // networking, block_device_mapping, spawning) -> ACTIVE, or ERROR with Nova's fault when no host
 // fits (flavor too big, server group policy, injected fault); stop/start/reboot/rebuild/resize;
 // deletion that unbinds ports and detaches volumes; quotas (instances/cores/ram -> 403); server
-// groups with (anti-)affinity over a few simulated compute hosts; availability zones and limits.
+// groups with (anti-)affinity over a few simulated compute hosts; availability zones and limits;
+// snapshots to Glance (createImage) and the guests' diagnostics (guest.ts holds their load).
 import { createHash, randomBytes } from 'node:crypto';
 import { empty, json, Router, type SimReply, type SimRequest } from './http.ts';
 import type { Token } from './keystone.ts';
 import type { Port } from './neutron.ts';
 import type { Volume } from './cinder.ts';
+import type { Image } from './glance.ts';
+import { Guests, type GuestView } from './guest.ts';
 import { ApiError, isoSeconds, isRecord, uuid, type Cloud } from './state.ts';
 
 export interface Flavor {
@@ -96,6 +99,10 @@ export interface Server {
 }
 
 const MAX_VERSION = '2.96';
+/** nova.compute.power_state.STATE_MAP. */
+const POWER_STATES: Record<number, string> = { 0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown', 6: 'crashed', 7: 'suspended' };
+/** Image properties a snapshot never inherits from the server's image (nova.compute.utils plus the default non_inheritable_image_properties). */
+const NON_INHERITABLE_IMAGE_PROPERTIES = ['cinder_encryption_key_id', 'cinder_encryption_key_deletion_policy', 'img_signature', 'img_signature_hash_method', 'img_signature_key_type', 'img_signature_certificate_uuid', 'cache_in_nova', 'bittorrent'];
 const KEYS: Record<number, string> = { 400: 'badRequest', 401: 'unauthorized', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod', 406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 500: 'computeFault', 501: 'notImplemented', 503: 'serviceUnavailable' };
 
 export function novaError(err: ApiError): SimReply {
@@ -157,9 +164,11 @@ export class Nova {
   readonly hosts: ComputeHost[];
   readonly quota = { instances: 10, cores: 20, ram: 51200 };
   readonly router = new Router<Token>();
+  readonly guests: Guests;
   #instanceCounter = 0;
 
   constructor(private readonly cloud: Cloud, hosts?: ComputeHost[]) {
+    this.guests = new Guests(cloud.sched.timeScale);
     for (const [id, name, ram, vcpus, disk] of DEVSTACK_FLAVORS) {
       this.flavors.set(id, { id, name, ram, vcpus, disk, ephemeral: 0, swap: 0, isPublic: true, description: null, extraSpecs: {} });
     }
@@ -183,8 +192,23 @@ export class Nova {
   }
 
   #changed(server?: Server): void {
-    if (server) server.updatedAt = Date.now();
+    if (server) {
+      server.updatedAt = Date.now();
+      if (this.servers.get(server.id) === server) this.guests.sync(this.guestView(server));
+    }
     this.cloud.sched.changed();
+  }
+
+  /** A server as its guest sees it: its NICs (bound ports) and disks (device names, vda first). */
+  guestView(server: Server): GuestView {
+    const ports = server.ports.map(({ portId }) => this.cloud.neutron.ports.get(portId)).filter((p): p is Port => p !== undefined);
+    const disks = [...new Set([...(server.imageId ? ['vda'] : []), ...server.volumes.map((v) => v.device.replace(/^\/dev\//, ''))])];
+    return { server, ports, disks };
+  }
+
+  /** Something outside Nova (the control API) changed a server's power state. */
+  syncGuest(server: Server): void {
+    this.guests.sync(this.guestView(server));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -202,8 +226,8 @@ export class Nova {
     const flavor = this.flavors.get(flavorRef);
     if (!flavor) throw new ApiError(400, `Flavor ${flavorRef} could not be found.`);
 
-    const bdms = this.#parseBdms(input.block_device_mapping_v2);
     const imageRef = lastSegment(input.imageRef);
+    const bdms = this.#parseBdms(input.block_device_mapping_v2 ?? this.#imageMapping(imageRef));
     const bootBdm = bdms.find((b) => b.bootIndex === 0);
     let imageId: string | null = null;
     if (imageRef) {
@@ -229,7 +253,7 @@ export class Nova {
       } else if (bdm.source === 'volume') {
         if (!bdm.uuid || !this.cloud.cinder.volumes.has(bdm.uuid)) throw new ApiError(400, `Block Device Mapping is Invalid: failed to get volume ${String(bdm.uuid)}.`);
       } else if (bdm.source === 'snapshot') {
-        throw new ApiError(400, `Block Device Mapping is Invalid: failed to get snapshot ${String(bdm.uuid)}.`);
+        if (!bdm.uuid || !this.cloud.cinder.snapshots.has(bdm.uuid)) throw new ApiError(400, `Block Device Mapping is Invalid: failed to get snapshot ${String(bdm.uuid)}.`);
       }
     }
 
@@ -346,6 +370,20 @@ export class Nova {
         throw new ApiError(403, `Quota exceeded for ${resource}: Requested ${want[resource]}, but already used ${usage[resource]} of ${limit} ${resource}`, 'OverQuota');
       }
     }
+  }
+
+  /** The volumes an image made from a volume-backed server maps (its block_device_mapping property), in the API's form; Nova boots from them. */
+  #imageMapping(imageRef: string | undefined): unknown[] | undefined {
+    const text = imageRef ? this.cloud.glance.get(imageRef)?.properties.block_device_mapping : undefined;
+    if (text === undefined) return undefined;
+    let mapping: unknown;
+    try {
+      mapping = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(mapping)) return undefined;
+    return mapping.filter(isRecord).map((m) => ({ ...m, uuid: m.snapshot_id ?? m.volume_id ?? m.image_id }));
   }
 
   #parseBdms(value: unknown): Bdm[] {
@@ -488,7 +526,12 @@ export class Nova {
         if (bdm.source === 'volume') {
           volume = this.cloud.cinder.require(bdm.uuid ?? '');
         } else {
-          volume = this.cloud.cinder.create({ projectId: server.projectId, userId: server.userId }, { size: bdm.volumeSize, ...(bdm.source === 'image' ? { imageRef: bdm.uuid } : {}), name: '' });
+          try {
+            volume = this.cloud.cinder.create({ projectId: server.projectId, userId: server.userId }, { size: bdm.volumeSize, ...(bdm.source === 'image' ? { imageRef: bdm.uuid } : bdm.source === 'snapshot' ? { snapshot_id: bdm.uuid } : {}), name: '' });
+          } catch (err) {
+            this.#fail(server, `Build of instance ${server.id} aborted: Failure prepping block device.`, err instanceof Error ? err.message : String(err), reserved);
+            return;
+          }
           await sched.until(() => volume.status !== 'creating' && volume.status !== 'downloading');
           if (volume.status !== 'available') {
             this.#fail(server, `Build of instance ${server.id} aborted: Volume ${volume.id} did not finish being created even after we waited 0 seconds or 1 attempts. And its status is error.`, 'BuildAbortException', reserved);
@@ -593,7 +636,13 @@ export class Nova {
         const volume = this.cloud.cinder.volumes.get(v.volumeId);
         if (!volume) continue;
         this.cloud.cinder.detach(volume, server.id);
-        if (v.deleteOnTermination) this.cloud.cinder.delete(volume, true);
+        if (!v.deleteOnTermination) continue;
+        try {
+          this.cloud.cinder.delete(volume, true);
+        } catch (err) {
+          // Cinder refuses a volume that has snapshots; Nova logs it and the volume stays.
+          this.cloud.log(`nova: volume ${volume.id} of deleted server ${server.id} kept: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
       for (const volume of this.cloud.cinder.volumes.values()) {
         if (volume.attachments.some((a) => a.serverId === server.id) || volume.status === 'reserved') this.cloud.cinder.detach(volume, server.id);
@@ -603,6 +652,7 @@ export class Nova {
         if (group) group.members = group.members.filter((id) => id !== server.id);
       }
       this.servers.delete(server.id);
+      this.guests.forget(server.id);
       this.cloud.sched.changed();
     });
   }
@@ -675,6 +725,84 @@ export class Nova {
     server.status = 'ACTIVE';
     server.vmState = 'active';
     this.#changed(server);
+  }
+
+  /**
+   * The createImage action: a snapshot of the server as a new Glance image owned by the caller's
+   * project. An image-backed server passes through the libvirt driver's task states while the
+   * image goes queued -> saving -> active; a volume-backed one gets a Cinder snapshot of each
+   * volume (forced, as Nova does) and an image with no data that maps them.
+   */
+  createImage(server: Server, token: Token, name: string, metadata: Record<string, string>): Image {
+    if (server.deleting || server.taskState !== null || !['active', 'stopped', 'paused', 'suspended'].includes(server.vmState)) {
+      throw new ApiError(409, `Cannot 'createImage' instance ${server.id} while it is in ${server.taskState ? `task_state ${server.taskState}` : `vm_state ${server.vmState}`}`);
+    }
+    const base = server.imageId ? this.cloud.glance.get(server.imageId) : undefined;
+    const inherited = Object.fromEntries(Object.entries(base?.properties ?? {}).filter(([k]) => !NON_INHERITABLE_IMAGE_PROPERTIES.includes(k)));
+    const foreign = token.project?.id !== server.projectId;
+    const properties: Record<string, string> = {
+      ...inherited,
+      ...metadata,
+      instance_uuid: server.id,
+      user_id: token.user.id,
+      image_type: 'snapshot',
+      owner_project_name: token.project?.name ?? '',
+      owner_user_name: token.user.name,
+      ...(base ? { base_image_ref: base.id } : {}),
+      ...(foreign ? { instance_owner: server.projectId } : {}),
+    };
+    const input = { name, visibility: foreign ? 'shared' : 'private', min_ram: base?.minRam ?? 0, min_disk: base?.minDisk ?? 0, ...properties };
+    if (server.imageId === null) return this.#snapshotVolumeBacked(server, token, input);
+
+    const image = this.cloud.glance.create(token, input);
+    server.taskState = 'image_snapshot';
+    this.#changed(server);
+    const sched = this.cloud.sched;
+    sched.spawn(async () => {
+      const alive = () => this.servers.get(server.id) === server && !server.deleting && this.cloud.glance.get(image.id) === image;
+      await sched.sleep(300);
+      if (alive()) {
+        server.taskState = 'image_pending_upload';
+        this.#changed(server);
+        await sched.sleep(200);
+      }
+      if (alive()) {
+        server.taskState = 'image_uploading';
+        this.#changed(server);
+        // The bytes stand for the guest's disk: the base image's plus what the guest wrote.
+        const data = Buffer.concat([base?.data ?? Buffer.alloc(0), Buffer.from(`snapshot of ${server.id} at ${new Date().toISOString()}\n`)]);
+        try {
+          await this.cloud.glance.storeSnapshot(image, data, base?.diskFormat ?? 'qcow2');
+        } catch (err) {
+          this.cloud.log(`nova: snapshot ${image.id} of ${server.id} failed: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      // A snapshot whose server went away is of no use; Nova deletes the half-made image.
+      if (this.servers.get(server.id) !== server || server.deleting) {
+        if (this.cloud.glance.get(image.id) === image && image.status !== 'active') this.cloud.glance.images.delete(image.id);
+      } else {
+        server.taskState = null;
+        this.#changed(server);
+      }
+    });
+    return image;
+  }
+
+  #snapshotVolumeBacked(server: Server, token: Token, input: Record<string, unknown>): Image {
+    const owner = { projectId: token.project?.id ?? '', userId: token.user.id };
+    const mapping = server.volumes.map((v, n) => {
+      const volume = this.cloud.cinder.require(v.volumeId);
+      const snapshot = this.cloud.cinder.createSnapshot(owner, { volume_id: volume.id, force: true, name: `snapshot for ${String(input.name)}`, ...(volume.description ? { description: volume.description } : {}) });
+      const bdm = server.bdms.find((b) => b.uuid === volume.id) ?? server.bdms.filter((b) => b.destination === 'volume')[n];
+      return {
+        source_type: 'snapshot', destination_type: 'volume', snapshot_id: snapshot.id, volume_size: volume.size, boot_index: bdm?.bootIndex ?? (v.device === '/dev/vda' ? 0 : null),
+        device_name: v.device, delete_on_termination: false, disk_bus: 'virtio', device_type: 'disk', guest_format: null, volume_type: null, tag: null, no_device: null, image_id: null, volume_id: null,
+      };
+    });
+    const image = this.cloud.glance.create(token, { ...input, root_device_name: '/dev/vda', ...(mapping.length ? { block_device_mapping: JSON.stringify(mapping), bdm_v2: 'True' } : {}) });
+    // No data: the image is only a bucket of properties, active at once with size 0.
+    this.cloud.sched.spawn(() => this.cloud.glance.storeSnapshot(image, Buffer.alloc(0), null));
+    return image;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -933,6 +1061,24 @@ export class Nova {
         case 'revertResize':
           this.revertResize(s);
           break;
+        case 'createImage': {
+          const input = b.createImage;
+          if (!isRecord(input)) throw new ApiError(400, `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input ?? null)}. ${JSON.stringify(input ?? null)} is not of type 'object'`);
+          const name = input.name;
+          if (typeof name !== 'string') throw new ApiError(400, `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input)}. 'name' is a required property`);
+          if (name.trim().length === 0 || name.length > 255) throw new ApiError(400, `Invalid input for field/attribute name. Value: ${name}. ${JSON.stringify(name)} is not a valid name`);
+          const metadata: Record<string, string> = {};
+          if (input.metadata !== undefined) {
+            if (!isRecord(input.metadata)) throw new ApiError(400, `Invalid input for field/attribute metadata. Value: ${JSON.stringify(input.metadata)}. ${JSON.stringify(input.metadata)} is not of type 'object'`);
+            for (const [k, v] of Object.entries(input.metadata)) {
+              if (typeof v !== 'string') throw new ApiError(400, `Invalid input for field/attribute ${k}. Value: ${JSON.stringify(v)}. ${JSON.stringify(v)} is not of type 'string'`);
+              metadata[k] = v;
+            }
+          }
+          const image = this.createImage(s, t, name, metadata);
+          // 2.45 moved the image id from the Location header (a Glance URL) to the body.
+          return requestedMicroversion(req) >= mv('2.45') ? json(202, { image_id: image.id }) : empty(202, { location: `${this.cloud.glance.publicUrl(req.origin)}/images/${image.id}` });
+        }
         default:
           throw new ApiError(400, `There is no such action: ${String(action)}`);
       }
@@ -949,6 +1095,15 @@ export class Nova {
           port_id: p.id, net_id: p.networkId, mac_addr: p.macAddress, port_state: p.status, fixed_ips: p.fixedIps.map((ip) => ({ subnet_id: ip.subnetId, ip_address: ip.ipAddress })),
         })),
       });
+    });
+    r.on('GET', '/v2.1/servers/:id/diagnostics', (req, { id = '' }, t) => {
+      // Nova looks the server up before it asks the policy, so another project's server is a 404.
+      const s = server(t, id);
+      if (!admin(t)) throw new ApiError(403, "Policy doesn't allow os_compute_api:os-server-diagnostics to be performed.");
+      if (!s.host) throw new ApiError(409, `Instance ${s.id} is not ready`);
+      if (s.powerState !== 1) throw new ApiError(409, `Cannot 'get_diagnostics' instance ${s.id} while it is in power state ${POWER_STATES[s.powerState] ?? 'pending'}`);
+      const view = this.guestView(s);
+      return json(200, requestedMicroversion(req) >= mv('2.48') ? this.guests.diagnostics(view, s.configDrive === 'True') : this.guests.legacyDiagnostics(view));
     });
     r.on('GET', '/v2.1/servers/:id/metadata', (_req, { id = '' }, t) => json(200, { metadata: { ...server(t, id).metadata } }));
 

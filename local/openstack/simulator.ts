@@ -2,12 +2,14 @@
 // devstack's path prefixes, behind a keystonemiddleware-like token check, with injectable faults
 // (5xx, slowness, failing stacks and servers, quotas), a control API under /_sim/ that tests
 // use to inject faults, inspect what exists, wait until everything has settled, read a stack's
-// own work time, and signal software deployments, and a tiny load balancer under /_lb/.
+// own work time, signal software deployments and set the load inside servers (what their
+// diagnostics report), and a tiny load balancer under /_lb/.
 import http from 'node:http';
 import { closeServer, listen } from '../aws-json.ts';
 import { createGuardedServer, isClientGone, requestUrl } from '../http-guard.ts';
 import { Cinder, cinderError } from './cinder.ts';
 import { FaultRegistry, parseFault, type FaultSpec, type QuotaLimits, type ServiceName } from './faults.ts';
+import type { LoadSettings } from './guest.ts';
 import { Glance, glanceError } from './glance.ts';
 import { HeatApi, heatError } from './heat/api.ts';
 import { HeatEngine } from './heat/engine.ts';
@@ -20,6 +22,7 @@ import { ApiError, isRecord, requestId, Scheduler, type Cloud } from './state.ts
 
 export type { FaultSpec, QuotaLimits, ServiceName } from './faults.ts';
 export type { ComputeHost } from './nova.ts';
+export type { LoadSettings } from './guest.ts';
 
 export interface OpenStackSimulatorOptions {
   host?: string;
@@ -62,11 +65,12 @@ export interface SimulatorState {
   subnets: Listed<{ id: string; name: string; cidr: string }>;
   images: Listed<{ id: string; name: string | null; status: string; storeMs: number | null }>;
   volumes: Listed<{ id: string; name: string | null; status: string }>;
+  snapshots: Listed<{ id: string; name: string | null; status: string; volumeId: string }>;
   serverGroups: Listed<{ id: string; name: string; members: number }>;
   deployments: Listed<{ id: string; stackId: string; resource: string; state: string }>;
   /** What devstack has before anyone starts (not counted above). */
   preloaded: { images: Array<{ id: string; name: string | null }>; networks: Array<{ id: string; name: string }>; subnets: Array<{ id: string; name: string }>; flavors: Array<{ id: string; name: string }> };
-  quotas: { instances: number; cores: number; ram: number; volumes: number; gigabytes: number; ports: number };
+  quotas: { instances: number; cores: number; ram: number; volumes: number; gigabytes: number; snapshots: number; ports: number };
   /** Tracked work in flight (0 when settled). */
   busy: number;
 }
@@ -92,6 +96,10 @@ export interface FaultControl {
   signal(deploymentId: string, body?: Record<string, unknown>): boolean;
   state(): SimulatorState;
   workTime(stackId: string): StackWorkTime | undefined;
+  /** Sets the load inside a server (what its diagnostics report); throws on a bad request, false when there is no such server. */
+  setLoad(serverId: string, settings: LoadSettings): boolean;
+  /** A server's load settings, rates and counters as of now; undefined when there is no such server. */
+  load(serverId: string): Record<string, unknown> | undefined;
 }
 
 export interface OpenStackSimulator {
@@ -141,6 +149,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
     if (limits.ram !== undefined) cloud.nova.quota.ram = limits.ram;
     if (limits.volumes !== undefined) cloud.cinder.quota.volumes = limits.volumes;
     if (limits.gigabytes !== undefined) cloud.cinder.quota.gigabytes = limits.gigabytes;
+    if (limits.snapshots !== undefined) cloud.cinder.quota.snapshots = limits.snapshots;
     if (limits.ports !== undefined) cloud.neutron.portQuota = limits.ports;
   };
   const faults = new FaultRegistry(applyQuota);
@@ -153,7 +162,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   cloud.heat = new HeatEngine(cloud, opts.heatRetryLimit ?? 5);
   const heatApi = new HeatApi(cloud, cloud.heat);
   const lb = new LoadBalancer(cloud);
-  const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, ports: 500, ...opts.quotas };
+  const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, snapshots: 10, ports: 500, ...opts.quotas };
   applyQuota(defaultQuotas);
 
   const route = async <C>(router: Router<C>, req: SimRequest, path: string, ctx: C, render: (err: ApiError) => SimReply): Promise<SimReply> => {
@@ -244,11 +253,21 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       const server = cloud.nova.servers.get(decodeURIComponent(forced[1] as string));
       if (!server) return json(404, { error: `no server ${forced[1]}` });
       const message = isRecord(body) && typeof body.message === 'string' ? body.message : 'injected fault: the hypervisor reported the instance failed';
+      // The guest's counters are brought up to now before its power state changes under them.
+      cloud.nova.syncGuest(server);
       Object.assign(server, status === 'ERROR'
         ? { status, vmState: 'error', powerState: 0, taskState: null, fault: { code: 500, message, details: message, created: Date.now() } }
         : status === 'SHUTOFF' ? { status, vmState: 'stopped', powerState: 4, taskState: null } : { status, vmState: 'active', powerState: 1, taskState: null, fault: null });
+      cloud.nova.syncGuest(server);
       log(`simulator: server ${server.id} forced to ${status}`);
       return json(200, { id: server.id, status: server.status });
+    }
+    const load = /^\/servers\/([^/]+)\/load$/.exec(path);
+    if (load && (req.method === 'GET' || req.method === 'POST')) {
+      const id = decodeURIComponent(load[1] as string);
+      if (req.method === 'POST' && !control_.setLoad(id, (await req.json()) as LoadSettings)) return json(404, { error: `no server ${id}` });
+      const described = control_.load(id);
+      return described ? json(200, described) : json(404, { error: `no server ${id}` });
     }
     const work = /^\/stacks\/([^/]+)\/work-time$/.exec(path);
     if (work && req.method === 'GET') {
@@ -283,6 +302,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
         subnets: listed([...cloud.neutron.subnets.values()].filter((n) => !n.preloaded).map((n) => ({ id: n.id, name: n.name, cidr: n.cidr }))),
         images: listed([...cloud.glance.images.values()].filter((i) => !i.preloaded).map((i) => ({ id: i.id, name: i.name, status: i.status, storeMs: i.storeMs ?? null }))),
         volumes: listed([...cloud.cinder.volumes.values()].map((v) => ({ id: v.id, name: v.name, status: v.status }))),
+        snapshots: listed([...cloud.cinder.snapshots.values()].map((v) => ({ id: v.id, name: v.name, status: v.status, volumeId: v.volumeId }))),
         serverGroups: listed([...cloud.nova.groups.values()].map((g) => ({ id: g.id, name: g.name, members: g.members.length }))),
         deployments: listed([...cloud.heat.deployments.values()].map((d) => ({ id: d.id, stackId: d.stack.id, resource: d.resourceName, state: d.state }))),
         preloaded: {
@@ -291,9 +311,20 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
           subnets: [...cloud.neutron.subnets.values()].filter((n) => n.preloaded).map((n) => ({ id: n.id, name: n.name })),
           flavors: [...cloud.nova.flavors.values()].map((f) => ({ id: f.id, name: f.name })),
         },
-        quotas: { ...cloud.nova.quota, volumes: cloud.cinder.quota.volumes, gigabytes: cloud.cinder.quota.gigabytes, ports: cloud.neutron.portQuota },
+        quotas: { ...cloud.nova.quota, volumes: cloud.cinder.quota.volumes, gigabytes: cloud.cinder.quota.gigabytes, snapshots: cloud.cinder.quota.snapshots, ports: cloud.neutron.portQuota },
         busy: sched.busy,
       };
+    },
+    setLoad: (id, settings) => {
+      const server = cloud.nova.servers.get(id);
+      if (!server) return false;
+      cloud.nova.guests.set(cloud.nova.guestView(server), settings);
+      log(`simulator: load of server ${id} set: ${JSON.stringify(settings)}`);
+      return true;
+    },
+    load: (id) => {
+      const server = cloud.nova.servers.get(id);
+      return server ? cloud.nova.guests.describe(cloud.nova.guestView(server)) : undefined;
     },
     workTime: (id) => {
       const s = cloud.heat.stacks.get(id);

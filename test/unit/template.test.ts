@@ -3,6 +3,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -370,5 +371,24 @@ describe('template.yaml', () => {
       for (const name of ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL']) assert.match(JSON.stringify(env[name]), /VnfmUserPool|amazoncognito/, name);
       assert.ok(!JSON.stringify(real()).includes('VNFM_AUTH'), 'authentication cannot be switched off on AWS');
     });
+  });
+});
+
+describe('cfn-lint', () => {
+  // cfn-lint (with the SAM translator) is AWS's own linter; the informational checks include I3011,
+  // which wants every stateful resource to say what a stack deletion or a replacement does to it.
+  const cfnLint = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
+  it('finds nothing in template.yaml, informational checks included', { skip: cfnLint.status === 0 ? false : 'cfn-lint is not installed (pip install cfn-lint)' }, () => {
+    const run = spawnSync('cfn-lint', [TEMPLATE_PATH, '--include-checks', 'I'], { encoding: 'utf8' });
+    assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+  });
+
+  it('every stateful resource is retained on stack deletion and replacement', async () => {
+    const template = await loadTemplate(TEMPLATE_PATH);
+    const stateful = new Set(['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::KMS::Key', 'AWS::Cognito::UserPool', 'AWS::SQS::Queue', 'AWS::Logs::LogGroup']);
+    const unretained = Object.entries(template.Resources)
+      .filter(([, resource]) => stateful.has(resource.Type) && (resource.DeletionPolicy !== 'Retain' || (resource as { UpdateReplacePolicy?: string }).UpdateReplacePolicy !== 'Retain'))
+      .map(([name]) => name);
+    assert.deepEqual(unretained, []);
   });
 });

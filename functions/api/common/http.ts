@@ -1,8 +1,10 @@
 // The HTTP edge shared by every API function: a middy chain (errors as ProblemDetails, the
 // authentication seam, SOL013 Version/Accept/Content-Type rules, JSON body parsing) in front of a
-// per-resource route table. Handlers receive a plain ApiRequest and return an ApiResult.
+// per-resource route table. Each route carries the schema of the input it accepts; the edge parses
+// the input once, before the handler runs, so a handler receives typed input and returns an ApiResult.
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
 import {
   BadRequestError, MethodNotAllowedError, NotAcceptableError, NotFoundError, PayloadTooLargeError,
   ProblemError, UnsupportedMediaTypeError,
@@ -14,21 +16,25 @@ import { assertClientCurrent, authConfig, ForbiddenError, TooManyFailuresError, 
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { log } from '#lib/log.ts';
 import { nextLink } from '#lib/sol/paging.ts';
+import { parseRequest } from '#lib/sol/requests.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type ApiFamily = 'vnflcm' | 'vnfpkgm' | 'vnffm';
 
-export interface ApiRequest {
+export interface ApiRequest<Body = unknown, Query = unknown> {
   method: Method;
   family?: ApiFamily;
   /** The API major version from the path (/vnflcm/v1, /vnfpkgm/v2, ...); undefined on unversioned paths. */
   apiMajorVersion?: 1 | 2;
   params: Record<string, string>;
+  /** The query as sent, for the lib services that read SOL013 filter/fields/nextpage_opaque_marker themselves. */
   rawQuery: string;
-  /** The parsed JSON body (routes with body "json", the default). */
-  body: unknown;
-  /** The body as bytes (routes with body "raw"). */
+  /** The query as the route's `query` parser read it (undefined on routes without one). */
+  query: Query;
+  /** The JSON body: parsed by the route's schema, or as sent on routes without one (a lib service checks it). */
+  body: Body;
+  /** The body as bytes (routes with `raw` media types). */
   rawBody?: Buffer;
   baseUrl: string;
   caller: Caller;
@@ -44,16 +50,33 @@ export interface ApiResult {
   headers?: Record<string, string>;
 }
 
-export type RouteHandler = (request: ApiRequest) => Promise<ApiResult>;
-export interface RouteSpec {
-  handler: RouteHandler;
-  /** How the request body is taken: parsed JSON (default) or raw bytes of the given media types. */
-  body?: 'json' | { raw: readonly string[] };
+/**
+ * One route: the input it accepts and the handler that gets it. The edge checks the input before
+ * the handler runs, so a bad body is a 400 whichever handler it was meant for.
+ */
+export interface Route<Body = unknown, Query = unknown> {
+  /** The zod schema the JSON body must satisfy; without one the handler gets the JSON as sent. */
+  schema?: z.ZodType<Body>;
+  /** The SOL data type the schema stands for, named in the 400's detail ("Invalid CreateVnfRequest: ..."). */
+  title?: string;
+  /** Reads the query string into what the handler needs; throws a ProblemError (400) for a bad one. */
+  query?: (params: URLSearchParams) => Query;
+  /** Media types of a body taken as raw bytes (uploads) instead of JSON. */
+  raw?: readonly string[];
   /** Media types the response can have, for Accept negotiation (default application/json). */
   produces?: readonly string[];
+  // Method syntax on purpose: a Route<CreateVnfRequest> then fits a table of Route<unknown>.
+  handler(request: ApiRequest<Body, Query>): Promise<ApiResult>;
 }
-/** Route path as written in template.yaml -> method -> handler. */
-export type RouteTable = Record<string, Partial<Record<Method, RouteHandler | RouteSpec>>>;
+
+/** A route written so its handler's input type follows from its schema and query parser. */
+export function route<Body = unknown, Query = unknown>(spec: Route<Body, Query>): Route<Body, Query> {
+  return spec;
+}
+
+export type RouteMethods = Partial<Record<Method, Route>>;
+/** Route path as written in template.yaml -> method -> route. */
+export type RouteTable = Record<string, RouteMethods>;
 
 export interface ApiOptions {
   /** JSON body size limit; larger bodies get 413 before they are parsed. */
@@ -236,7 +259,6 @@ export async function authenticate(event: Event, method: string, routePath: stri
   return { tenantId, clientId: verified.clientId, admin: scopes.has('admin') };
 }
 
-/** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
 /**
  * What an identifier in a path may look like: the product's UUIDs, and the VIMs' server ids and pod
  * names. Anything else names no record, so it gets its 404 here rather than reaching a store (a
@@ -246,6 +268,7 @@ const WELL_FORMED_ID = /^[A-Za-z0-9._:~-]{1,255}$/;
 /** Greedy path parameters, which are paths inside a package rather than identifiers. */
 const PATH_VALUED = new Set(['artifactPath']);
 
+/** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
 function pathParameters(event: Event): Record<string, string> {
   return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
     let decoded: string;
@@ -264,9 +287,40 @@ export function routeKeyPath(routeKey: string): string {
   return space === -1 ? routeKey : routeKey.slice(space + 1);
 }
 
+/** The route a request names: 404 for a path no route serves, 405 for a method it does not take, 406 for an Accept it cannot meet. */
+function routeOf(routes: RouteTable, routePath: string, method: Method, event: Event, accept: string | undefined): Route {
+  const table = routes[routePath];
+  if (!table) throw new NotFoundError(`No resource at ${event.rawPath}`);
+  const found = table[method];
+  if (!found) throw new MethodNotAllowedError(method, Object.keys(table));
+  const produces = found.produces ?? ['application/json'];
+  if (!accepts(accept, produces)) throw new NotAcceptableError(`Accept "${accept}" cannot be satisfied; this resource produces ${produces.join(' or ')}`);
+  return found;
+}
+
+/** The request body as the route takes it: JSON (checked for syntax and media type) or raw bytes. */
+function bodyOf(event: Event, route: Route, method: Method, headers: Record<string, string>, limits: Required<ApiOptions>): { body: unknown; rawBody?: Buffer } {
+  if (!route.raw) return { body: parseJsonBody(bodyBytes(event, limits.maxBodyBytes), method, headers) };
+  const raw = bodyBytes(event, limits.maxRawBodyBytes);
+  if (raw && !route.raw.includes(mediaType(headers))) {
+    throw new UnsupportedMediaTypeError(`Content-Type "${headers['content-type'] ?? ''}" is not supported; send ${route.raw.join(' or ')}`);
+  }
+  return { body: undefined, rawBody: raw };
+}
+
+/**
+ * The route's input, parsed once (as Powertools' parser does): the body by the route's schema
+ * (lib/sol/requests.ts words the 400 as every SOL request type's) and the query by its parser.
+ */
+function inputOf(route: Route, body: unknown, rawQuery: string): { body: unknown; query: unknown } {
+  return {
+    body: route.schema ? parseRequest(route.schema, body, route.title ?? 'request body') : body,
+    query: route.query ? route.query(new URLSearchParams(rawQuery)) : undefined,
+  };
+}
+
 export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const maxRawBodyBytes = options.maxRawBodyBytes ?? 4 * 1024 * 1024;
+  const limits: Required<ApiOptions> = { maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, maxRawBodyBytes: options.maxRawBodyBytes ?? 4 * 1024 * 1024 };
   const state = new WeakMap<Event, State>();
 
   const core = async (event: Event): Promise<Result> => {
@@ -288,36 +342,14 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
       : negotiateVersion(family, apiMajorVersion, headers.version);
     if (version) state.set(event, { responseVersion: version });
 
-    const table = routes[routePath];
-    if (!table) throw new NotFoundError(`No resource at ${event.rawPath}`);
-    const entry = table[method];
-    if (!entry) throw new MethodNotAllowedError(method, Object.keys(table));
-    const spec: RouteSpec = typeof entry === 'function' ? { handler: entry } : entry;
-    const produces = spec.produces ?? ['application/json'];
-    if (!accepts(headers.accept, produces)) throw new NotAcceptableError(`Accept "${headers.accept}" cannot be satisfied; this resource produces ${produces.join(' or ')}`);
-
-    const raw = bodyBytes(event, typeof spec.body === 'object' ? maxRawBodyBytes : maxBodyBytes);
-    let body: unknown;
-    if (typeof spec.body === 'object') {
-      if (raw && !spec.body.raw.includes(mediaType(headers))) {
-        throw new UnsupportedMediaTypeError(`Content-Type "${headers['content-type'] ?? ''}" is not supported; send ${spec.body.raw.join(' or ')}`);
-      }
-    } else {
-      body = parseJsonBody(raw, method, headers);
-    }
-    const request: ApiRequest = {
-      method,
-      family,
-      apiMajorVersion,
-      params: pathParameters(event),
-      rawQuery: event.rawQueryString ?? '',
-      body,
-      rawBody: typeof spec.body === 'object' ? raw : undefined,
-      baseUrl: baseUrlOf(event, headers),
-      caller,
-      headers,
-    };
-    const result = await spec.handler(request);
+    const route = routeOf(routes, routePath, method, event, headers.accept);
+    const { body, rawBody } = bodyOf(event, route, method, headers, limits);
+    // Path parameters before the body's schema: a malformed id is a 404 whatever the body says.
+    const params = pathParameters(event);
+    const rawQuery = event.rawQueryString ?? '';
+    const result = await route.handler({
+      method, family, apiMajorVersion, params, rawQuery, ...inputOf(route, body, rawQuery), rawBody, baseUrl: baseUrlOf(event, headers), caller, headers,
+    });
     const responseHeaders = { ...(version ? { Version: version } : {}), 'Accept-Ranges': 'none', ...result.headers };
     return result.bytes ? binary(result.status, result.bytes, responseHeaders) : json(result.status, result.body, responseHeaders);
   };
@@ -339,14 +371,23 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     .handler(core);
 }
 
-/** Registers the same handlers under /<family>/v1 and /<family>/v2. */
-export function bothVersions(suffix: string, handlers: Partial<Record<Method, RouteHandler | RouteSpec>>, family: ApiFamily = 'vnflcm'): RouteTable {
-  return { [`/${family}/v1${suffix}`]: handlers, [`/${family}/v2${suffix}`]: handlers };
+/**
+ * Registers a resource under /<family>/v1 and /<family>/v2: the same routes, or routes per major
+ * version where the two differ in what they accept (v1's array-shaped vimConnectionInfo).
+ */
+export function bothVersions(suffix: string, routes: RouteMethods | ((major: 1 | 2) => RouteMethods), family: ApiFamily = 'vnflcm'): RouteTable {
+  const of = (major: 1 | 2) => (typeof routes === 'function' ? routes(major) : routes);
+  return { [`/${family}/v1${suffix}`]: of(1), [`/${family}/v2${suffix}`]: of(2) };
 }
 
 export function pageSize(): number {
   const configured = Number(process.env.PAGE_SIZE ?? 100);
   return Number.isInteger(configured) && configured > 0 ? configured : 100;
+}
+
+/** A 201 for a created resource whose representation links to itself: Location is that link. */
+export function created(representation: Record<string, unknown>): ApiResult {
+  return { status: 201, body: representation, headers: { Location: (representation._links as { self: { href: string } }).self.href } };
 }
 
 /** A list response: 200 with the page, and exactly one `Link: <...>; rel="next"` when there is more (SOL013 5.4). */

@@ -524,7 +524,9 @@ const volume: ResourcePlugin = {
     const imageRef = str(props.image) ?? str(props.imageRef);
     const image = imageRef ? findImage(ctx, imageRef, ctx.stack.projectId) : undefined;
     if (imageRef && !image) throw new PluginError('NotFound', `Image ${imageRef} could not be found.`, 404);
-    const size = props.size === undefined || props.size === null ? Math.max(1, Math.ceil((image?.size ?? 0) / 2 ** 30), image?.minDisk ?? 0) : Number(props.size);
+    const snapshot = str(props.snapshot_id) ? cinder.snapshots.get(String(props.snapshot_id)) : undefined;
+    if (str(props.snapshot_id) && !snapshot) throw new PluginError('NotFound', `Snapshot ${String(props.snapshot_id)} could not be found.`, 404);
+    const size = props.size === undefined || props.size === null ? Math.max(1, Math.ceil((image?.size ?? 0) / 2 ** 30), image?.minDisk ?? 0, snapshot?.size ?? 0) : Number(props.size);
     const v = call('cinder', () => cinder.create({ projectId: ctx.stack.projectId, userId: ctx.stack.owner.user.id }, {
       size,
       name: str(props.name) ?? physicalName(ctx, res),
@@ -533,6 +535,7 @@ const volume: ResourcePlugin = {
       ...(str(props.availability_zone) ? { availability_zone: props.availability_zone } : {}),
       ...(isRecord(props.metadata) ? { metadata: props.metadata } : {}),
       ...(str(props.source_volid) ? { source_volid: props.source_volid } : {}),
+      ...(snapshot ? { snapshot_id: snapshot.id } : {}),
       multiattach: props.multiattach === true,
     }));
     res.physicalId = v.id;
