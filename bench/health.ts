@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import '#lib/vim/openstack/index.ts';
 import '#lib/vim/kubernetes/index.ts';
-import { driverFor, type HealthTarget, type VimConnection } from '#lib/vim/driver.ts';
+import type { HealthTarget, VimConnection } from '#lib/vim/driver.ts';
+import { driverFor } from '#lib/vim/registry.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../test/support/csar-builder.ts';
 import { client, localControl, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 

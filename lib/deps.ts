@@ -5,6 +5,7 @@ import { egressPolicyFromEnv } from '#lib/egress.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import type { NotifierDeps } from '#lib/notify/ports.ts';
+import type { VimRegistryDeps } from '#lib/vim-connections/ports.ts';
 import type { FmSubscriptionRecord } from '#lib/fm/model.ts';
 import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
@@ -88,4 +89,18 @@ export function fmDeps(): FmDeps {
     newId: () => crypto.randomUUID(),
   };
   return fm;
+}
+
+let vimConnections: VimRegistryDeps | undefined;
+
+/** The registered VIMs' API and reachability sweep: plain stores, as a VIM record change notifies no one. */
+export function vimRegistryDeps(): VimRegistryDeps {
+  vimConnections ??= {
+    vims: new DynamoVimStore(),
+    secrets: new SecretsManagerStore(),
+    instances: new DynamoVnfInstanceStore(),
+    now: () => new Date().toISOString(),
+    newId: () => crypto.randomUUID(),
+  };
+  return vimConnections;
 }

@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
-import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/lcm/lifecycle.ts';
-import { maskAccessInfo } from '#lib/vims/model.ts';
+import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/vim/registry.ts';
+import { maskAccessInfo } from '#lib/vim-connections/model.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from './openstack/simulator.ts';
 import { startKubernetesSimulator, type KubernetesSimulator } from './kubernetes/simulator.ts';
 

@@ -4,11 +4,11 @@
 // ".json" suffix the client appends). Credentials are masked in every answer.
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
-import { vimRegistryDeps } from '#lib/vims/deps.ts';
+import { vimRegistryDeps } from '#lib/deps.ts';
 import {
   productModificationOf, productRegistrationOf, renderTackerVim, renderVim, tackerModificationOf, tackerRegistrationOf,
-} from '#lib/vims/model.ts';
-import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vims/registry.ts';
+} from '#lib/vim-connections/model.ts';
+import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vim-connections/service.ts';
 import { httpApi, route, type ApiRequest, type RouteMethods, type RouteTable } from './common/http.ts';
 
 const vimId = (request: ApiRequest) => (request.params.vimId ?? '').replace(/\.json$/, '');
@@ -33,12 +33,12 @@ function tackerQuery(params: URLSearchParams): { matches: (item: Record<string, 
   };
 }
 
-// The registration and modification bodies are checked by lib/vims/model.ts, which also knows
-// the VIM type each one is for, so these routes take the JSON as sent.
+// The registration and modification bodies are checked by lib/vim-connections/model.ts, which asks
+// the VIM type's driver what its credentials must hold, so these routes take the JSON as sent.
 const product: RouteMethods = {
   POST: {
     handler: async (request) => {
-      const record = await registerVim(vimRegistryDeps(), request.caller, productRegistrationOf(request.body));
+      const record = await registerVim(vimRegistryDeps(), request.caller, await productRegistrationOf(request.body));
       const body = renderVim(record, request.baseUrl);
       return { status: 201, body, headers: { Location: `${request.baseUrl}/vnfm/v1/vims/${record.id}` } };
     },
@@ -71,27 +71,27 @@ const productItem: RouteMethods = {
 const tacker: RouteMethods = {
   POST: {
     handler: async (request) => {
-      const record = await registerVim(vimRegistryDeps(), request.caller, tackerRegistrationOf(request.body));
-      return { status: 201, body: { vim: renderTackerVim(record) } };
+      const record = await registerVim(vimRegistryDeps(), request.caller, await tackerRegistrationOf(request.body));
+      return { status: 201, body: { vim: await renderTackerVim(record) } };
     },
   },
   GET: route({
     query: tackerQuery,
     handler: async (request) => {
-      const vims = (await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim).filter(request.query.matches).map(request.query.project);
+      const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim))).filter(request.query.matches).map(request.query.project);
       return { status: 200, body: { vims } };
     },
   }),
 };
 
 const tackerItem: RouteMethods = {
-  GET: { handler: async (request) => ({ status: 200, body: { vim: renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }) },
+  GET: { handler: async (request) => ({ status: 200, body: { vim: await renderTackerVim(await getVim(vimRegistryDeps(), request.caller, vimId(request))) } }) },
   PUT: {
     handler: async (request) => {
       const deps = vimRegistryDeps();
       const current = await getVim(deps, request.caller, vimId(request));
-      const record = await modifyVim(deps, request.caller, current.id, tackerModificationOf(request.body, current.vimType));
-      return { status: 200, body: { vim: renderTackerVim(record) } };
+      const record = await modifyVim(deps, request.caller, current.id, await tackerModificationOf(request.body, current.vimType));
+      return { status: 200, body: { vim: await renderTackerVim(record) } };
     },
   },
   DELETE: productItem.DELETE,

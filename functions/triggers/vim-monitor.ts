@@ -1,7 +1,7 @@
 // Scheduled (EventBridge Scheduler, every minute): checks every registered VIM and moves it between
 // REACHABLE and UNREACHABLE; LCM requests on an UNREACHABLE VIM then fail before 202.
 import type { ScheduledEvent } from 'aws-lambda';
-import { vimRegistryDeps } from '#lib/vims/deps.ts';
-import { sweepVims, type SweepResult } from '#lib/vims/reachability.ts';
+import { vimRegistryDeps } from '#lib/deps.ts';
+import { sweepVims, type SweepResult } from '#lib/vim-connections/reachability.ts';
 
 export const handler = async (_event: ScheduledEvent | Record<string, unknown>): Promise<SweepResult> => sweepVims(vimRegistryDeps());

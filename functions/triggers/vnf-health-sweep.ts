@@ -1,8 +1,7 @@
 // Scheduled (EventBridge Scheduler): one VNFC health sweep over every instantiated VNF, raising and
 // clearing alarms and starting automatic heals (lib/fm/monitor.ts). Reserved concurrency 1 keeps
-// sweeps from overlapping, so an alarm is never raised twice for one fault.
-import '#lib/vim/openstack/index.ts';
-import '#lib/vim/kubernetes/index.ts';
+// sweeps from overlapping, so an alarm is never raised twice for one fault. Drivers load as the
+// sweep meets their VIMs (lib/vim/registry.ts).
 import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
 

@@ -11,7 +11,8 @@ import { instanceSnapshot, withOutbox } from '#lib/notify/publisher.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
-import { driverFor, type HealthTarget, type VimConnection, type VnfcHealth } from '#lib/vim/driver.ts';
+import type { FaultWording, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
+import { loadDriver } from '#lib/vim/registry.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import { alarmEvent, type AlarmEvent, type AlarmRecord, type EventType, type PerceivedSeverity } from './model.ts';
 
@@ -62,23 +63,9 @@ export function vnfcsOfInstance(instance: VnfInstanceRecord): Array<{ id: string
   });
 }
 
-/** How a VIM's report of a faulty VNFC reads as an alarm (SOL003 7.5.2.4, X.733 event types). */
-export function faultOf(instance: VnfInstanceRecord, health: VnfcHealth): Fault {
-  const kubernetes = /KUBERNETES/i.test(instance.vimResources?.vim.vimType ?? '');
-  const base = { instance, vduId: health.vduId, resourceId: health.resourceId, reason: health.reason, source: 'health-check' as const };
-  if (health.fault === 'MISSING') {
-    return { ...base, severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: kubernetes ? 'Pod missing' : 'Server missing', faultType: 'VNFC_RESOURCE_MISSING' };
-  }
-  if (kubernetes) {
-    return { ...base, severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', probableCause: health.vimStatus === 'CrashLoopBackOff' ? 'Pod CrashLoopBackOff' : 'Pod not ready', faultType: 'VNFC_FAILURE' };
-  }
-  return {
-    ...base,
-    severity: health.vimStatus === 'SHUTOFF' ? 'MAJOR' : 'CRITICAL',
-    eventType: 'EQUIPMENT_ALARM',
-    probableCause: `Server ${health.vimStatus ?? 'failed'}`,
-    faultType: 'VNFC_FAILURE',
-  };
+/** A VIM's report of a faulty VNFC as an alarm (SOL003 7.5.2.4), in the words of the VIM's driver. */
+export function faultOf(instance: VnfInstanceRecord, health: VnfcHealth, wording: FaultWording): Fault {
+  return { instance, vduId: health.vduId, resourceId: health.resourceId, reason: health.reason, source: 'health-check', ...wording };
 }
 
 /** True when queued (or there is no queue). */
@@ -260,9 +247,10 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
   }
   report.vims = groups.size;
 
-  const results: VnfcHealth[] = [];
+  // Each result with the wording of its VIM's driver, for the alarm it may raise.
+  const results: Array<VnfcHealth & { wording: (health: VnfcHealth) => FaultWording }> = [];
   await pool([...groups.values()], deps.vimConcurrency, async ({ vim, instances: onVim }) => {
-    const driver = driverFor(vim.vimType);
+    const driver = await loadDriver(vim.vimType);
     if (!driver) {
       report.vimFailures.push({ vimId: vim.vimId, reason: `no driver for VIM type ${vim.vimType}` });
       return;
@@ -275,7 +263,7 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
     try {
       const health = await withTimeout(connectionOf(deps, vim).then((connection) => driver.health(connection, targets)), deps.vimTimeoutMs, `VIM ${vim.vimId}`);
       report.vimApiCalls += health.apiCalls;
-      results.push(...health.results);
+      results.push(...health.results.map((result) => ({ ...result, wording: driver.faultWording })));
     } catch (error) {
       // A VIM that cannot answer says nothing about its VNFCs: no alarm is raised or cleared for them.
       report.vimFailures.push({ vimId: vim.vimId, reason: error instanceof Error ? error.message : String(error) });
@@ -285,7 +273,7 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
   });
   report.vnfcs = results.length;
 
-  const resultsByInstance = new Map<string, VnfcHealth[]>();
+  const resultsByInstance = new Map<string, typeof results>();
   for (const result of results) resultsByInstance.set(result.vnfInstanceId, [...(resultsByInstance.get(result.vnfInstanceId) ?? []), result]);
 
   for (const [instanceId, healthOfVnfcs] of resultsByInstance) {
@@ -303,7 +291,7 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
         faulty.push(existing);
         continue;
       }
-      faulty.push(await raiseAlarm(deps, faultOf(instance, health)));
+      faulty.push(await raiseAlarm(deps, faultOf(instance, health, health.wording(health))));
       report.raised++;
     }
     // Alarms of VNFCs the instance no longer has (a heal replaced them).

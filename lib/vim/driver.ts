@@ -1,7 +1,10 @@
 // The one interface every VIM driver implements (OpenStack, Kubernetes), chosen by vimType from
-// a registry, so the LCM engine and its state machines never branch on the kind of VIM. A driver
-// step never waits: it starts work and returns, and the state machine polls with Wait states.
-// Everything a driver returns travels through Step Functions, so it must hold no credentials.
+// the registry (registry.ts), so the LCM engine, its state machines, the VIM connection API and
+// fault management never branch on the kind of VIM: a driver also describes its kind (credentials,
+// Tacker's spelling of them, alarm wording). A driver step never waits: it starts work and returns,
+// and the state machine polls with Wait states. Everything a driver returns travels through Step
+// Functions, so it must hold no credentials.
+import type { ZodType } from 'zod';
 import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 
 /** A resolved VIM: where it is and how to authenticate (credentials only ever in memory). */
@@ -149,8 +152,36 @@ export interface HealthReport {
   apiCalls: number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// What a driver says about its kind of VIM
+
+/** How an alarm for a faulty VNFC reads (SOL003 7.5.2.4 Alarm; X.733 event types). */
+export interface FaultWording {
+  severity: 'CRITICAL' | 'MAJOR' | 'MINOR' | 'WARNING';
+  eventType: 'COMMUNICATIONS_ALARM' | 'PROCESSING_ERROR_ALARM' | 'ENVIRONMENTAL_ALARM' | 'QOS_ALARM' | 'EQUIPMENT_ALARM';
+  probableCause: string;
+  faultType: string;
+}
+
+/** The credentials a VIM connection of this kind needs, and how Tacker's legacy NFVO API spells them. */
+export interface VimCredentials {
+  /** What a registration's accessInfo must hold; refusals name fields, never values. */
+  accessInfo: ZodType;
+  /** Tacker's auth_cred and vim_project (`openstack vim register`) -> SOL003 accessInfo, and additions to interfaceInfo. */
+  fromTacker(authCred: Record<string, unknown>, project: Record<string, unknown>, extra: Record<string, unknown> | undefined): { accessInfo: Record<string, unknown>; interfaceExtra: Record<string, unknown> };
+  /** A record as Tacker shows it: auth_cred with every secret replaced by `mask`, and vim_project. */
+  toTacker(vim: { maskedAccessInfo: Record<string, unknown>; interfaceInfo: Record<string, unknown>; vimProject?: Record<string, unknown> }, mask: string): { authCred: Record<string, unknown>; vimProject: Record<string, unknown> };
+}
+
+/** Tacker's loosely typed fields: a non-empty string, or nothing. */
+export const tackerString = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value : undefined);
+/** Tacker's loosely typed fields: true, 'true' or 'True' (and false likewise), or nothing. */
+export const tackerBoolean = (value: unknown): boolean | undefined => (value === undefined ? undefined : value === true || String(value).toLowerCase() === 'true');
+
 export interface InfraDriver {
-  readonly vimTypes: readonly string[];
+  readonly credentials: VimCredentials;
+  /** How a VNFC fault this driver's health() reported reads as an alarm. */
+  faultWording(health: VnfcHealth): FaultWording;
   /**
    * Health of the VNFCs of instances on one VIM, with as few VIM calls as the VIM allows: one list
    * per VIM (OpenStack) or per namespace (Kubernetes), never one call per VNFC. A VNFC the VIM does
@@ -184,16 +215,6 @@ export interface InfraDriver {
    */
   changeRollbackStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
-  /** Checks that the VIM answers and the credentials work. */
+  /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
-}
-
-const drivers = new Map<string, InfraDriver>();
-
-export function registerDriver(driver: InfraDriver): void {
-  for (const type of driver.vimTypes) drivers.set(type.toUpperCase(), driver);
-}
-
-export function driverFor(vimType: string): InfraDriver | undefined {
-  return drivers.get(vimType.toUpperCase());
 }

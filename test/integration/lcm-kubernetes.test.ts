@@ -244,4 +244,29 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     }
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
+
+  // lib/lcm/lifecycle.ts matches the request's vimType with a normaliser of its own, which does not
+  // know Tacker's 'kubernetes': the instantiate falls back to the default VIM. Passes once lifecycle
+  // uses sameVimType from lib/vim/registry.ts.
+  it('runs a CNF on the registered VIM a request names with Tacker\'s vimType "kubernetes"', { todo: 'lifecycle.ts still has its own sameVimType' }, async () => {
+    const registered = await call('POST', '/vnfm/v1/vims', {
+      body: { name: 'k8s-tacker-style', vimType: 'kubernetes', interfaceInfo: { endpoint: cluster.endpoint }, accessInfo: { bearer_token: cluster.bearer_token } },
+    });
+    assert.equal(registered.status, 201, registered.text);
+    const vimId = (registered.body as { id: string }).id;
+    const id = await createInstance();
+    const namespace = 'cnf-tacker-vim-type';
+    try {
+      await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        flavourId: 'simple', vimConnectionInfo: { vim1: { vimId, vimType: 'kubernetes' } }, additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace },
+      }));
+      const vnfcs = (await instance(id)).instantiatedVnfInfo.vnfcResourceInfo as unknown as Array<{ computeResource: { vimConnectionId?: string } }>;
+      assert.ok(vnfcs.length > 0);
+      for (const vnfc of vnfcs) assert.equal(vnfc.computeResource.vimConnectionId, vimId);
+    } finally {
+      await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
+      assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+      assert.equal((await call('DELETE', `/vnfm/v1/vims/${vimId}`)).status, 204);
+    }
+  });
 });

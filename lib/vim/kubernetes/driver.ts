@@ -5,9 +5,14 @@
 // patch or delete and return, poll steps read rollouts. The driver state names only what was
 // created (apiVersion, kind, namespace, name), and terminate also finds objects by the instance
 // label, so a lost or partial state still leaves nothing behind. Package changes: change-package.ts.
+import { z } from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
+import {
+  tackerString,
+  type CollectedResources, type DriverState, type FaultWording, type InfraDriver, type OperationContext, type Progress, type UpdateChange,
+  type VimConnection, type VimCredentials, type VnfcHealth,
+} from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
@@ -21,9 +26,6 @@ import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
-
-/** SOL003 vimType of a Kubernetes VIM, and the short alias (matched case-insensitively). */
-export const KUBERNETES_VIM_TYPES = ['ETSINFV.KUBERNETES.V_1', 'kubernetes'] as const;
 
 /** The annotation the ReplicaSet controller reads to choose which pods a scale-in removes (Kubernetes >= 1.22). */
 export const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -389,8 +391,33 @@ async function verify(vim: VimConnection): Promise<void> {
   await new KubeClient(vim).verify();
 }
 
+// ---------------------------------------------------------------------------------------------
+// The Kubernetes VIM as the VIM connection API and fault management see it
+
+/** A service account's bearer token; the cluster's CA certificate, if any, is interfaceInfo. */
+const credentials: VimCredentials = {
+  accessInfo: z.object({ bearer_token: z.string().min(1) }),
+  fromTacker(authCred) {
+    if (!tackerString(authCred.bearer_token)) throw new UnprocessableEntityError('A Kubernetes VIM needs auth_cred.bearer_token (username/password and OIDC are not supported)');
+    return { accessInfo: { bearer_token: authCred.bearer_token }, interfaceExtra: tackerString(authCred.ssl_ca_cert) ? { ssl_ca_cert: authCred.ssl_ca_cert } : {} };
+  },
+  toTacker({ interfaceInfo, vimProject }, mask) {
+    return {
+      authCred: { bearer_token: mask, ...(interfaceInfo.ssl_ca_cert ? { ssl_ca_cert: mask } : {}) },
+      vimProject: { name: vimProject?.name ?? 'default' },
+    };
+  },
+};
+
+/** A pod that is gone is missing equipment; one that runs badly is a processing error of the CNF. */
+function faultWording(health: VnfcHealth): FaultWording {
+  if (health.fault === 'MISSING') return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Pod missing', faultType: 'VNFC_RESOURCE_MISSING' };
+  return { severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', probableCause: health.vimStatus === 'CrashLoopBackOff' ? 'Pod CrashLoopBackOff' : 'Pod not ready', faultType: 'VNFC_FAILURE' };
+}
+
 export const kubernetesDriver: InfraDriver = {
-  vimTypes: KUBERNETES_VIM_TYPES,
+  credentials,
+  faultWording,
   instantiateStart,
   instantiatePoll,
   collect,

@@ -7,9 +7,14 @@
 // steps issue requests and return ids, poll steps read status. The driver state names only VIM ids,
 // and rollback or terminate also find what a lost or partial state would have named (by the
 // deterministic stack and image names), so a failure half-way through leaves nothing behind.
+import { z } from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { CollectedResources, DriverState, InfraDriver, OperationContext, Progress, UpdateChange, VimConnection, VnfcRef } from '#lib/vim/driver.ts';
+import {
+  tackerBoolean, tackerString,
+  type CollectedResources, type DriverState, type FaultWording, type InfraDriver, type OperationContext, type Progress, type UpdateChange,
+  type VimConnection, type VimCredentials, type VnfcHealth, type VnfcRef,
+} from '#lib/vim/driver.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
@@ -24,9 +29,6 @@ import { openStackHealth } from './health.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
 export { imageNameOf, type ImageRecord } from './images.ts';
-
-/** SOL003 vimType of an OpenStack VIM, and the short alias older records use (matched case-insensitively). */
-export const OPENSTACK_VIM_TYPES = ['ETSINFV.OPENSTACK_KEYSTONE.V_3', 'openstack'] as const;
 
 /** The images of the instance's package, by the names a lost or partial state would have recorded. */
 const packageImageNames = (ctx: OperationContext): string[] => ctx.vnfd.softwareImages.map((image) => imageNameOf(ctx.vnfInstanceId, image.id));
@@ -226,8 +228,60 @@ async function verify(vim: VimConnection): Promise<void> {
   await verifyAccess(openStackAccess(vim), ['orchestration', 'image']);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The OpenStack VIM as the VIM connection API and fault management see it
+
+/** Keystone v3 password authentication, scoped to a project by name or id. */
+const credentials: VimCredentials = {
+  accessInfo: z.object({
+    username: z.string().min(1),
+    password: z.string().min(1),
+    project: z.string().min(1).optional(),
+    projectId: z.string().min(1).optional(),
+    projectDomain: z.string().min(1).optional(),
+    userDomain: z.string().min(1).optional(),
+    region: z.string().min(1).optional(),
+  }).refine((a) => a.project || a.projectId, { message: 'project (a name) or projectId is required' }),
+  fromTacker(authCred, project, extra) {
+    const accessInfo: Record<string, unknown> = {
+      username: authCred.username,
+      password: authCred.password,
+      project: tackerString(project.name) ?? tackerString(authCred.project_name),
+      projectDomain: tackerString(project.project_domain_name) ?? tackerString(authCred.project_domain_name),
+      userDomain: tackerString(authCred.user_domain_name),
+      region: tackerString(authCred.region) ?? tackerString(authCred.region_name) ?? tackerString(extra?.region),
+    };
+    for (const key of Object.keys(accessInfo)) if (accessInfo[key] === undefined || accessInfo[key] === '') delete accessInfo[key];
+    const interfaceExtra: Record<string, unknown> = {};
+    if (authCred.cert_verify !== undefined) interfaceExtra.cert_verify = tackerBoolean(authCred.cert_verify);
+    if (tackerString(authCred.ssl_ca_cert)) interfaceExtra.ssl_ca_cert = authCred.ssl_ca_cert;
+    return { accessInfo, interfaceExtra };
+  },
+  toTacker({ maskedAccessInfo: access, interfaceInfo: iface, vimProject }, mask) {
+    return {
+      authCred: {
+        username: access.username ?? '',
+        password: mask,
+        user_domain_name: access.userDomain ?? 'Default',
+        project_name: access.project ?? '',
+        project_domain_name: access.projectDomain ?? 'Default',
+        cert_verify: iface.cert_verify === false ? 'False' : 'True',
+        auth_url: iface.endpoint,
+      },
+      vimProject: { name: access.project ?? vimProject?.name ?? '', project_domain_name: access.projectDomain ?? 'Default' },
+    };
+  },
+};
+
+/** A server that is gone or in ERROR is critical; one SHUTOFF may just have been stopped, so major. */
+function faultWording(health: VnfcHealth): FaultWording {
+  if (health.fault === 'MISSING') return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Server missing', faultType: 'VNFC_RESOURCE_MISSING' };
+  return { severity: health.vimStatus === 'SHUTOFF' ? 'MAJOR' : 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: `Server ${health.vimStatus ?? 'failed'}`, faultType: 'VNFC_FAILURE' };
+}
+
 export const openStackDriver: InfraDriver = {
-  vimTypes: OPENSTACK_VIM_TYPES,
+  credentials,
+  faultWording,
   instantiateStart,
   instantiatePoll,
   collect,

@@ -1,10 +1,11 @@
-// Importing this module makes OpenStack VIMs known to the driver registry (the LCM engine imports it
-// once); the named exports are for callers that need the driver's errors or clients directly.
-import { registerDriver } from '#lib/vim/driver.ts';
+// Importing this module loads the OpenStack driver up front, for callers that look drivers up
+// synchronously (the LCM step function); others let the registry load it on first use. The named
+// exports are for callers that need the driver's errors or clients directly.
+import { OPENSTACK_VIM, registerDriver } from '#lib/vim/registry.ts';
 import { openStackDriver } from './driver.ts';
 
-registerDriver(openStackDriver);
+registerDriver(OPENSTACK_VIM, openStackDriver);
 
-export { openStackDriver, OPENSTACK_VIM_TYPES, stackNameOf, imageNameOf, type ImageRecord, type OpenStackState } from './driver.ts';
+export { openStackDriver, stackNameOf, imageNameOf, type ImageRecord, type OpenStackState } from './driver.ts';
 export { VimError, type OpenStackService } from './errors.ts';
 export { clearTokenCache } from './keystone.ts';

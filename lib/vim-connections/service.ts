@@ -1,23 +1,15 @@
-// The VIM registry (Tacker's NFVO VIM management, seed 003): register a VIM after authenticating
-// against it (PENDING -> REGISTERING -> REACHABLE, or a 4xx and nothing stored), names unique per
-// tenant, one default per tenant and VIM type, credentials only in the secret store, and no
-// deletion while a VNF instance uses the VIM.
+// The registered VIMs' service (Tacker's NFVO VIM management, seed 003): register a VIM connection
+// after authenticating against the VIM (PENDING -> REGISTERING -> REACHABLE, or a 4xx and nothing
+// stored), names unique per tenant, one default per tenant and VIM type, credentials only in the
+// secret store, and no deletion while a VNF instance uses the VIM.
 import { ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
-import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
-import type { VimRecord, VimRegistryStore } from '#lib/store/vims.ts';
-import type { SecretStore } from '#lib/secrets/vim-access.ts';
+import type { VimRecord } from '#lib/store/vims.ts';
 import { log } from '#lib/log.ts';
-import { canonicalVimType, checkAccessInfo, maskAccessInfo, type VimModification, type VimRegistration } from './model.ts';
+import { canonicalVimType } from '#lib/vim/registry.ts';
+import { checkAccessInfo, maskAccessInfo, type VimModification, type VimRegistration } from './model.ts';
+import type { VimRegistryDeps } from './ports.ts';
 import { vimProblem } from './reachability.ts';
-
-export interface VimRegistryDeps {
-  vims: VimRegistryStore;
-  secrets: SecretStore;
-  instances: VnfInstanceStore;
-  now(): string;
-  newId(): string;
-}
 
 const nameKey = (tenantId: string, name: string) => `name:${tenantId}:${name}`;
 const defaultKey = (tenantId: string, vimType: string) => `default:${tenantId}:${canonicalVimType(vimType) ?? vimType}`;
@@ -120,7 +112,7 @@ export async function modifyVim(deps: VimRegistryDeps, caller: Caller, id: strin
   if (change.description !== undefined) set.description = change.description;
   let newSecretValue: Record<string, unknown> | undefined;
   if (change.accessInfo) {
-    const merged = checkAccessInfo(vim.vimType, { ...(await deps.secrets.read(vim.accessSecret)), ...change.accessInfo });
+    const merged = await checkAccessInfo(vim.vimType, { ...(await deps.secrets.read(vim.accessSecret)), ...change.accessInfo });
     try {
       await verifyOrRefuse({ ...vim, accessInfo: merged }, vim.id);
     } catch (error) {

@@ -1,13 +1,11 @@
 // VIM reachability: one check authenticates against the VIM with its driver's verify() under a
 // time limit (a VIM that never answers cannot hold up a registration or the sweep); the sweep
 // checks every VIM, a bounded number at once, and records REACHABLE <-> UNREACHABLE changes with
-// the time of the change and the last error.
-import '#lib/vim/openstack/index.ts';
-import '#lib/vim/kubernetes/index.ts';
-import { driverFor } from '#lib/vim/driver.ts';
+// the time of the change and the last error. Drivers load as the VIMs checked need them.
+import { loadDriver } from '#lib/vim/registry.ts';
 import { log } from '#lib/log.ts';
-import type { VimRecord, VimRegistryStore, VimStatus } from '#lib/store/vims.ts';
-import type { SecretStore } from '#lib/secrets/vim-access.ts';
+import type { VimRecord, VimStatus } from '#lib/store/vims.ts';
+import type { SweepDeps } from './ports.ts';
 
 export function checkTimeoutMs(): number {
   const seconds = Number(process.env.VIM_CHECK_TIMEOUT_SECONDS ?? 10);
@@ -19,7 +17,7 @@ const SWEEP_CONCURRENCY = 8;
 
 /** Why a VIM cannot be used, in words an operator can act on; undefined when it answered and accepted the credentials. */
 export async function vimProblem(vim: { id: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> }, timeoutMs = checkTimeoutMs()): Promise<string | undefined> {
-  const driver = driverFor(vim.vimType);
+  const driver = await loadDriver(vim.vimType);
   if (!driver) return `no driver for VIM type ${vim.vimType}`;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<string>((resolveTimeout) => {
@@ -40,12 +38,6 @@ function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${error.cause.message})` : '';
   return `${error.message}${cause}`;
-}
-
-export interface SweepDeps {
-  vims: VimRegistryStore;
-  secrets: SecretStore;
-  now(): string;
 }
 
 export interface SweepResult {

@@ -1,28 +1,17 @@
-// The VIM registry's model: registration requests in the product shape (a SOL003 VimConnectionInfo
-// with a name) and in Tacker's legacy NFVO shape ({"vim": {type, auth_url, auth_cred, vim_project}}),
-// both normalised to one VimRegistration; and the representations, whose credentials are always
-// masked ("***"). The real accessInfo only ever travels to the secret store and the driver.
+// The VIM connection records' model: registration requests in the product shape (a SOL003
+// VimConnectionInfo with a name) and in Tacker's legacy NFVO shape ({"vim": {type, auth_url,
+// auth_cred, vim_project}}), both normalised to one VimRegistration; and the representations, whose
+// credentials are always masked ("***"). The real accessInfo only ever travels to the secret store
+// and the driver. What differs between kinds of VIM (credentials, Tacker's spelling of them) the
+// kind's driver says, through the registry.
 import { z } from 'zod';
 import { httpUri, parseRequest } from '#lib/sol/requests.ts';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimRecord } from '#lib/store/vims.ts';
+import { tackerBoolean, type VimCredentials } from '#lib/vim/driver.ts';
+import { canonicalVimType, loadDriver, supportedVimType, TACKER_DEFAULT_VIM, tackerTypeOf } from '#lib/vim/registry.ts';
 
-export const OPENSTACK_VIM = 'ETSINFV.OPENSTACK_KEYSTONE.V_3';
-export const KUBERNETES_VIM = 'ETSINFV.KUBERNETES.V_1';
 export const MASK = '***';
-
-/** Tacker's short type names <-> SOL003 vimType. */
-const TYPE_ALIASES: Record<string, string> = { openstack: OPENSTACK_VIM, kubernetes: KUBERNETES_VIM };
-
-/** The SOL003 vimType of a type name (Tacker's short names, old V_2, any case); undefined when unsupported. */
-export function canonicalVimType(type: string): string | undefined {
-  const alias = TYPE_ALIASES[type.toLowerCase()];
-  if (alias) return alias;
-  const upper = type.toUpperCase().replace(/\.V_2$/, '.V_3');
-  return [OPENSTACK_VIM, KUBERNETES_VIM].includes(upper) ? upper : undefined;
-}
-
-export const tackerTypeOf = (vimType: string): string => (canonicalVimType(vimType) === KUBERNETES_VIM ? 'kubernetes' : 'openstack');
 
 /** Attribute names whose values are credentials: masked in every representation and log line. */
 const SECRET_NAME = /pass(word)?|token|secret|private|^key$/i;
@@ -55,16 +44,6 @@ export interface VimModification {
 
 const name = z.string().trim().min(1).max(255);
 const text = z.string().max(1024);
-const openStackAccess = z.object({
-  username: z.string().min(1),
-  password: z.string().min(1),
-  project: z.string().min(1).optional(),
-  projectId: z.string().min(1).optional(),
-  projectDomain: z.string().min(1).optional(),
-  userDomain: z.string().min(1).optional(),
-  region: z.string().min(1).optional(),
-}).refine((a) => a.project || a.projectId, { message: 'project (a name) or projectId is required' });
-const kubernetesAccess = z.object({ bearer_token: z.string().min(1) });
 const interfaceInfo = z.object({
   endpoint: httpUri('give them in accessInfo (auth_cred)'),
   ssl_ca_cert: z.string().optional(),
@@ -88,10 +67,16 @@ const productModification = z.object({
   accessInfo: z.record(z.string(), z.unknown()).optional(),
 }).strict();
 
+/** The credentials' description of a supported vimType (loading its driver). */
+async function credentialsOf(vimType: string): Promise<VimCredentials> {
+  const driver = await loadDriver(vimType);
+  if (!driver) throw new UnprocessableEntityError(`VIM type "${vimType}" is not supported`);
+  return driver.credentials;
+}
+
 /** The accessInfo a VIM type needs; a 422 names the missing field, never a value. */
-export function checkAccessInfo(vimType: string, accessInfo: Record<string, unknown>): Record<string, unknown> {
-  const schema = vimType === KUBERNETES_VIM ? kubernetesAccess : openStackAccess;
-  const parsed = schema.safeParse(accessInfo);
+export async function checkAccessInfo(vimType: string, accessInfo: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const parsed = (await credentialsOf(vimType)).accessInfo.safeParse(accessInfo);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${['accessInfo', ...issue.path].join('.')}: ${issue.message}`).join('; ');
     throw new UnprocessableEntityError(`The ${vimType} VIM's credentials are incomplete: ${issues}`);
@@ -99,21 +84,15 @@ export function checkAccessInfo(vimType: string, accessInfo: Record<string, unkn
   return accessInfo;
 }
 
-function supportedType(type: string): string {
-  const vimType = canonicalVimType(type);
-  if (!vimType) throw new UnprocessableEntityError(`VIM type "${type}" is not supported; use ${OPENSTACK_VIM} (openstack) or ${KUBERNETES_VIM} (kubernetes)`);
-  return vimType;
-}
-
-export function productRegistrationOf(body: unknown): VimRegistration {
+export async function productRegistrationOf(body: unknown): Promise<VimRegistration> {
   const request = parseRequest(productRegistration, body, 'VIM registration');
-  const vimType = supportedType(request.vimType);
+  const vimType = supportedVimType(request.vimType);
   return {
     name: request.name,
     description: request.description,
     vimType,
     interfaceInfo: request.interfaceInfo,
-    accessInfo: checkAccessInfo(vimType, request.accessInfo),
+    accessInfo: await checkAccessInfo(vimType, request.accessInfo),
     isDefault: request.isDefault ?? false,
     extra: request.extra,
   };
@@ -139,60 +118,36 @@ const tackerVim = z.object({
 });
 const tackerBody = z.object({ vim: tackerVim });
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value : undefined);
-const bool = (value: unknown): boolean | undefined => (value === undefined ? undefined : value === true || String(value).toLowerCase() === 'true');
-
-/** Tacker's auth_cred / vim_project -> SOL003 accessInfo (and interfaceInfo additions). */
-function accessFromTacker(vimType: string, authCred: Record<string, unknown>, project: Record<string, unknown>, extra: Record<string, unknown> | undefined): { accessInfo: Record<string, unknown>; interfaceExtra: Record<string, unknown> } {
-  if (vimType === KUBERNETES_VIM) {
-    if (!str(authCred.bearer_token)) throw new UnprocessableEntityError('A Kubernetes VIM needs auth_cred.bearer_token (username/password and OIDC are not supported)');
-    return { accessInfo: { bearer_token: authCred.bearer_token }, interfaceExtra: str(authCred.ssl_ca_cert) ? { ssl_ca_cert: authCred.ssl_ca_cert } : {} };
-  }
-  const accessInfo: Record<string, unknown> = {
-    username: authCred.username,
-    password: authCred.password,
-    project: str(project.name) ?? str(authCred.project_name),
-    projectDomain: str(project.project_domain_name) ?? str(authCred.project_domain_name),
-    userDomain: str(authCred.user_domain_name),
-    region: str(authCred.region) ?? str(authCred.region_name) ?? str(extra?.region),
-  };
-  for (const key of Object.keys(accessInfo)) if (accessInfo[key] === undefined || accessInfo[key] === '') delete accessInfo[key];
-  const interfaceExtra: Record<string, unknown> = {};
-  if (authCred.cert_verify !== undefined) interfaceExtra.cert_verify = bool(authCred.cert_verify);
-  if (str(authCred.ssl_ca_cert)) interfaceExtra.ssl_ca_cert = authCred.ssl_ca_cert;
-  return { accessInfo, interfaceExtra };
-}
-
-export function tackerRegistrationOf(body: unknown): VimRegistration {
+export async function tackerRegistrationOf(body: unknown): Promise<VimRegistration> {
   const vim = parseRequest(tackerBody, body, 'VIM registration ({"vim": {...}})').vim;
   if (!vim.name) throw new UnprocessableEntityError('vim.name is required');
   if (!vim.auth_url) throw new UnprocessableEntityError('vim.auth_url is required');
-  const vimType = supportedType(vim.type ?? 'openstack');
+  const vimType = supportedVimType(vim.type ?? TACKER_DEFAULT_VIM);
   const endpoint = interfaceInfo.shape.endpoint.safeParse(vim.auth_url);
   if (!endpoint.success) throw new UnprocessableEntityError(`vim.auth_url: ${endpoint.error.issues.map((issue) => issue.message).join('; ')}`);
   const project = vim.vim_project ?? {};
-  const { accessInfo, interfaceExtra } = accessFromTacker(vimType, vim.auth_cred ?? {}, project, vim.extra);
+  const { accessInfo, interfaceExtra } = (await credentialsOf(vimType)).fromTacker(vim.auth_cred ?? {}, project, vim.extra);
   return {
     name: vim.name,
     description: vim.description ?? undefined,
     vimType,
     interfaceInfo: { endpoint: vim.auth_url, ...interfaceExtra },
-    accessInfo: checkAccessInfo(vimType, accessInfo),
-    isDefault: bool(vim.is_default) ?? false,
+    accessInfo: await checkAccessInfo(vimType, accessInfo),
+    isDefault: tackerBoolean(vim.is_default) ?? false,
     vimProject: project,
     extra: vim.extra,
   };
 }
 
 /** `vim set`: name, description, is_default, and new credentials from a config file. */
-export function tackerModificationOf(body: unknown, vimType: string): VimModification {
+export async function tackerModificationOf(body: unknown, vimType: string): Promise<VimModification> {
   const vim = parseRequest(tackerBody, body, 'VIM update ({"vim": {...}})').vim;
   const modification: VimModification = {};
   if (vim.name !== undefined) modification.name = vim.name;
   if (vim.description !== undefined && vim.description !== null) modification.description = vim.description;
-  if (vim.is_default !== undefined) modification.isDefault = bool(vim.is_default);
+  if (vim.is_default !== undefined) modification.isDefault = tackerBoolean(vim.is_default);
   if (vim.auth_cred && Object.keys(vim.auth_cred).length) {
-    const { accessInfo } = accessFromTacker(vimType, vim.auth_cred, vim.vim_project ?? {}, vim.extra);
+    const { accessInfo } = (await credentialsOf(vimType)).fromTacker(vim.auth_cred, vim.vim_project ?? {}, vim.extra);
     modification.accessInfo = accessInfo;
     if (vim.vim_project) modification.vimProject = vim.vim_project;
   }
@@ -226,24 +181,12 @@ export function renderVim(record: VimRecord, baseUrl: string): Record<string, un
 }
 
 /** Tacker's legacy representation (tacker/extensions/nfvo.py, vims), auth_cred masked as Tacker does. */
-export function renderTackerVim(record: VimRecord): Record<string, unknown> {
+export async function renderTackerVim(record: VimRecord): Promise<Record<string, unknown>> {
   const access = record.maskedAccessInfo ?? {};
-  const kubernetes = canonicalVimType(record.vimType) === KUBERNETES_VIM;
   const iface = record.interfaceInfo;
-  const authCred: Record<string, unknown> = kubernetes
-    ? { bearer_token: MASK, ...(iface.ssl_ca_cert ? { ssl_ca_cert: MASK } : {}) }
-    : {
-      username: access.username ?? '',
-      password: MASK,
-      user_domain_name: access.userDomain ?? 'Default',
-      project_name: access.project ?? '',
-      project_domain_name: access.projectDomain ?? 'Default',
-      cert_verify: iface.cert_verify === false ? 'False' : 'True',
-      auth_url: iface.endpoint,
-    };
-  const vimProject = kubernetes
-    ? { name: record.vimProject?.name ?? 'default' }
-    : { name: access.project ?? record.vimProject?.name ?? '', project_domain_name: access.projectDomain ?? 'Default' };
+  // A record of a type no longer supported shows as Tacker's default type does.
+  const { authCred, vimProject } = (await credentialsOf(canonicalVimType(record.vimType) ?? TACKER_DEFAULT_VIM))
+    .toTacker({ maskedAccessInfo: access, interfaceInfo: iface, vimProject: record.vimProject }, MASK);
   return {
     id: record.id,
     tenant_id: record.tenantId,
