@@ -1,8 +1,8 @@
 // API function for the SOL003 "Subscriptions" and "Individual subscription" resources
 // (/vnflcm/v1 and /vnflcm/v2).
 import { notifyDeps } from '#lib/deps.ts';
-import { lccnSubscriptionRequest, renderSubscription } from '#lib/notify/model.ts';
-import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/notify/subscriptions.ts';
+import { lccnSubscriptionRequest, renderSubscription } from '#lib/lcm/notifications.ts';
+import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/lcm/subscriptions.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, pagedList, pageSize, type ApiRequest } from './common/http.ts';
 

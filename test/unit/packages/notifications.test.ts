@@ -13,13 +13,11 @@ import { processNotificationBatch } from '#lib/notify/notifier.ts';
 import { republishUnsent } from '#lib/notify/publisher.ts';
 import type { NotificationQueue, QueuedEvent } from '#lib/notify/queue.ts';
 import {
-  notifyingPackageStore, packageEvent, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
+  NotifyingPackageStore, packageEvent, packageOutboxReplay, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
   type PackageEvent, type PkgmNotificationsFilter, type PkgmSubscriptionRecord,
 } from '#lib/packages/notifications.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { PackageChange, VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
-import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
-import type { VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 
 const PACKAGE: VnfPackageRecord = {
   id: 'pkg-1', tenantId: 't', createdAt: '2026-12-01T09:00:00Z', onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE',
@@ -80,9 +78,8 @@ describe('the package store with notifications', () => {
       },
       deleteUnused: async (id: string) => packages.get(id)?.operationalState === 'DISABLED' && packages.delete(id),
     } as unknown as VnfPackageStore;
-    const store = notifyingPackageStore(raw, queue, () => '2026-12-01T10:05:00Z', box);
-    const none = { get: async () => undefined } as unknown;
-    const sweep = () => republishUnsent(box, { opOccs: none as VnfLcmOpOccStore, instances: none as VnfInstanceStore, alarms: { get: async () => undefined }, packages: raw }, queue, '9999-01-01T00:00:00Z');
+    const store = new NotifyingPackageStore(raw, queue, () => '2026-12-01T10:05:00Z', box);
+    const sweep = () => republishUnsent(box, packageOutboxReplay(raw), queue, '9999-01-01T00:00:00Z');
     return { packages, outbox, published, store, sweep, setQueueDown: (down: boolean) => { queueDown = down; } };
   }
 
@@ -153,8 +150,6 @@ describe('the notifier with the package family', () => {
     const dead: string[] = [];
     const none = { create: async () => undefined, get: async () => undefined, listPage: async () => ({ items: [] }), listAll: async () => [], delete: async () => undefined };
     const deps: NotifierDeps = {
-      subscriptions: none,
-      fmSubscriptions: none,
       secrets: { create: async () => '', put: async () => '', read: async () => ({}), remove: async () => undefined },
       egress: { allowPrivateNetworks: true },
       now: () => '2026-12-01T10:00:00Z',
