@@ -108,7 +108,7 @@ function retryable(status: number): boolean {
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
   const family = familyOf(deps, delivery);
-  if (!family) return { kind: 'dead', reason: `this notifier does not deliver ${delivery.family ?? 'VNF LCM'} notifications` };
+  if (!family) return { kind: 'dead', reason: delivery.family ? `this notifier does not deliver ${delivery.family} notifications` : 'no family of this notifier takes deliveries that name no family' };
   const subscription = await reads.subscription(family, delivery.subscriptionId);
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
   if (!subscription) return { kind: 'done' };

@@ -18,7 +18,8 @@ import type { NotificationAuth, SubscriptionAuthentication } from './model.ts';
 export type InstanceLookup = Pick<VnfInstanceStore, 'get'>;
 
 /**
- * A subscription belongs to its creator's tenant and is only ever matched against that tenant's
+ * For the families whose filter names VNF instances (SOL003 4.4.1.5: VNF LCM, VNF FM). A
+ * subscription belongs to its creator's tenant and is only ever matched against that tenant's
  * changes, so the VNF instances its filter names by id must be the tenant's own (an admin's
  * subscription too): any other id, whether of another tenant or of no instance at all, gets the
  * same 422, so the answer never tells whether another tenant's instance exists. Names are not
