@@ -50,13 +50,15 @@ function withNotifications(base: CoreDeps): CoreDeps {
   if (!process.env.NOTIFICATION_QUEUE_URL) return base;
   const queue = new SqsNotificationQueue();
   const outbox = new DynamoNotificationOutbox();
-  const replay = { ...lcmOutboxReplay(base.opOccs, base.instances), ...alarmOutboxReplay(new DynamoAlarmStore()), ...packageOutboxReplay(base.packages) };
   return {
     ...base,
     instances: new NotifyingInstanceStore(base.instances, queue, base.now, outbox),
     opOccs: new NotifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
     packages: new NotifyingPackageStore(base.packages, queue, base.now, outbox),
-    republishUnsent: (olderThan) => republishUnsent(outbox, replay, queue, olderThan),
+    // The alarm store only when the sweep runs: not every function has the alarms table.
+    republishUnsent: (olderThan) => republishUnsent(outbox, {
+      ...lcmOutboxReplay(base.opOccs, base.instances), ...alarmOutboxReplay(new DynamoAlarmStore()), ...packageOutboxReplay(base.packages),
+    }, queue, olderThan),
   };
 }
 
