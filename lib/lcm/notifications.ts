@@ -97,9 +97,9 @@ export interface OpOccSnapshot {
 }
 
 /**
- * A change the LCM recorded, as queued for the notifier (SQS FIFO, grouped by VNF instance). It
- * carries everything a notification needs, so matching and rendering never read records that may
- * have moved on (or been deleted) since.
+ * A change the LCM recorded, as queued for the notifier (SQS FIFO, grouped by VNF instance: its
+ * groupId is vnfInstanceId). It carries everything a notification needs, so matching and rendering
+ * never read records that may have moved on (or been deleted) since.
  */
 export interface NotificationEvent extends FamilyEvent {
   kind: 'event';
@@ -230,7 +230,6 @@ export function instanceEvent(record: VnfInstanceRecord, notificationType: Exclu
 function isAttributeUpdate(transition: { from: readonly LcmOperationState[]; to: LcmOperationState }): boolean {
   return transition.from.includes(transition.to);
 }
-
 
 /**
  * The op-occ store, announcing every op occ change it writes, whatever code path writes it, through
