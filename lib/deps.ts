@@ -4,12 +4,15 @@
 import { egressPolicyFromEnv } from '#lib/egress.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
-import type { NotifierDeps } from '#lib/notify/ports.ts';
+import type { NotificationFamily, NotifierDeps } from '#lib/notify/ports.ts';
 import type { VimRegistryDeps } from '#lib/vim-connections/ports.ts';
 import type { FmSubscriptionRecord } from '#lib/fm/model.ts';
-import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
+import { alarmOutboxReplay, fmNotificationFamily, type FmSubscriptionDeps } from '#lib/fm/notifications.ts';
+import { lcmNotificationFamily, lcmOutboxReplay, NotifyingInstanceStore, NotifyingOpOccStore, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
+import type { LcmSubscriptionDeps } from '#lib/lcm/subscriptions.ts';
+import { republishUnsent } from '#lib/notify/publisher.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
-import { notifyingPackageStore } from '#lib/packages/notifications.ts';
+import { NotifyingPackageStore, packageNotificationFamily, packageOutboxReplay } from '#lib/packages/notifications.ts';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoAlarmStore, scanInstantiated } from '#lib/store/alarms.ts';
 import { StepFunctionsExecutor } from '#lib/store/executions.ts';
@@ -36,35 +39,66 @@ export function coreDeps(): CoreDeps {
   return core;
 }
 
-/** Every op occ, instance and package change written through these deps is queued for notification (SOL003 5.6.2, SOL005 9.6.2). */
+/**
+ * WHERE EVERY LCM AND VNF PACKAGE NOTIFICATION STARTS (SOL003 5.6.2, SOL005 9.6.2). With a
+ * notification queue, the op-occ, instance and package stores are the notifying ones: each change
+ * they write, whatever code path writes it, first gets an outbox entry, is then written, and is
+ * then queued for the notifier; a failure to queue never fails the write (the sweep,
+ * republishUnsent, queues what the outbox still holds). Alarms are announced by the health
+ * monitor (lib/fm/monitor.ts) through the same outbox and queue (fmDeps).
+ */
 function withNotifications(base: CoreDeps): CoreDeps {
   if (!process.env.NOTIFICATION_QUEUE_URL) return base;
   const queue = new SqsNotificationQueue();
   const outbox = new DynamoNotificationOutbox();
   return {
     ...base,
-    instances: notifyingInstanceStore(base.instances, queue, base.now, outbox),
-    opOccs: notifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
-    packages: notifyingPackageStore(base.packages, queue, base.now, outbox),
-    republishUnsent: (olderThan) => republishUnsent(outbox, { opOccs: base.opOccs, instances: base.instances, alarms: new DynamoAlarmStore(), packages: base.packages }, queue, olderThan),
+    instances: new NotifyingInstanceStore(base.instances, queue, base.now, outbox),
+    opOccs: new NotifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
+    packages: new NotifyingPackageStore(base.packages, queue, base.now, outbox),
+    // The alarm store only when the sweep runs: not every function has the alarms table.
+    republishUnsent: (olderThan) => republishUnsent(outbox, {
+      ...lcmOutboxReplay(base.opOccs, base.instances), ...alarmOutboxReplay(new DynamoAlarmStore()), ...packageOutboxReplay(base.packages),
+    }, queue, olderThan),
   };
 }
 
-let notifier: NotifierDeps | undefined;
+/** The subscription APIs' ports: what every family shares, and the VNF LCM and VNF FM subscription tables. */
+export type SubscriptionDeps = LcmSubscriptionDeps & FmSubscriptionDeps;
 
-export function notifyDeps(): NotifierDeps {
-  notifier ??= {
-    subscriptions: new DynamoSubscriptionStore(),
+let subscriptionDeps: SubscriptionDeps | undefined;
+
+export function notifyDeps(): SubscriptionDeps {
+  subscriptionDeps ??= {
+    subscriptions: new DynamoSubscriptionStore<SubscriptionRecord>(),
+    fmSubscriptions: new DynamoSubscriptionStore<FmSubscriptionRecord>(process.env.FM_SUBSCRIPTIONS_TABLE ?? 'FmSubscriptionsTable'),
     secrets: new SecretsManagerStore(),
     egress: egressPolicyFromEnv(),
     now: () => new Date().toISOString(),
     newId: () => crypto.randomUUID(),
+  };
+  return subscriptionDeps;
+}
+
+/** Every API family the notifier fans out and delivers: VNF LCM, VNF FM, VNF packages. */
+export function notificationFamilies(): NotificationFamily[] {
+  const { subscriptions, fmSubscriptions } = notifyDeps();
+  return [lcmNotificationFamily(subscriptions), fmNotificationFamily(fmSubscriptions), packageNotificationFamily()];
+}
+
+/** The notifier's ports, delivering the families handed in. */
+export function notifierDeps(families: NotificationFamily[]): NotifierDeps {
+  const { secrets, egress, now, newId } = notifyDeps();
+  return {
+    families,
+    secrets,
+    egress,
+    now,
+    newId,
     queue: new SqsNotificationQueue(),
-    fmSubscriptions: new DynamoSubscriptionStore<FmSubscriptionRecord>(process.env.FM_SUBSCRIPTIONS_TABLE ?? 'FmSubscriptionsTable'),
     retryPeriodMs: Number(process.env.NOTIFICATION_RETRY_PERIOD ?? 86_400) * 1000,
     clock: () => Date.now(),
   };
-  return notifier;
 }
 
 const numberFromEnv = (name: string, fallback: number): number => {

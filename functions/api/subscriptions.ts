@@ -1,8 +1,8 @@
 // API function for the SOL003 "Subscriptions" and "Individual subscription" resources
 // (/vnflcm/v1 and /vnflcm/v2).
 import { notifyDeps } from '#lib/deps.ts';
-import { lccnSubscriptionRequest, renderSubscription } from '#lib/notify/model.ts';
-import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/notify/subscriptions.ts';
+import { lccnSubscriptionRequest, renderSubscription } from '#lib/lcm/notifications.ts';
+import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/lcm/subscriptions.ts';
 import { bothVersions, created, httpApi, pagedList, pageSize, route, type ApiRequest, type RouteTable } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;

@@ -2,15 +2,15 @@
 // alarms and VNF package changes out to the matching subscriptions and delivers each notification
 // to its subscriber's callback.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { notifyDeps } from '#lib/deps.ts';
-import { type NotifierDeps } from '#lib/notify/ports.ts';
+import { notificationFamilies, notifierDeps } from '#lib/deps.ts';
+import type { NotifierDeps } from '#lib/notify/ports.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
-import { packageNotificationFamily } from '#lib/packages/notifications.ts';
 
 let deps: NotifierDeps | undefined;
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps ??= { ...notifyDeps(), families: [packageNotificationFamily()] };
+  // The families it delivers (VNF LCM, VNF FM, VNF packages); the notifier knows no other.
+  deps ??= notifierDeps(notificationFamilies());
   const result = await processNotificationBatch(deps, event.Records.map((record) => ({
     messageId: record.messageId,
     receiptHandle: record.receiptHandle,

@@ -1,6 +1,7 @@
 // SOL003 7.4.2-3 alarms (list, read, acknowledge) and 7.4.4-5 FM subscriptions, for the caller's
-// tenant. FM subscriptions go through the LCM subscription machinery (callback test, credentials
-// in the secret store, egress policy); only their filter and notifications differ.
+// tenant. FM subscriptions go through the subscription steps every API family shares (callback
+// test, credentials in the secret store, egress policy); only their filter and notifications
+// (notifications.ts) differ.
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';

@@ -7,14 +7,16 @@
 // Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
 import { log } from '#lib/log.ts';
 import { requestHeal } from '#lib/lcm/scale-heal.ts';
-import { instanceSnapshot, withOutbox } from '#lib/notify/publisher.ts';
+import { withOutbox } from '#lib/notify/publisher.ts';
+import { instanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { FaultWording, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
-import { alarmEvent, type AlarmEvent, type AlarmRecord, type EventType, type PerceivedSeverity } from './model.ts';
+import type { AlarmRecord, EventType, PerceivedSeverity } from './model.ts';
+import { alarmEvent, type AlarmEvent } from './notifications.ts';
 
 type Info = Record<string, unknown>;
 

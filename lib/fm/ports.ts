@@ -1,10 +1,10 @@
 // The ports fault management depends on (lib/deps.ts wires them; tests and the benchmark hand in others).
 import type { CoreDeps } from '#lib/ports.ts';
-import type { NotifierDeps } from '#lib/notify/ports.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
 import type { NotificationOutbox } from '#lib/store/outbox.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import type { FmSubscriptionDeps } from './notifications.ts';
 
 export interface AutoHealPolicy {
   /** Automatic HEALs of one VDU of one instance allowed within `windowSeconds`; beyond that the alarm stays. */
@@ -15,7 +15,7 @@ export interface AutoHealPolicy {
 export interface FmDeps {
   alarms: AlarmStore;
   lcm: CoreDeps;
-  notify: Pick<NotifierDeps, 'fmSubscriptions' | 'secrets' | 'egress' | 'now' | 'newId' | 'subscriptions'>;
+  notify: FmSubscriptionDeps;
   /** Alarm events go on the notification queue (undefined: nobody is notified). */
   queue?: NotificationQueue;
   /** Where an alarm's notification is kept until it is queued. */

@@ -1,5 +1,6 @@
 // The notifier: one batch of the notification queue. An event (a recorded change) fans out into
-// one delivery per matching subscription; a delivery is POSTed to the subscriber's callback.
+// one delivery per matching subscription of its API family; a delivery is POSTed to the
+// subscriber's callback. It knows the families only as the NotificationFamily each hands in.
 //
 // Ordering and retries on a FIFO queue, where SQS cannot delay single messages: a message that
 // fails stays in flight — its visibility is set to the backoff and it is reported as a batch item
@@ -8,18 +9,11 @@
 // ... at most 5 min). Connection errors, timeouts, 429 and 5xx are retried until the retry period
 // has passed since the message was queued; then, and at once for other answers (4xx, 3xx), the
 // message goes to the dead-letter queue with the reason, for an operator to inspect and redrive.
-import { redactSecrets } from '#lib/redact.ts';
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
-import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from '#lib/notify/ports.ts';
-import { fmSubscriptionMatches } from '#lib/fm/matching.ts';
-import { FM_NOTIFICATION_API_VERSION, renderAlarmNotification, type AlarmEvent, type FmSubscriptionRecord } from '#lib/fm/model.ts';
-import { subscriptionMatches } from './matching.ts';
-import {
-  NOTIFICATION_API_VERSION, renderNotification,
-  type FamilyEvent, type NotificationAuth, type NotificationDelivery, type NotificationEvent, type NotificationMessage, type SubscriptionRecord,
-} from './model.ts';
+import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from './ports.ts';
+import type { FamilyEvent, NotificationAuth, NotificationDelivery, NotificationMessage } from './model.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -72,109 +66,40 @@ function readAuth(deps: NotifierDeps, secretId: string): Promise<NotificationAut
   return auth;
 }
 
-/** Reads shared by the messages of one batch. */
+/** Reads shared by the messages of one batch, keyed by family (subscription ids are unique only within one). */
 class BatchReads {
-  private readonly byTenant = new Map<string, Promise<SubscriptionRecord[]>>();
-  private readonly byId = new Map<string, Promise<SubscriptionRecord | undefined>>();
-  constructor(private readonly deps: NotifierDeps) {}
+  private readonly byTenant = new Map<string, Promise<DeliverableSubscription[]>>();
+  private readonly byId = new Map<string, Promise<DeliverableSubscription | undefined>>();
 
-  subscriptionsOf(tenantId: string): Promise<SubscriptionRecord[]> {
-    let found = this.byTenant.get(tenantId);
-    if (!found) this.byTenant.set(tenantId, found = this.deps.subscriptions.listAll(tenantId));
-    return found;
-  }
-
-  subscription(id: string): Promise<SubscriptionRecord | undefined> {
-    let found = this.byId.get(id);
-    if (!found) this.byId.set(id, found = this.deps.subscriptions.get(id));
-    return found;
-  }
-
-  private readonly fmByTenant = new Map<string, Promise<FmSubscriptionRecord[]>>();
-  private readonly fmById = new Map<string, Promise<FmSubscriptionRecord | undefined>>();
-
-  fmSubscriptionsOf(tenantId: string): Promise<FmSubscriptionRecord[]> {
-    let found = this.fmByTenant.get(tenantId);
-    if (!found) this.fmByTenant.set(tenantId, found = this.deps.fmSubscriptions.listAll(tenantId));
-    return found;
-  }
-
-  fmSubscription(id: string): Promise<FmSubscriptionRecord | undefined> {
-    let found = this.fmById.get(id);
-    if (!found) this.fmById.set(id, found = this.deps.fmSubscriptions.get(id));
-    return found;
-  }
-
-  private readonly familyByTenant = new Map<string, Promise<DeliverableSubscription[]>>();
-  private readonly familyById = new Map<string, Promise<DeliverableSubscription | undefined>>();
-
-  familySubscriptionsOf(family: NotificationFamily, tenantId: string): Promise<DeliverableSubscription[]> {
+  subscriptionsOf(family: NotificationFamily, tenantId: string): Promise<DeliverableSubscription[]> {
     const key = `${family.family}/${tenantId}`;
-    let found = this.familyByTenant.get(key);
-    if (!found) this.familyByTenant.set(key, found = family.subscriptions.listAll(tenantId));
+    let found = this.byTenant.get(key);
+    if (!found) this.byTenant.set(key, found = family.subscriptions.listAll(tenantId));
     return found;
   }
 
-  familySubscription(family: NotificationFamily, id: string): Promise<DeliverableSubscription | undefined> {
+  subscription(family: NotificationFamily, id: string): Promise<DeliverableSubscription | undefined> {
     const key = `${family.family}/${id}`;
-    let found = this.familyById.get(key);
-    if (!found) this.familyById.set(key, found = family.subscriptions.get(id));
+    let found = this.byId.get(key);
+    if (!found) this.byId.set(key, found = family.subscriptions.get(id));
     return found;
   }
 }
 
-/** A change of another API family: one notification per subscription of that family whose filter matches. */
-async function fanOutFamily(deps: NotifierDeps, reads: BatchReads, family: NotificationFamily, event: FamilyEvent): Promise<Outcome> {
+/** A change: one notification per subscription of its family whose filter matches. */
+async function fanOut(deps: NotifierDeps, reads: BatchReads, family: NotificationFamily, event: FamilyEvent): Promise<Outcome> {
   const deliveries: NotificationDelivery[] = [];
-  for (const subscription of await reads.familySubscriptionsOf(family, event.tenantId)) {
+  for (const subscription of await reads.subscriptionsOf(family, event.tenantId)) {
     const body = family.render(event, subscription);
-    if (body) deliveries.push({ kind: 'delivery', family: family.family, subscriptionId: subscription.id, notificationId: event.notificationId, body });
+    if (body) deliveries.push({ kind: 'delivery', ...(family.unnamedDeliveries ? {} : { family: family.family }), subscriptionId: subscription.id, notificationId: event.notificationId, body });
   }
-  if (deliveries.length) await deps.queue.enqueueDeliveries(deliveries, event.groupId);
+  if (deliveries.length) await deps.queue.enqueueDeliveries(deliveries, family.groupOf?.(event) ?? event.groupId);
   return { kind: 'done' };
 }
 
-/** The subscription a delivery is for, and the Version header its notifications carry. */
-async function recipient(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<{ subscription: DeliverableSubscription; version: string } | 'unknown' | undefined> {
-  if (delivery.family === 'vnffm') {
-    const subscription = await reads.fmSubscription(delivery.subscriptionId);
-    return subscription && { subscription, version: FM_NOTIFICATION_API_VERSION };
-  }
-  if (delivery.family) {
-    const family = deps.families?.find((f) => f.family === delivery.family);
-    if (!family) return 'unknown';
-    const subscription = await reads.familySubscription(family, delivery.subscriptionId);
-    return subscription && { subscription, version: family.version(subscription) };
-  }
-  const subscription = await reads.subscription(delivery.subscriptionId);
-  return subscription && { subscription, version: NOTIFICATION_API_VERSION[subscription.apiMajorVersion] };
-}
-
-/** An alarm raised or cleared: one AlarmNotification / AlarmClearedNotification per matching FM subscription. */
-async function fanOutAlarm(deps: NotifierDeps, reads: BatchReads, event: AlarmEvent): Promise<Outcome> {
-  const matching = (await reads.fmSubscriptionsOf(event.tenantId)).filter((subscription) => fmSubscriptionMatches(subscription.filter, event));
-  if (matching.length === 0) return { kind: 'done' };
-  await deps.queue.enqueueDeliveries(matching.map((subscription): NotificationDelivery => ({
-    kind: 'delivery',
-    family: 'vnffm',
-    subscriptionId: subscription.id,
-    notificationId: event.notificationId,
-    body: redactSecrets(renderAlarmNotification(event, subscription)),
-  })), event.vnfInstanceId);
-  return { kind: 'done' };
-}
-
-async function fanOut(deps: NotifierDeps, reads: BatchReads, event: NotificationEvent): Promise<Outcome> {
-  const matching = (await reads.subscriptionsOf(event.tenantId)).filter((subscription) => subscriptionMatches(subscription.filter, event));
-  if (matching.length === 0) return { kind: 'done' };
-  const deliveries: NotificationDelivery[] = matching.map((subscription) => ({
-    kind: 'delivery',
-    subscriptionId: subscription.id,
-    notificationId: event.notificationId,
-    body: redactSecrets(renderNotification(event, subscription)),
-  }));
-  await deps.queue.enqueueDeliveries(deliveries, event.vnfInstanceId);
-  return { kind: 'done' };
+/** The family whose subscription a delivery is for. */
+function familyOf(deps: NotifierDeps, delivery: NotificationDelivery): NotificationFamily | undefined {
+  return deps.families.find((f) => (delivery.family === undefined ? f.unnamedDeliveries === true : f.family === delivery.family));
 }
 
 function retryable(status: number): boolean {
@@ -182,17 +107,17 @@ function retryable(status: number): boolean {
 }
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
-  const found = await recipient(deps, reads, delivery);
-  if (found === 'unknown') return { kind: 'dead', reason: `this notifier does not deliver ${delivery.family} notifications` };
+  const family = familyOf(deps, delivery);
+  if (!family) return { kind: 'dead', reason: delivery.family ? `this notifier does not deliver ${delivery.family} notifications` : 'no family of this notifier takes deliveries that name no family' };
+  const subscription = await reads.subscription(family, delivery.subscriptionId);
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
-  if (!found) return { kind: 'done' };
-  const { subscription, version } = found;
+  if (!subscription) return { kind: 'done' };
   const auth = subscription.authSecret ? await readAuth(deps, subscription.authSecret) : undefined;
   let status: number;
   try {
     status = (await callCallback(subscription.callbackUri, {
       method: 'POST',
-      version,
+      version: family.version(subscription),
       body: delivery.body,
       auth,
       policy: deps.egress,
@@ -215,12 +140,10 @@ async function handle(deps: NotifierDeps, reads: BatchReads, message: ReceivedMe
     return { kind: 'dead', reason: 'the message is not JSON' };
   }
   try {
-    if (parsed.kind === 'event') return await fanOut(deps, reads, parsed);
-    if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed);
-    if (parsed.kind === 'fm-event') return await fanOutAlarm(deps, reads, parsed);
-    const other = parsed as unknown as FamilyEvent;
-    const family = deps.families?.find((f) => f.eventKind === other.kind);
-    if (family) return await fanOutFamily(deps, reads, family, other);
+    if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed as NotificationDelivery);
+    const event = parsed as FamilyEvent;
+    const family = deps.families.find((f) => f.eventKind === event.kind);
+    if (family) return await fanOut(deps, reads, family, event);
   } catch (error) {
     // The VNFM's own dependencies (DynamoDB, Secrets Manager, SQS): worth retrying.
     return { kind: 'retry', reason: (error as Error).message };
@@ -241,7 +164,7 @@ function describe(message: ReceivedMessage): Record<string, string> {
 }
 
 export async function processNotificationBatch(deps: NotifierDeps, messages: ReceivedMessage[], options: BatchOptions): Promise<BatchResult> {
-  const reads = new BatchReads(deps);
+  const reads = new BatchReads();
   const groups = new Map<string, ReceivedMessage[]>();
   for (const message of messages) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message]);
   const failed = new Set<string>();

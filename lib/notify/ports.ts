@@ -1,13 +1,13 @@
-// The ports subscriptions and the notifier depend on (lib/deps.ts wires them; tests hand in others).
+// The ports subscriptions and the notifier depend on, and the NotificationFamily every API family
+// plugs in through (lib/deps.ts wires them; tests hand in others).
 import type { EgressPolicy } from '#lib/egress.ts';
 import type { SecretStore } from '#lib/secrets/vim-access.ts';
 import type { StoredSubscription, SubscriptionStore } from '#lib/store/subscriptions.ts';
-import type { FmSubscriptionRecord } from '#lib/fm/model.ts';
-import type { FamilyEvent, NotificationDelivery } from './model.ts';
+import type { FamilyEvent } from './model.ts';
 import type { NotificationQueue } from './queue.ts';
 
+/** What creating, reading and deleting a subscription of any family needs besides the family's own store. */
 export interface NotifyDeps {
-  subscriptions: SubscriptionStore;
   secrets: SecretStore;
   egress: EgressPolicy;
   now(): string;
@@ -22,25 +22,30 @@ export interface DeliverableSubscription extends StoredSubscription {
 }
 
 /**
- * An API family whose notifications go through this notifier without the notifier knowing the
- * family's model (VNF package management): the kind of its events, its subscriptions, and how an
- * event becomes one subscription's notification. The function that runs the notifier hands it in.
+ * An API family whose notifications go through the notifier without the notifier knowing the
+ * family's model (VNF LCM, VNF FM, VNF packages): the kind of its events, its subscriptions, and how
+ * an event becomes one subscription's notification. The function that runs the notifier hands the
+ * families in.
  */
-export interface NotificationFamily<S extends DeliverableSubscription = DeliverableSubscription> {
-  family: NonNullable<NotificationDelivery['family']>;
+export interface NotificationFamily<S extends DeliverableSubscription = DeliverableSubscription, E extends FamilyEvent = FamilyEvent> {
+  /** Names the family in its deliveries (and keys its subscriptions in the notifier's reads). */
+  family: string;
+  /** Its deliveries carry no family name, and a delivery without one is its (VNF LCM: the format from before families). */
+  unnamedDeliveries?: boolean;
+  /** The `kind` of its events. */
   eventKind: string;
   subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll'>;
   /** The notification for this subscription, or undefined when its filter does not match. */
-  render(event: FamilyEvent, subscription: S): Record<string, unknown> | undefined;
+  render(event: E, subscription: S): Record<string, unknown> | undefined;
   /** The Version header of a delivery to this subscription. */
   version(subscription: S): string;
+  /** The FIFO group of an event's deliveries, when not its groupId (events queued before events carried one). */
+  groupOf?(event: E): string;
 }
 
 export interface NotifierDeps extends NotifyDeps {
-  /** Other API families fanned out and delivered here. */
-  families?: NotificationFamily[];
-  /** VNF FM subscriptions (/vnffm/v1/subscriptions). */
-  fmSubscriptions: SubscriptionStore<FmSubscriptionRecord>;
+  /** The API families fanned out and delivered here. */
+  families: NotificationFamily[];
   queue: NotificationQueue;
   /** How long a failing delivery is retried before it goes to the dead-letter queue. */
   retryPeriodMs: number;

@@ -1,6 +1,7 @@
-// The notification queue (SQS FIFO) as the LCM and the notifier use it: state-change events
-// grouped by VNF instance, deliveries grouped by subscription and VNF instance (so one instance's
-// notifications reach each NFVO in order, and one slow NFVO holds up nobody else), visibility
+// The notification queue (SQS FIFO) as the API families and the notifier use it: change events
+// grouped by what changed (a VNF instance, a VNF package), deliveries grouped by subscription and
+// that group (so one instance's notifications reach each NFVO in order, and one slow NFVO holds up
+// nobody else), visibility
 // changes for backoff, and the dead-letter queue an operator inspects and redrives.
 import { randomUUID } from 'node:crypto';
 import {
@@ -8,8 +9,7 @@ import {
   type MessageAttributeValue, type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
-import type { AlarmEvent } from '#lib/fm/model.ts';
-import { stableId, type FamilyEvent, type NotificationDelivery, type NotificationEvent } from './model.ts';
+import { stableId, type FamilyEvent, type NotificationDelivery } from './model.ts';
 
 export interface OutgoingMessage {
   body: string;
@@ -18,11 +18,8 @@ export interface OutgoingMessage {
   attributes?: Record<string, string>;
 }
 
-/** What goes on the queue to be fanned out: LCM changes, alarms raised and cleared, other families' changes. */
-export type QueuedEvent = NotificationEvent | AlarmEvent | FamilyEvent;
-
-/** An event's FIFO group: its VNF instance, or the group its family chose (a VNF package). */
-export const eventGroup = (event: QueuedEvent): string => ('vnfInstanceId' in event ? event.vnfInstanceId : event.groupId);
+/** What goes on the queue to be fanned out: a change of any family (LCM changes, alarms raised and cleared, package changes). */
+export type QueuedEvent = FamilyEvent;
 
 export interface NotificationQueue {
   /** State-change events, in the order given (FIFO per group: a VNF instance, a VNF package). */
@@ -93,7 +90,7 @@ export class SqsNotificationQueue implements NotificationQueue {
   async publish(events: QueuedEvent[]): Promise<void> {
     await sendBatch(this.queueUrl, events.map((event) => ({
       body: JSON.stringify(event),
-      groupId: eventGroup(event),
+      groupId: event.groupId,
       // The same change published twice (a retried step) is dropped by SQS within its 5-minute window.
       deduplicationId: event.notificationId,
     })));

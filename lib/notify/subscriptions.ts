@@ -1,30 +1,25 @@
-// SOL003 5.4.18-19 subscriptions: create (after testing the callback), list, read, delete. The
-// subscriber's authentication goes to the secret store; the record and every representation
-// leave it out.
+// Subscriptions of every API family (SOL003 5.4.18-19, 7.4.4-5; SOL005 9.4.8-9): create (after
+// testing the callback), list, read, delete. The subscriber's authentication goes to the secret
+// store; the record and every representation leave it out. Each family brings its request, record
+// and store (SubscriptionCreation); the steps they share are here.
 import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { ApiMajorVersion } from '#lib/sol/model.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
+import type { VnfInstanceSubscriptionFilter } from '#lib/sol/subscription-filter.ts';
 import { log } from '#lib/log.ts';
 import { subscriptionListKey, type StoredSubscription, type SubscriptionStore } from '#lib/store/subscriptions.ts';
-import { DynamoVnfInstanceStore, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { callCallback, TokenError } from './callback.ts';
-import type { NotifyDeps } from '#lib/notify/ports.ts';
-import {
-  NOTIFICATION_API_VERSION, renderSubscription, SUBSCRIPTION_ATTRIBUTES,
-  type LccnSubscriptionRequest, type NotificationAuth, type SubscriptionAuthentication, type SubscriptionRecord,
-  type VnfInstanceSubscriptionFilter,
-} from './model.ts';
+import type { NotifyDeps } from './ports.ts';
+import type { NotificationAuth, SubscriptionAuthentication } from './model.ts';
 
 /** Reads VNF instances by id (only `get` is needed). */
 export type InstanceLookup = Pick<VnfInstanceStore, 'get'>;
 
-let instanceStore: InstanceLookup | undefined;
-const defaultInstances = (): InstanceLookup => (instanceStore ??= new DynamoVnfInstanceStore());
-
 /**
- * A subscription belongs to its creator's tenant and is only ever matched against that tenant's
+ * For the families whose filter names VNF instances (SOL003 4.4.1.5: VNF LCM, VNF FM). A
+ * subscription belongs to its creator's tenant and is only ever matched against that tenant's
  * changes, so the VNF instances its filter names by id must be the tenant's own (an admin's
  * subscription too): any other id, whether of another tenant or of no instance at all, gets the
  * same 422, so the answer never tells whether another tenant's instance exists. Names are not
@@ -61,12 +56,14 @@ export function chooseAuth(authentication: SubscriptionAuthentication | undefine
   throw new UnprocessableEntityError('authentication: TLS_CERT is not supported; use BASIC or OAUTH2_CLIENT_CREDENTIALS');
 }
 
-/** SOL003 5.4.18.3.1: the VNFM tests the callback with a GET, authenticated as the subscription will be, and needs 204. */
-/** `version` is the subscription's API major version (LCM) or the notification API version itself (FM). */
-export async function testCallback(deps: NotifyDeps, callbackUri: string, auth: NotificationAuth | undefined, version: ApiMajorVersion | string): Promise<void> {
+/**
+ * SOL003 5.4.18.3.1: the VNFM tests the callback with a GET, authenticated as the subscription will
+ * be, and needs 204. `version` is the Version header of the family's notifications.
+ */
+export async function testCallback(deps: NotifyDeps, callbackUri: string, auth: NotificationAuth | undefined, version: string): Promise<void> {
   let status: number;
   try {
-    status = (await callCallback(callbackUri, { method: 'GET', version: typeof version === 'string' ? version : NOTIFICATION_API_VERSION[version], auth, policy: deps.egress })).status;
+    status = (await callCallback(callbackUri, { method: 'GET', version, auth, policy: deps.egress })).status;
   } catch (error) {
     if (error instanceof EgressDeniedError) throw new UnprocessableEntityError(`The callback URI is not allowed by the VNFM's egress policy: ${error.reason}`);
     if (error instanceof TokenError) throw new UnprocessableEntityError(`No OAuth 2.0 token could be obtained for the callback: ${error.message}`);
@@ -88,7 +85,7 @@ export interface SubscriptionCreation<R extends SubscriptionBase> {
   /** The request type's name, for 400 details. */
   requestName: string;
   /** The Version header of the callback test. */
-  version: ApiMajorVersion | string;
+  version: string;
   store: Pick<SubscriptionStore<R>, 'create'>;
   /** Checks of the family's own, made before the callback is tested. */
   check?(): Promise<void>;
@@ -141,20 +138,6 @@ export async function deleteSubscriptionRecord<R extends SubscriptionBase>(store
   }
 }
 
-export function createSubscription(deps: NotifyDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string, instances: InstanceLookup = defaultInstances()): Promise<SubscriptionRecord> {
-  return createSubscriptionRecord(deps, caller, request, {
-    requestName: 'LccnSubscriptionRequest',
-    version,
-    store: deps.subscriptions,
-    check: () => checkNamedInstances(instances, caller, request.filter?.vnfInstanceSubscriptionFilter),
-    build: (base) => ({ ...base, filter: request.filter, verbosity: request.verbosity ?? 'FULL', apiMajorVersion: version, apiRoot }),
-  });
-}
-
-export function getSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<SubscriptionRecord> {
-  return readSubscriptionRecord(deps.subscriptions, caller, id);
-}
-
 /** A page of the caller's subscriptions of one family's store, with SOL013 filters, selectors and paging. */
 export function listSubscriptionRecords<R extends SubscriptionBase>(
   store: Pick<SubscriptionStore<R>, 'listPage'>,
@@ -171,16 +154,4 @@ export function listSubscriptionRecords<R extends SubscriptionBase>(
     fetch: (scope, limit, after) => store.listPage(scope, limit, after),
     keyOf: subscriptionListKey,
   }, rawQuery, pageSize);
-}
-
-export function listSubscriptions(deps: NotifyDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listSubscriptionRecords(deps.subscriptions, caller, {
-    resource: `v${version}/subscriptions`,
-    attributes: SUBSCRIPTION_ATTRIBUTES,
-    render: (record) => renderSubscription(record, version, baseUrl),
-  }, rawQuery, pageSize);
-}
-
-export function deleteSubscription(deps: NotifyDeps, caller: Caller, id: string): Promise<void> {
-  return deleteSubscriptionRecord(deps.subscriptions, deps.secrets, caller, id);
 }

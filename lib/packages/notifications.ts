@@ -2,15 +2,17 @@
 // queues them: PkgmSubscriptionRequest / PkgmSubscription (9.5.2.6-7) with PkgmNotificationsFilter
 // (9.5.3.4), the package events recorded when a package is onboarded, changes its operationalState
 // or is deleted, and VnfPackageOnboardingNotification / VnfPackageChangeNotification (9.5.2.8-9)
-// rendered from an event for one subscription. The notifier delivers them as one of its families
-// (packageNotificationFamily), so lib/notify never imports this module.
+// rendered from an event for one subscription. The package store announces them as it writes
+// (NotifyingPackageStore: where every package notification starts); the notifier delivers them as
+// one of its families (packageNotificationFamily), so lib/notify never imports this module.
 import { z } from 'zod';
 import type { NotificationFamily } from '#lib/notify/ports.ts';
-import { instanceMatches } from '#lib/notify/matching.ts';
-import { stableId, subscriptionAuthentication, vnfInstanceSubscriptionFilter, type FamilyEvent } from '#lib/notify/model.ts';
-import { decorate, publishAfterWrite, withOutbox } from '#lib/notify/publisher.ts';
+import { stableId, subscriptionRequestFields, type FamilyEvent } from '#lib/notify/model.ts';
+import { publishAfterWrite, withOutbox, type OutboxReplay } from '#lib/notify/publisher.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';
 import type { SubscriptionBase } from '#lib/notify/subscriptions.ts';
+import { identifier, instanceMatches, nonEmpty, vnfInstanceSubscriptionFilter } from '#lib/sol/subscription-filter.ts';
+import type { Page, TenantScope } from '#lib/store/dynamo.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { OperationalState, PackageChange, UsageState, VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore, type SubscriptionStore } from '#lib/store/subscriptions.ts';
@@ -26,8 +28,6 @@ export type PackageChangeType = 'OP_STATE_CHANGE' | 'PKG_DELETE';
  */
 export const PKGM_NOTIFICATION_API_VERSION: Record<1 | 2, string> = { 1: '1.3.0', 2: '2.4.0' };
 
-const identifier = z.string().min(1).max(255);
-const nonEmpty = <T extends z.ZodType>(item: T) => z.array(item).min(1);
 const ALTERNATIVES = ['vnfProductsFromProviders', 'vnfdId', 'vnfPkgId'] as const;
 const CHANGE_ONLY = ['vnfPkgId', 'operationalState', 'usageState'] as const;
 
@@ -53,8 +53,7 @@ export type PkgmNotificationsFilter = z.infer<typeof pkgmNotificationsFilter>;
 /** SOL005 9.5.2.6 PkgmSubscriptionRequest */
 export const pkgmSubscriptionRequest = z.object({
   filter: pkgmNotificationsFilter.optional(),
-  callbackUri: z.string().min(1).max(2048),
-  authentication: subscriptionAuthentication.optional(),
+  ...subscriptionRequestFields,
 }).strict();
 export type PkgmSubscriptionRequest = z.infer<typeof pkgmSubscriptionRequest>;
 
@@ -173,15 +172,12 @@ export function renderPackageNotification(event: PackageEvent, subscription: Pic
 }
 
 /** How the notifier fans package events out and delivers them. */
-export function packageNotificationFamily(subscriptions: SubscriptionStore<PkgmSubscriptionRecord> = pkgmSubscriptionStore()): NotificationFamily<PkgmSubscriptionRecord> {
+export function packageNotificationFamily(subscriptions: Pick<SubscriptionStore<PkgmSubscriptionRecord>, 'get' | 'listAll'> = pkgmSubscriptionStore()): NotificationFamily<PkgmSubscriptionRecord, PackageEvent> {
   return {
     family: 'vnfpkgm',
     eventKind: 'pkgm-event',
     subscriptions,
-    render: (event, subscription) => {
-      const packageEvent = event as PackageEvent;
-      return pkgmSubscriptionMatches(subscription.filter, packageEvent) ? renderPackageNotification(packageEvent, subscription) : undefined;
-    },
+    render: (event, subscription) => (pkgmSubscriptionMatches(subscription.filter, event) ? renderPackageNotification(event, subscription) : undefined),
     version: (subscription) => PKGM_NOTIFICATION_API_VERSION[subscription.apiMajorVersion],
   };
 }
@@ -202,26 +198,75 @@ function announced(change: PackageChange): { notificationType: PkgmNotificationT
  * of one, whatever code path makes it. usageState and other onboardingState changes are not
  * announced (SOL005 9.5.2.9).
  */
-export function notifyingPackageStore(inner: VnfPackageStore, queue: NotificationQueue, now: () => string, outbox: NotificationOutbox): VnfPackageStore {
-  const entry = (event: PackageEvent, expect: OutboxEntry['expect']): OutboxEntry => ({
-    id: event.notificationId, kind: 'package', recordId: event.vnfPkgId, expect, event: event as unknown as Record<string, unknown>, createdAt: event.timeStamp,
-  });
-  return decorate(inner, {
-    async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {
-      const what = announced(change);
-      const current = what && await inner.get(id);
-      if (!what || !current) return inner.change(id, change);
-      const at = typeof change.set?.stateSince === 'string' && what.changeType === undefined ? change.set.stateSince : now();
-      const event = packageEvent({ ...current, ...change.set } as VnfPackageRecord, what.notificationType, what.changeType, at);
-      const expect = what.changeType ? { exists: true, operationalState: event.package.operationalState } : { exists: true, onboardingState: 'ONBOARDED' };
-      return withOutbox(outbox, entry(event, expect), () => inner.change(id, change), async (updated) => (updated ? publishAfterWrite(queue, [event]) : true));
+export class NotifyingPackageStore implements VnfPackageStore {
+  constructor(
+    private readonly inner: VnfPackageStore,
+    private readonly queue: NotificationQueue,
+    private readonly now: () => string,
+    private readonly outbox: NotificationOutbox,
+  ) {}
+
+  put(record: VnfPackageRecord): Promise<void> {
+    return this.inner.put(record);
+  }
+
+  get(id: string): Promise<VnfPackageRecord | undefined> {
+    return this.inner.get(id);
+  }
+
+  findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]> {
+    return this.inner.findByVnfdId(vnfdId);
+  }
+
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
+    return this.inner.listPage(scope, limit, after);
+  }
+
+  acquireUse(id: string): Promise<boolean> {
+    return this.inner.acquireUse(id);
+  }
+
+  releaseUse(id: string): Promise<void> {
+    return this.inner.releaseUse(id);
+  }
+
+  listOnboarding(): Promise<VnfPackageRecord[]> {
+    return this.inner.listOnboarding();
+  }
+
+  async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {
+    const what = announced(change);
+    const current = what && await this.inner.get(id);
+    if (!what || !current) return this.inner.change(id, change);
+    const at = typeof change.set?.stateSince === 'string' && what.changeType === undefined ? change.set.stateSince : this.now();
+    const event = packageEvent({ ...current, ...change.set } as VnfPackageRecord, what.notificationType, what.changeType, at);
+    const expect = what.changeType ? { exists: true, operationalState: event.package.operationalState } : { exists: true, onboardingState: 'ONBOARDED' };
+    return withOutbox(this.outbox, this.entry(event, expect), () => this.inner.change(id, change), async (updated) => (updated ? publishAfterWrite(this.queue, [event]) : true));
+  }
+
+  async deleteUnused(id: string): Promise<boolean> {
+    const current = await this.inner.get(id);
+    // Only the deletion of an onboarded package is announced.
+    if (current?.onboardingState !== 'ONBOARDED') return this.inner.deleteUnused(id);
+    const event = packageEvent(current, 'VnfPackageChangeNotification', 'PKG_DELETE', this.now());
+    return withOutbox(this.outbox, this.entry(event, { exists: false }), () => this.inner.deleteUnused(id), async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true));
+  }
+
+  /** The event is kept whole: a deleted package could not rebuild it. */
+  private entry(event: PackageEvent, expect: OutboxEntry['expect']): OutboxEntry {
+    return { id: event.notificationId, kind: 'package', recordId: event.vnfPkgId, expect, event: event as unknown as Record<string, unknown>, createdAt: event.timeStamp };
+  }
+}
+
+/** The sweep's way back from a package's outbox entry: the kept event, if the package record shows the change happened. */
+export function packageOutboxReplay(packages: Pick<VnfPackageStore, 'get'>): OutboxReplay {
+  return {
+    package: async (entry) => {
+      const record = await packages.get(entry.recordId);
+      const happened = (record !== undefined) === entry.expect.exists
+        && (entry.expect.onboardingState === undefined || record?.onboardingState === entry.expect.onboardingState)
+        && (entry.expect.operationalState === undefined || record?.operationalState === entry.expect.operationalState);
+      return happened && entry.event ? entry.event as unknown as PackageEvent : undefined;
     },
-    async deleteUnused(id: string): Promise<boolean> {
-      const current = await inner.get(id);
-      // Only the deletion of an onboarded package is announced.
-      if (current?.onboardingState !== 'ONBOARDED') return inner.deleteUnused(id);
-      const event = packageEvent(current, 'VnfPackageChangeNotification', 'PKG_DELETE', now());
-      return withOutbox(outbox, entry(event, { exists: false }), () => inner.deleteUnused(id), async (deleted) => (deleted ? publishAfterWrite(queue, [event]) : true));
-    },
-  });
+  };
 }

@@ -1,10 +1,74 @@
-// Alarms (SOL003 7.5.2.4) in DynamoDB. Active alarms carry `active`/`activeKey`, the keys of a
+// Alarms (SOL003 7.5.2.4) in DynamoDB, and the alarm record this store keeps (lib/fm reads it from
+// here, so the store imports nothing above it). Active alarms carry `active`/`activeKey`, the keys of a
 // sparse index, so a health sweep reads every active alarm in one paged query however many cleared
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AlarmRecord, AckState } from '#lib/fm/model.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import type { InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+
+/** SOL003 7.5.4.3 PerceivedSeverityType */
+export const PERCEIVED_SEVERITIES = ['CRITICAL', 'MAJOR', 'MINOR', 'WARNING', 'INDETERMINATE', 'CLEARED'] as const;
+export type PerceivedSeverity = (typeof PERCEIVED_SEVERITIES)[number];
+/** SOL003 7.5.4.5 EventType */
+export const EVENT_TYPES = ['COMMUNICATIONS_ALARM', 'PROCESSING_ERROR_ALARM', 'ENVIRONMENTAL_ALARM', 'QOS_ALARM', 'EQUIPMENT_ALARM'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** SOL003 7.5.4.4 FaultyResourceType */
+export const FAULTY_RESOURCE_TYPES = ['COMPUTE', 'STORAGE', 'NETWORK'] as const;
+export type FaultyResourceType = (typeof FAULTY_RESOURCE_TYPES)[number];
+/** SOL003 7.5.2.4 ackState */
+export const ACK_STATES = ['UNACKNOWLEDGED', 'ACKNOWLEDGED'] as const;
+export type AckState = (typeof ACK_STATES)[number];
+
+/** An automatic HEAL the VNFM started for this alarm's VNFC. */
+export interface AutoHealAttempt {
+  opOccId: string;
+  at: string;
+}
+
+export interface AlarmRecord {
+  id: string;
+  tenantId: string;
+  /** The VNF instance. */
+  managedObjectId: string;
+  /** vnfcInfo ids of the faulty VNFC. */
+  vnfcInstanceIds: string[];
+  rootCauseFaultyResource: {
+    faultyResource: { vimConnectionId?: string; resourceProviderId?: string; resourceId: string; vimLevelResourceType?: string };
+    faultyResourceType: FaultyResourceType;
+  };
+  alarmRaisedTime: string;
+  alarmChangedTime?: string;
+  alarmClearedTime?: string;
+  alarmAcknowledgedTime?: string;
+  ackState: AckState;
+  perceivedSeverity: PerceivedSeverity;
+  eventTime: string;
+  eventType: EventType;
+  faultType?: string;
+  probableCause: string;
+  isRootCause: boolean;
+  correlatedAlarmIds?: string[];
+  faultDetails?: string[];
+  /** GSI sort key (byTenant, byVnfInstance): alarmRaisedTime#id. */
+  raisedSeq: string;
+  /** Sparse GSI `active` (hash: active = "Y", range: activeKey): present only while the alarm is not cleared. */
+  active?: 'Y';
+  /** `<vnfInstanceId>#<resourceId>`: one active alarm per faulty VNFC. */
+  activeKey?: string;
+  /** Internal: the VNFC's VDU and VIM resource (the heal-storm window counts heals per VDU). */
+  vduId: string;
+  resourceId: string;
+  /** Internal: the severity it was raised with (filters match a cleared alarm by it). */
+  raisedSeverity: PerceivedSeverity;
+  /** Internal: what raised it (the health sweep, an Alertmanager alert, a server notification). */
+  source: 'health-check' | 'alertmanager' | 'server-notification';
+  /** Internal: automatic HEALs started for it. */
+  autoHeals?: AutoHealAttempt[];
+  /** Internal: the instance's attributes that FM subscription filters look at. */
+  instance: InstanceSnapshot;
+  revision: number;
+}
 
 export interface AlarmStore {
   create(record: AlarmRecord): Promise<void>;

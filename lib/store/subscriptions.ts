@@ -1,11 +1,11 @@
-// VNF LCM subscriptions in DynamoDB. The record never holds the subscriber's credentials: only
-// the id of the secret that does.
+// Subscriptions of every API family in DynamoDB, one table per family; the family's module owns
+// the record type. The record never holds the subscriber's credentials: only the id of the secret
+// that does.
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import type { SubscriptionRecord } from '#lib/notify/model.ts';
 import { documentClient, getById, putNew, requiredEnv, tenantPage, tenantItems, type Page, type TenantScope } from './dynamo.ts';
 
-/** Subscriptions of any API family (VNF LCM, VNF FM): the same store over each family's table. */
-export interface SubscriptionStore<R extends StoredSubscription = SubscriptionRecord> {
+/** Subscriptions of any API family (VNF LCM, VNF FM, VNF packages): the same store over each family's table. */
+export interface SubscriptionStore<R extends StoredSubscription> {
   create(record: R): Promise<void>;
   get(id: string): Promise<R | undefined>;
   listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
@@ -23,7 +23,7 @@ export interface StoredSubscription {
 
 export const subscriptionListKey = <R extends StoredSubscription>(r: R): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
-export class DynamoSubscriptionStore<R extends StoredSubscription = SubscriptionRecord> implements SubscriptionStore<R> {
+export class DynamoSubscriptionStore<R extends StoredSubscription> implements SubscriptionStore<R> {
   constructor(private readonly table = requiredEnv('SUBSCRIPTIONS_TABLE')) {}
 
   async create(record: R): Promise<void> {

@@ -1,13 +1,13 @@
 // Subscription filters (SOL003 5.5.3.12, 4.4.1.5) and the notifications rendered for a subscription.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { subscriptionMatches } from '#lib/notify/matching.ts';
-import { lifecycleChangeNotificationsFilter, renderNotification, stableId, type LifecycleChangeNotificationsFilter, type NotificationEvent } from '#lib/notify/model.ts';
+import { lifecycleChangeNotificationsFilter, renderNotification, subscriptionMatches, type LifecycleChangeNotificationsFilter, type NotificationEvent } from '#lib/lcm/notifications.ts';
+import { stableId } from '#lib/notify/model.ts';
 import { assertEtsiSchema } from '../../support/etsi.ts';
 
 const instance = { vnfdId: 'vnfd-1', vnfProvider: 'Company', vnfProductName: 'Sample VNF', vnfSoftwareVersion: '1.0', vnfdVersion: '2.0', vnfInstanceName: 'vnf-a' };
 const created: NotificationEvent = {
-  kind: 'event', notificationId: stableId('i-1/created'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', vnfInstanceId: 'i-1', timeStamp: '2026-12-01T10:00:00Z', instance,
+  kind: 'event', notificationId: stableId('i-1/created'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', groupId: 'i-1', vnfInstanceId: 'i-1', timeStamp: '2026-12-01T10:00:00Z', instance,
 };
 const completed: NotificationEvent = {
   ...created,

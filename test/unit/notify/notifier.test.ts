@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NotifierDeps } from '#lib/notify/ports.ts';
 import { backoffSeconds, processNotificationBatch, type ReceivedMessage } from '#lib/notify/notifier.ts';
-import { stableId, type NotificationDelivery, type NotificationEvent, type SubscriptionRecord } from '#lib/notify/model.ts';
+import { stableId, type NotificationDelivery } from '#lib/notify/model.ts';
+import { lcmNotificationFamily, type NotificationEvent, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';
 
 let server: http.Server;
@@ -46,13 +47,10 @@ function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
     deadLetter: async (messages) => { dead.push(...messages); },
   };
   const deps: NotifierDeps = {
-    subscriptions: {
-      create: async () => undefined,
+    families: [lcmNotificationFamily({
       get: async (id) => subscriptions.find((s) => s.id === id),
-      listPage: async () => ({ items: subscriptions }),
       listAll: async (tenantId) => subscriptions.filter((s) => s.tenantId === tenantId),
-      delete: async () => undefined,
-    },
+    })],
     secrets: { create: async () => '', put: async () => '', read: async () => ({}), remove: async () => undefined },
     egress: { allowPrivateNetworks: true },
     now: () => new Date(now).toISOString(),
@@ -60,7 +58,6 @@ function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
     queue,
     retryPeriodMs: 60_000,
     clock: () => now,
-    fmSubscriptions: { create: async () => undefined, get: async () => undefined, listPage: async () => ({ items: [] }), listAll: async () => [], delete: async () => undefined },
   };
   return { deps, queued, visibility, dead };
 }
@@ -86,7 +83,7 @@ describe('processNotificationBatch', () => {
       subscription('other-tenant', { tenantId: 'u' }),
     ]);
     const event: NotificationEvent = {
-      kind: 'event', notificationId: stableId('e'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', vnfInstanceId: 'i',
+      kind: 'event', notificationId: stableId('e'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', groupId: 'i', vnfInstanceId: 'i',
       timeStamp: '2026-12-01T10:00:00Z', instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
     };
     const result = await processNotificationBatch(h.deps, [message(event, 'i')], forever);

@@ -4,9 +4,10 @@
 // sweep from the record; entries of changes that never happened are dropped without a notification.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { notifyingInstanceStore, notifyingOpOccStore, republishUnsent } from '#lib/notify/publisher.ts';
+import { republishUnsent } from '#lib/notify/publisher.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';
-import type { NotificationEvent } from '#lib/notify/model.ts';
+import { lcmOutboxReplay, NotifyingInstanceStore, NotifyingOpOccStore, type NotificationEvent } from '#lib/lcm/notifications.ts';
+import { alarmOutboxReplay } from '#lib/fm/notifications.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
@@ -53,12 +54,12 @@ function world() {
     get: async (id: string) => instances.get(id),
     deleteIdle: async (id: string) => { const record = instances.get(id); instances.delete(id); return record; },
   } as unknown as VnfInstanceStore;
-  const store = notifyingOpOccStore(rawOpOccs, rawInstances, queue, box);
-  const instanceStore = notifyingInstanceStore(rawInstances, queue, () => '2026-12-01T00:00:09Z', box);
+  const store = new NotifyingOpOccStore(rawOpOccs, rawInstances, queue, box);
+  const instanceStore = new NotifyingInstanceStore(rawInstances, queue, () => '2026-12-01T00:00:09Z', box);
   return {
     outbox, published, opOccs, alarms, store, instanceStore, rawOpOccs, rawInstances, queue, box,
     setQueueDown: (down: boolean) => { queueDown = down; },
-    sweep: () => republishUnsent(box, { opOccs: rawOpOccs, instances: rawInstances, alarms: { get: async (id: string) => alarms.get(id) } }, queue, '9999-01-01T00:00:00Z'),
+    sweep: () => republishUnsent(box, { ...lcmOutboxReplay(rawOpOccs, rawInstances), ...alarmOutboxReplay({ get: async (id: string) => alarms.get(id) }) }, queue, '9999-01-01T00:00:00Z'),
   };
 }
 

@@ -3,23 +3,18 @@
 // queuing what a failed queue left), and the notifier fanning package events out and delivering them
 // as the family it is handed (Version per subscription, nothing for another tenant, unknown family
 // dead-lettered).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { NotifierDeps } from '#lib/notify/ports.ts';
-import type { NotificationDelivery } from '#lib/notify/model.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
 import { republishUnsent } from '#lib/notify/publisher.ts';
 import type { NotificationQueue, QueuedEvent } from '#lib/notify/queue.ts';
 import {
-  notifyingPackageStore, packageEvent, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
+  NotifyingPackageStore, packageEvent, packageOutboxReplay, packageNotificationFamily, pkgmSubscriptionMatches, pkgmSubscriptionRequest,
   type PackageEvent, type PkgmNotificationsFilter, type PkgmSubscriptionRecord,
 } from '#lib/packages/notifications.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { PackageChange, VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
-import type { VnfInstanceStore } from '#lib/store/vnf-instances.ts';
-import type { VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { notifierHarness, recordingCallback } from '../notify/support.ts';
 
 const PACKAGE: VnfPackageRecord = {
   id: 'pkg-1', tenantId: 't', createdAt: '2026-12-01T09:00:00Z', onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE',
@@ -80,9 +75,8 @@ describe('the package store with notifications', () => {
       },
       deleteUnused: async (id: string) => packages.get(id)?.operationalState === 'DISABLED' && packages.delete(id),
     } as unknown as VnfPackageStore;
-    const store = notifyingPackageStore(raw, queue, () => '2026-12-01T10:05:00Z', box);
-    const none = { get: async () => undefined } as unknown;
-    const sweep = () => republishUnsent(box, { opOccs: none as VnfLcmOpOccStore, instances: none as VnfInstanceStore, alarms: { get: async () => undefined }, packages: raw }, queue, '9999-01-01T00:00:00Z');
+    const store = new NotifyingPackageStore(raw, queue, () => '2026-12-01T10:05:00Z', box);
+    const sweep = () => republishUnsent(box, packageOutboxReplay(raw), queue, '9999-01-01T00:00:00Z');
     return { packages, outbox, published, store, sweep, setQueueDown: (down: boolean) => { queueDown = down; } };
   }
 
@@ -123,52 +117,20 @@ describe('the package store with notifications', () => {
 });
 
 describe('the notifier with the package family', () => {
-  let server: http.Server;
-  let base: string;
-  const received: Array<{ path: string; version?: string; body: Record<string, unknown> }> = [];
-
-  before(async () => {
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', version: req.headers.version as string | undefined, body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown> });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(() => server.close());
+  const callback = recordingCallback();
+  const received = callback.received;
 
   it('fans a package event out to its tenant\'s matching subscriptions and delivers with each one\'s Version; an unknown family is dead-lettered', async () => {
     const subscription = (id: string, extra: Partial<PkgmSubscriptionRecord> = {}): PkgmSubscriptionRecord => ({
-      id, tenantId: 't', createdAt: '', createdSeq: '', callbackUri: `${base}/${id}`, apiMajorVersion: 2, apiRoot: 'https://vnfm', revision: 1, ...extra,
+      id, tenantId: 't', createdAt: '', createdSeq: '', callbackUri: `${callback.base()}/${id}`, apiMajorVersion: 2, apiRoot: 'https://vnfm', revision: 1, ...extra,
     });
     const subscriptions = [
       subscription('v2'), subscription('v1', { apiMajorVersion: 1 }),
       subscription('changes', { filter: { notificationTypes: ['VnfPackageChangeNotification'] } }), subscription('other-tenant', { tenantId: 'u' }),
     ];
-    const queued: Array<{ delivery: NotificationDelivery; group: string }> = [];
-    const dead: string[] = [];
-    const none = { create: async () => undefined, get: async () => undefined, listPage: async () => ({ items: [] }), listAll: async () => [], delete: async () => undefined };
-    const deps: NotifierDeps = {
-      subscriptions: none,
-      fmSubscriptions: none,
-      secrets: { create: async () => '', put: async () => '', read: async () => ({}), remove: async () => undefined },
-      egress: { allowPrivateNetworks: true },
-      now: () => '2026-12-01T10:00:00Z',
-      newId: () => 'id',
-      queue: {
-        publish: async () => undefined,
-        enqueueDeliveries: async (deliveries, group) => { queued.push(...deliveries.map((delivery) => ({ delivery, group }))); },
-        changeVisibility: async () => undefined,
-        deadLetter: async (messages) => { dead.push(...messages.map((m) => m.reason.reason ?? '')); },
-      },
-      retryPeriodMs: 60_000,
-      clock: () => 1_000_000,
-      families: [packageNotificationFamily({ ...none, get: async (id) => subscriptions.find((s) => s.id === id), listAll: async (tenant) => subscriptions.filter((s) => s.tenantId === tenant) })],
-    };
+    const { deps, queued, dead } = notifierHarness([
+      packageNotificationFamily({ get: async (id) => subscriptions.find((s) => s.id === id), listAll: async (tenant) => subscriptions.filter((s) => s.tenantId === tenant) }),
+    ]);
     const message = (body: unknown, i: number) => ({ messageId: `m${i}`, receiptHandle: `r${i}`, body: JSON.stringify(body), groupId: 'g', sentAt: 1_000_000 });
     const forever = { remainingMs: () => 60_000 };
 
