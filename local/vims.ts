@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
-import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/lcm/lifecycle.ts';
+import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/lcm/vim-choice.ts';
 import { maskAccessInfo } from '#lib/vims/model.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from './openstack/simulator.ts';
 import { startKubernetesSimulator, type KubernetesSimulator } from './kubernetes/simulator.ts';

@@ -3,7 +3,6 @@
 // (/server_notification/vnf_instances/{id}/servers/{serverId}/notify). 204 when read.
 import { fmDeps } from '#lib/deps.ts';
 import { alertAutoHealing, alertAutoScaling, serverNotified } from '#lib/fm/alerts.ts';
-import { parsedVnfd } from '#lib/lcm/lifecycle.ts';
 import { httpApi } from './common/http.ts';
 
 export const handler = httpApi({
@@ -15,7 +14,7 @@ export const handler = httpApi({
   },
   '/alert/auto_scaling': {
     POST: async (request) => {
-      await alertAutoScaling(fmDeps(), request.caller, request.body, parsedVnfd);
+      await alertAutoScaling(fmDeps(), request.caller, request.body);
       return { status: 204 };
     },
   },

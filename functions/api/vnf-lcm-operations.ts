@@ -2,9 +2,11 @@
 // instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
 // V3.x), and retry, roll back or fail an operation occurrence.
 import { coreDeps } from '#lib/deps.ts';
-import { failOperation, packageFiles, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
-import { requestHeal, requestScale } from '#lib/lcm/scale-heal.ts';
-import { requestChangeVnfpkg } from '#lib/lcm/change-package.ts';
+import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
+import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
+import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
+import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
+import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { changeCurrentVnfPkgRequest, healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, parseRequest, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, type ApiRequest, type ApiResult } from './common/http.ts';
@@ -32,7 +34,7 @@ export const handler = httpApi({
   ...bothVersions('/vnf_instances/{vnfInstanceId}/scale', {
     POST: async (request) => {
       const body = parseRequest(scaleVnfRequest, request.body, 'ScaleVnfRequest');
-      return accepted(request, await requestScale(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), parsedVnfd));
+      return accepted(request, await requestScale(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
@@ -44,7 +46,7 @@ export const handler = httpApi({
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_vnfpkg': {
     POST: async (request) => {
       const body = parseRequest(changeCurrentVnfPkgRequest, request.body, 'ChangeCurrentVnfPkgRequest');
-      return accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request), { vnfdOf: parsedVnfd, filesOf: packageFiles }));
+      return accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, request.params.vnfInstanceId ?? '', body, version(request)));
     },
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
