@@ -8,7 +8,7 @@ import { finishOperation, startOperation } from '#lib/lcm/operations.ts';
 import type { PackageAccess } from '#lib/packages/access.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import type { LcmOperationType, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { LcmOperationState, LcmOperationType, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { InstanceUpdate, LockRequest, VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
@@ -205,25 +205,25 @@ async function begin(w: World, operation: LcmOperationType, operationParams: Rec
   return occ.id;
 }
 
-/** Runs a start step and polls as the machine's Wait/Poll/Choice loop does, until DONE. */
-async function startAndPoll(w: World, opOccId: string, startAction: StepAction, pollAction: StepAction): Promise<number> {
+/**
+ * Runs a phase as the machine's tasks do: the start step, the poll step (Wait/Poll/Choice loop)
+ * until DONE, the finish step, then the op occ's end state when the phase ends the operation.
+ */
+async function runPhase(w: World, opOccId: string, [startAction, pollAction, finishAction]: [StepAction, StepAction, StepAction], end?: LcmOperationState): Promise<void> {
   let step = await runStep(w.deps, opOccId, startAction, 0, PACKAGES);
-  let polls = 0;
-  while (step.status !== 'DONE') {
+  for (let polls = 0; step.status !== 'DONE'; polls++) {
     assert.ok(polls < 10, 'the fake VIM finishes within 10 polls');
     step = await runStep(w.deps, opOccId, pollAction, step.polls ?? 0, PACKAGES);
-    polls++;
   }
-  return polls;
+  await runStep(w.deps, opOccId, finishAction, 0, PACKAGES);
+  if (end) await finishOperation(w.deps, opOccId, end);
 }
 
 async function instantiate(w: World): Promise<string> {
   await newInstance(w);
   const id = await begin(w, 'INSTANTIATE', { flavourId: 'simple' }, { vim: VIM });
   await runStep(w.deps, id, 'grant', 0, PACKAGES);
-  await startAndPoll(w, id, 'instantiate-start', 'instantiate-poll');
-  await runStep(w.deps, id, 'instantiate-finish', 0, PACKAGES);
-  await finishOperation(w.deps, id, 'COMPLETED');
+  await runPhase(w, id, ['instantiate-start', 'instantiate-poll', 'instantiate-finish'], 'COMPLETED');
   return id;
 }
 
@@ -262,9 +262,7 @@ describe('the LCM step engine', () => {
     w.driver.calls = [];
     const id = await begin(w, 'TERMINATE', { terminationType: 'FORCEFUL' }, { vim: VIM });
     await runStep(w.deps, id, 'grant', 0, PACKAGES);
-    await startAndPoll(w, id, 'terminate-start', 'terminate-poll');
-    await runStep(w.deps, id, 'terminate-finish', 0, PACKAGES);
-    await finishOperation(w.deps, id, 'COMPLETED');
+    await runPhase(w, id, ['terminate-start', 'terminate-poll', 'terminate-finish'], 'COMPLETED');
 
     assert.deepEqual(w.driver.calls, ['terminateStart', 'terminatePoll', 'terminatePoll']);
     const occ = w.opOccs.records.get(id)!;
@@ -287,8 +285,7 @@ describe('the LCM step engine', () => {
     const change = { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'worker', steps: 1, targets: { VDU1: 2 }, remove: [] };
     const id = await begin(w, 'SCALE', { type: 'SCALE_OUT', aspectId: 'worker', numberOfSteps: 1 }, { vim: VIM, change });
     await runStep(w.deps, id, 'grant', 0, PACKAGES);
-    await startAndPoll(w, id, 'update-start', 'update-poll');
-    await runStep(w.deps, id, 'update-finish', 0, PACKAGES);
+    await runPhase(w, id, ['update-start', 'update-poll', 'update-finish']);
 
     assert.deepEqual(w.driver.calls, ['updateStart SCALE', 'updatePoll SCALE', 'updatePoll SCALE']);
     const occ = w.opOccs.records.get(id)!;
@@ -316,9 +313,7 @@ describe('the LCM step engine', () => {
     await finishOperation(w.deps, id, 'FAILED_TEMP', { error: { title: 'VimOperationFailed', status: 500, detail: 'quota exceeded' } });
     await finishOperation(w.deps, id, 'ROLLING_BACK');
     w.driver.calls = [];
-    await startAndPoll(w, id, 'rollback-start', 'rollback-poll');
-    await runStep(w.deps, id, 'rollback-finish', 0, PACKAGES);
-    await finishOperation(w.deps, id, 'ROLLED_BACK');
+    await runPhase(w, id, ['rollback-start', 'rollback-poll', 'rollback-finish'], 'ROLLED_BACK');
 
     assert.deepEqual(w.driver.calls, ['terminateStart', 'terminatePoll', 'terminatePoll']);
     const occ = w.opOccs.records.get(id)!;
