@@ -5,7 +5,6 @@
 // so these routes take the JSON as sent.
 import { fmDeps } from '#lib/deps.ts';
 import { alertAutoHealing, alertAutoScaling, serverNotified } from '#lib/fm/alerts.ts';
-import { parsedVnfd } from '#lib/lcm/lifecycle.ts';
 import { httpApi, type RouteTable } from './common/http.ts';
 
 export const routes: RouteTable = {
@@ -20,7 +19,7 @@ export const routes: RouteTable = {
   '/alert/auto_scaling': {
     POST: {
       handler: async (request) => {
-        await alertAutoScaling(fmDeps(), request.caller, request.body, parsedVnfd);
+        await alertAutoScaling(fmDeps(), request.caller, request.body);
         return { status: 204 };
       },
     },

@@ -3,9 +3,11 @@
 // V3.x), and retry, roll back or fail an operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
-import { failOperation, packageFiles, parsedVnfd, requestInstantiate, requestTerminate, retryOperation, rollbackOperation } from '#lib/lcm/lifecycle.ts';
-import { requestHeal, requestScale } from '#lib/lcm/scale-heal.ts';
-import { requestChangeVnfpkg } from '#lib/lcm/change-package.ts';
+import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
+import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
+import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
+import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
+import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { changeCurrentVnfPkgRequest, healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, route, type ApiRequest, type ApiResult, type RouteTable } from './common/http.ts';
@@ -38,7 +40,7 @@ export const routes: RouteTable = {
     POST: route({
       schema: scaleVnfRequest,
       title: 'ScaleVnfRequest',
-      handler: async (request) => accepted(request, await requestScale(coreDeps(), request.caller, instanceId(request), request.body, version(request), parsedVnfd)),
+      handler: async (request) => accepted(request, await requestScale(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
@@ -52,7 +54,7 @@ export const routes: RouteTable = {
     POST: route({
       schema: changeCurrentVnfPkgRequest,
       title: 'ChangeCurrentVnfPkgRequest',
-      handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request), { vnfdOf: parsedVnfd, filesOf: packageFiles })),
+      handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

@@ -6,10 +6,9 @@
 // Every payload is validated whole before anything happens: a malformed one changes nothing.
 import { z } from 'zod';
 import { log } from '#lib/log.ts';
-import { requestScale } from '#lib/lcm/scale-heal.ts';
+import { requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { type Caller } from '#lib/auth/tenancy.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import { BadRequestError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
@@ -106,7 +105,7 @@ export async function alertAutoHealing(deps: FmDeps, caller: Caller, body: unkno
 }
 
 /** POST /alert/auto_scaling: firing `auto_scale` alerts start a SCALE with isAutomaticInvocation (isAutoscaleEnabled). */
-export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unknown, vnfdOf: (packageId: string) => Promise<ParsedVnfd>): Promise<AlertOutcome> {
+export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unknown): Promise<AlertOutcome> {
   const payload = parseRequest(webhook(scaleAlert), body, 'Alertmanager webhook (AutoScaleAlertEvent)');
   const outcome: AlertOutcome = { accepted: 0, ignored: 0, opOccIds: [] };
   const firing = payload.alerts.filter((item) => item.status === 'firing' && String(item.labels.function_type).replace('-', '_') === 'auto_scale');
@@ -124,7 +123,7 @@ export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unkno
     try {
       const occ = await requestScale(deps.lcm, { tenantId: instance.tenantId }, instance.id, {
         type: item.labels.auto_scale_type, aspectId: either(item.labels, 'aspect_id', 'aspectId') as string, numberOfSteps: 1,
-      }, 2, vnfdOf, { isAutomaticInvocation: true });
+      }, 2, { isAutomaticInvocation: true });
       outcome.opOccIds.push(occ.id);
     } catch (error) {
       // A scale beyond the aspect's bounds (400) or an operation in progress (409) is not the monitor's fault.

@@ -6,7 +6,7 @@
 // all the instance's faulty VNFCs, unless that VDU was healed too often lately (no heal storm).
 // Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
 import { log } from '#lib/log.ts';
-import { requestHeal } from '#lib/lcm/scale-heal.ts';
+import { requestHeal } from '#lib/lcm/requests/scale-heal.ts';
 import { withOutbox } from '#lib/notify/publisher.ts';
 import { instanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';

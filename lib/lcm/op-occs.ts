@@ -1,11 +1,14 @@
-// SOL003 VNF LCM operation occurrence resources (read side) and the task-step entry points that
-// the operation state machines call.
-import { NotFoundError, ProblemError } from '#lib/sol/errors.ts';
+// SOL003 VNF LCM operation occurrence resources: the read side, the task-step entry points that
+// the operation state machines call, and every write lcm makes to an op occ (created, moved to
+// another state, attributes updated), so that what follows a write (its notification) has one place.
+import { isDeepStrictEqual } from 'node:util';
+import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import {
   renderVnfLcmOpOcc, VNF_LCM_OP_OCC_ATTRIBUTES, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
   type ApiMajorVersion, type LcmOperationState, type ProblemDetailsRecord, type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
-import { opOccListKey } from '#lib/store/op-occs.ts';
+import { opOccListKey, type Transition } from '#lib/store/op-occs.ts';
+import type { DriverState } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
@@ -60,3 +63,29 @@ export function problemFromError(error: unknown): ProblemDetailsRecord {
 }
 
 export type StepTarget = Extract<LcmOperationState, 'PROCESSING' | 'COMPLETED' | 'FAILED_TEMP' | 'ROLLED_BACK' | 'FAILED'>;
+
+/** Records a new op occ (STARTING, under its instance's lock). */
+export async function createOpOcc(deps: CoreDeps, record: VnfLcmOpOccRecord): Promise<void> {
+  await deps.opOccs.create(record);
+}
+
+/** Moves an op occ to `transition.to` if it is in one of `transition.from`; undefined when it was not. */
+export function moveOpOcc(deps: CoreDeps, opOccId: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
+  return deps.opOccs.transition(opOccId, transition);
+}
+
+/** Updates attributes of an op occ without changing its state; fails if the state changed meanwhile. */
+export async function updateOpOcc(deps: CoreDeps, opOcc: VnfLcmOpOccRecord, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
+  const saved = await moveOpOcc(deps, opOcc.id, { from: [opOcc.operationState], to: opOcc.operationState, now: opOcc.stateEnteredTime, set, remove });
+  if (!saved) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} changed state while its step ran`);
+}
+
+/**
+ * Records the driver's state on the op occ, unless it is what the op occ holds already: most polls
+ * change nothing, and a write per poll of a 3 KB record (with its index copies) was most of what
+ * the table's files grew by under load. A state change meanwhile is then caught by the next write.
+ */
+export async function saveDriverState(deps: CoreDeps, opOcc: VnfLcmOpOccRecord, state: DriverState): Promise<void> {
+  if (isDeepStrictEqual(opOcc.driverState, state)) return;
+  await updateOpOcc(deps, opOcc, { driverState: state });
+}

@@ -9,6 +9,7 @@ import {
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import { createOpOcc, moveOpOcc } from './op-occs.ts';
 
 /** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
 const ORPHAN_LOCK_GRACE_MS = 60_000;
@@ -99,7 +100,7 @@ export async function startOperation(deps: CoreDeps, request: OperationRequest):
     revision: 1,
   };
   try {
-    await deps.opOccs.create(record);
+    await createOpOcc(deps, record);
   } catch (error) {
     if (paramsSecret) await deps.secrets.remove(paramsSecret).catch(() => undefined);
     await deps.instances.releaseLock(request.vnfInstanceId, id);
@@ -136,7 +137,7 @@ export async function finishOperation(deps: CoreDeps, opOccId: string, to: LcmOp
   if (extras.changedInfo) set.changedInfo = extras.changedInfo;
   // SOL003 5.5.2.13: error stays through PROCESSING and ROLLING_BACK after FAILED_TEMP; a completed operation has none.
   const remove = to === 'COMPLETED' ? ['error'] : [];
-  let record = await deps.opOccs.transition(opOccId, { from, to, now: deps.now(), set, remove });
+  let record = await moveOpOcc(deps, opOccId, { from, to, now: deps.now(), set, remove });
   if (!record) {
     const current = await deps.opOccs.get(opOccId);
     if (!current) throw new NotFoundError(`VNF LCM operation occurrence ${opOccId} does not exist`);

@@ -4,6 +4,7 @@
 // STARTING becomes ROLLED_BACK (nothing was done yet) — SOL003 5.4.1.2.
 import type { CoreDeps } from '#lib/ports.ts';
 import { finishOperation } from './operations.ts';
+import { moveOpOcc } from './op-occs.ts';
 import { log } from '#lib/log.ts';
 
 export interface DeadExecution {
@@ -37,7 +38,7 @@ export async function recoverDeadExecution(deps: CoreDeps, execution: DeadExecut
       break;
     case 'PROCESSING':
     case 'ROLLING_BACK':
-      await deps.opOccs.transition(opOcc.id, { from: [opOcc.operationState], to: 'FAILED_TEMP', now: deps.now(), set: { error } });
+      await moveOpOcc(deps, opOcc.id, { from: [opOcc.operationState], to: 'FAILED_TEMP', now: deps.now(), set: { error } });
       break;
     default:
       return `nothing to recover (${opOcc.operationState})`;

@@ -1,20 +1,15 @@
-// SCALE and HEAL (SOL003 5.4.5, 5.4.9): the requests, checked against the VNFD and the instance
-// before 202, and the change each makes, worked out once here so that every VIM driver does the
-// same thing: SCALE moves an aspect's scale level by whole steps, each VDU the aspect governs
+// SCALE and HEAL (SOL003 5.4.5, 5.4.9): the change each makes, worked out once here (for the
+// request, lib/lcm/requests/scale-heal.ts, and the steps, lib/lcm/engine/) so that every VIM driver
+// does the same thing: SCALE moves an aspect's scale level by whole steps, each VDU the aspect governs
 // gaining or losing the VNFCs its VduScalingAspectDeltas say, scale-in removing the newest VNFCs
 // first; HEAL replaces the VNFCs named (all of them when none are) and no others.
-import { BadRequestError, ConflictError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { BadRequestError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd.ts';
 import type { CollectedResources, UpdateChange, VnfcRef } from '#lib/vim/driver.ts';
-import type { CoreDeps } from '#lib/ports.ts';
-import { startOperation } from './operations.ts';
-import { getVnfInstance } from './vnf-instances.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
 
 type Info = Record<string, unknown>;
-type ScaleChange = Extract<UpdateChange, { kind: 'SCALE' }>;
+export type ScaleChange = Extract<UpdateChange, { kind: 'SCALE' }>;
 
 const list = (info: Info | undefined, key: string): Info[] => (Array.isArray(info?.[key]) ? info[key] : []) as Info[];
 
@@ -169,57 +164,4 @@ export function resourceDiff(before: CollectedResources, after: CollectedResourc
       id: st.id, virtualStorageDescId: st.virtualStorageDescId, changeType, storageResource: st.storageResource,
     }), (st) => (st.storageResource as Info | undefined)?.resourceId),
   };
-}
-
-function instantiatedOrConflict(instance: VnfInstanceRecord, operation: string): void {
-  if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources) {
-    throw new ConflictError(`VNF instance ${instance.id} is NOT_INSTANTIATED; it must be instantiated before ${operation}`);
-  }
-}
-
-function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): FlavourInfo {
-  const flavourId = String(instance.instantiatedVnfInfo?.flavourId ?? '');
-  const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);
-  if (!flavour) throw new UnprocessableEntityError(`The VNFD ${vnfd.vnfdId} no longer has the instance's deployment flavour "${flavourId}"`);
-  return flavour;
-}
-
-export async function requestScale(deps: CoreDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, vnfdOf: (packageId: string) => Promise<ParsedVnfd>, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
-  const instance = await getVnfInstance(deps, caller, id);
-  instantiatedOrConflict(instance, 'it can be scaled');
-  const change = scaleChange(flavourOfInstance(await vnfdOf(instance.vnfPkgId), instance), instance.instantiatedVnfInfo, request);
-  return startOperation(deps, {
-    tenantId: instance.tenantId,
-    startedBy: caller.clientId,
-    vnfInstanceId: id,
-    operation: 'SCALE',
-    operationParams: request,
-    apiMajorVersion: version,
-    requireState: 'INSTANTIATED',
-    isAutomaticInvocation: options.isAutomaticInvocation ?? false,
-    internal: { vim: instance.vimResources?.vim, change },
-  });
-}
-
-/** Operations the VNFM starts itself (auto-heal, auto-scale) are op occs with isAutomaticInvocation true (SOL003 5.5.2.13). */
-export interface AutomaticOptions {
-  isAutomaticInvocation?: boolean;
-}
-
-export async function requestHeal(deps: CoreDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
-  const instance = await getVnfInstance(deps, caller, id);
-  instantiatedOrConflict(instance, 'it can be healed');
-  const change = healChange(instance.instantiatedVnfInfo, request);
-  if (change.vnfcs.length === 0) throw new ConflictError(`VNF instance ${id} has no VNFCs to heal`);
-  return startOperation(deps, {
-    tenantId: instance.tenantId,
-    startedBy: caller.clientId,
-    vnfInstanceId: id,
-    operation: 'HEAL',
-    operationParams: request,
-    apiMajorVersion: version,
-    requireState: 'INSTANTIATED',
-    isAutomaticInvocation: options.isAutomaticInvocation ?? false,
-    internal: { vim: instance.vimResources?.vim, change },
-  });
 }

@@ -8,7 +8,8 @@
 // message.
 import { posix } from 'node:path';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
-import { VNF_INSTANCE_ATTRIBUTES, type LcmOperationType, type VnfInstanceRecord } from '#lib/sol/model.ts';
+import { VNF_INSTANCE_ATTRIBUTES, type LcmOperationType, type VnfInstanceRecord, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { CoreDeps } from '#lib/ports.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import { invokeScriptRunner } from '#lib/scripts/client.ts';
@@ -74,6 +75,13 @@ export function scriptView(instance: VnfInstanceRecord): Record<string, unknown>
     if (value !== undefined && key !== 'vimConnectionInfo') view[key] = value;
   }
   return view;
+}
+
+/** The request as the scripts get it: with the credentials the NFVO gave for them. */
+export async function scriptRequest(deps: CoreDeps, opOcc: VnfLcmOpOccRecord): Promise<Record<string, unknown>> {
+  const params = opOcc.operationParams ?? {};
+  if (!opOcc.paramsSecret) return params;
+  return { ...params, additionalParams: await deps.secrets.read(opOcc.paramsSecret) };
 }
 
 export interface ScriptRun {

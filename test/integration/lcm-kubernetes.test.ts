@@ -245,10 +245,8 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 
-  // lib/lcm/lifecycle.ts matches the request's vimType with a normaliser of its own, which does not
-  // know Tacker's 'kubernetes': the instantiate falls back to the default VIM. Passes once lifecycle
-  // uses sameVimType from lib/vim/registry.ts.
-  it('runs a CNF on the registered VIM a request names with Tacker\'s vimType "kubernetes"', { todo: 'lifecycle.ts still has its own sameVimType' }, async () => {
+  // VIM choice and the driver registry share one normaliser, so Tacker's 'kubernetes' is the ETSI type.
+  it('runs a CNF on the registered VIM a request names with Tacker\'s vimType "kubernetes"', async () => {
     const registered = await call('POST', '/vnfm/v1/vims', {
       body: { name: 'k8s-tacker-style', vimType: 'kubernetes', interfaceInfo: { endpoint: cluster.endpoint }, accessInfo: { bearer_token: cluster.bearer_token } },
     });

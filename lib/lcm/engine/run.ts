@@ -1,0 +1,33 @@
+// The LCM step engine: the task the operation state machines call with an op occ and an action
+// runs that action's step in the op occ's operation's table. What an operation does is all in its
+// own module's table; nothing here or in a step branches on the operation.
+import { ConflictError } from '#lib/sol/errors.ts';
+import type { LcmOperationType } from '#lib/sol/model.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
+import { changeVnfpkgSteps } from './change-vnfpkg.ts';
+import { healSteps } from './heal.ts';
+import { instantiateSteps } from './instantiate.ts';
+import { modifyInfoSteps } from './modify-info.ts';
+import { scaleSteps } from './scale.ts';
+import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
+import { terminateSteps } from './terminate.ts';
+
+export type { StepAction, StepResult } from './step.ts';
+
+const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
+  INSTANTIATE: instantiateSteps,
+  TERMINATE: terminateSteps,
+  SCALE: scaleSteps,
+  HEAL: healSteps,
+  CHANGE_VNFPKG: changeVnfpkgSteps,
+  MODIFY_INFO: modifyInfoSteps,
+};
+
+/** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */
+export async function runStep(deps: CoreDeps, opOccId: string, action: StepAction, polls = 0, packages: PackageAccess = storedPackages): Promise<StepResult> {
+  const loaded = await load(deps, opOccId, packages);
+  const step = STEPS[loaded.opOcc.operation]?.[action];
+  if (!step) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
+  return step(deps, loaded, polls);
+}
