@@ -3,7 +3,8 @@
 // failure so the state machine's Retry/Catch sees it.
 import { coreDeps } from '#lib/deps.ts';
 import { finishOperation } from '#lib/lcm/operations.ts';
-import { problemFromTaskFailure, type StepTarget, type TaskFailure } from '#lib/lcm/op-occs.ts';
+import type { StepTarget } from '#lib/lcm/op-occs.ts';
+import { problemFromTaskFailure, type TaskFailure } from './task-failure.ts';
 
 export interface TransitionInput {
   opOccId: string;

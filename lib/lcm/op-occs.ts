@@ -32,31 +32,6 @@ export function listOpOccs(deps: CoreDeps, caller: Caller, version: ApiMajorVers
   }, rawQuery, pageSize);
 }
 
-/** The `{Error, Cause}` that a Step Functions Catch puts in the state. */
-export interface TaskFailure {
-  Error?: string;
-  Cause?: string;
-}
-
-const STATUS_BY_ERROR: Record<string, number> = {
-  BadRequestError: 400, NotFoundError: 404, ConflictError: 409, UnprocessableEntityError: 422,
-  'States.Timeout': 504, 'States.TaskFailed': 500,
-};
-
-/** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
-export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {
-  const name = failure.Error ?? 'States.TaskFailed';
-  let detail = failure.Cause ?? name;
-  try {
-    // Lambda reports a thrown error as {"errorType","errorMessage",...}.
-    const parsed = JSON.parse(detail) as { errorMessage?: unknown };
-    if (typeof parsed.errorMessage === 'string') detail = parsed.errorMessage;
-  } catch {
-    // A plain-text cause is already the detail.
-  }
-  return { title: name, status: STATUS_BY_ERROR[name] ?? 500, detail: detail || name };
-}
-
 export function problemFromError(error: unknown): ProblemDetailsRecord {
   if (error instanceof ProblemError) return error.toProblem();
   return { title: 'Internal Server Error', status: 500, detail: error instanceof Error ? error.message : String(error) };

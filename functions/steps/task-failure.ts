@@ -1,0 +1,28 @@
+// The wire shape of a failed Step Functions task, as a Catch hands it to the next state, and the
+// ProblemDetails the op occ records for it (VnfLcmOpOcc.error).
+import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
+
+/** The `{Error, Cause}` that a Step Functions Catch puts in the state. */
+export interface TaskFailure {
+  Error?: string;
+  Cause?: string;
+}
+
+const STATUS_BY_ERROR: Record<string, number> = {
+  BadRequestError: 400, NotFoundError: 404, ConflictError: 409, UnprocessableEntityError: 422,
+  'States.Timeout': 504, 'States.TaskFailed': 500,
+};
+
+/** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
+export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {
+  const name = failure.Error ?? 'States.TaskFailed';
+  let detail = failure.Cause ?? name;
+  try {
+    // Lambda reports a thrown error as {"errorType","errorMessage",...}.
+    const parsed = JSON.parse(detail) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') detail = parsed.errorMessage;
+  } catch {
+    // A plain-text cause is already the detail.
+  }
+  return { title: name, status: STATUS_BY_ERROR[name] ?? 500, detail: detail || name };
+}
