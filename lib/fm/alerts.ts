@@ -9,7 +9,7 @@ import { log } from '#lib/log.ts';
 import { requestScale } from '#lib/lcm/scale-heal.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { type Caller } from '#lib/auth/tenancy.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { BadRequestError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';

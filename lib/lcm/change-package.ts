@@ -76,7 +76,7 @@ export async function requestChangeVnfpkg(
   id: string,
   request: ChangeCurrentVnfPkgRequest,
   version: ApiMajorVersion,
-  packages: { vnfdOf: (packageId: string) => Promise<import('#lib/packages/vnfd.ts').ParsedVnfd>; filesOf: (pkg: VnfPackageRecord) => PackageFiles },
+  packages: { vnfdOf: (packageId: string) => Promise<import('#lib/packages/vnfd/model.ts').ParsedVnfd>; filesOf: (pkg: VnfPackageRecord) => PackageFiles },
 ): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources) throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; only an instantiated VNF changes its package`);

@@ -6,7 +6,7 @@ import { BadRequestError, ConflictError, NotFoundError, ProblemError, Unprocessa
 import type { ApiMajorVersion, OperationExecution, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest, TerminateVnfRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
 import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';

@@ -6,7 +6,7 @@
 import { BadRequestError, ConflictError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { CollectedResources, UpdateChange, VnfcRef } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { startOperation } from './operations.ts';

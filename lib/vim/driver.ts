@@ -2,7 +2,7 @@
 // a registry, so the LCM engine and its state machines never branch on the kind of VIM. A driver
 // step never waits: it starts work and returns, and the state machine polls with Wait states.
 // Everything a driver returns travels through Step Functions, so it must hold no credentials.
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 
 /** A resolved VIM: where it is and how to authenticate (credentials only ever in memory). */
 export interface VimConnection {

@@ -4,7 +4,8 @@
 // label on every object and pod template, the VDUs' replica counts, and the order to apply them in.
 import { createHash } from 'node:crypto';
 import { PackageError } from '#lib/packages/errors.ts';
-import { parseSafeYaml, VNFD_LIMITS, type FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
+import { parseSafeYaml, VNFD_LIMITS } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 

@@ -24,7 +24,7 @@
 // or changeStart with it) issues the failed step again and goes on.
 import { z } from 'zod';
 import { log } from '#lib/log.ts';
-import type { FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { Coordination, DriverState, OperationContext, PackageChange, Progress } from '#lib/vim/driver.ts';
 import { VimError } from './errors.ts';
