@@ -17,6 +17,7 @@ import { type Caller } from '#lib/auth/tenancy.ts';
 import { packagePath, runScript, scriptView } from './scripts.ts';
 import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles } from './lifecycle.ts';
+import { isRecord } from '#lib/json.ts';
 
 type Json = Record<string, unknown>;
 
@@ -33,8 +34,6 @@ export interface ChangePlan {
   coordinateNew?: CoordinateScript;
   coordinateOld?: CoordinateScript;
 }
-
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function upgradeTypeOf(value: unknown): PackageChange['upgradeType'] {
   const normalised = typeof value === 'string' ? value.replace(/[-_\s]/g, '').toLowerCase() : '';

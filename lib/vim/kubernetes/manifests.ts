@@ -8,6 +8,7 @@ import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { parseSafeYaml, VNFD_LIMITS } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
+import { isRecord as isObj } from '#lib/json.ts';
 
 export const DEF_FILES_PARAM = 'lcm-kubernetes-def-files';
 /** The label every object of a VNF instance carries, so terminate finds them without a driver state. */
@@ -21,8 +22,6 @@ export interface ManifestObject {
   metadata: Json & { name: string; namespace?: string; labels?: Record<string, string> };
   [key: string]: unknown;
 }
-
-const isObj = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Workload kinds: their pods are a VDU's VNFCs, and they are what instantiate waits for. */
 export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Pod']);
