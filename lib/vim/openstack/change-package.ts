@@ -34,12 +34,12 @@ import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf, type Ba
 import { createdImages, deleteImages, imageOwners, imageRecord, imagesReady, resolveImages, type ImageRecord } from './images.ts';
 import { OpenStackSession } from './keystone.ts';
 import { collectResources, PORT, SERVER, serverPlacement } from './resources.ts';
-import { createStack, grantChoices, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackActionStatus, stackRef, stateOf, type GrantChoices, type OpenStackState, type StackActionStatus } from './state.ts';
+import { createStack, grantChoices, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackActionStatus, stackDeletion, stackRef, stateOf, type GrantChoices, type OpenStackState, type StackActionStatus } from './state.ts';
+import { isRecord } from '#lib/json.ts';
 
 type Json = Record<string, unknown>;
 type CoordinatedVnfc = Coordination['vnfcs'][number];
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const clone = <T>(value: T): T => structuredClone(value);
 
 // ---------------------------------------------------------------------------------------------
@@ -708,12 +708,7 @@ async function blueGreenPoll(env: Env, working: Working): Promise<Progress> {
       change.phase = 'delete-old';
       return { status: 'IN_PROGRESS', state: working };
     case 'delete-old': {
-      const stack = await env.heat.getStack(stackRef(working));
-      if (stack && !stack.stack_status.startsWith('DELETE_')) {
-        await env.heat.deleteStack(stackRef(working));
-        return { status: 'IN_PROGRESS', state: working };
-      }
-      const status = stackActionStatus(stack, 'DELETE', stackRef(working));
+      const status = await stackDeletion(env.heat, stackRef(working));
       if (status.status === 'FAILED') return failed(status.reason);
       if (status.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: working };
       const result: OpenStackState = {
@@ -812,12 +807,7 @@ async function blueGreenRollbackPoll(env: Env, working: Working): Promise<Progre
     case 'delete-new': {
       if (!change.newStackId) await deleteNewStack(env, working);
       if (change.newStackId) {
-        const stack = await env.heat.getStack(newStackRef(change));
-        if (stack && !stack.stack_status.startsWith('DELETE_')) {
-          await env.heat.deleteStack(newStackRef(change));
-          return { status: 'IN_PROGRESS', state: working };
-        }
-        const status = stackActionStatus(stack, 'DELETE', newStackRef(change));
+        const status = await stackDeletion(env.heat, newStackRef(change));
         if (status.status === 'FAILED') return failed(status.reason);
         if (status.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: working };
       }
