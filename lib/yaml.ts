@@ -1,7 +1,6 @@
 // Safe YAML for untrusted input (VNFD files, HOT templates, Kubernetes manifests): plain YAML 1.2
 // data only, with size, nesting and alias bounds checked before anything recursive runs.
 import { CST, Composer, Lexer, LineCounter, Parser, isMap, isScalar, isSeq, type Node as YamlNode } from 'yaml';
-import { PackageError } from '#lib/packages/errors.ts';
 
 /** Bounds on untrusted YAML: real VNFDs are a few files of tens of kilobytes, a few levels deep. */
 export const VNFD_LIMITS = {
@@ -14,8 +13,16 @@ export const VNFD_LIMITS = {
   maxIndent: 1024,
 } as const;
 
+/** YAML refused, and where (a path, with its line where known); callers say it in their own terms. */
+export class UnsafeYamlError extends Error {
+  constructor(detail: string, readonly where?: string, options?: { cause?: unknown }) {
+    super(detail, options);
+    this.name = 'UnsafeYamlError';
+  }
+}
+
 /** Text that is not (strict YAML 1.2) YAML, as opposed to YAML refused for its size or shape. */
-export class InvalidYamlError extends PackageError {}
+export class InvalidYamlError extends UnsafeYamlError {}
 
 const CORE_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((name) => `tag:yaml.org,2002:${name}`));
 /** Lexer control characters that stand for no source text. */
@@ -28,7 +35,7 @@ const LEXER_MARKERS = new Set(['\x02', '\x18', '\x1f']);
 export function parseSafeYaml(text: string, where: string): unknown {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > VNFD_LIMITS.maxFileBytes) {
-    throw new PackageError(`is ${bytes} bytes; a VNFD file may have at most ${VNFD_LIMITS.maxFileBytes} bytes`, where);
+    throw new UnsafeYamlError(`is ${bytes} bytes; a VNFD file may have at most ${VNFD_LIMITS.maxFileBytes} bytes`, where);
   }
   const lines = new LineCounter();
   lines.addNewLine(0);
@@ -65,12 +72,12 @@ export function parseSafeYaml(text: string, where: string): unknown {
         case 'explicit-key-ind':
         case 'map-value-ind':
           if (lineStart) column += lexeme.length;
-          if (column > VNFD_LIMITS.maxIndent) throw new PackageError(`is indented more than ${VNFD_LIMITS.maxIndent} columns deep`, at(start));
+          if (column > VNFD_LIMITS.maxIndent) throw new UnsafeYamlError(`is indented more than ${VNFD_LIMITS.maxIndent} columns deep`, at(start));
           break;
         case 'flow-map-start':
         case 'flow-seq-start':
           lineStart = false;
-          if (++flowDepth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(start));
+          if (++flowDepth > VNFD_LIMITS.maxDepth) throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(start));
           break;
         case 'flow-map-end':
         case 'flow-seq-end':
@@ -79,7 +86,7 @@ export function parseSafeYaml(text: string, where: string): unknown {
           break;
         case 'alias':
           lineStart = false;
-          if (++aliases > VNFD_LIMITS.maxAliases) throw new PackageError(`uses more than ${VNFD_LIMITS.maxAliases} YAML aliases`, at(start));
+          if (++aliases > VNFD_LIMITS.maxAliases) throw new UnsafeYamlError(`uses more than ${VNFD_LIMITS.maxAliases} YAML aliases`, at(start));
           break;
         default:
           lineStart = false;
@@ -91,7 +98,7 @@ export function parseSafeYaml(text: string, where: string): unknown {
 
   // Duplicate keys are checked below with a Set: the library's own check is quadratic in map size.
   const documents = [...new Composer({ uniqueKeys: false }).compose(tokens, true, text.length)];
-  if (documents.length !== 1) throw new PackageError(`holds ${documents.length} YAML documents; a VNFD file holds one`, where);
+  if (documents.length !== 1) throw new UnsafeYamlError(`holds ${documents.length} YAML documents; a VNFD file holds one`, where);
   const document = documents[0] as (typeof documents)[number];
   const error = document.errors[0];
   if (error) throw new InvalidYamlError(`is not valid YAML: ${error.message.split('\n')[0]}`, at(error.pos[0]));
@@ -101,21 +108,21 @@ export function parseSafeYaml(text: string, where: string): unknown {
     const { node, depth } = stack.pop() as (typeof stack)[number];
     if (!node) continue;
     if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
-      throw new PackageError(`uses the YAML tag ${node.tag}; a VNFD is plain YAML without tags`, at(node.range?.[0]));
+      throw new UnsafeYamlError(`uses the YAML tag ${node.tag}; a VNFD is plain YAML without tags`, at(node.range?.[0]));
     }
     if (isMap(node)) {
-      if (depth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
+      if (depth > VNFD_LIMITS.maxDepth) throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
       const keys = new Set<string>();
       for (const pair of node.items) {
         const key = pair.key as YamlNode | null;
-        if (!isScalar(key)) throw new PackageError('has a mapping key that is not a plain scalar', at(key?.range?.[0] ?? node.range?.[0]));
+        if (!isScalar(key)) throw new UnsafeYamlError('has a mapping key that is not a plain scalar', at(key?.range?.[0] ?? node.range?.[0]));
         const name = String(key.value);
-        if (keys.has(name)) throw new PackageError(`has the key "${name}" twice in one mapping`, at(key.range?.[0]));
+        if (keys.has(name)) throw new UnsafeYamlError(`has the key "${name}" twice in one mapping`, at(key.range?.[0]));
         keys.add(name);
         stack.push({ node: key, depth: depth + 1 }, { node: pair.value as YamlNode | null, depth: depth + 1 });
       }
     } else if (isSeq(node)) {
-      if (depth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
+      if (depth > VNFD_LIMITS.maxDepth) throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
       for (const item of node.items) stack.push({ node: item as YamlNode | null, depth: depth + 1 });
     }
   }
@@ -128,7 +135,7 @@ export function parseSafeYaml(text: string, where: string): unknown {
     value = document.toJS({ maxAliasCount: VNFD_LIMITS.maxAliases });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/alias count/i.test(message)) throw new PackageError('expands YAML aliases beyond the limit (an alias bomb?)', where, { cause: error });
+    if (/alias count/i.test(message)) throw new UnsafeYamlError('expands YAML aliases beyond the limit (an alias bomb?)', where, { cause: error });
     throw new InvalidYamlError(`is not valid YAML: ${message}`, where, { cause: error });
   }
   // Aliases can still deepen the data, or make it circular (`a: &a [*a]`); shared objects are measured once.
@@ -146,6 +153,6 @@ export function parseSafeYaml(text: string, where: string): unknown {
     heights.set(item, below + 1);
     return below + 1;
   };
-  if (height(value) > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep once aliases are expanded`, where);
+  if (height(value) > VNFD_LIMITS.maxDepth) throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep once aliases are expanded`, where);
   return value;
 }

@@ -10,6 +10,7 @@ import type {
 } from './model.ts';
 import { TypeRegistry, describe, escapesRoot, isAbsolute, isUrl, loadFiles, own, put, yamlPath, type Obj, type ToscaFile } from './tosca.ts';
 
+/** The SOL001 types extraction looks for; a type derived from one counts as it. */
 const T = {
   vnf: 'tosca.nodes.nfv.VNF',
   vdu: 'tosca.nodes.nfv.Vdu.Compute',

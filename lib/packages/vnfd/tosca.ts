@@ -2,12 +2,15 @@
 // files the VNFM ships), and the type registry that resolves derived_from across those files.
 import { posix } from 'node:path';
 import { isRecord } from '#lib/json.ts';
-import { InvalidYamlError, VNFD_LIMITS, parseSafeYaml } from '#lib/yaml.ts';
+import { InvalidYamlError, UnsafeYamlError, VNFD_LIMITS, parseSafeYaml } from '#lib/yaml.ts';
 import { PackageError } from '../errors.ts';
 import { SHIPPED_SOL001 } from '../sol001/types.ts';
 import type { VnfdReader } from './model.ts';
 
 export const SOL001_TYPE_FILES = ['etsi_nfv_sol001_common_types.yaml', 'etsi_nfv_sol001_vnfd_types.yaml'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Reading parsed YAML, which is untrusted
 
 export type Obj = Record<string, unknown>;
 
@@ -41,6 +44,9 @@ export interface ToscaFile {
 
 type FileRef = { path: string } | { shipped: string };
 
+/** Refused YAML as what it is here: a problem of the package, where the YAML said. */
+const asPackageError = (error: unknown): unknown => (error instanceof UnsafeYamlError ? new PackageError(error.message, error.where, { cause: error }) : error);
+
 const shippedDocs = new Map<string, Promise<Obj>>();
 
 /** The shipped SOL001 files are parsed once per process; nothing below mutates parsed data. */
@@ -49,7 +55,7 @@ function shippedDoc(name: string): Promise<Obj> {
   if (!doc) {
     // Embedded as strings so the types travel inside every bundle.
     const text = SHIPPED_SOL001[name];
-    doc = text === undefined ? Promise.reject(new Error(`${name} is not shipped`)) : Promise.resolve().then(() => parseSafeYaml(text, shippedWhere(name)) as Obj);
+    doc = text === undefined ? Promise.reject(new Error(`${name} is not shipped`)) : Promise.resolve().then(() => parseSafeYaml(text, shippedWhere(name)) as Obj).catch((error: unknown) => Promise.reject(asPackageError(error)));
     doc.catch(() => shippedDocs.delete(name));
     shippedDocs.set(name, doc);
   }
@@ -121,7 +127,7 @@ export async function loadFiles(reader: VnfdReader, entry: string): Promise<Tosc
         // Every v2.6.1 copy of the SOL001 VNFD types in Tacker's tree has a line PyYAML (Tacker) accepts and
         // strict YAML does not; a bundled copy that does not parse is read as the shipped one.
         const sol001 = sol001Name(ref.path);
-        if (!(error instanceof InvalidYamlError) || !sol001) throw error;
+        if (!(error instanceof InvalidYamlError) || !sol001) throw asPackageError(error);
         doc = await shippedDoc(sol001);
       }
       if (!isRecord(doc)) throw new PackageError(`is ${describe(doc)}; a TOSCA file is a mapping`, ref.path);

@@ -3,9 +3,8 @@
 // parsed as untrusted multi-document YAML, and prepared for one VNF instance: its namespace, its
 // label on every object and pod template, the VDUs' replica counts, and the order to apply them in.
 import { createHash } from 'node:crypto';
-import { PackageError } from '#lib/packages/errors.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
-import { parseSafeYaml, VNFD_LIMITS } from '#lib/yaml.ts';
+import { parseSafeYaml, UnsafeYamlError, VNFD_LIMITS } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import { isRecord as isObj } from '#lib/json.ts';
@@ -113,7 +112,7 @@ export function parseManifest(text: string, path: string): ManifestObject[] {
     try {
       value = parseSafeYaml(chunk, where);
     } catch (error) {
-      if (error instanceof PackageError) throw new UnprocessableEntityError(`${error.where ?? where}: ${error.message}`);
+      if (error instanceof UnsafeYamlError) throw new UnprocessableEntityError(`${error.where ?? where}: ${error.message}`);
       throw error;
     }
     if (value === null || value === undefined) return;
