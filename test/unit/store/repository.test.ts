@@ -1,6 +1,7 @@
 // Tests for the DynamoDB repository base the stores share, against the local DynamoDB stand-in:
 // a create on a taken id is a RecordExistsError, a missing record reads as undefined, a tenant's
-// list pages in sort-key order without losing or repeating a record, and a failed condition is an answer.
+// list pages in sort-key order without losing or repeating a record, and a failed condition is an
+// answer; and for the VIM store, which uses the same conditional-write helpers without the base.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '#local/dynamodb.ts';
 import { ALL_TENANTS, RecordExistsError, conditionHeld, isConditionFailure, type Page } from '#lib/store/dynamo.ts';
 import { TenantRecordRepository } from '#lib/store/repository.ts';
+import { DynamoVimStore, type VimRecord } from '#lib/store/vims.ts';
 
 interface Thing { id: string; tenantId: string; seq: string; state: string }
 
@@ -46,6 +48,12 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
       AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, { AttributeName: 'tenantId', AttributeType: 'S' }, { AttributeName: 'seq', AttributeType: 'S' }],
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
       GlobalSecondaryIndexes: [{ IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenantId', KeyType: 'HASH' }, { AttributeName: 'seq', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
+    }));
+    await client.send(new CreateTableCommand({
+      TableName: 'Vims', BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, { AttributeName: 'tenantId', AttributeType: 'S' }, { AttributeName: 'createdAt', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [{ IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenantId', KeyType: 'HASH' }, { AttributeName: 'createdAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
     }));
     client.destroy();
     store = new ThingStore('Things');
@@ -105,5 +113,30 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
 
   it('passes on a failure that is not a failed condition', async () => {
     await assert.rejects(new ThingStore('NoSuchTable').move('thing-1', 'NEW', 'DONE'), { name: 'ResourceNotFoundException' });
+  });
+
+  it('VIM store: a taken id, an update of a gone VIM and a key someone else holds are false; an update may only remove', async () => {
+    const vims = new DynamoVimStore('Vims');
+    const vim: VimRecord = {
+      id: 'vim-1', tenantId: 'tenant-a', name: 'one', vimType: 'openstack', interfaceInfo: {}, accessSecret: 'secret-1',
+      isDefault: false, createdAt: '2026-12-02T00:00:00Z', description: 'first',
+    };
+    assert.equal(await vims.create(vim), true);
+    assert.equal(await vims.create({ ...vim, name: 'again' }), false);
+    assert.equal((await vims.get('vim-1'))?.name, 'one');
+
+    assert.equal(await vims.update('vim-1', { status: 'REACHABLE', lastError: undefined }, ['description']), true);
+    assert.equal(await vims.update('vim-1', {}, ['status']), true, 'an update that only removes');
+    const updated = await vims.get('vim-1');
+    assert.equal(updated?.description, undefined);
+    assert.equal(updated?.status, undefined);
+    assert.equal(await vims.update('vim-gone', { status: 'REACHABLE' }), false);
+
+    assert.equal(await vims.claim('name:one', 'vim-1'), true);
+    assert.equal(await vims.claim('name:one', 'vim-2'), false);
+    assert.equal(await vims.move('name:one', 'vim-2', 'vim-3'), false);
+    await vims.release('name:one', 'vim-2');
+    assert.equal(await vims.holder('name:one'), 'vim-1', 'a release by another VIM leaves the key');
+    assert.equal(await vims.get('vim-key:name:one'), undefined, 'markers are not VIMs');
   });
 });
