@@ -18,6 +18,7 @@ import { documentClient, requiredEnv } from '#lib/store/dynamo.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { sendProblem } from './http-guard.ts';
 import { hashSecret, HashingBusyError, secretVerifier } from './client-secrets.ts';
+import { isRecord } from '#lib/json.ts';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -75,8 +76,6 @@ export function readJsonFile<T>(path: string, valid: (value: unknown) => value i
   if (!valid(value)) throw new DataFileError(path, `does not hold ${expected}`);
   return value;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function isClientStore(value: unknown): value is { clients: LocalClient[] } {
   return isRecord(value) && Array.isArray(value.clients) && value.clients.every((c) => isRecord(c)

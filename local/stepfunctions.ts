@@ -13,6 +13,7 @@ import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMach
 import type { RunOptions, StateMachineDefinition } from 'aws-local-stepfunctions';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
 import type { AwsCredentials } from './sigv4.ts';
+import { isRecord } from '#lib/json.ts';
 
 export interface LocalStateMachineSpec {
   arn: string;
@@ -182,10 +183,6 @@ interface ExecutionRecord extends Omit<StoredExecution, 'stateMachineArn'> {
   runner?: StateMachine;
   /** Left RUNNING on disk by close(): nothing more is recorded for it in this process. */
   detached?: boolean;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function toJson(value: unknown): Json {

@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Pair, parseDocument, Scalar, YAMLMap, type CollectionTag, type ScalarTag, type YAMLSeq } from 'yaml';
+import { isRecord } from '#lib/json.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Template shape
@@ -111,10 +112,6 @@ function buildTags(): Array<ScalarTag | CollectionTag> {
 }
 
 const CFN_TAGS = buildTags();
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Parses template YAML (or JSON) text; `source` only names the input in error messages. */
 export function parseTemplate(text: string, source = 'template'): SamTemplate {

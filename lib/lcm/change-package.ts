@@ -3,6 +3,7 @@
 // on the op occ, the CoordinateVNF scripts the engine runs where the driver stops for them (the
 // passwords of vdu_params and external_lb_param reach only these scripts), and the instance's
 // attributes once the change has succeeded.
+import { isRecord } from '#lib/json.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
@@ -27,7 +28,6 @@ export interface ChangePlan {
   coordinateOld?: CoordinateScript;
 }
 
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** vdu_params as an array, or as the single object seed 004's example sends. */
 export function vduParamsOf(value: unknown): Json[] {

@@ -2,7 +2,7 @@
 // (POST {GRANT_ENDPOINT}/grant/v1/grants) and takes the VIM assets the Grant names (images,
 // flavours, zones). Without a configured NFVO the VNFM grants itself. Request and Grant stay on
 // the op occ, so a retry or rollback does not ask again.
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { GrantDecision } from '#lib/vim/driver.ts';

@@ -5,7 +5,7 @@
 // first; HEAL replaces the VNFCs named (all of them when none are) and no others.
 import { BadRequestError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
-import type { FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import type { CollectedResources, UpdateChange, VnfcRef } from '#lib/vim/driver.ts';
 
 type Info = Record<string, unknown>;

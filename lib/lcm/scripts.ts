@@ -10,7 +10,7 @@ import { posix } from 'node:path';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { VNF_INSTANCE_ATTRIBUTES, type LcmOperationType, type VnfInstanceRecord, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import { invokeScriptRunner } from '#lib/scripts/client.ts';
 import type { ScriptRequest } from '#lib/scripts/contract.ts';

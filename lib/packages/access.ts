@@ -3,7 +3,7 @@
 // check that Kubernetes manifests a request names are artifacts the package declares.
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { PARSED_VNFD_FILE } from '#lib/packages/onboarding.ts';
 import { contentKey, getJson, getStream, onboardedKey } from '#lib/packages/storage.ts';
 import { packageIndex, readFile } from '#lib/packages/content.ts';

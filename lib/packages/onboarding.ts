@@ -13,7 +13,8 @@ import { openArchive, type CsarArchive } from './archive.ts';
 import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
 import { inspectCsar } from './csar.ts';
 import { PackageError } from './errors.ts';
-import { parseVnfd, type ParsedVnfd } from './vnfd.ts';
+import type { ParsedVnfd } from './vnfd/model.ts';
+import { parseVnfd } from './vnfd/parse.ts';
 import { INDEX_FILE, MAX_INLINE_BYTES, type PackageIndex } from './content.ts';
 import { contentKey, deletePrefix, extractedKey, getStream, onboardedKey, putObject, s3Source, SMALL_PARTS } from './storage.ts';
 

@@ -1,6 +1,7 @@
 // SOL013 clause 5.2 attribute-based filtering: parses the `filter` URI query parameter into an
 // AST and evaluates it against JSON resource representations. Pure; knows nothing about HTTP.
 import { BadRequestError } from '#lib/sol/errors.ts';
+import { isRecord as isObject } from '#lib/json.ts';
 
 export const FILTER_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'cont', 'ncont', 'in', 'nin'] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
@@ -138,10 +139,6 @@ export function parseFilter(raw: string, options: ParseFilterOptions = {}): Filt
     if (raw[pos] === ')') fail(`unbalanced parentheses: unexpected ")" at position ${pos} after "${text}"`);
     fail(`unexpected "${raw[pos]}" at position ${pos} after "${text}" (expressions are separated by ";")`);
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

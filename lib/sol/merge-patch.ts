@@ -1,9 +1,6 @@
 // JSON Merge Patch (IETF RFC 7396), which SOL003 uses for PATCH of VNF instances and for the
 // map-valued attributes inside a modification.
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+import { isRecord as isObject } from '#lib/json.ts';
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;

@@ -1,6 +1,7 @@
 // SOL013 clause 5.3 attribute selectors: validates all_fields / fields / exclude_fields /
 // exclude_default and trims a resource representation accordingly. Pure; knows nothing about HTTP.
 import { BadRequestError } from '#lib/sol/errors.ts';
+import { isRecord as isObject } from '#lib/json.ts';
 
 /** Attribute names from the top of the resource, e.g. ["instantiatedVnfInfo", "vnfcResourceInfo"]. */
 export type AttributePath = readonly string[];
@@ -84,10 +85,6 @@ export function parseSelectors(params: QueryParameters, options: ParseSelectorsO
 
 // Returned by an update or projection to mean "drop this attribute".
 const REMOVED: unique symbol = Symbol('removed');
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isPrefix(prefix: AttributePath, path: AttributePath): boolean {
   return prefix.length <= path.length && prefix.every((name, i) => name === path[i]);

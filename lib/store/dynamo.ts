@@ -19,8 +19,37 @@ export function requiredEnv(name: string): string {
   return value;
 }
 
+/** A create whose id is taken already: the conditional put's failure, named for what it means. */
+export class RecordExistsError extends Error {
+  constructor(readonly table: string, readonly id: string, options?: { cause?: unknown }) {
+    super(`A record with id ${id} exists already in ${table}`, options);
+    this.name = 'RecordExistsError';
+  }
+}
+
 export function isConditionFailure(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+  return error instanceof RecordExistsError || (error instanceof Error && error.name === 'ConditionalCheckFailedException');
+}
+
+/**
+ * Runs a conditional write and returns what it returns, or undefined when its condition did not
+ * hold: for these stores a failed condition is an answer ("not in that state"), not a fault.
+ */
+export async function ifConditionHeld<T>(write: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Runs a conditional write; false when its condition did not hold. */
+export async function conditionHeld(write: () => Promise<unknown>): Promise<boolean> {
+  return (await ifConditionHeld(async () => {
+    await write();
+    return true;
+  })) ?? false;
 }
 
 /** A page of records plus the DynamoDB key to resume after, if there may be more. */
@@ -36,8 +65,9 @@ export interface UpdateParts {
 }
 
 /**
- * Builds `SET a = :a, ... REMOVE b, ...` with placeholders for every attribute, on top of the
- * clauses, names and values the caller already has (conditions, counters).
+ * Builds `SET a = :a, ... REMOVE b, ...` (a clause with nothing in it left out) with placeholders
+ * for every attribute, on top of the clauses, names and values the caller already has (conditions,
+ * counters).
  */
 export function updateExpression(base: { sets: string[]; names?: Record<string, string>; values: Record<string, unknown> }, set: Record<string, unknown>, remove: readonly string[] = []): UpdateParts {
   const names = { ...base.names };
@@ -52,7 +82,8 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
     names[`#r${i}`] = attribute;
     return `#r${i}`;
   });
-  return { expression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, names, values };
+  const clauses = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''];
+  return { expression: clauses.filter(Boolean).join(' '), names, values };
 }
 
 /** Every tenant's records: what an `admin` caller's lists show. A symbol, so no tenant id (not even "*") can mean it. */
@@ -113,9 +144,14 @@ export async function tenantItems<T>(table: string, scope: TenantScope): Promise
   return all;
 }
 
-/** Writes a new record; fails with ConditionalCheckFailedException if the id exists already. */
+/** Writes a new record; fails with RecordExistsError if the id exists already. */
 export async function putNew(table: string, item: { id: string }): Promise<void> {
-  await documentClient().send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(id)' }));
+  try {
+    await documentClient().send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(id)' }));
+  } catch (error) {
+    if (isConditionFailure(error)) throw new RecordExistsError(table, item.id, { cause: error });
+    throw error;
+  }
 }
 
 /** Reads a record by id, strongly consistent (a state check must see the latest write). */

@@ -3,10 +3,10 @@
 // flight (STARTING, PROCESSING, ROLLING_BACK) carry `sweep: IN_FLIGHT`, the key of a sparse index
 // (shared with the notification outbox, lib/store/outbox.ts), so the reconciliation sweep reads
 // just them however long the history grows.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
-import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
   from: readonly LcmOperationState[];
@@ -31,20 +31,14 @@ export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROC
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
-export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
-  constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
+export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRecord> implements VnfLcmOpOccStore {
+  constructor(table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {
+    super(table);
+  }
 
-  async create(record: VnfLcmOpOccRecord): Promise<void> {
+  override async create(record: VnfLcmOpOccRecord): Promise<void> {
     const item: VnfLcmOpOccRecord & { sweep?: string } = IN_FLIGHT_STATES.includes(record.operationState) ? { ...record, sweep: IN_FLIGHT } : record;
-    await putNew(this.table, item);
-  }
-
-  get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
-    return getById<VnfLcmOpOccRecord>(this.table, id);
-  }
-
-  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
-    return tenantPage<VnfLcmOpOccRecord>(this.table, scope, limit, after);
+    await super.create(item);
   }
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
@@ -60,21 +54,13 @@ export class DynamoVnfLcmOpOccStore implements VnfLcmOpOccStore {
       names: { '#state': 'operationState' },
       values,
     }, t.set ?? {}, [...(t.remove ?? []), ...(inFlight ? [] : ['sweep'])]);
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: parts.expression,
-        ConditionExpression: `#state IN (${froms.join(', ')})`,
-        ExpressionAttributeNames: parts.names,
-        ExpressionAttributeValues: parts.values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return out.Attributes as VnfLcmOpOccRecord;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updatedRecord({
+      Key: { id },
+      UpdateExpression: parts.expression,
+      ConditionExpression: `#state IN (${froms.join(', ')})`,
+      ExpressionAttributeNames: parts.names,
+      ExpressionAttributeValues: parts.values,
+    });
   }
 
   async listInFlight(): Promise<VnfLcmOpOccRecord[]> {

@@ -1,9 +1,10 @@
 // VNF package records (SOL005 VnfPkgInfo plus what onboarding extracted). State changes are
 // conditional writes, so an upload, an onboarding run, a PATCH and a DELETE racing on one package
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
-import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, conditionHeld, documentClient, ifConditionHeld, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { TenantRecordRepository } from './repository.ts';
 
 export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
 export type OperationalState = 'ENABLED' | 'DISABLED';
@@ -74,15 +75,13 @@ export interface VnfPackageStore {
 
 export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdAt: r.createdAt });
 
-export class DynamoVnfPackageStore implements VnfPackageStore {
-  constructor(private readonly table = requiredEnv('VNF_PACKAGES_TABLE')) {}
-
-  async put(record: VnfPackageRecord): Promise<void> {
-    await putNew(this.table, record);
+export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageRecord> implements VnfPackageStore {
+  constructor(table = requiredEnv('VNF_PACKAGES_TABLE')) {
+    super(table);
   }
 
-  get(id: string): Promise<VnfPackageRecord | undefined> {
-    return getById<VnfPackageRecord>(this.table, id);
+  put(record: VnfPackageRecord): Promise<void> {
+    return this.create(record);
   }
 
   listOnboarding(): Promise<VnfPackageRecord[]> {
@@ -97,10 +96,6 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
       ExpressionAttributeValues: { ':v': vnfdId },
     }));
     return (out.Items ?? []) as VnfPackageRecord[];
-  }
-
-  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
-    return tenantPage<VnfPackageRecord>(this.table, scope, limit, after);
   }
 
   async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {
@@ -123,79 +118,49 @@ export class DynamoVnfPackageStore implements VnfPackageStore {
       conditions.push('#us = :us');
     }
     const parts = updateExpression({ sets: ['revision = if_not_exists(revision, :zero) + :one'], names, values }, change.set ?? {}, change.remove);
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: parts.expression,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
-        ExpressionAttributeValues: parts.values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return out.Attributes as VnfPackageRecord;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updatedRecord({
+      Key: { id },
+      UpdateExpression: parts.expression,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
+      ExpressionAttributeValues: parts.values,
+    });
   }
 
-  async deleteUnused(id: string): Promise<boolean> {
-    try {
-      await documentClient().send(new DeleteCommand({
-        TableName: this.table,
-        Key: { id },
-        ConditionExpression: 'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
-        ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  deleteUnused(id: string): Promise<boolean> {
+    return conditionHeld(() => this.delete({
+      Key: { id },
+      ConditionExpression: 'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
+      ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
+    }));
   }
 
-  async acquireUse(id: string): Promise<boolean> {
-    try {
-      await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
-        ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
-        ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  acquireUse(id: string): Promise<boolean> {
+    return conditionHeld(() => this.update({
+      Key: { id },
+      UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+      ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
+      ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
+    }));
   }
 
   async releaseUse(id: string): Promise<void> {
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table,
+    // A failed condition: already at zero (a package created before counting, or a repeated release).
+    const out = await ifConditionHeld(() => this.update({
+      Key: { id },
+      UpdateExpression: 'ADD instanceCount :minus',
+      ConditionExpression: 'instanceCount > :zero',
+      ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      ReturnValues: 'UPDATED_NEW',
+    }));
+    if (out?.Attributes?.instanceCount === 0) {
+      // A failed condition: a new instance took it into use again in between, and it stays IN_USE.
+      await conditionHeld(() => this.update({
         Key: { id },
-        UpdateExpression: 'ADD instanceCount :minus',
-        ConditionExpression: 'instanceCount > :zero',
-        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-        ReturnValues: 'UPDATED_NEW',
+        UpdateExpression: 'SET usageState = :notInUse',
+        ConditionExpression: 'instanceCount = :zero',
+        ExpressionAttributeValues: { ':notInUse': 'NOT_IN_USE', ':zero': 0 },
       }));
-      if (out.Attributes?.instanceCount === 0) {
-        await documentClient().send(new UpdateCommand({
-          TableName: this.table,
-          Key: { id },
-          UpdateExpression: 'SET usageState = :notInUse',
-          ConditionExpression: 'instanceCount = :zero',
-          ExpressionAttributeValues: { ':notInUse': 'NOT_IN_USE', ':zero': 0 },
-        })).catch((error: unknown) => {
-          // A new instance took it into use again in between: it stays IN_USE.
-          if (!isConditionFailure(error)) throw error;
-        });
-      }
-    } catch (error) {
-      // Already at zero (a package created before counting, or a repeated release): nothing to count down.
-      if (!isConditionFailure(error)) throw error;
     }
   }
 }

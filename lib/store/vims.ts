@@ -4,7 +4,7 @@
 // small marker items in the same table, claimed with conditional writes (no transactions needed;
 // dynalite has none). Markers have no tenantId, so the byTenant index never shows them.
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_TENANTS, documentClient, getById, isConditionFailure, requiredEnv, tenantItems, type TenantScope } from './dynamo.ts';
+import { ALL_TENANTS, conditionHeld, documentClient, getById, putNew, requiredEnv, tenantItems, updateExpression, type TenantScope } from './dynamo.ts';
 
 /** Tacker's VIM statuses: PENDING -> REGISTERING while being registered, then REACHABLE or UNREACHABLE. */
 export type VimStatus = 'PENDING' | 'REGISTERING' | 'REACHABLE' | 'UNREACHABLE';
@@ -76,40 +76,18 @@ export class DynamoVimStore implements VimRegistryStore {
     return tenantItems<VimRecord>(this.table, scope);
   }
 
-  async create(record: VimRecord): Promise<boolean> {
-    try {
-      await documentClient().send(new PutCommand({ TableName: this.table, Item: record, ConditionExpression: 'attribute_not_exists(id)' }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  create(record: VimRecord): Promise<boolean> {
+    return conditionHeld(() => putNew(this.table, record));
   }
 
-  async update(id: string, set: Partial<VimRecord>, remove: Array<keyof VimRecord> = []): Promise<boolean> {
-    const names: Record<string, string> = { '#id': 'id' };
-    const values: Record<string, unknown> = {};
-    const sets = Object.entries(set).filter(([, v]) => v !== undefined).map(([key, value], i) => {
-      names[`#s${i}`] = key;
-      values[`:s${i}`] = value;
-      return `#s${i} = :s${i}`;
-    });
-    const removes = remove.map((key, i) => {
-      names[`#r${i}`] = key;
-      return `#r${i}`;
-    });
-    const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
-    if (!expression) return true;
-    try {
-      await documentClient().send(new UpdateCommand({
-        TableName: this.table, Key: { id }, UpdateExpression: expression, ConditionExpression: 'attribute_exists(#id)',
-        ExpressionAttributeNames: names, ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  update(id: string, set: Partial<VimRecord>, remove: Array<keyof VimRecord> = []): Promise<boolean> {
+    const defined = Object.fromEntries(Object.entries(set).filter(([, value]) => value !== undefined));
+    if (!Object.keys(defined).length && !remove.length) return Promise.resolve(true);
+    const parts = updateExpression({ sets: [], names: { '#id': 'id' }, values: {} }, defined, remove);
+    return conditionHeld(() => documentClient().send(new UpdateCommand({
+      TableName: this.table, Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(#id)',
+      ExpressionAttributeNames: parts.names, ...(Object.keys(parts.values).length ? { ExpressionAttributeValues: parts.values } : {}),
+    })));
   }
 
   async remove(id: string): Promise<void> {
@@ -120,37 +98,24 @@ export class DynamoVimStore implements VimRegistryStore {
     return tenantItems<VimRecord>(this.table, ALL_TENANTS);
   }
 
-  async claim(key: string, vimId: string): Promise<boolean> {
-    try {
-      await documentClient().send(new PutCommand({
-        TableName: this.table, Item: { id: `${MARKER}${key}`, vimId }, ConditionExpression: 'attribute_not_exists(id) OR vimId = :v', ExpressionAttributeValues: { ':v': vimId },
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  claim(key: string, vimId: string): Promise<boolean> {
+    return conditionHeld(() => documentClient().send(new PutCommand({
+      TableName: this.table, Item: { id: `${MARKER}${key}`, vimId }, ConditionExpression: 'attribute_not_exists(id) OR vimId = :v', ExpressionAttributeValues: { ':v': vimId },
+    })));
   }
 
-  async move(key: string, from: string | undefined, to: string): Promise<boolean> {
-    try {
-      await documentClient().send(new PutCommand({
-        TableName: this.table, Item: { id: `${MARKER}${key}`, vimId: to },
-        ...(from === undefined ? { ConditionExpression: 'attribute_not_exists(id)' } : { ConditionExpression: 'vimId = :f', ExpressionAttributeValues: { ':f': from } }),
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  move(key: string, from: string | undefined, to: string): Promise<boolean> {
+    return conditionHeld(() => documentClient().send(new PutCommand({
+      TableName: this.table, Item: { id: `${MARKER}${key}`, vimId: to },
+      ...(from === undefined ? { ConditionExpression: 'attribute_not_exists(id)' } : { ConditionExpression: 'vimId = :f', ExpressionAttributeValues: { ':f': from } }),
+    })));
   }
 
   async release(key: string, vimId: string): Promise<void> {
-    try {
-      await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id: `${MARKER}${key}` }, ConditionExpression: 'vimId = :v', ExpressionAttributeValues: { ':v': vimId } }));
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
+    // A failed condition: another VIM holds the key now, and it stays theirs.
+    await conditionHeld(() => documentClient().send(new DeleteCommand({
+      TableName: this.table, Key: { id: `${MARKER}${key}` }, ConditionExpression: 'vimId = :v', ExpressionAttributeValues: { ':v': vimId },
+    })));
   }
 
   async holder(key: string): Promise<string | undefined> {

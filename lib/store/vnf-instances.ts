@@ -1,9 +1,9 @@
 // VNF instance records in DynamoDB, including the per-instance LCM operation lock: one
 // conditional write on the instance item (`attribute_not_exists(lockOpOccId)`), so racing
 // requests get exactly one winner without transactions.
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { conditionHeld, ifConditionHeld, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { TenantRecordRepository } from './repository.ts';
 
 export interface LockRequest {
   opOccId: string;
@@ -34,22 +34,12 @@ export interface VnfInstanceStore {
 
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
-export class DynamoVnfInstanceStore implements VnfInstanceStore {
-  constructor(private readonly table = requiredEnv('VNF_INSTANCES_TABLE')) {}
-
-  async create(record: VnfInstanceRecord): Promise<void> {
-    await putNew(this.table, record);
+export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRecord> implements VnfInstanceStore {
+  constructor(table = requiredEnv('VNF_INSTANCES_TABLE')) {
+    super(table);
   }
 
-  get(id: string): Promise<VnfInstanceRecord | undefined> {
-    return getById<VnfInstanceRecord>(this.table, id);
-  }
-
-  async listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
-    return tenantPage<VnfInstanceRecord>(this.table, scope, limit, after);
-  }
-
-  async acquireLock(id: string, lock: LockRequest): Promise<boolean> {
+  acquireLock(id: string, lock: LockRequest): Promise<boolean> {
     const names: Record<string, string> = { '#lock': 'lockOpOccId' };
     const values: Record<string, unknown> = { ':op': lock.opOccId, ':now': lock.now, ':one': 1 };
     let condition = lock.takeOverFrom ? '#lock = :stale' : 'attribute_not_exists(#lock)';
@@ -60,68 +50,42 @@ export class DynamoVnfInstanceStore implements VnfInstanceStore {
       values[':state'] = lock.requireState;
       condition += ' AND #state = :state';
     }
-    try {
-      await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: 'SET #lock = :op, lockedAt = :now, revision = revision + :one',
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return conditionHeld(() => this.update({
+      Key: { id },
+      UpdateExpression: 'SET #lock = :op, lockedAt = :now, revision = revision + :one',
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }));
   }
 
   async releaseLock(id: string, opOccId: string): Promise<void> {
-    try {
-      await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: 'REMOVE lockOpOccId, lockedAt SET revision = revision + :one',
-        ConditionExpression: 'lockOpOccId = :op',
-        ExpressionAttributeValues: { ':op': opOccId, ':one': 1 },
-      }));
-    } catch (error) {
-      // Already released (a retried step) or taken over: nothing of ours to release.
-      if (!isConditionFailure(error)) throw error;
-    }
+    // A failed condition: already released (a retried step) or taken over, nothing of ours to release.
+    await conditionHeld(() => this.update({
+      Key: { id },
+      UpdateExpression: 'REMOVE lockOpOccId, lockedAt SET revision = revision + :one',
+      ConditionExpression: 'lockOpOccId = :op',
+      ExpressionAttributeValues: { ':op': opOccId, ':one': 1 },
+    }));
   }
 
-  async updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
+  updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
-    try {
-      await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: parts.expression,
-        ConditionExpression: 'lockOpOccId = :op',
-        ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
-        ExpressionAttributeValues: parts.values,
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return conditionHeld(() => this.update({
+      Key: { id },
+      UpdateExpression: parts.expression,
+      ConditionExpression: 'lockOpOccId = :op',
+      ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
+      ExpressionAttributeValues: parts.values,
+    }));
   }
 
-  async deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
-    try {
-      const out = await documentClient().send(new DeleteCommand({
-        TableName: this.table,
-        Key: { id },
-        ConditionExpression: 'attribute_exists(id) AND instantiationState = :ni AND attribute_not_exists(lockOpOccId)',
-        ExpressionAttributeValues: { ':ni': 'NOT_INSTANTIATED' },
-        ReturnValues: 'ALL_OLD',
-      }));
-      return out.Attributes as VnfInstanceRecord | undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+  deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
+    return ifConditionHeld(async () => (await this.delete({
+      Key: { id },
+      ConditionExpression: 'attribute_exists(id) AND instantiationState = :ni AND attribute_not_exists(lockOpOccId)',
+      ExpressionAttributeValues: { ':ni': 'NOT_INSTANTIATED' },
+      ReturnValues: 'ALL_OLD',
+    })).Attributes as VnfInstanceRecord | undefined);
   }
 }

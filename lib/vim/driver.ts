@@ -5,7 +5,7 @@
 // and the state machine polls with Wait states. Everything a driver returns travels through Step
 // Functions, so it must hold no credentials.
 import type { ZodType } from 'zod';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 
 /** A resolved VIM: where it is and how to authenticate (credentials only ever in memory). */
 export interface VimConnection {

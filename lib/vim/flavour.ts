@@ -1,6 +1,6 @@
 // What every VIM driver and the LCM engine read from a VNFD's deployment flavour alike: the
 // flavour itself, and how many instances a VDU starts with.
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 
 export function flavourOf(vnfd: ParsedVnfd, flavourId: string): FlavourInfo {

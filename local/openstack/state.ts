@@ -259,12 +259,9 @@ function abortReason(signal: AbortSignal | undefined): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small helpers shared by the service modules.
+// Small helpers shared by the service modules (isRecord is the product's own, so both narrow JSON alike).
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
+export { isRecord } from '#lib/json.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The cloud: every service, reachable from every other (Heat drives Nova, Nova binds Neutron ports).

@@ -3,7 +3,8 @@
 import { openArchive, type CsarArchive } from '#lib/packages/archive.ts';
 import { bufferSource } from '#lib/packages/byte-source.ts';
 import { inspectCsar } from '#lib/packages/csar.ts';
-import { parseVnfd, type ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
+import { parseVnfd } from '#lib/packages/vnfd/parse.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
 import { buildCsar, type CsarBuildOptions } from './csar-builder.ts';
 

@@ -4,7 +4,7 @@
 import { BadRequestError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimReference } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest } from '#lib/sol/requests.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
 import { type InfraDriver, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';

@@ -3,7 +3,7 @@
 // rollback (and the clean-up before a retry) removes what a failed attempt created.
 import type { VimReference } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest } from '#lib/sol/requests.ts';
-import type { FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import type { CollectedResources, OperationContext } from '#lib/vim/driver.ts';
 import { flavourOf } from '#lib/vim/flavour.ts';
 import type { CoreDeps } from '#lib/ports.ts';

@@ -4,7 +4,7 @@
 import { NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { PackageAccess } from '#lib/packages/access.ts';
 import type { PackageFiles, Progress } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';

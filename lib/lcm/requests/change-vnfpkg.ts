@@ -14,7 +14,8 @@ import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/ac
 import { startOperation } from '#lib/lcm/operations.ts';
 import { enabledPackageFor, getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { packagePath } from '#lib/lcm/scripts.ts';
-import { isRecord, vduParamsOf, type ChangePlan, type CoordinateScript } from '#lib/lcm/change-package.ts';
+import { vduParamsOf, type ChangePlan, type CoordinateScript } from '#lib/lcm/change-package.ts';
+import { isRecord } from '#lib/json.ts';
 
 type Json = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
 import { ConflictError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { UpdateChange } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { type Caller } from '#lib/auth/tenancy.ts';

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { log } from '#lib/log.ts';
-import type { FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { Coordination, DriverState, OperationContext, PackageChange, Progress } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
@@ -25,6 +25,7 @@ import {
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, objectRefSchema, stateOf, workloadRef, type KubernetesState } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, type Rollout } from './workloads.ts';
+import { isRecord as isObj } from '#lib/json.ts';
 
 /** The label that tells a blue-green's new pods from the old ones (in the new workloads' selectors, and the Services' once switched). */
 export const REVISION_LABEL = 'vnf-revision';
@@ -34,7 +35,6 @@ const ROLLING_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet',
 
 type Json = Record<string, unknown>;
 type Labels = Record<string, string>;
-const isObj = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const labelsOf = (value: unknown): Labels => (isObj(value) ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, String(item)])) : {});
 const matches = (selector: Labels, labels: Labels): boolean => Object.entries(selector).every(([key, value]) => labels[key] === value);
 

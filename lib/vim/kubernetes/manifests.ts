@@ -3,10 +3,11 @@
 // parsed as untrusted multi-document YAML, and prepared for one VNF instance: its namespace, its
 // label on every object and pod template, the VDUs' replica counts, and the order to apply them in.
 import { createHash } from 'node:crypto';
-import { PackageError } from '#lib/packages/errors.ts';
-import { parseSafeYaml, VNFD_LIMITS, type FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
+import { parseSafeYaml, UnsafeYamlError, VNFD_LIMITS } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { PackageFiles } from '#lib/vim/driver.ts';
+import { isRecord as isObj } from '#lib/json.ts';
 
 export const DEF_FILES_PARAM = 'lcm-kubernetes-def-files';
 /** The label every object of a VNF instance carries, so terminate finds them without a driver state. */
@@ -20,8 +21,6 @@ export interface ManifestObject {
   metadata: Json & { name: string; namespace?: string; labels?: Record<string, string> };
   [key: string]: unknown;
 }
-
-const isObj = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Workload kinds: their pods are a VDU's VNFCs, and they are what instantiate waits for. */
 export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Pod']);
@@ -113,7 +112,7 @@ export function parseManifest(text: string, path: string): ManifestObject[] {
     try {
       value = parseSafeYaml(chunk, where);
     } catch (error) {
-      if (error instanceof PackageError) throw new UnprocessableEntityError(`${error.where ?? where}: ${error.message}`);
+      if (error instanceof UnsafeYamlError) throw new UnprocessableEntityError(`${error.where ?? where}: ${error.message}`);
       throw error;
     }
     if (value === null || value === undefined) return;

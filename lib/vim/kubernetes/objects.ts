@@ -5,6 +5,7 @@ import { describeRef, KubernetesError, statusOf, type KubeClient, type KubeObjec
 import { applyRank, instanceLabelValue, VNF_INSTANCE_LABEL, type ManifestObject } from './manifests.ts';
 import type { KubernetesState } from './state.ts';
 import { podsOf, rolloutOf, type Rollout } from './workloads.ts';
+import { isRecord as isObj } from '#lib/json.ts';
 
 export const refOf = (object: ManifestObject | KubeObject): ObjectRef => ({
   apiVersion: String(object.apiVersion),
@@ -53,7 +54,6 @@ export async function applyObject(client: KubeClient, object: ManifestObject, la
 const REPLACE_ATTEMPTS = 5;
 
 type Json = Record<string, unknown>;
-const isObj = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The manifest's object as a replacement of the existing one: its resourceVersion, and what the

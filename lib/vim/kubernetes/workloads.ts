@@ -4,10 +4,10 @@
 // that keeps crashing), which fails the operation with the pod's own words.
 import type { KubeClient, KubeObject } from './client.ts';
 import { VNF_INSTANCE_LABEL } from './manifests.ts';
+import { isRecord as isObj } from '#lib/json.ts';
 
 type Json = Record<string, unknown>;
 
-const isObj = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const obj = (value: unknown): Json => (isObj(value) ? value : {});
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);

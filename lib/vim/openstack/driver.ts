@@ -24,7 +24,7 @@ import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from '
 import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } from './images.ts';
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
 import { collectResources, serverPlacement, VOLUME, withPortAddresses } from './resources.ts';
-import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
+import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackDeletion, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
 import { openStackHealth } from './health.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
@@ -115,21 +115,12 @@ async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<
 async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
   const state = stateOf(ctx, raw);
   const session = new OpenStackSession(ctx.vim);
-  const heat = new HeatClient(session);
-  const stack = state.imagesDeleted ? undefined : await heat.getStack(stackRef(state));
-  if (!stack || stack.stack_status === 'DELETE_COMPLETE') {
-    // Images go once nothing can still be booting from them.
-    if (!state.imagesDeleted) await deleteStateImages(ctx, new GlanceClient(session), state);
-    return { status: 'DONE', state: { ...state, imagesDeleted: true } };
-  }
-  if (stack.stack_status === 'DELETE_FAILED') {
-    return { status: 'FAILED', state: { ...state }, reason: stack.stack_status_reason ?? 'DELETE_FAILED' };
-  }
-  if (!stack.stack_status.startsWith('DELETE_')) {
-    // Heat had not yet taken the delete (or it was lost): ask again, deletion is idempotent.
-    await heat.deleteStack(stackRef(state));
-  }
-  return { status: 'IN_PROGRESS', state: { ...state } };
+  const deletion = state.imagesDeleted ? { status: 'DONE' as const } : await stackDeletion(new HeatClient(session), stackRef(state));
+  if (deletion.status === 'FAILED') return { status: 'FAILED', state: { ...state }, reason: deletion.reason };
+  if (deletion.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: { ...state } };
+  // Images go once nothing can still be booting from them.
+  if (!state.imagesDeleted) await deleteStateImages(ctx, new GlanceClient(session), state);
+  return { status: 'DONE', state: { ...state, imagesDeleted: true } };
 }
 
 // ---------------------------------------------------------------------------------------------

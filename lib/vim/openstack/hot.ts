@@ -6,8 +6,8 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { mergePatch } from '#lib/sol/merge-patch.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
-import { parseSafeYaml } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
+import { parseSafeYaml } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { GrantDecision, PackageFiles } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';

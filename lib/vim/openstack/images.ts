@@ -4,7 +4,7 @@
 // retried step or a rollback with a lost state finds them again.
 import { z } from 'zod';
 import { log } from '#lib/log.ts';
-import type { ParsedVnfd, SoftwareImageInfo } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd, SoftwareImageInfo } from '#lib/packages/vnfd/model.ts';
 import type { GrantDecision, PackageFiles } from '#lib/vim/driver.ts';
 import { VimError } from './errors.ts';
 import type { GlanceClient } from './glance.ts';

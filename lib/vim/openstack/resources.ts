@@ -4,7 +4,7 @@
 // resource name; inside an AutoScalingGroup member the group's name says the VDU. Resources are
 // paired (server with its ports and volumes) only within one stack, which is what a nested template
 // or a scaling group member is.
-import type { FlavourInfo } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import type { CollectedResources } from '#lib/vim/driver.ts';
 import { resourceStackId, type HeatResource } from './heat.ts';
 import type { CpProtocolData, ExtVirtualLinkData } from './hot.ts';

@@ -104,6 +104,19 @@ export function stackActionStatus(stack: HeatStack | undefined, action: 'CREATE'
   }
 }
 
+/**
+ * Where the deletion of a stack stands. A stack not yet being deleted is asked again: Heat had not
+ * taken the delete, or lost it, and deletion is idempotent. A missing stack is deleted.
+ */
+export async function stackDeletion(heat: HeatClient, ref: string): Promise<StackActionStatus> {
+  const stack = await heat.getStack(ref);
+  if (stack && !stack.stack_status.startsWith('DELETE_')) {
+    await heat.deleteStack(ref);
+    return { status: 'IN_PROGRESS' };
+  }
+  return stackActionStatus(stack, 'DELETE', ref);
+}
+
 /** stackActionStatus as a step's Progress, carrying the state. */
 export function stackProgress(stack: HeatStack | undefined, action: 'CREATE' | 'UPDATE', state: OpenStackState): Progress {
   const carried = { ...state };

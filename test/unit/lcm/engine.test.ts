@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { runStep, type StepAction } from '#lib/lcm/engine/run.ts';
 import { finishOperation, startOperation } from '#lib/lcm/operations.ts';
 import type { PackageAccess } from '#lib/packages/access.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { LcmOperationState, LcmOperationType, VimReference, VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';

@@ -4,7 +4,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PackageError } from '#lib/packages/errors.ts';
-import { SOL001_TYPE_FILES, VNFD_LIMITS, parseSafeYaml, parseVnfd, sizeInBytes, type ParsedVnfd, type VnfdReader } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd, VnfdReader } from '#lib/packages/vnfd/model.ts';
+import { parseVnfd, sizeInBytes } from '#lib/packages/vnfd/parse.ts';
+import { SOL001_TYPE_FILES } from '#lib/packages/vnfd/tosca.ts';
+import { VNFD_LIMITS, parseSafeYaml } from '#lib/yaml.ts';
 
 const TOP = 'Definitions/sample_vnfd_top.yaml';
 const TYPES = 'Definitions/sample_vnfd_types.yaml';

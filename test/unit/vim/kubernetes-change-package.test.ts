@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { Coordination, DriverState, OperationContext, PackageChange, PackageFiles, Progress, UpdateChange } from '#lib/vim/driver.ts';
 import { kubernetesDriver, REVISION_LABEL, VNF_INSTANCE_LABEL } from '#lib/vim/kubernetes/index.ts';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { driverFor } from '#lib/vim/registry.ts';
 import { type DriverState, type OperationContext, type PackageFiles, type Progress, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { DEFAULT_LIMITS, runScript } from '#lib/scripts/sandbox.ts';
 import type { ScriptResult } from '#lib/scripts/contract.ts';
 import type { CollectedResources, Coordination, DriverState, OperationContext, PackageChange, PackageFiles, Progress, VimConnection } from '#lib/vim/driver.ts';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { driverFor } from '#lib/vim/registry.ts';
 import { type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
 import { openStackDriver } from '#lib/vim/openstack/driver.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
-import type { ParsedVnfd } from '#lib/packages/vnfd.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { CollectedResources, DriverState, OperationContext, PackageFiles, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
 import { VimError, clearTokenCache, openStackDriver } from '#lib/vim/openstack/index.ts';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';

@@ -1,168 +1,16 @@
-// The VNFD of a VNF package (ETSI GS NFV-SOL 001 TOSCA YAML), read the way Tacker reads it: the entry
-// file and its imports are loaded defensively (the package is untrusted input), types are resolved
-// through derived_from across files, and what onboarding and LCM need is extracted per flavour.
+// Extraction of a VNFD (ETSI GS NFV-SOL 001 TOSCA YAML) into the model, read the way Tacker reads it:
+// the entry file and its imports are loaded defensively (the package is untrusted input), types are
+// resolved through derived_from across files, and what onboarding and LCM need is taken per flavour.
 import { posix } from 'node:path';
-import { CST, Composer, Lexer, LineCounter, Parser, isMap, isScalar, isSeq, type Node as YamlNode } from 'yaml';
-import { PackageError } from './errors.ts';
-import { SHIPPED_SOL001 } from './sol001/types.ts';
+import { isRecord } from '#lib/json.ts';
+import { PackageError } from '../errors.ts';
+import type {
+  AffinityRuleInfo, ArtifactRef, Checksum, CpInfo, ExtCpInfo, FlavourInfo, InstantiationLevelsInfo, LcmOperationInfo, ParsedVnfd, ScalingAspectInfo,
+  SoftwareImageInfo, StorageInfo, SwImage, VduInfo, VduScalingAspectDeltasInfo, VirtualLinkInfo, VnfdReader,
+} from './model.ts';
+import { TypeRegistry, describe, escapesRoot, isAbsolute, isUrl, loadFiles, own, put, yamlPath, type Obj, type ToscaFile } from './tosca.ts';
 
-export interface VnfdReader {
-  readText(path: string): Promise<string>;
-  has(path: string): boolean;
-}
-
-export interface Checksum { algorithm: string; hash: string }
-
-/** SOL001 SwImageData as written (sizes keep their scalar-unit strings); `file` is the image artifact's package path. */
-export interface SwImage {
-  name: string;
-  version: string;
-  checksum: Checksum;
-  containerFormat: string;
-  diskFormat: string;
-  minDisk?: string;
-  minRam?: string;
-  size?: string;
-  file?: string;
-}
-
-export interface VduInfo {
-  id: string;
-  name: string;
-  description?: string;
-  vduProfile?: { minNumberOfInstances: number; maxNumberOfInstances: number };
-  swImage?: SwImage;
-  virtualCompute?: {
-    virtualMemSize?: string;
-    numVirtualCpu?: number;
-    virtualLocalStorage?: unknown[];
-    /** The compute flavour Tacker asks the VIM for (requested_additional_capability_name). */
-    requestedAdditionalCapabilityName?: string;
-  };
-  /** Storage nodes attached through virtual_storage requirements. */
-  storages: string[];
-  monitoringParameters?: unknown[];
-  bootOrder?: unknown;
-}
-
-export interface StorageInfo {
-  id: string;
-  virtualBlockStorageData?: { sizeOfStorage?: string; rdmaEnabled?: boolean };
-  swImage?: SwImage;
-}
-
-export interface CpInfo {
-  id: string;
-  layerProtocols?: string[];
-  order?: number;
-  vnicType?: string;
-  /** The Vdu.Compute node of the virtual_binding requirement. */
-  vdu?: string;
-  /** The internal VnfVirtualLink of the virtual_link requirement (absent for a CP on an external VL). */
-  virtualLink?: string;
-}
-
-export interface ExtCpInfo { id: string; layerProtocols?: string[]; internalVirtualLink?: string }
-
-export interface VirtualLinkInfo { id: string; connectivityType?: unknown; vlProfile?: unknown; description?: string }
-
-export interface ScalingAspectInfo { id: string; name?: string; description?: string; maxScaleLevel: number; stepDeltas?: string[] }
-
-export interface VduScalingAspectDeltasInfo {
-  aspectId: string;
-  /** deltaId -> vduId -> number of instances. */
-  deltas: Record<string, Record<string, number>>;
-  targets: string[];
-}
-
-export interface InstantiationLevelsInfo {
-  default?: string;
-  levels: Record<string, { description?: string; scaleInfo?: Record<string, { scaleLevel: number }> }>;
-}
-
-export interface AffinityRuleInfo {
-  id: string;
-  type: 'affinity' | 'anti-affinity';
-  scope?: string;
-  /** Node names, with placement groups replaced by their members (as Tacker does). */
-  targets: string[];
-}
-
-export interface ArtifactRef { name: string; file: string; type?: string }
-
-export interface LcmOperationInfo { implementation?: string; artifact?: ArtifactRef; dependencies?: ArtifactRef[] }
-
-export interface FlavourInfo {
-  flavourId: string;
-  description?: string;
-  vdus: VduInfo[];
-  storages: StorageInfo[];
-  cps: CpInfo[];
-  extCps: ExtCpInfo[];
-  virtualLinks: VirtualLinkInfo[];
-  scalingAspects: ScalingAspectInfo[];
-  vduScalingAspectDeltas: VduScalingAspectDeltasInfo[];
-  instantiationLevels: InstantiationLevelsInfo;
-  /** vduId -> instantiation level -> number of instances. */
-  vduInstantiationLevels: Record<string, Record<string, number>>;
-  /** vduId -> initial number of instances. */
-  vduInitialDeltas: Record<string, number>;
-  affinityRules: AffinityRuleInfo[];
-  /** Vnflcm interface operations of the flavour's VNF node (instantiate, instantiate_start, change_current_package, ...). */
-  lcmOperations: Record<string, LcmOperationInfo>;
-  /** Node templates of the flavour that substitution_mappings requirements expose as external CPs. */
-  externalCps: string[];
-}
-
-/** One software image contained in the package: the data of a SOL005 VnfPackageSoftwareImageInfo. */
-export interface SoftwareImageInfo {
-  /** The node template (Vdu.Compute or Vdu.VirtualBlockStorage) the image belongs to. */
-  id: string;
-  name: string;
-  provider?: string;
-  version: string;
-  checksum: Checksum;
-  containerFormat: string;
-  diskFormat: string;
-  /** Bytes, as SOL005 VnfPackageSoftwareImageInfo.minDisk defines it (and Tacker stores it). */
-  minDisk: number;
-  /** Bytes. */
-  minRam?: number;
-  /** Bytes. */
-  size: number;
-  /** The image file inside the package; absent for an image the VNFD names only (the VIM has it, e.g. by name). */
-  imagePath?: string;
-  userMetadata?: Record<string, string>;
-}
-
-export interface ParsedVnfd {
-  vnfdId: string;
-  vnfProvider: string;
-  vnfProductName: string;
-  vnfSoftwareVersion: string;
-  vnfdVersion: string;
-  vnfmInfo?: string[];
-  /** Every YAML file of the VNFD inside the package (entry first, then imports as found). */
-  descriptorFiles: string[];
-  flavours: FlavourInfo[];
-  softwareImages: SoftwareImageInfo[];
-  /** Every package file the VNFD references as an artifact (software images, LCM scripts, ...). */
-  artifactFiles: string[];
-}
-
-/** Bounds on untrusted YAML: real VNFDs are a few files of tens of kilobytes, a few levels deep. */
-export const VNFD_LIMITS = {
-  maxFileBytes: 5 * 1024 * 1024,
-  maxTotalBytes: 20 * 1024 * 1024,
-  maxFiles: 200,
-  maxDepth: 64,
-  maxAliases: 100,
-  /** Columns of block indentation; bounds block nesting before the (recursive) composer sees it. */
-  maxIndent: 1024,
-} as const;
-
-export const SOL001_TYPE_FILES = ['etsi_nfv_sol001_common_types.yaml', 'etsi_nfv_sol001_vnfd_types.yaml'] as const;
-
+/** The SOL001 types extraction looks for; a type derived from one counts as it. */
 const T = {
   vnf: 'tosca.nodes.nfv.VNF',
   vdu: 'tosca.nodes.nfv.Vdu.Compute',
@@ -183,336 +31,6 @@ const T = {
   affinity: 'tosca.policies.nfv.AffinityRule',
   antiAffinity: 'tosca.policies.nfv.AntiAffinityRule',
 } as const;
-
-type Obj = Record<string, unknown>;
-
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-/** Own keys only: a VNFD naming a node "constructor" must not find Object.prototype. */
-const own = (object: Obj | undefined, key: string): unknown => (object && Object.hasOwn(object, key) ? object[key] : undefined);
-/** Sets an own property, also for a VNFD name such as "__proto__", which plain assignment would not. */
-function put<V>(record: Record<string, V>, key: string, value: V): V {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-  return value;
-}
-const describe = (value: unknown): string =>
-  value === undefined ? 'missing' : Array.isArray(value) ? 'a list' : isObj(value) ? 'a mapping' : value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
-
-/** "topology_template.node_templates.VDU1.requirements[0]" from its segments. */
-function yamlPath(...segments: Array<string | number>): string {
-  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Safe YAML
-
-/** Text that is not (strict YAML 1.2) YAML, as opposed to YAML refused for its size or shape. */
-class InvalidYamlError extends PackageError {}
-
-const CORE_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((name) => `tag:yaml.org,2002:${name}`));
-/** Lexer control characters that stand for no source text. */
-const LEXER_MARKERS = new Set(['\x02', '\x18', '\x1f']);
-
-/**
- * Parses one YAML file into plain data, refusing what a VNFD never needs and an attacker would use:
- * huge files, deep nesting, alias expansion, duplicate keys, and explicit or custom tags.
- */
-export function parseSafeYaml(text: string, where: string): unknown {
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > VNFD_LIMITS.maxFileBytes) {
-    throw new PackageError(`is ${bytes} bytes; a VNFD file may have at most ${VNFD_LIMITS.maxFileBytes} bytes`, where);
-  }
-  const lines = new LineCounter();
-  lines.addNewLine(0);
-  const at = (offset: number | undefined): string => (offset === undefined ? where : `${where}:${lines.linePos(offset).line}`);
-
-  // One lexer pass, fed to the parser as it goes, bounds nesting and aliases before anything recursive
-  // (the composer, toJS) runs: `[[[[...` or `- - - ...` would otherwise cost seconds to reject.
-  const parser = new Parser(lines.addNewLine);
-  const tokens: CST.Token[] = [];
-  let offset = 0;
-  let flowDepth = 0;
-  let aliases = 0;
-  let column = 0;
-  let lineStart = true;
-  let scalarBody = false;
-  for (const lexeme of new Lexer().lex(text)) {
-    if (LEXER_MARKERS.has(lexeme)) {
-      if (lexeme === '\x1f') scalarBody = true;
-    } else if (scalarBody) {
-      scalarBody = false;
-      offset += lexeme.length;
-      lineStart = lexeme.endsWith('\n');
-      column = 0;
-    } else {
-      const start = offset;
-      offset += lexeme.length;
-      switch (CST.tokenType(lexeme)) {
-        case 'newline':
-          lineStart = true;
-          column = 0;
-          break;
-        case 'space':
-        case 'seq-item-ind':
-        case 'explicit-key-ind':
-        case 'map-value-ind':
-          if (lineStart) column += lexeme.length;
-          if (column > VNFD_LIMITS.maxIndent) throw new PackageError(`is indented more than ${VNFD_LIMITS.maxIndent} columns deep`, at(start));
-          break;
-        case 'flow-map-start':
-        case 'flow-seq-start':
-          lineStart = false;
-          if (++flowDepth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(start));
-          break;
-        case 'flow-map-end':
-        case 'flow-seq-end':
-          lineStart = false;
-          flowDepth = Math.max(0, flowDepth - 1);
-          break;
-        case 'alias':
-          lineStart = false;
-          if (++aliases > VNFD_LIMITS.maxAliases) throw new PackageError(`uses more than ${VNFD_LIMITS.maxAliases} YAML aliases`, at(start));
-          break;
-        default:
-          lineStart = false;
-      }
-    }
-    for (const token of parser.next(lexeme)) tokens.push(token);
-  }
-  for (const token of parser.end()) tokens.push(token);
-
-  // Duplicate keys are checked below with a Set: the library's own check is quadratic in map size.
-  const documents = [...new Composer({ uniqueKeys: false }).compose(tokens, true, text.length)];
-  if (documents.length !== 1) throw new PackageError(`holds ${documents.length} YAML documents; a VNFD file holds one`, where);
-  const document = documents[0] as (typeof documents)[number];
-  const error = document.errors[0];
-  if (error) throw new InvalidYamlError(`is not valid YAML: ${error.message.split('\n')[0]}`, at(error.pos[0]));
-
-  const stack: Array<{ node: YamlNode | null | undefined; depth: number }> = [{ node: document.contents, depth: 1 }];
-  while (stack.length) {
-    const { node, depth } = stack.pop() as (typeof stack)[number];
-    if (!node) continue;
-    if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
-      throw new PackageError(`uses the YAML tag ${node.tag}; a VNFD is plain YAML without tags`, at(node.range?.[0]));
-    }
-    if (isMap(node)) {
-      if (depth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
-      const keys = new Set<string>();
-      for (const pair of node.items) {
-        const key = pair.key as YamlNode | null;
-        if (!isScalar(key)) throw new PackageError('has a mapping key that is not a plain scalar', at(key?.range?.[0] ?? node.range?.[0]));
-        const name = String(key.value);
-        if (keys.has(name)) throw new PackageError(`has the key "${name}" twice in one mapping`, at(key.range?.[0]));
-        keys.add(name);
-        stack.push({ node: key, depth: depth + 1 }, { node: pair.value as YamlNode | null, depth: depth + 1 });
-      }
-    } else if (isSeq(node)) {
-      if (depth > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep`, at(node.range?.[0]));
-      for (const item of node.items) stack.push({ node: item as YamlNode | null, depth: depth + 1 });
-    }
-  }
-  // Warnings come last so that an unresolved custom tag is reported as a tag above.
-  const warning = document.warnings[0];
-  if (warning) throw new InvalidYamlError(`is not valid YAML: ${warning.message.split('\n')[0]}`, at(warning.pos[0]));
-
-  let value: unknown;
-  try {
-    value = document.toJS({ maxAliasCount: VNFD_LIMITS.maxAliases });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/alias count/i.test(message)) throw new PackageError('expands YAML aliases beyond the limit (an alias bomb?)', where, { cause: error });
-    throw new InvalidYamlError(`is not valid YAML: ${message}`, where, { cause: error });
-  }
-  // Aliases can still deepen the data, or make it circular (`a: &a [*a]`); shared objects are measured once.
-  const heights = new Map<object, number>();
-  const height = (item: unknown): number => {
-    if (typeof item !== 'object' || item === null) return 0;
-    const known = heights.get(item);
-    if (known !== undefined) return known;
-    heights.set(item, Infinity); // on the current path: reaching it again means a cycle
-    let below = 0;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) {
-      below = Math.max(below, height(child));
-      if (below >= VNFD_LIMITS.maxDepth) break;
-    }
-    heights.set(item, below + 1);
-    return below + 1;
-  };
-  if (height(value) > VNFD_LIMITS.maxDepth) throw new PackageError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep once aliases are expanded`, where);
-  return value;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Files and imports
-
-interface ToscaFile {
-  /** Package path, or undefined for a shipped SOL001 file. */
-  path?: string;
-  /** Shipped SOL001 file name. */
-  shipped?: string;
-  /** How problems name the file. */
-  where: string;
-  doc: Obj;
-}
-
-type FileRef = { path: string } | { shipped: string };
-
-const shippedDocs = new Map<string, Promise<Obj>>();
-
-/** The shipped SOL001 files are parsed once per process; nothing below mutates parsed data. */
-function shippedDoc(name: string): Promise<Obj> {
-  let doc = shippedDocs.get(name);
-  if (!doc) {
-    // Embedded as strings so the types travel inside every bundle.
-    const text = SHIPPED_SOL001[name];
-    doc = text === undefined ? Promise.reject(new Error(`${name} is not shipped`)) : Promise.resolve().then(() => parseSafeYaml(text, shippedWhere(name)) as Obj);
-    doc.catch(() => shippedDocs.delete(name));
-    shippedDocs.set(name, doc);
-  }
-  return doc;
-}
-
-const shippedWhere = (name: string): string => `${name} (SOL001 v2.6.1 shipped with the VNFM)`;
-const isUrl = (spec: string): boolean => /^[a-z][a-z0-9+.-]+:/i.test(spec);
-const isAbsolute = (spec: string): boolean => spec.startsWith('/') || spec.startsWith('\\') || /^[a-z]:[\\/]/i.test(spec);
-const escapesRoot = (path: string): boolean => path === '..' || path.startsWith('../');
-const sol001Name = (spec: string): string | undefined => {
-  const base = posix.basename(spec.split(/[?#]/)[0] ?? '');
-  return (SOL001_TYPE_FILES as readonly string[]).includes(base) ? base : undefined;
-};
-
-function importSpec(entry: unknown, where: string): { spec: string; repository?: string } {
-  if (typeof entry === 'string' && entry) return { spec: entry };
-  if (isObj(entry)) {
-    // TOSCA 1.2 `- file: x` and the list-of-maps form `- name: x` / `- name: { file: x }`.
-    const definition = typeof own(entry, 'file') === 'string' ? entry : Object.keys(entry).length === 1 ? Object.values(entry)[0] : undefined;
-    if (typeof definition === 'string' && definition) return { spec: definition };
-    if (isObj(definition) && typeof own(definition, 'file') === 'string' && own(definition, 'file')) {
-      const repository = own(definition, 'repository');
-      return { spec: own(definition, 'file') as string, ...(typeof repository === 'string' ? { repository } : {}) };
-    }
-  }
-  throw new PackageError(`is ${describe(entry)}; an import is a file name, {file: name} or {<name>: {file: name}}`, where);
-}
-
-function resolveImport(spec: string, repository: string | undefined, from: ToscaFile, reader: VnfdReader, where: string): FileRef {
-  const sol001 = sol001Name(spec);
-  const refuse = (why: string): never => {
-    throw new PackageError(`imports ${spec}, ${why}; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)`, where);
-  };
-  if (from.shipped !== undefined) return sol001 ? { shipped: sol001 } : refuse('which the shipped SOL001 types do not contain');
-  if (repository !== undefined) return sol001 ? { shipped: sol001 } : refuse(`from repository ${repository}`);
-  if (isUrl(spec)) return sol001 ? { shipped: sol001 } : refuse('a URL');
-  if (isAbsolute(spec)) return sol001 ? { shipped: sol001 } : refuse('an absolute path');
-  const path = posix.normalize(posix.join(posix.dirname(from.path ?? ''), spec));
-  if (escapesRoot(path)) return sol001 ? { shipped: sol001 } : refuse('which is outside the package');
-  if (reader.has(path)) return { path };
-  if (sol001) return { shipped: sol001 };
-  return refuse(`which is not in the package (looked for ${path})`);
-}
-
-async function loadFiles(reader: VnfdReader, entry: string): Promise<ToscaFile[]> {
-  const entryPath = posix.normalize(entry.replace(/^\/+/, ''));
-  if (!reader.has(entryPath)) throw new PackageError('the entry definitions file is not in the package', entry);
-  const files: ToscaFile[] = [];
-  const seen = new Set<string>();
-  const queue: FileRef[] = [{ path: entryPath }];
-  let totalBytes = 0;
-  while (queue.length) {
-    const ref = queue.shift() as FileRef;
-    const key = 'path' in ref ? ref.path : `shipped:${ref.shipped}`;
-    if (seen.has(key)) continue; // import cycles and diamonds: each file once
-    seen.add(key);
-    if (seen.size > VNFD_LIMITS.maxFiles) throw new PackageError(`imports more than ${VNFD_LIMITS.maxFiles} files`, entryPath);
-
-    let file: ToscaFile;
-    if ('path' in ref) {
-      const text = await reader.readText(ref.path);
-      totalBytes += Buffer.byteLength(text, 'utf8');
-      if (totalBytes > VNFD_LIMITS.maxTotalBytes) throw new PackageError(`the VNFD files together exceed ${VNFD_LIMITS.maxTotalBytes} bytes`, ref.path);
-      let doc: unknown;
-      try {
-        doc = parseSafeYaml(text, ref.path);
-      } catch (error) {
-        // Every v2.6.1 copy of the SOL001 VNFD types in Tacker's tree has a line PyYAML (Tacker) accepts and
-        // strict YAML does not; a bundled copy that does not parse is read as the shipped one.
-        const sol001 = sol001Name(ref.path);
-        if (!(error instanceof InvalidYamlError) || !sol001) throw error;
-        doc = await shippedDoc(sol001);
-      }
-      if (!isObj(doc)) throw new PackageError(`is ${describe(doc)}; a TOSCA file is a mapping`, ref.path);
-      file = { path: ref.path, where: ref.path, doc };
-    } else {
-      file = { shipped: ref.shipped, where: shippedWhere(ref.shipped), doc: await shippedDoc(ref.shipped) };
-    }
-    const version = own(file.doc, 'tosca_definitions_version');
-    if (typeof version !== 'string' || !version) throw new PackageError('has no tosca_definitions_version; it is not a TOSCA file', file.where);
-    files.push(file);
-
-    const imports = own(file.doc, 'imports');
-    if (imports === undefined || imports === null) continue;
-    if (!Array.isArray(imports)) throw new PackageError(`is ${describe(imports)}; imports is a list`, `${file.where}: imports`);
-    imports.forEach((item, index) => {
-      const where = `${file.where}: ${yamlPath('imports', index)}`;
-      const { spec, repository } = importSpec(item, where);
-      queue.push(resolveImport(spec, repository, file, reader, where));
-    });
-  }
-  return files;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Types
-
-type TypeKind = 'node_types' | 'artifact_types' | 'group_types' | 'policy_types';
-
-interface TypeDef { def: Obj; where: string }
-
-class TypeRegistry {
-  readonly #types = new Map<TypeKind, Map<string, TypeDef>>();
-
-  constructor(files: readonly ToscaFile[]) {
-    // The package's own definitions win over the shipped ones; among package files, the first loaded.
-    const ordered = [...files.filter((file) => file.path !== undefined), ...files.filter((file) => file.path === undefined)];
-    for (const kind of ['node_types', 'artifact_types', 'group_types', 'policy_types'] as const) {
-      const byName = new Map<string, TypeDef>();
-      for (const file of ordered) {
-        const section = own(file.doc, kind);
-        if (section === undefined || section === null) continue;
-        if (!isObj(section)) throw new PackageError(`is ${describe(section)}; ${kind} is a mapping`, `${file.where}: ${kind}`);
-        for (const [name, def] of Object.entries(section)) {
-          const where = `${file.where}: ${yamlPath(kind, name)}`;
-          if (!isObj(def)) throw new PackageError(`is ${describe(def)}; a type definition is a mapping`, where);
-          const parent = own(def, 'derived_from');
-          if (parent !== undefined && typeof parent !== 'string') throw new PackageError(`derived_from is ${describe(parent)}; it names a type`, where);
-          if (!byName.has(name)) byName.set(name, { def, where });
-        }
-      }
-      this.#types.set(kind, byName);
-    }
-  }
-
-  get(kind: TypeKind, name: string): TypeDef | undefined {
-    return this.#types.get(kind)?.get(name);
-  }
-
-  /** The type and the types it derives from, nearest first; types not defined anywhere end the chain. */
-  lineage(kind: TypeKind, name: string): string[] {
-    const chain: string[] = [];
-    for (let current: string | undefined = name; current !== undefined;) {
-      if (chain.includes(current)) {
-        throw new PackageError(`derives from itself (${[...chain, current].join(' -> ')})`, this.get(kind, name)?.where ?? name);
-      }
-      chain.push(current);
-      const parent = own(this.get(kind, current)?.def, 'derived_from');
-      current = typeof parent === 'string' ? parent : undefined;
-    }
-    return chain;
-  }
-
-  isA(kind: TypeKind, name: string, base: string): boolean {
-    return this.lineage(kind, name).includes(base);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Checked values
@@ -542,7 +60,7 @@ function optCount(value: unknown, where: string, what: string): number | undefin
 
 function optObj(value: unknown, where: string, what: string): Obj | undefined {
   if (value === undefined || value === null) return undefined;
-  need(isObj(value), `${what} is ${describe(value)}; it must be a mapping`, where);
+  need(isRecord(value), `${what} is ${describe(value)}; it must be a mapping`, where);
   return value as Obj;
 }
 
@@ -621,7 +139,7 @@ class VnfdExtractor {
     for (const [name, def] of Object.entries(nodeTemplates)) {
       const path = yamlPath('topology_template', 'node_templates', name);
       const where = `${file.where}: ${path}`;
-      need(isObj(def), `node template ${name} is ${describe(def)}; it must be a mapping`, where);
+      need(isRecord(def), `node template ${name} is ${describe(def)}; it must be a mapping`, where);
       const node = def as Obj;
       const type = asString(own(node, 'type'), `${where}.type`, `the type of node template ${name}`);
       need(this.types.get('node_types', type) !== undefined || type.startsWith('tosca.'),
@@ -657,15 +175,15 @@ class VnfdExtractor {
     if (value === undefined || value === null) return [];
     const found: Array<{ name: string; def: Obj; where: string }> = [];
     const add = (name: string, def: unknown, where: string): void => {
-      need(isObj(def), `${section === 'groups' ? 'group' : 'policy'} ${name} is ${describe(def)}; it must be a mapping`, where);
+      need(isRecord(def), `${section === 'groups' ? 'group' : 'policy'} ${name} is ${describe(def)}; it must be a mapping`, where);
       found.push({ name, def: def as Obj, where });
     };
-    if (isObj(value)) {
+    if (isRecord(value)) {
       for (const [name, def] of Object.entries(value)) add(name, def, this.at(file, ...base, name));
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => {
         const where = this.at(file, ...base, index);
-        need(isObj(item) && Object.keys(item).length === 1, `is ${describe(item)}; each entry of ${section} is a one-entry mapping {name: definition}`, where);
+        need(isRecord(item) && Object.keys(item).length === 1, `is ${describe(item)}; each entry of ${section} is a one-entry mapping {name: definition}`, where);
         const [name, def] = Object.entries(item as Obj)[0] as [string, unknown];
         add(name, def, `${where}.${name}`);
       });
@@ -680,9 +198,9 @@ class VnfdExtractor {
     const list = optList(own(node.def, 'requirements'), where, `the requirements of ${node.name}`) ?? [];
     return list.map((item, index) => {
       const itemWhere = `${where}[${index}]`;
-      need(isObj(item) && Object.keys(item).length === 1, `is ${describe(item)}; a requirement is a one-entry mapping {name: node}`, itemWhere);
+      need(isRecord(item) && Object.keys(item).length === 1, `is ${describe(item)}; a requirement is a one-entry mapping {name: node}`, itemWhere);
       const [name, value] = Object.entries(item as Obj)[0] as [string, unknown];
-      const target = isObj(value) ? own(value, 'node') : value;
+      const target = isRecord(value) ? own(value, 'node') : value;
       return { name, target: asString(target, `${itemWhere}.${name}`, `requirement ${name} of ${node.name}`), where: `${itemWhere}.${name}` };
     });
   }
@@ -717,7 +235,7 @@ class VnfdExtractor {
         found.set(name, { name, file: this.artifactFile(value, file, artifactWhere, `artifact ${name}`), def: {}, short: true });
         continue;
       }
-      need(isObj(value), `artifact ${name} is ${describe(value)}; it must be a file name or a mapping with a file`, artifactWhere);
+      need(isRecord(value), `artifact ${name} is ${describe(value)}; it must be a file name or a mapping with a file`, artifactWhere);
       const artifact = value as Obj;
       const type = optString(own(artifact, 'type'), `${artifactWhere}.type`, `the type of artifact ${name}`);
       found.set(name, {
@@ -739,18 +257,18 @@ class VnfdExtractor {
    */
   vnfProperty(topology: Topology, node: NodeTemplate, name: string): unknown {
     let value = own(node.properties, name);
-    if (isObj(value) && Object.keys(value).length === 1 && typeof own(value, 'get_input') === 'string') {
+    if (isRecord(value) && Object.keys(value).length === 1 && typeof own(value, 'get_input') === 'string') {
       const input = own(optObj(own(topology.template, 'inputs'), this.at(topology.file, 'topology_template', 'inputs'), 'inputs'), own(value, 'get_input') as string);
-      value = isObj(input) ? own(input, 'default') : undefined;
+      value = isRecord(input) ? own(input, 'default') : undefined;
     }
-    if (value !== undefined && !(isObj(value) && Object.keys(value).some((key) => key.startsWith('get_') || key === 'concat'))) return value;
+    if (value !== undefined && !(isRecord(value) && Object.keys(value).some((key) => key.startsWith('get_') || key === 'concat'))) return value;
     for (const typeName of this.types.lineage('node_types', node.type)) {
       const definition = own(optObj(own(this.types.get('node_types', typeName)?.def, 'properties'), typeName, 'properties'), name);
-      if (!isObj(definition)) continue;
+      if (!isRecord(definition)) continue;
       if (own(definition, 'default') !== undefined) return own(definition, 'default');
       const constraints = own(definition, 'constraints');
       for (const constraint of Array.isArray(constraints) ? constraints : []) {
-        if (!isObj(constraint)) continue;
+        if (!isRecord(constraint)) continue;
         if (own(constraint, 'equal') !== undefined) return own(constraint, 'equal');
         const valid = own(constraint, 'valid_values');
         if (Array.isArray(valid) && valid.length === 1) return valid[0];
@@ -824,8 +342,8 @@ class VnfdExtractor {
       const localStorage = optList(own(compute, 'virtual_local_storage'), `${computeWhere}.virtual_local_storage`, 'virtual_local_storage');
       // Tacker's samples write {properties: {requested_additional_capability_name}}; SOL001 a map of capabilities.
       const requested = own(compute, 'requested_additional_capabilities');
-      const candidates = isObj(requested) ? [own(requested, 'properties'), ...Object.values(requested)] : [];
-      const capabilityName = candidates.map((entry) => (isObj(entry) ? own(entry, 'requested_additional_capability_name') : undefined)).find((name) => typeof name === 'string');
+      const candidates = isRecord(requested) ? [own(requested, 'properties'), ...Object.values(requested)] : [];
+      const capabilityName = candidates.map((entry) => (isRecord(entry) ? own(entry, 'requested_additional_capability_name') : undefined)).find((name) => typeof name === 'string');
       virtualCompute = {
         ...(memSize !== undefined ? { virtualMemSize: memSize } : {}),
         ...(cpus !== undefined ? { numVirtualCpu: cpus } : {}),
@@ -942,10 +460,10 @@ class VnfdExtractor {
         continue;
       }
       const definition = typeof value === 'string' ? { implementation: value } : value;
-      need(isObj(definition), `Vnflcm.${operation} is ${describe(value)}; an operation is [], an implementation name or {implementation: ...}`, where);
+      need(isRecord(definition), `Vnflcm.${operation} is ${describe(value)}; an operation is [], an implementation name or {implementation: ...}`, where);
       let implementation = own(definition as Obj, 'implementation');
       let dependencies: unknown;
-      if (isObj(implementation)) {
+      if (isRecord(implementation)) {
         dependencies = own(implementation, 'dependencies');
         implementation = own(implementation, 'primary');
       }
@@ -1102,11 +620,11 @@ class VnfdExtractor {
     const base = this.at(topology.file, 'topology_template', 'substitution_mappings', 'requirements');
     const value = own(own(topology.template, 'substitution_mappings') as Obj, 'requirements');
     const mappings: Array<[string, unknown, string]> = [];
-    if (isObj(value)) {
+    if (isRecord(value)) {
       for (const [name, mapping] of Object.entries(value)) mappings.push([name, mapping, `${base}.${name}`]);
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => {
-        need(isObj(item) && Object.keys(item).length === 1, `is ${describe(item)}; a requirement mapping is {name: [node, requirement]}`, `${base}[${index}]`);
+        need(isRecord(item) && Object.keys(item).length === 1, `is ${describe(item)}; a requirement mapping is {name: [node, requirement]}`, `${base}[${index}]`);
         const [name, mapping] = Object.entries(item as Obj)[0] as [string, unknown];
         mappings.push([name, mapping, `${base}[${index}].${name}`]);
       });
@@ -1133,7 +651,7 @@ class VnfdExtractor {
       need(value !== undefined, `sw_image_data has no ${what}; a software image in the package needs it`, where);
       return sizeInBytes(value as string) as number;
     };
-    const metadata = isObj(artifact?.def) ? own(artifact.def, 'metadata') : undefined;
+    const metadata = isRecord(artifact?.def) ? own(artifact.def, 'metadata') : undefined;
     return {
       id: owner,
       name: image.name,
@@ -1146,7 +664,7 @@ class VnfdExtractor {
       ...(image.minRam !== undefined ? { minRam: sizeInBytes(image.minRam) as number } : {}),
       size: bytes(image.size, 'size'),
       ...(image.file !== undefined ? { imagePath: image.file } : {}),
-      ...(isObj(metadata)
+      ...(isRecord(metadata)
         ? { userMetadata: Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])) }
         : {}),
     };
@@ -1179,7 +697,7 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
   }
   for (const file of packageFiles) {
     for (const [name, def] of Object.entries(optObj(own(file.doc, 'node_types'), file.where, 'node_types') ?? {})) {
-      if (isObj(def)) context.artifacts(file, def, yamlPath('node_types', name));
+      if (isRecord(def)) context.artifacts(file, def, yamlPath('node_types', name));
     }
   }
 
