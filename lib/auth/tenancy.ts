@@ -1,6 +1,6 @@
 // Tenancy: who is calling, and which tenants' records they may see. Every service that holds
 // tenant-owned records (VNF instances, op occs, packages, VIMs, subscriptions, alarms) asks here.
-import { ALL_TENANTS, type TenantScope } from '#lib/store/dynamo.ts';
+import { ALL_TENANTS, type TenantScope } from '#lib/sol/paging.ts';
 
 export interface Caller {
   tenantId: string;

@@ -6,7 +6,7 @@ import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter, type Filter } from '#lib/sol/filter.ts';
 import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
 import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
-import { ALL_TENANTS, type Page, type TenantScope } from '#lib/store/dynamo.ts';
+import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 
 export interface CollectionSpec<R> {
   /** Marker scope, e.g. "vnf_instances". */

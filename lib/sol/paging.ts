@@ -94,3 +94,15 @@ export function nextLink(baseUrl: string, marker: string): string {
   url.hash = '';
   return `<${url.href}?${MARKER_PARAMETER}=${encodeURIComponent(marker)}>; rel="next"`;
 }
+
+/** A page of records plus the DynamoDB key to resume after, if there may be more. */
+export interface Page<T> {
+  items: T[];
+  after?: Record<string, string | number>;
+}
+
+/** Every tenant's records: what an `admin` caller's lists show. A symbol, so no tenant id (not even "*") can mean it. */
+export const ALL_TENANTS: unique symbol = Symbol('all tenants');
+
+/** Whose records a list reads: one tenant's (its id) or every tenant's. */
+export type TenantScope = string | typeof ALL_TENANTS;

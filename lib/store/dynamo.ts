@@ -1,8 +1,12 @@
 // One DynamoDB document client per process (created once at module scope, reused across Lambda
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
+import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
+
+// The scope and page types are the API's (SOL013 paging); the stores speak them.
+export { ALL_TENANTS, type Page, type TenantScope };
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -52,11 +56,6 @@ export async function conditionHeld(write: () => Promise<unknown>): Promise<bool
   })) ?? false;
 }
 
-/** A page of records plus the DynamoDB key to resume after, if there may be more. */
-export interface Page<T> {
-  items: T[];
-  after?: Record<string, string | number>;
-}
 
 export interface UpdateParts {
   expression: string;
@@ -86,11 +85,6 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
   return { expression: clauses.filter(Boolean).join(' '), names, values };
 }
 
-/** Every tenant's records: what an `admin` caller's lists show. A symbol, so no tenant id (not even "*") can mean it. */
-export const ALL_TENANTS: unique symbol = Symbol('all tenants');
-
-/** Whose records a list reads: one tenant's (its id) or every tenant's. */
-export type TenantScope = string | typeof ALL_TENANTS;
 
 /**
  * One page of a tenant's records from a table's `byTenant` index, in its sort-key order; for
