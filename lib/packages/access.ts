@@ -10,8 +10,8 @@ import { packageIndex, readFile } from '#lib/packages/content.ts';
 
 /**
  * A package's files by their path in the CSAR, as the VIM drivers read them (Heat templates,
- * manifests, images). The shape of lib/vim/driver.ts PackageFiles, declared here so that the
- * package layer does not import the VIM layer.
+ * manifests, images): lib/vim/driver.ts names it PackageFiles. Declared here, where packages are
+ * read, so that the VIM layer depends on the package layer and never the other way round.
  */
 export interface PackageFileReader {
   read(path: string): Promise<Buffer>;

@@ -2,10 +2,11 @@
 // here, so the store imports nothing above it). Active alarms carry `active`/`activeKey`, the keys of a
 // sparse index, so a health sweep reads every active alarm in one paged query however many cleared
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
-import { allItems, documentClient, getById, isConditionFailure, putNew, requiredEnv, tenantPage, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, documentClient, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { TenantRecordRepository } from './repository.ts';
 
 /** SOL003 7.5.4.3 PerceivedSeverityType */
 export const PERCEIVED_SEVERITIES = ['CRITICAL', 'MAJOR', 'MINOR', 'WARNING', 'INDETERMINATE', 'CLEARED'] as const;
@@ -88,19 +89,9 @@ export interface AlarmStore {
 
 export const alarmListKey = (r: AlarmRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, raisedSeq: r.raisedSeq });
 
-export class DynamoAlarmStore implements AlarmStore {
-  constructor(private readonly table = requiredEnv('ALARMS_TABLE')) {}
-
-  async create(record: AlarmRecord): Promise<void> {
-    await putNew(this.table, record);
-  }
-
-  get(id: string): Promise<AlarmRecord | undefined> {
-    return getById<AlarmRecord>(this.table, id);
-  }
-
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>> {
-    return tenantPage<AlarmRecord>(this.table, scope, limit, after);
+export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implements AlarmStore {
+  constructor(table = requiredEnv('ALARMS_TABLE')) {
+    super(table);
   }
 
   listActive(): Promise<AlarmRecord[]> {
@@ -115,56 +106,34 @@ export class DynamoAlarmStore implements AlarmStore {
     });
   }
 
-  async clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined> {
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: 'SET alarmClearedTime = :t, alarmChangedTime = :t, perceivedSeverity = :c, faultDetails = list_append(if_not_exists(faultDetails, :empty), :d), revision = revision + :one REMOVE active, activeKey',
-        ConditionExpression: 'attribute_exists(active)',
-        ExpressionAttributeValues: { ':t': at, ':c': 'CLEARED', ':d': [detail], ':empty': [], ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-      }));
-      return out.Attributes as AlarmRecord;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+  clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined> {
+    return this.updatedRecord({
+      Key: { id },
+      UpdateExpression: 'SET alarmClearedTime = :t, alarmChangedTime = :t, perceivedSeverity = :c, faultDetails = list_append(if_not_exists(faultDetails, :empty), :d), revision = revision + :one REMOVE active, activeKey',
+      ConditionExpression: 'attribute_exists(active)',
+      ExpressionAttributeValues: { ':t': at, ':c': 'CLEARED', ':d': [detail], ':empty': [], ':one': 1 },
+    });
   }
 
-  async acknowledge(id: string, ackState: AckState, at: string): Promise<AlarmRecord | undefined> {
+  acknowledge(id: string, ackState: AckState, at: string): Promise<AlarmRecord | undefined> {
     const set: Record<string, unknown> = { ackState, alarmChangedTime: at };
     if (ackState === 'ACKNOWLEDGED') set.alarmAcknowledgedTime = at;
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1, ':want': ackState } }, set, ackState === 'ACKNOWLEDGED' ? [] : ['alarmAcknowledgedTime']);
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table,
-        Key: { id },
-        UpdateExpression: parts.expression,
-        ConditionExpression: 'attribute_exists(id) AND ackState <> :want',
-        ExpressionAttributeNames: parts.names,
-        ExpressionAttributeValues: parts.values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return out.Attributes as AlarmRecord;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updatedRecord({
+      Key: { id },
+      UpdateExpression: parts.expression,
+      ConditionExpression: 'attribute_exists(id) AND ackState <> :want',
+      ExpressionAttributeNames: parts.names,
+      ExpressionAttributeValues: parts.values,
+    });
   }
 
-  async update(id: string, set: Partial<AlarmRecord>): Promise<AlarmRecord | undefined> {
+  update(id: string, set: Partial<AlarmRecord>): Promise<AlarmRecord | undefined> {
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1 } }, set);
-    try {
-      const out = await documentClient().send(new UpdateCommand({
-        TableName: this.table, Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(id)',
-        ExpressionAttributeNames: parts.names, ExpressionAttributeValues: parts.values, ReturnValues: 'ALL_NEW',
-      }));
-      return out.Attributes as AlarmRecord;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updatedRecord({
+      Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(id)',
+      ExpressionAttributeNames: parts.names, ExpressionAttributeValues: parts.values,
+    });
   }
 }
 

@@ -128,7 +128,7 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
   }
 
   deleteUnused(id: string): Promise<boolean> {
-    return conditionHeld(() => this.delete({
+    return conditionHeld(() => this.deleteItem({
       Key: { id },
       ConditionExpression: 'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
       ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
@@ -136,7 +136,7 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
   }
 
   acquireUse(id: string): Promise<boolean> {
-    return conditionHeld(() => this.update({
+    return conditionHeld(() => this.updateItem({
       Key: { id },
       UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
       ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
@@ -146,7 +146,7 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
 
   async releaseUse(id: string): Promise<void> {
     // A failed condition: already at zero (a package created before counting, or a repeated release).
-    const out = await ifConditionHeld(() => this.update({
+    const out = await ifConditionHeld(() => this.updateItem({
       Key: { id },
       UpdateExpression: 'ADD instanceCount :minus',
       ConditionExpression: 'instanceCount > :zero',
@@ -155,7 +155,7 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
     }));
     if (out?.Attributes?.instanceCount === 0) {
       // A failed condition: a new instance took it into use again in between, and it stays IN_USE.
-      await conditionHeld(() => this.update({
+      await conditionHeld(() => this.updateItem({
         Key: { id },
         UpdateExpression: 'SET usageState = :notInUse',
         ConditionExpression: 'instanceCount = :zero',

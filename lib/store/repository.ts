@@ -23,16 +23,16 @@ export class TenantRecordRepository<T extends { id: string }> {
     return tenantPage<T>(this.table, scope, limit, after);
   }
 
-  protected update(input: OnTable<UpdateCommandInput>): Promise<UpdateCommandOutput> {
+  protected updateItem(input: OnTable<UpdateCommandInput>): Promise<UpdateCommandOutput> {
     return documentClient().send(new UpdateCommand({ TableName: this.table, ...input }));
   }
 
-  protected delete(input: OnTable<DeleteCommandInput>): Promise<DeleteCommandOutput> {
+  protected deleteItem(input: OnTable<DeleteCommandInput>): Promise<DeleteCommandOutput> {
     return documentClient().send(new DeleteCommand({ TableName: this.table, ...input }));
   }
 
   /** Applies a conditional update and returns the record as it is now, or undefined when the condition did not hold. */
   protected updatedRecord(input: OnTable<UpdateCommandInput>): Promise<T | undefined> {
-    return ifConditionHeld(async () => (await this.update({ ...input, ReturnValues: 'ALL_NEW' })).Attributes as T);
+    return ifConditionHeld(async () => (await this.updateItem({ ...input, ReturnValues: 'ALL_NEW' })).Attributes as T);
   }
 }

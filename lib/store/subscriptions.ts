@@ -1,8 +1,8 @@
 // Subscriptions of every API family in DynamoDB, one table per family; the family's module owns
 // the record type. The record never holds the subscriber's credentials: only the id of the secret
 // that does.
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, getById, putNew, requiredEnv, tenantPage, tenantItems, type Page, type TenantScope } from './dynamo.ts';
+import { requiredEnv, tenantItems, type Page, type TenantScope } from './dynamo.ts';
+import { TenantRecordRepository } from './repository.ts';
 
 /** Subscriptions of any API family (VNF LCM, VNF FM, VNF packages): the same store over each family's table. */
 export interface SubscriptionStore<R extends StoredSubscription> {
@@ -23,19 +23,9 @@ export interface StoredSubscription {
 
 export const subscriptionListKey = <R extends StoredSubscription>(r: R): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
-export class DynamoSubscriptionStore<R extends StoredSubscription> implements SubscriptionStore<R> {
-  constructor(private readonly table = requiredEnv('SUBSCRIPTIONS_TABLE')) {}
-
-  async create(record: R): Promise<void> {
-    await putNew(this.table, record);
-  }
-
-  get(id: string): Promise<R | undefined> {
-    return getById<R>(this.table, id);
-  }
-
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>> {
-    return tenantPage<R>(this.table, scope, limit, after);
+export class DynamoSubscriptionStore<R extends StoredSubscription> extends TenantRecordRepository<R> implements SubscriptionStore<R> {
+  constructor(table = requiredEnv('SUBSCRIPTIONS_TABLE')) {
+    super(table);
   }
 
   listAll(tenantId: string): Promise<R[]> {
@@ -43,7 +33,7 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> implements Su
   }
 
   async delete(id: string): Promise<R | undefined> {
-    const out = await documentClient().send(new DeleteCommand({ TableName: this.table, Key: { id }, ReturnValues: 'ALL_OLD' }));
+    const out = await this.deleteItem({ Key: { id }, ReturnValues: 'ALL_OLD' });
     return out.Attributes as R | undefined;
   }
 }

@@ -50,7 +50,7 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
       values[':state'] = lock.requireState;
       condition += ' AND #state = :state';
     }
-    return conditionHeld(() => this.update({
+    return conditionHeld(() => this.updateItem({
       Key: { id },
       UpdateExpression: 'SET #lock = :op, lockedAt = :now, revision = revision + :one',
       ConditionExpression: condition,
@@ -61,7 +61,7 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
 
   async releaseLock(id: string, opOccId: string): Promise<void> {
     // A failed condition: already released (a retried step) or taken over, nothing of ours to release.
-    await conditionHeld(() => this.update({
+    await conditionHeld(() => this.updateItem({
       Key: { id },
       UpdateExpression: 'REMOVE lockOpOccId, lockedAt SET revision = revision + :one',
       ConditionExpression: 'lockOpOccId = :op',
@@ -71,7 +71,7 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
 
   updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
-    return conditionHeld(() => this.update({
+    return conditionHeld(() => this.updateItem({
       Key: { id },
       UpdateExpression: parts.expression,
       ConditionExpression: 'lockOpOccId = :op',
@@ -81,7 +81,7 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
   }
 
   deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
-    return ifConditionHeld(async () => (await this.delete({
+    return ifConditionHeld(async () => (await this.deleteItem({
       Key: { id },
       ConditionExpression: 'attribute_exists(id) AND instantiationState = :ni AND attribute_not_exists(lockOpOccId)',
       ExpressionAttributeValues: { ':ni': 'NOT_INSTANTIATED' },

@@ -5,6 +5,7 @@
 // and the state machine polls with Wait states. Everything a driver returns travels through Step
 // Functions, so it must hold no credentials.
 import type { ZodType } from 'zod';
+import type { PackageFileReader } from '#lib/packages/access.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 
 /** A resolved VIM: where it is and how to authenticate (credentials only ever in memory). */
@@ -17,15 +18,7 @@ export interface VimConnection {
 }
 
 /** Reads files of the onboarded package (Heat templates, manifests, images) by their path in the CSAR. */
-export interface PackageFiles {
-  read(path: string): Promise<Buffer>;
-  /** Size in bytes, and a stream for large files such as images. */
-  size(path: string): Promise<number>;
-  stream(path: string): Promise<NodeJS.ReadableStream>;
-  list(): Promise<string[]>;
-  /** Paths of the files the package declares as artifacts (manifest or TOSCA.meta entries, with checksums). */
-  artifacts(): Promise<string[]>;
-}
+export type PackageFiles = PackageFileReader;
 
 /** What the grant (local or from the NFVO) decided for this operation. */
 export interface GrantDecision {

@@ -26,7 +26,7 @@ class ThingStore extends TenantRecordRepository<Thing> {
   }
 
   removeIf(id: string, state: string): Promise<boolean> {
-    return conditionHeld(() => this.delete({ Key: { id }, ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state } }));
+    return conditionHeld(() => this.deleteItem({ Key: { id }, ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state } }));
   }
 }
 
