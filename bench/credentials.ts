@@ -20,11 +20,14 @@ export async function benchCredentials(): Promise<void> {
   try {
     const { tokenUrl, clientId } = adminCredentials(vnfm);
     const versions = () => timed(() => fetch(`${vnfm.url}/vnflcm/api_versions`));
-    const wrongSecret = (id: string) => timed(() => fetch(tokenUrl, {
-      method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${id}:not-the-secret`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: 'grant_type=client_credentials',
-    }));
+    const wrongSecret = (id: string) =>
+      timed(() =>
+        fetch(tokenUrl, {
+          method: 'POST',
+          headers: { Authorization: `Basic ${Buffer.from(`${id}:not-the-secret`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=client_credentials',
+        }),
+      );
     for (let i = 0; i < 50; i += 1) await versions(); // warm-up
     const idle: number[] = [];
     for (let i = 0; i < SAMPLES; i += 1) idle.push((await versions()).ms);
@@ -44,11 +47,19 @@ export async function benchCredentials(): Promise<void> {
     attacking = false;
     await Promise.all(attackers);
 
-    const p50 = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50).toFixed(1);
+    const p50 = (samples: number[]) =>
+      percentile(
+        [...samples].sort((a, b) => a - b),
+        50,
+      ).toFixed(1);
     const statuses = [...answers.statuses].map(([status, count]) => `${count}x${status}`).join(' ');
     console.log(`GET  /vnflcm/api_versions, idle                        ${summary(idle)}`);
-    console.log(`GET  /vnflcm/api_versions, ${ATTACKERS} wrong-secret token requests in flight   ${summary(loaded)}   (target p50 < 100 ms; was 1631 ms with scrypt on the event loop)`);
-    console.log(`POST /oauth2/token wrong secret under that load: known id p50 ${p50(answers.known)} ms (n=${answers.known.length}), unknown id p50 ${p50(answers.unknown)} ms (n=${answers.unknown.length}); answers ${statuses}`);
+    console.log(
+      `GET  /vnflcm/api_versions, ${ATTACKERS} wrong-secret token requests in flight   ${summary(loaded)}   (target p50 < 100 ms; was 1631 ms with scrypt on the event loop)`,
+    );
+    console.log(
+      `POST /oauth2/token wrong secret under that load: known id p50 ${p50(answers.known)} ms (n=${answers.known.length}), unknown id p50 ${p50(answers.unknown)} ms (n=${answers.unknown.length}); answers ${statuses}`,
+    );
   } finally {
     await vnfm.stop();
   }

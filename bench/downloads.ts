@@ -34,10 +34,15 @@ export async function benchDownloads(): Promise<void> {
     const { path, size } = await buildCsarFile('openstack-vnf-v1', join(dir, 'large.zip'), { imageBytes: IMAGE_BYTES });
     const call = client(vnfm);
     const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as { uploadUri: string; headers: Record<string, string> };
+    const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as {
+      uploadUri: string;
+      headers: Record<string, string>;
+    };
     const put = await fetch(grant.uploadUri, {
-      method: 'PUT', headers: { ...grant.headers, 'Content-Length': String(size) },
-      body: Readable.toWeb(createReadStream(path)) as ReadableStream, duplex: 'half',
+      method: 'PUT',
+      headers: { ...grant.headers, 'Content-Length': String(size) },
+      body: Readable.toWeb(createReadStream(path)) as ReadableStream,
+      duplex: 'half',
     } as RequestInit);
     if (put.status !== 200) throw new Error(`upload answered ${put.status}`);
     await settle(vnfm);
@@ -55,7 +60,9 @@ export async function benchDownloads(): Promise<void> {
     if (first.bytes !== IMAGE_BYTES || second.bytes !== IMAGE_BYTES) throw new Error(`downloaded ${first.bytes} and ${second.bytes} bytes, not ${IMAGE_BYTES}`);
     console.log(`Downloading a ${IMAGE_BYTES / 2 ** 20} MiB artifact stored in a CSAR (GET .../artifacts/${image.path}: 302 to a presigned S3 URL)`);
     console.log(`  runtime RSS before  ${before.toFixed(0)} MiB (a runtime started after the onboarding)`);
-    console.log(`  first download      +${(first.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${first.seconds.toFixed(2)} s   (target < 50 MiB; was +1047 MiB inline)`);
+    console.log(
+      `  first download      +${(first.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${first.seconds.toFixed(2)} s   (target < 50 MiB; was +1047 MiB inline)`,
+    );
     console.log(`  second download     +${(second.peakMiB - before).toFixed(0)} MiB peak RSS growth, ${second.seconds.toFixed(2)} s`);
   } finally {
     await vnfm.stop();

@@ -20,7 +20,8 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     const control = simulatorControl(vnfm);
     const vnfdId = await onboardSample(vnfm);
     const create = async () => ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })).body as { id: string }).id;
-    const opOccOf = async (location: string) => (await call('GET', new URL(location).pathname)).body as { operationState: string; startTime: string; stateEnteredTime: string };
+    const opOccOf = async (location: string) =>
+      (await call('GET', new URL(location).pathname)).body as { operationState: string; startTime: string; stateEnteredTime: string };
 
     const ratios: number[] = [];
     const overheads: number[] = [];
@@ -32,7 +33,10 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
       const occ = await opOccOf(reply.headers.get('location') ?? '');
       if (occ.operationState !== 'COMPLETED') throw new Error(`instantiate ended ${occ.operationState}: ${JSON.stringify(occ)}`);
       const vnfmMs = Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime);
-      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> }; images: { items: Array<{ name: string | null; storeMs: number | null }> } };
+      const state = (await (await fetch(`${control}state`)).json()) as {
+        stacks: { items: Array<{ id: string; name: string }> };
+        images: { items: Array<{ name: string | null; storeMs: number | null }> };
+      };
       const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
       const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
       // The VIM's own work for this VNF: storing its images in Glance, then creating its stack.
@@ -44,8 +48,12 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
       await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } });
       await settle(vnfm);
     }
-    console.log(`INSTANTIATE of the sample VNF (2 servers, volume, network) on the OpenStack simulator at time scale ${timeScale}:  VIM work (image store + stack create) median ${(median(works) / 1000).toFixed(1)} s, ${samples} runs`);
-    console.log(`  202 -> COMPLETED / VIM work time       median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`);
+    console.log(
+      `INSTANTIATE of the sample VNF (2 servers, volume, network) on the OpenStack simulator at time scale ${timeScale}:  VIM work (image store + stack create) median ${(median(works) / 1000).toFixed(1)} s, ${samples} runs`,
+    );
+    console.log(
+      `  202 -> COMPLETED / VIM work time       median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`,
+    );
     console.log(`  control-plane overhead               median ${median(overheads).toFixed(0)} ms`);
     if (pairs === 0) return;
 
@@ -53,7 +61,9 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     const started = performance.now();
     const instantiations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR })));
     await settle(vnfm);
-    const terminations = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })));
+    const terminations = await Promise.all(
+      ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })),
+    );
     await settle(vnfm);
     const seconds = (performance.now() - started) / 1000;
     const outcomes = await outcomesOf(vnfm, [...instantiations, ...terminations]);

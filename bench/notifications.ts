@@ -37,7 +37,9 @@ export async function benchNotifications(): Promise<void> {
     const changes = sink.received.slice(before).filter((r) => r.body.notificationType === 'VnfLcmOperationOccurrenceNotification');
     if (changes.length !== OPERATIONS * 3) throw new Error(`expected ${OPERATIONS * 3} op occ notifications, the sink has ${changes.length}`);
     const delays = changes.map((r) => r.at - Date.parse(String(r.body.timeStamp))).sort((a, b) => a - b);
-    console.log(`Notifications: op-occ state change -> delivered to the sink, ${changes.length} changes one operation at a time   p50 ${percentile(delays, 50).toFixed(0)} ms  p99 ${percentile(delays, 99).toFixed(0)} ms  max ${delays.at(-1)?.toFixed(0)} ms   (Tacker: sent from the LCM thread, not retried)`);
+    console.log(
+      `Notifications: op-occ state change -> delivered to the sink, ${changes.length} changes one operation at a time   p50 ${percentile(delays, 50).toFixed(0)} ms  p99 ${percentile(delays, 99).toFixed(0)} ms  max ${delays.at(-1)?.toFixed(0)} ms   (Tacker: sent from the LCM thread, not retried)`,
+    );
     await call('DELETE', `/vnflcm/v2/subscriptions/${first}`);
 
     // 2. Throughput: a burst of instance creations, each fanned out to every subscription.
@@ -45,13 +47,15 @@ export async function benchNotifications(): Promise<void> {
     const start = sink.received.length;
     const started = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < INSTANCES) {
-        next++;
-        const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: 'burst' } });
-        if (reply.status !== 201) throw new Error(`POST answered ${reply.status}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < INSTANCES) {
+          next++;
+          const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: 'burst' } });
+          if (reply.status !== 201) throw new Error(`POST answered ${reply.status}`);
+        }
+      }),
+    );
     const produced = (performance.now() - started) / 1000;
     await settle(vnfm);
     const burst = sink.received.slice(start);
@@ -61,7 +65,9 @@ export async function benchNotifications(): Promise<void> {
     }
     const span = ((burst.at(-1)?.at ?? 0) - (burst[0]?.at ?? 0)) / 1000;
     const lag = (burst.at(-1)?.at ?? 0) - Date.parse(String(burst.at(-1)?.body.timeStamp));
-    console.log(`Notifications: ${INSTANCES} instances created by ${CONCURRENCY} clients in ${produced.toFixed(1)} s, x ${SUBSCRIPTIONS} subscriptions = ${expected} deliveries   ${(expected / span).toFixed(0)} deliveries/s to the local sink (first to last delivery ${span.toFixed(1)} s; the last one ${(lag / 1000).toFixed(1)} s after its change)`);
+    console.log(
+      `Notifications: ${INSTANCES} instances created by ${CONCURRENCY} clients in ${produced.toFixed(1)} s, x ${SUBSCRIPTIONS} subscriptions = ${expected} deliveries   ${(expected / span).toFixed(0)} deliveries/s to the local sink (first to last delivery ${span.toFixed(1)} s; the last one ${(lag / 1000).toFixed(1)} s after its change)`,
+    );
   } finally {
     await sink.close();
     await vnfm.stop();

@@ -24,13 +24,20 @@ async function seconds(action: () => Promise<unknown>): Promise<number> {
 export async function benchOnboarding(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-bench-'));
   const { path, size } = await buildCsarFile('openstack-vnf-v1', join(dir, 'large.zip'), { imageBytes: 100 * 2 ** 20 });
-  const sha = Math.min(...await Promise.all([0, 1, 2].map(async () => seconds(() => run('sha256sum', [path])))));
+  const sha = Math.min(...(await Promise.all([0, 1, 2].map(async () => seconds(() => run('sha256sum', [path]))))));
 
   // The onboarding process runs a bundle built as `sam build` builds the Lambda, without tsx.
   const bundle = join(dir, 'onboard-one.mjs');
   await build({
-    absWorkingDir: ROOT, entryPoints: ['bench/onboard-one.ts'], outfile: bundle, bundle: true, platform: 'node', format: 'esm', target: 'es2023',
-    banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" }, logLevel: 'silent',
+    absWorkingDir: ROOT,
+    entryPoints: ['bench/onboard-one.ts'],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'es2023',
+    banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+    logLevel: 'silent',
   });
   const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
   try {
@@ -39,7 +46,15 @@ export async function benchOnboarding(): Promise<void> {
     const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials }));
     const s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials });
     const bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
-    const setState = (id: string, state: string) => documents.send(new UpdateCommand({ TableName: 'VnfPackagesTable', Key: { id }, UpdateExpression: 'SET onboardingState = :s', ExpressionAttributeValues: { ':s': state } }));
+    const setState = (id: string, state: string) =>
+      documents.send(
+        new UpdateCommand({
+          TableName: 'VnfPackagesTable',
+          Key: { id },
+          UpdateExpression: 'SET onboardingState = :s',
+          ExpressionAttributeValues: { ':s': state },
+        }),
+      );
 
     const results: Array<{ outcome: string; seconds: number; maxRssMiB: number }> = [];
     for (let i = 0; i < 3; i += 1) {

@@ -7,14 +7,23 @@ import { client, localControl, settle, type LocalVnfm, type Reply } from '../tes
 
 export const INSTANTIATE_ON_SIMULATOR = {
   flavourId: 'simple',
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
 };
 
 /** Onboards `openstack-vnf-v1` and answers its vnfdId. */
 export async function onboardSample(vnfm: LocalVnfm): Promise<string> {
   const call = client(vnfm);
   const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+    raw: await buildCsar('openstack-vnf-v1'),
+    headers: { 'Content-Type': 'application/zip' },
+  });
   await settle(vnfm);
   return SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 }
@@ -24,7 +33,9 @@ export async function createInstances(vnfm: LocalVnfm, vnfdId: string, count: nu
   const call = client(vnfm);
   const ids: string[] = [];
   while (ids.length < count) {
-    const replies = await Promise.all(Array.from({ length: Math.min(50, count - ids.length) }, () => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })));
+    const replies = await Promise.all(
+      Array.from({ length: Math.min(50, count - ids.length) }, () => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })),
+    );
     for (const reply of replies) {
       if (reply.status !== 201) throw new Error(`POST /vnf_instances answered ${reply.status}: ${reply.text}`);
       ids.push((reply.body as { id: string }).id);
@@ -56,7 +67,7 @@ export async function outcomesOf(vnfm: LocalVnfm, replies: Reply[]): Promise<Out
   const outcomes: Outcomes = { completed: 0, failed: 0, stuck: 0, lost: 0, reasons: new Map() };
   const reason = (text: string) => outcomes.reasons.set(text, (outcomes.reasons.get(text) ?? 0) + 1);
   const listed = new Set<string>();
-  for (let link: string | undefined = '/vnflcm/v2/vnf_lcm_op_occs'; link;) {
+  for (let link: string | undefined = '/vnflcm/v2/vnf_lcm_op_occs'; link; ) {
     const reply = await call('GET', link);
     for (const occ of reply.body as Array<{ id: string }>) listed.add(occ.id);
     link = /<([^>]+)>; rel="next"/.exec(reply.headers.get('link') ?? '')?.[1];

@@ -3,7 +3,16 @@
 // given back before the next: rounds 2..n flat within 10%.
 // BENCH_SOAK_ROUNDS (default 5) and BENCH_SOAK_CONCURRENCY (default 100) change the sizes.
 import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../test/support/runtime.ts';
-import { createInstances, describeOutcomes, type Outcomes, heapOf, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, residentMiB } from './openstack-lifecycles.ts';
+import {
+  createInstances,
+  describeOutcomes,
+  type Outcomes,
+  heapOf,
+  INSTANTIATE_ON_SIMULATOR,
+  onboardSample,
+  outcomesOf,
+  residentMiB,
+} from './openstack-lifecycles.ts';
 
 const ROUNDS = Number(process.env.BENCH_SOAK_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? 100);
@@ -15,7 +24,7 @@ export async function lifecycleRound(vnfm: LocalVnfm, vnfdId: string, count: num
   const ids = await createInstances(vnfm, vnfdId, count);
   const replies: Reply[] = await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR })));
   await settle(vnfm);
-  replies.push(...await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }))));
+  replies.push(...(await Promise.all(ids.map((id) => call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } })))));
   await settle(vnfm);
   const outcomes = await outcomesOf(vnfm, replies);
   const deletes = await Promise.all(ids.map((id) => call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)));
@@ -37,7 +46,9 @@ export async function benchSoak(): Promise<void> {
       const memory = residentMiB(vnfm.pid);
       const heap = await heapOf(vnfm);
       rss.push(memory.now);
-      console.log(`  round ${round}: RSS ${memory.now.toFixed(0)} MiB (peak ${memory.peak.toFixed(0)}), JS heap used ${(heap.heapUsed / MiB).toFixed(0)} of ${(heap.heapTotal / MiB).toFixed(0)} MiB, external ${(heap.external / MiB).toFixed(0)} MiB, array buffers ${(heap.arrayBuffers / MiB).toFixed(0)} MiB; ${describeOutcomes(outcomes)}, ${deleted} of ${CONCURRENCY} deleted; ${seconds.toFixed(1)} s`);
+      console.log(
+        `  round ${round}: RSS ${memory.now.toFixed(0)} MiB (peak ${memory.peak.toFixed(0)}), JS heap used ${(heap.heapUsed / MiB).toFixed(0)} of ${(heap.heapTotal / MiB).toFixed(0)} MiB, external ${(heap.external / MiB).toFixed(0)} MiB, array buffers ${(heap.arrayBuffers / MiB).toFixed(0)} MiB; ${describeOutcomes(outcomes)}, ${deleted} of ${CONCURRENCY} deleted; ${seconds.toFixed(1)} s`,
+      );
       for (const [reason, count] of outcomes.reasons) console.log(`    ${count} x ${reason}`);
     }
     const later = rss.slice(1);

@@ -57,9 +57,17 @@ function withNotifications(base: CoreDeps): CoreDeps {
     opOccs: new NotifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
     packages: new NotifyingPackageStore(base.packages, queue, base.now, outbox),
     // The alarm store only when the sweep runs: not every function has the alarms table.
-    republishUnsent: (olderThan) => republishUnsent(outbox, {
-      ...lcmOutboxReplay(base.opOccs, base.instances), ...alarmOutboxReplay(new DynamoAlarmStore()), ...packageOutboxReplay(base.packages),
-    }, queue, olderThan),
+    republishUnsent: (olderThan) =>
+      republishUnsent(
+        outbox,
+        {
+          ...lcmOutboxReplay(base.opOccs, base.instances),
+          ...alarmOutboxReplay(new DynamoAlarmStore()),
+          ...packageOutboxReplay(base.packages),
+        },
+        queue,
+        olderThan,
+      ),
   };
 }
 

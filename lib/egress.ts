@@ -16,7 +16,10 @@ export interface EgressPolicy {
 }
 
 export class EgressDeniedError extends Error {
-  constructor(readonly url: string, readonly reason: string) {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
     super(`${url}: ${reason}`);
     this.name = 'EgressDeniedError';
   }
@@ -44,9 +47,14 @@ const ALWAYS_DENIED = blockList([
   ['ff00::', 8], // IPv6 multicast
   ['::', 128], // unspecified
 ]);
-const LOOPBACK = blockList([['127.0.0.0', 8], ['::1', 128]]);
+const LOOPBACK = blockList([
+  ['127.0.0.0', 8],
+  ['::1', 128],
+]);
 const PRIVATE = blockList([
-  ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], // RFC 1918
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16], // RFC 1918
   ['100.64.0.0', 10], // carrier-grade NAT
   ['198.18.0.0', 15], // benchmarking
   ['fc00::', 7], // IPv6 unique local
@@ -90,7 +98,8 @@ export function parseEgressUrl(raw: string): URL {
   } catch {
     throw new EgressDeniedError(raw, 'not an absolute URI');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressDeniedError(raw, `scheme "${url.protocol.replace(/:$/, '')}" is not allowed; use http or https`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new EgressDeniedError(raw, `scheme "${url.protocol.replace(/:$/, '')}" is not allowed; use http or https`);
   if (url.username || url.password) throw new EgressDeniedError(raw, 'credentials in the URI are not allowed');
   return url;
 }
@@ -116,7 +125,11 @@ export async function assertEgressAllowed(raw: string, policy: EgressPolicy): Pr
 
 /** A DNS lookup for http(s).request that fails the connection when any resolved address is denied. */
 export function guardedLookup(policy: EgressPolicy): LookupFunction {
-  return ((hostname: string, options: { all?: boolean; family?: number }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: { all?: boolean; family?: number },
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       const denied = addresses.map(({ address }) => deniedReason(address, policy)).find(Boolean);
@@ -153,30 +166,39 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
   const url = await assertEgressAllowed(raw, policy);
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise<EgressResponse>((resolve, reject) => {
-    const deadline = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${request.timeoutMs} ms`), { name: 'TimeoutError' })), request.timeoutMs);
-    const settle = <T>(fn: (value: T) => void) => (value: T) => {
-      clearTimeout(deadline);
-      fn(value);
-    };
+    const deadline = setTimeout(
+      () => req.destroy(Object.assign(new Error(`no answer within ${request.timeoutMs} ms`), { name: 'TimeoutError' })),
+      request.timeoutMs,
+    );
+    const settle =
+      <T>(fn: (value: T) => void) =>
+      (value: T) => {
+        clearTimeout(deadline);
+        fn(value);
+      };
     resolve = settle(resolve);
     reject = settle(reject);
-    const req = transport.request(url, {
-      method: request.method,
-      headers: { ...request.headers, ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}) },
-      lookup: guardedLookup(policy),
-      timeout: request.timeoutMs,
-      // A connection per request: callbacks are few and far between, and a pooled socket would outlive the policy check.
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = transport.request(
+      url,
+      {
+        method: request.method,
+        headers: { ...request.headers, ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}) },
+        lookup: guardedLookup(policy),
+        timeout: request.timeoutMs,
+        // A connection per request: callbacks are few and far between, and a pooled socket would outlive the policy check.
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error(`the connection was idle for ${request.timeoutMs} ms`), { name: 'TimeoutError' })));
     req.on('error', reject);
     req.end(request.body);

@@ -9,7 +9,12 @@ const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
   const threshold = (process.env.LOG_LEVEL?.toLowerCase() as Level | undefined) ?? 'info';
   if (ORDER[level] < (ORDER[threshold] ?? ORDER.info)) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), message: withoutUserinfo(message), ...redactSecrets(fields ?? {}, { marker: '[redacted]' }) });
+  const line = JSON.stringify({
+    level,
+    time: new Date().toISOString(),
+    message: withoutUserinfo(message),
+    ...redactSecrets(fields ?? {}, { marker: '[redacted]' }),
+  });
   (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
 }
 

@@ -4,7 +4,8 @@
 // redactSecrets, so a credential given in the wrong place or with the wrong type is still not kept.
 
 /** Attribute names whose values are credentials, or hold them. A CA certificate is public and kept. */
-const SECRET_KEY = /passw(or)?d|passphrase|^pass$|^pwd$|secret|token|credential|accessinfo|authorization|authentication|api[-_]?key|private[-_]?key|client[-_]?key/i;
+const SECRET_KEY =
+  /passw(or)?d|passphrase|^pass$|^pwd$|secret|token|credential|accessinfo|authorization|authentication|api[-_]?key|private[-_]?key|client[-_]?key/i;
 
 /** scheme://user:password@host — the userinfo part, wherever a URL sits inside a string. */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;

@@ -15,7 +15,11 @@ export const VNFD_LIMITS = {
 
 /** YAML refused, and where (a path, with its line where known); callers say it in their own terms. */
 export class UnsafeYamlError extends Error {
-  constructor(detail: string, readonly where?: string, options?: { cause?: unknown }) {
+  constructor(
+    detail: string,
+    readonly where?: string,
+    options?: { cause?: unknown },
+  ) {
     super(detail, options);
     this.name = 'UnsafeYamlError';
   }
@@ -153,6 +157,7 @@ export function parseSafeYaml(text: string, where: string): unknown {
     heights.set(item, below + 1);
     return below + 1;
   };
-  if (height(value) > VNFD_LIMITS.maxDepth) throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep once aliases are expanded`, where);
+  if (height(value) > VNFD_LIMITS.maxDepth)
+    throw new UnsafeYamlError(`nests YAML collections more than ${VNFD_LIMITS.maxDepth} levels deep once aliases are expanded`, where);
   return value;
 }

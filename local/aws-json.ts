@@ -1,7 +1,7 @@
 // Shared plumbing for the local AWS stand-ins speaking the AWS JSON 1.0/1.1 wire protocols (Step Functions,
 // Secrets Manager, SQS): AWS-style errors, input validation, pagination tokens, and an HTTP server that
 // dispatches X-Amz-Target operations; plus the listen/endpoint/close helpers the other local servers use.
-import http from 'node:http';
+import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { createGuardedServer } from './http-guard.ts';
@@ -12,7 +12,12 @@ import { sha256Hex, verifySignature, type AwsCredentials } from './sigv4.ts';
  * exception class. `headers` go with it (SQS names its query-protocol error code in one).
  */
 export class AwsError extends Error {
-  constructor(readonly type: string, message: string, readonly status = 400, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly status = 400,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = type;
   }
@@ -54,7 +59,10 @@ export function endpointHost(bindHost = '127.0.0.1'): string {
 }
 
 /** Listens on `host` (default 127.0.0.1) and `port` (default 0: any free one); `name` only appears in errors. */
-export async function listen(server: http.Server, opts: { name: string; host?: string | undefined; port?: number | undefined }): Promise<{ port: number; endpoint: string }> {
+export async function listen(
+  server: http.Server,
+  opts: { name: string; host?: string | undefined; port?: number | undefined },
+): Promise<{ port: number; endpoint: string }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
@@ -164,20 +172,24 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
     }
   };
 
-  const server = createGuardedServer(opts.name, async (req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    // A client that hangs up mid-body rejects this; the guard closes its socket.
-    await new Promise<void>((resolve, reject) => {
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= maxBodyBytes) chunks.push(chunk);
+  const server = createGuardedServer(
+    opts.name,
+    async (req, res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      // A client that hangs up mid-body rejects this; the guard closes its socket.
+      await new Promise<void>((resolve, reject) => {
+        req.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= maxBodyBytes) chunks.push(chunk);
+        });
+        req.on('end', resolve);
+        req.on('error', reject);
       });
-      req.on('end', resolve);
-      req.on('error', reject);
-    });
-    await respond(req, res, chunks, size);
-  }, (line) => (opts.onInternalError ? opts.onInternalError(new Error(line)) : process.stderr.write(`${line}\n`)));
+      await respond(req, res, chunks, size);
+    },
+    (line) => (opts.onInternalError ? opts.onInternalError(new Error(line)) : process.stderr.write(`${line}\n`)),
+  );
 
   const { endpoint } = await listen(server, opts);
   let closing: Promise<void> | undefined;

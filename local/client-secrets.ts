@@ -10,9 +10,10 @@ const HASH_BYTES = 32;
 
 export type ScryptFunction = (secret: string, salt: Buffer, length: number) => Promise<Buffer>;
 
-const scryptOffLoop: ScryptFunction = (secret, salt, length) => new Promise((resolve, reject) => {
-  scrypt(secret, salt, length, (error, key) => (error ? reject(error) : resolve(key)));
-});
+const scryptOffLoop: ScryptFunction = (secret, salt, length) =>
+  new Promise((resolve, reject) => {
+    scrypt(secret, salt, length, (error, key) => (error ? reject(error) : resolve(key)));
+  });
 
 /** `scrypt$<salt b64url>$<hash b64url>`. Synchronous: for the clients command and the first start, never a request. */
 export function hashSecret(secret: string): string {
@@ -53,7 +54,8 @@ export function concurrencyLimit(running: number, waiting: number) {
       return await task();
     } finally {
       const next = queue.shift();
-      if (next) next(); // the slot passes straight to the next task
+      if (next)
+        next(); // the slot passes straight to the next task
       else active -= 1;
     }
   };
@@ -69,11 +71,12 @@ export function secretVerifier(options: { running?: number; waiting?: number; sc
   const limited = concurrencyLimit(options.running ?? 2, options.waiting ?? 64);
   const hash = options.scrypt ?? scryptOffLoop;
   return {
-    matches: (secret, stored) => limited(async () => {
-      const known = stored === undefined ? undefined : parts(stored);
-      const { salt, expected } = known ?? (parts(DUMMY_HASH) as NonNullable<ReturnType<typeof parts>>);
-      const actual = await hash(secret, salt, HASH_BYTES);
-      return timingSafeEqual(actual, expected) && known !== undefined;
-    }),
+    matches: (secret, stored) =>
+      limited(async () => {
+        const known = stored === undefined ? undefined : parts(stored);
+        const { salt, expected } = known ?? (parts(DUMMY_HASH) as NonNullable<ReturnType<typeof parts>>);
+        const actual = await hash(secret, salt, HASH_BYTES);
+        return timingSafeEqual(actual, expected) && known !== undefined;
+      }),
   };
 }

@@ -16,7 +16,16 @@ import { join, relative } from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { DynamoDBClient, ListTablesCommand, ScanCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { levelDbDamage } from './leveldb-check.ts';
-import { clientsPath, credentialsPath, DataFileError, isIssuedCredentials, issueAdminCredentials, readClients, readJsonFile, signingKeyPath } from './oauth2.ts';
+import {
+  clientsPath,
+  credentialsPath,
+  DataFileError,
+  isIssuedCredentials,
+  issueAdminCredentials,
+  readClients,
+  readJsonFile,
+  signingKeyPath,
+} from './oauth2.ts';
 
 const MANIFEST = 'manifest.json';
 
@@ -43,11 +52,13 @@ interface Damage {
 export class DataDamageError extends Error {
   constructor(dataDir: string, damage: Damage[]) {
     const lines = damage.map((d) => `  - ${d.path} ${d.problem}${d.repair ? '' : ' (--repair cannot rebuild this: restore it from a backup)'}`);
-    super([
-      `VNFM refuses to start: its data folder ${dataDir} is damaged.`,
-      ...lines,
-      `Restore ${dataDir} from a backup, or run "npm start -- --repair" to rebuild what can be rebuilt (it says what it did; damaged files are moved aside, not deleted).`,
-    ].join('\n'));
+    super(
+      [
+        `VNFM refuses to start: its data folder ${dataDir} is damaged.`,
+        ...lines,
+        `Restore ${dataDir} from a backup, or run "npm start -- --repair" to rebuild what can be rebuilt (it says what it did; damaged files are moved aside, not deleted).`,
+      ].join('\n'),
+    );
     this.name = 'DataDamageError';
   }
 }
@@ -99,7 +110,11 @@ function damageOf(check: () => unknown): unknown {
 
 const validCredentials = (path: string) => readJsonFile(path, isIssuedCredentials, '{"clientId", "clientSecret", "tokenUrl"}');
 
-const CREDENTIAL_FILES: Array<{ path: (dataDir: string) => string; check: (dataDir: string, path: string) => Promise<void> | void; repair: (dataDir: string, path: string) => Promise<string> | string }> = [
+const CREDENTIAL_FILES: Array<{
+  path: (dataDir: string) => string;
+  check: (dataDir: string, path: string) => Promise<void> | void;
+  repair: (dataDir: string, path: string) => Promise<string> | string;
+}> = [
   {
     path: signingKeyPath,
     check: async (_dataDir, path) => {
@@ -110,11 +125,14 @@ const CREDENTIAL_FILES: Array<{ path: (dataDir: string) => string; check: (dataD
         throw new DataFileError(path, `does not hold a usable ES256 key (${(error as Error).message})`);
       }
     },
-    repair: (_dataDir, path) => `${existsSync(path) ? `moved aside to ${moveAside(path)}; ` : ''}a new signing key is created now: access tokens issued before no longer verify, clients must ask for new ones`,
+    repair: (_dataDir, path) =>
+      `${existsSync(path) ? `moved aside to ${moveAside(path)}; ` : ''}a new signing key is created now: access tokens issued before no longer verify, clients must ask for new ones`,
   },
   {
     path: clientsPath,
-    check: (dataDir) => { readClients(dataDir); },
+    check: (dataDir) => {
+      readClients(dataDir);
+    },
     repair: (dataDir, path) => {
       const aside = existsSync(path) ? moveAside(path) : undefined;
       const credentials = issueAdminCredentials(dataDir);
@@ -123,7 +141,9 @@ const CREDENTIAL_FILES: Array<{ path: (dataDir: string) => string; check: (dataD
   },
   {
     path: credentialsPath,
-    check: (_dataDir, path) => { validCredentials(path); },
+    check: (_dataDir, path) => {
+      validCredentials(path);
+    },
     repair: (dataDir, path) => {
       // A new client store (repaired just before) wrote a sound one already.
       if (existsSync(path) && damageOf(() => validCredentials(path)) === undefined) return 'written again with the new client store above';
@@ -149,10 +169,15 @@ export async function checkDataFolder(dataDir: string, options: { repair: boolea
     return `${aside ? `moved aside to ${aside}; ` : ''}the tables start empty: the ${recorded || 'earlier'} records are lost (restore the folder from a backup to get them back)`;
   };
   if (manifest && !hasDatabase) {
-    damage.push({ path: dynamoDir, problem: `is ${existsSync(dynamoDir) ? 'empty' : 'missing'}, but ${manifestPath(dataDir)} records ${recorded} items in ${Object.keys(manifest.tables).length} tables`, repair: startEmpty });
+    damage.push({
+      path: dynamoDir,
+      problem: `is ${existsSync(dynamoDir) ? 'empty' : 'missing'}, but ${manifestPath(dataDir)} records ${recorded} items in ${Object.keys(manifest.tables).length} tables`,
+      repair: startEmpty,
+    });
   } else if (hasDatabase) {
     const found = levelDbDamage(dynamoDir);
-    for (const line of found) damage.push({ path: line.split(' ')[0] as string, problem: line.slice(line.indexOf(' ') + 1), repair: damage.length ? () => 'see above' : startEmpty });
+    for (const line of found)
+      damage.push({ path: line.split(' ')[0] as string, problem: line.slice(line.indexOf(' ') + 1), repair: damage.length ? () => 'see above' : startEmpty });
     if (!found.length) {
       const problem = await levelDbOpenError(dynamoDir);
       if (problem) damage.push({ path: dynamoDir, problem: `cannot be opened: ${problem}`, repair: problem.includes('LOCK') ? undefined : startEmpty });
@@ -161,8 +186,15 @@ export async function checkDataFolder(dataDir: string, options: { repair: boolea
   for (const file of CREDENTIAL_FILES) {
     const path = file.path(dataDir);
     const problem = !existsSync(path)
-      ? (manifest?.files.includes(relative(dataDir, path)) ? 'is missing, but the data folder had it' : undefined)
-      : await Promise.resolve().then(() => file.check(dataDir, path)).then(() => undefined, (error: unknown) => (error instanceof DataFileError ? error.message.slice(path.length + 1).split(';')[0] : String(error)));
+      ? manifest?.files.includes(relative(dataDir, path))
+        ? 'is missing, but the data folder had it'
+        : undefined
+      : await Promise.resolve()
+          .then(() => file.check(dataDir, path))
+          .then(
+            () => undefined,
+            (error: unknown) => (error instanceof DataFileError ? error.message.slice(path.length + 1).split(';')[0] : String(error)),
+          );
     if (problem) damage.push({ path, problem, repair: () => file.repair(dataDir, path) });
   }
   await refuseOrRepair(dataDir, damage, options.repair, options.log);
@@ -171,7 +203,9 @@ export async function checkDataFolder(dataDir: string, options: { repair: boolea
 /** Why dynalite's LevelDB library cannot open the folder (another VNFM holding its lock, say), if it cannot. */
 async function levelDbOpenError(dir: string): Promise<string | undefined> {
   // The very library dynalite opens it with.
-  const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level') as { Level: new (path: string, options: object) => { open(): Promise<void>; close(): Promise<void> } };
+  const { Level } = createRequire(createRequire(import.meta.url).resolve('dynalite'))('level') as {
+    Level: new (path: string, options: object) => { open(): Promise<void>; close(): Promise<void> };
+  };
   const db = new Level(dir, { createIfMissing: false });
   try {
     await db.open();
@@ -218,10 +252,12 @@ export async function checkRecords(dataDir: string, options: { repair: boolean; 
   for (const [table, recorded] of Object.entries(manifest?.tables ?? {})) {
     const now = counts[table];
     if (now === undefined || !farFewer(now, recorded)) continue;
-    options.log(`WARNING: ${join(dataDir, 'dynamodb')} holds ${now} items in ${table} where ${manifestPath(dataDir)} recorded ${recorded} when last counted: records deleted since, or lost (restore ${dataDir} from a backup if they were not deleted)`);
+    options.log(
+      `WARNING: ${join(dataDir, 'dynamodb')} holds ${now} items in ${table} where ${manifestPath(dataDir)} recorded ${recorded} when last counted: records deleted since, or lost (restore ${dataDir} from a backup if they were not deleted)`,
+    );
   }
   const packagesTable = process.env.VNF_PACKAGES_TABLE;
-  if (packagesTable) damage.push(...await lostPackages(dataDir, packagesTable));
+  if (packagesTable) damage.push(...(await lostPackages(dataDir, packagesTable)));
   await refuseOrRepair(dataDir, damage, options.repair, options.log);
 }
 
@@ -235,31 +271,50 @@ async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
   do {
     // Onboarding records the stored content's size; a record without one (written straight into
     // the table, as test fixtures do) claims no files to look for.
-    const page = await client().send(new ScanCommand({
-      TableName: table, ExclusiveStartKey: start,
-      FilterExpression: 'onboardingState = :onboarded AND attribute_exists(contentSize)', ExpressionAttributeValues: { ':onboarded': { S: 'ONBOARDED' } },
-    }));
+    const page = await client().send(
+      new ScanCommand({
+        TableName: table,
+        ExclusiveStartKey: start,
+        FilterExpression: 'onboardingState = :onboarded AND attribute_exists(contentSize)',
+        ExpressionAttributeValues: { ':onboarded': { S: 'ONBOARDED' } },
+      }),
+    );
     for (const item of page.Items ?? []) {
       const id = item.id?.S as string;
       const keys = [contentKey(id), onboardedKey(id, PARSED_VNFD_FILE), onboardedKey(id, INDEX_FILE)];
       const missing: string[] = [];
-      for (const key of keys) if (await objectSize(key) === undefined) missing.push(key);
+      for (const key of keys) if ((await objectSize(key)) === undefined) missing.push(key);
       if (!missing.length) continue;
       const inUse = item.usageState?.S === 'IN_USE' || Number(item.instanceCount?.N ?? 0) > 0;
       damage.push({
         path: join(dataDir, 's3', bucket(), 'packages', id),
         problem: `lacks ${missing.map((key) => key.slice(`packages/${id}/`.length)).join(', ')} of ONBOARDED VNF package ${id}`,
-        repair: inUse ? undefined : async () => {
-          await client().send(new UpdateItemCommand({
-            TableName: table, Key: { id: { S: id } },
-            UpdateExpression: 'SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now',
-            ExpressionAttributeValues: {
-              ':created': { S: 'CREATED' }, ':disabled': { S: 'DISABLED' }, ':now': { S: new Date().toISOString() },
-              ':problem': { M: { title: { S: 'VNF package content lost' }, status: { N: '500' }, detail: { S: `The package's stored files (${missing.join(', ')}) were missing when the VNFM started; upload the package content again` } } },
+        repair: inUse
+          ? undefined
+          : async () => {
+              await client().send(
+                new UpdateItemCommand({
+                  TableName: table,
+                  Key: { id: { S: id } },
+                  UpdateExpression: 'SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now',
+                  ExpressionAttributeValues: {
+                    ':created': { S: 'CREATED' },
+                    ':disabled': { S: 'DISABLED' },
+                    ':now': { S: new Date().toISOString() },
+                    ':problem': {
+                      M: {
+                        title: { S: 'VNF package content lost' },
+                        status: { N: '500' },
+                        detail: {
+                          S: `The package's stored files (${missing.join(', ')}) were missing when the VNFM started; upload the package content again`,
+                        },
+                      },
+                    },
+                  },
+                }),
+              );
+              return `VNF package ${id} is back to CREATED (onboardingFailureDetails names the lost files): upload its content again`;
             },
-          }));
-          return `VNF package ${id} is back to CREATED (onboardingFailureDetails names the lost files): upload its content again`;
-        },
       });
     }
     start = page.LastEvaluatedKey;
@@ -277,7 +332,9 @@ export async function recordDataFolder(dataDir: string, state: Manifest['state']
     updatedAt: now,
     state,
     tables: await tableCounts(),
-    files: CREDENTIAL_FILES.map((f) => f.path(dataDir)).filter((path) => existsSync(path)).map((path) => relative(dataDir, path)),
+    files: CREDENTIAL_FILES.map((f) => f.path(dataDir))
+      .filter((path) => existsSync(path))
+      .map((path) => relative(dataDir, path)),
   };
   writeFileSync(manifestPath(dataDir), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
 }

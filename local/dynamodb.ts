@@ -35,10 +35,16 @@ function closingStream(iterator: LevelIterator): Readable {
   return new Readable({
     objectMode: true,
     read() {
-      iterator.next().then((item) => this.push(item === undefined ? null : item), (error: unknown) => this.destroy(error as Error));
+      iterator.next().then(
+        (item) => this.push(item === undefined ? null : item),
+        (error: unknown) => this.destroy(error as Error),
+      );
     },
     destroy(error, callback) {
-      iterator.close().then(() => callback(error), () => callback(error));
+      iterator.close().then(
+        () => callback(error),
+        () => callback(error),
+      );
     },
   });
 }

@@ -30,19 +30,22 @@ export function compileRoute(path: string, method: string, fn: LocalFunction): R
   const parameters: string[] = [];
   let literalSegments = 0;
   let greedy = false;
-  const source = path.split('/').map((segment) => {
-    const variable = /^\{([A-Za-z0-9_]+)(\+)?\}$/.exec(segment);
-    if (!variable) {
-      if (segment) literalSegments += 1;
-      return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-    }
-    parameters.push(variable[1] as string);
-    if (variable[2]) {
-      greedy = true;
-      return '(.+)';
-    }
-    return '([^/]+)';
-  }).join('/');
+  const source = path
+    .split('/')
+    .map((segment) => {
+      const variable = /^\{([A-Za-z0-9_]+)(\+)?\}$/.exec(segment);
+      if (!variable) {
+        if (segment) literalSegments += 1;
+        return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      }
+      parameters.push(variable[1] as string);
+      if (variable[2]) {
+        greedy = true;
+        return '(.+)';
+      }
+      return '([^/]+)';
+    })
+    .join('/');
   const routeKey = `${upper === 'ANY' ? 'ANY' : upper} ${path}`;
   return { routeKey, method: upper, path, pattern: new RegExp(`^${source}/?$`), parameters, literalSegments, greedy, fn };
 }
@@ -54,12 +57,17 @@ export function matchRoute(routes: Route[], method: string, path: string): Route
     const found = route.pattern.exec(path);
     if (!found) continue;
     const pathParameters: Record<string, string> = {};
-    route.parameters.forEach((name, i) => { pathParameters[name] = found[i + 1] as string; });
+    route.parameters.forEach((name, i) => {
+      pathParameters[name] = found[i + 1] as string;
+    });
     candidates.push({ route, pathParameters });
   }
-  candidates.sort((a, b) => (b.route.literalSegments - a.route.literalSegments)
-    || (Number(a.route.greedy) - Number(b.route.greedy))
-    || (Number(a.route.method === 'ANY') - Number(b.route.method === 'ANY')));
+  candidates.sort(
+    (a, b) =>
+      b.route.literalSegments - a.route.literalSegments ||
+      Number(a.route.greedy) - Number(b.route.greedy) ||
+      Number(a.route.method === 'ANY') - Number(b.route.method === 'ANY'),
+  );
   return candidates[0];
 }
 

@@ -20,7 +20,10 @@ const scope = new AsyncLocalStorage<RequestScope>();
 
 /** A request the client got wrong, answered with `status` and the message as ProblemDetails' detail. */
 export class ClientRequestError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'ClientRequestError';
   }
@@ -59,7 +62,6 @@ export function sendProblem(res: http.ServerResponse, status: number, detail: st
   res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), ...headers }).end(body);
 }
 
-
 export type GuardedHandler = (req: http.IncomingMessage, res: http.ServerResponse, requestId: string) => Promise<void> | void;
 
 /**
@@ -90,7 +92,9 @@ export function guarded(server: string, handler: GuardedHandler, log: (line: str
             res.destroy();
             return;
           }
-          log(`${server}: request ${requestId} (${req.method ?? ''} ${printable(req.url ?? '')}) failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+          log(
+            `${server}: request ${requestId} (${req.method ?? ''} ${printable(req.url ?? '')}) failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
           if (res.headersSent) res.destroy();
           else sendProblem(res, 500, `The request could not be completed because of an internal error; it has been logged as request ${requestId}`);
         });
@@ -115,8 +119,14 @@ export function createGuardedServer(name: string, handler: GuardedHandler, log: 
       return;
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const body = JSON.stringify({ title: http.STATUS_CODES[status] ?? 'Error', status, detail: `The request could not be parsed (${error.code ?? 'malformed'})` });
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const body = JSON.stringify({
+      title: http.STATUS_CODES[status] ?? 'Error',
+      status,
+      detail: `The request could not be parsed (${error.code ?? 'malformed'})`,
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   return server;
 }
@@ -133,20 +143,33 @@ export type Admission = (req: http.IncomingMessage, res: http.ServerResponse) =>
 export function containRequestErrors(server: http.Server, name: string, log: (line: string) => void, admit?: Admission): void {
   const listeners = server.listeners('request') as http.RequestListener[];
   server.removeAllListeners('request');
-  server.on('request', guarded(name, async (received, res) => {
-    requestUrl(received);
-    const req = admit ? await admit(received, res) : received;
-    if (!req) return;
-    const on = req.on.bind(req);
-    req.on = ((event: string, listener: (...args: unknown[]) => void) => on(event, event !== 'error' ? listener : (...args: unknown[]) => {
-      try {
-        listener(...args);
-      } catch {
-        res.destroy();
-      }
-    })) as typeof req.on;
-    for (const listener of listeners) listener(req, res);
-  }, log));
+  server.on(
+    'request',
+    guarded(
+      name,
+      async (received, res) => {
+        requestUrl(received);
+        const req = admit ? await admit(received, res) : received;
+        if (!req) return;
+        const on = req.on.bind(req);
+        req.on = ((event: string, listener: (...args: unknown[]) => void) =>
+          on(
+            event,
+            event !== 'error'
+              ? listener
+              : (...args: unknown[]) => {
+                  try {
+                    listener(...args);
+                  } catch {
+                    res.destroy();
+                  }
+                },
+          )) as typeof req.on;
+        for (const listener of listeners) listener(req, res);
+      },
+      log,
+    ),
+  );
 }
 
 /** The request target as it may appear in a log line: control characters escaped, bounded. */
@@ -162,12 +185,12 @@ function printable(text: string): string {
 export function guardProcess(log: (line: string) => void, serving: () => boolean): void {
   const report = (kind: string, error: unknown) => {
     if (!serving()) {
-      log(`VNFM failed to start: ${kind}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+      log(`VNFM failed to start: ${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       process.exit(1);
     }
     const at = scope.getStore();
     const where = at ? `in request ${at.requestId} (${at.server}: ${at.method} ${at.target})` : 'outside any request';
-    log(`VNFM: ${kind} ${where}; still serving: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    log(`VNFM: ${kind} ${where}; still serving: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   };
   process.on('uncaughtException', (error) => report('uncaught exception', error));
   process.on('unhandledRejection', (reason) => report('unhandled rejection', reason));

@@ -4,7 +4,7 @@
 // Lambda's error JSON for a thrown error, 404 ResourceNotFoundException for an unknown function, the 6 MB limits.
 // Like every stand-in it serves only requests signed with the runtime's credentials (local/sigv4.ts), and
 // it drops the `requestContext.authorizer` of an event: only API Gateway's authorizer may set one.
-import http from 'node:http';
+import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { closeServer, listen } from './aws-json.ts';
 import { ClientRequestError, createGuardedServer, readRequestBody, requestUrl } from './http-guard.ts';
@@ -52,7 +52,9 @@ function withoutAuthorizer(event: unknown): unknown {
 export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promise<LocalLambdaApi> {
   const functions = [...options.functions];
   const send = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'x-amzn-RequestId': randomUUID(), ...headers }).end(body);
+    res
+      .writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'x-amzn-RequestId': randomUUID(), ...headers })
+      .end(body);
   };
   // Lambda's REST-JSON error: the type in x-amzn-ErrorType, {Type, Message} in the body.
   const fail = (res: http.ServerResponse, status: number, type: string, message: string) =>
@@ -93,7 +95,9 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
     const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
     if (type === 'DryRun') return send(res, 204, '');
     if (type === 'Event') {
-      options.invoke(fn, event).catch((error: unknown) => options.log?.(`Lambda ${fn.logicalId} (Event) failed: ${error instanceof Error ? error.stack : String(error)}`));
+      options
+        .invoke(fn, event)
+        .catch((error: unknown) => options.log?.(`Lambda ${fn.logicalId} (Event) failed: ${error instanceof Error ? error.stack : String(error)}`));
       return send(res, 202, '');
     }
     const executed = { 'X-Amz-Executed-Version': '$LATEST' };
@@ -106,7 +110,10 @@ export async function startLocalLambdaApi(options: LocalLambdaApiOptions): Promi
       return send(res, 200, JSON.stringify(payload), { ...executed, 'X-Amz-Function-Error': 'Unhandled' });
     }
     if (Buffer.byteLength(answer) > MAX_PAYLOAD_BYTES) {
-      const payload = { errorType: 'Function.ResponseSizeTooLarge', errorMessage: `Response payload size exceeded maximum allowed payload size (${MAX_PAYLOAD_BYTES} bytes).` };
+      const payload = {
+        errorType: 'Function.ResponseSizeTooLarge',
+        errorMessage: `Response payload size exceeded maximum allowed payload size (${MAX_PAYLOAD_BYTES} bytes).`,
+      };
       return send(res, 200, JSON.stringify(payload), { ...executed, 'X-Amz-Function-Error': 'Unhandled' });
     }
     return send(res, 200, answer, executed);

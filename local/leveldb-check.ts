@@ -33,7 +33,9 @@ function unmask(masked: number): number {
 class Reader {
   offset = 0;
   constructor(readonly bytes: Buffer) {}
-  get done(): boolean { return this.offset >= this.bytes.length; }
+  get done(): boolean {
+    return this.offset >= this.bytes.length;
+  }
   varint(): number {
     let value = 0;
     for (let shift = 1; ; shift *= 128) {
@@ -61,20 +63,29 @@ function logRecords(bytes: Buffer): Buffer[] {
   let offset = 0;
   while (offset < bytes.length) {
     const left = BLOCK - (offset % BLOCK);
-    if (left < HEADER) { offset += left; continue; } // block trailer
+    if (left < HEADER) {
+      offset += left;
+      continue;
+    } // block trailer
     if (offset + HEADER > bytes.length) throw new Error(`ends in a partial record header at byte ${offset} (truncated)`);
     const length = bytes.readUInt16LE(offset + 4);
     const type = bytes[offset + 6] as number;
-    if (type === 0 && length === 0) { offset += left; continue; } // preallocated zeros
+    if (type === 0 && length === 0) {
+      offset += left;
+      continue;
+    } // preallocated zeros
     if (HEADER + length > left) throw new Error(`has a record with a bad length at byte ${offset}`);
     if (offset + HEADER + length > bytes.length) throw new Error(`ends in a partial record at byte ${offset} (truncated)`);
     const data = bytes.subarray(offset + HEADER, offset + HEADER + length);
-    if (crc32c(Uint8Array.of(type), data) !== unmask(bytes.readUInt32LE(offset))) throw new Error(`has a record whose checksum does not match at byte ${offset}`);
+    if (crc32c(Uint8Array.of(type), data) !== unmask(bytes.readUInt32LE(offset)))
+      throw new Error(`has a record whose checksum does not match at byte ${offset}`);
     if (type === 1) records.push(data);
     else if (type === 2) pending = [data];
     else if (type === 3 && pending) pending.push(data);
-    else if (type === 4 && pending) { records.push(Buffer.concat([...pending, data])); pending = undefined; }
-    else throw new Error(`has a record of unexpected type ${type} at byte ${offset}`);
+    else if (type === 4 && pending) {
+      records.push(Buffer.concat([...pending, data]));
+      pending = undefined;
+    } else throw new Error(`has a record of unexpected type ${type} at byte ${offset}`);
     offset += HEADER + length;
   }
   return records;
@@ -87,11 +98,25 @@ function liveTables(manifest: Buffer): Map<number, number> {
     const edit = new Reader(record);
     while (!edit.done) {
       const tag = edit.varint();
-      if (tag === 1) edit.slice(); // comparator
-      else if (tag === 2 || tag === 3 || tag === 4 || tag === 9) edit.varint(); // log, next file, last sequence, prev log
-      else if (tag === 5) { edit.varint(); edit.slice(); } // compact pointer
-      else if (tag === 6) { edit.varint(); live.delete(edit.varint()); } // deleted file
-      else if (tag === 7) { edit.varint(); const number = edit.varint(); live.set(number, edit.varint()); edit.slice(); edit.slice(); } // new file
+      if (tag === 1)
+        edit.slice(); // comparator
+      else if (tag === 2 || tag === 3 || tag === 4 || tag === 9)
+        edit.varint(); // log, next file, last sequence, prev log
+      else if (tag === 5) {
+        edit.varint();
+        edit.slice();
+      } // compact pointer
+      else if (tag === 6) {
+        edit.varint();
+        live.delete(edit.varint());
+      } // deleted file
+      else if (tag === 7) {
+        edit.varint();
+        const number = edit.varint();
+        live.set(number, edit.varint());
+        edit.slice();
+        edit.slice();
+      } // new file
       else throw new Error(`has a version edit with unknown tag ${tag}`);
     }
   }
@@ -109,14 +134,27 @@ function unsnappy(input: Buffer): Buffer {
     let distance: number;
     if ((tag & 3) === 0) {
       length = tag >>> 2;
-      if (length >= 60) { const bytes = length - 59; length = input.readUIntLE(reader.offset, bytes); reader.offset += bytes; }
+      if (length >= 60) {
+        const bytes = length - 59;
+        length = input.readUIntLE(reader.offset, bytes);
+        reader.offset += bytes;
+      }
       reader.slice(length + 1).copy(output, at);
       at += length + 1;
       continue;
     }
-    if ((tag & 3) === 1) { length = 4 + ((tag >>> 2) & 7); distance = ((tag >>> 5) << 8) | (input[reader.offset++] as number); }
-    else if ((tag & 3) === 2) { length = (tag >>> 2) + 1; distance = input.readUInt16LE(reader.offset); reader.offset += 2; }
-    else { length = (tag >>> 2) + 1; distance = input.readUInt32LE(reader.offset); reader.offset += 4; }
+    if ((tag & 3) === 1) {
+      length = 4 + ((tag >>> 2) & 7);
+      distance = ((tag >>> 5) << 8) | (input[reader.offset++] as number);
+    } else if ((tag & 3) === 2) {
+      length = (tag >>> 2) + 1;
+      distance = input.readUInt16LE(reader.offset);
+      reader.offset += 2;
+    } else {
+      length = (tag >>> 2) + 1;
+      distance = input.readUInt32LE(reader.offset);
+      reader.offset += 4;
+    }
     if (distance === 0 || distance > at || at + length > output.length) throw new Error('a compressed block is malformed');
     for (let i = 0; i < length; i++, at++) output[at] = output[at - distance] as number;
   }
@@ -131,7 +169,8 @@ function tableBlock(file: Buffer, offset: number, size: number, decompress: bool
   if (offset + size + 5 > file.length) throw new Error(`has a block past its end at byte ${offset} (truncated)`);
   const contents = file.subarray(offset, offset + size);
   const type = file[offset + size] as number;
-  if (crc32c(contents, Uint8Array.of(type)) !== unmask(file.readUInt32LE(offset + size + 1))) throw new Error(`has a block whose checksum does not match at byte ${offset}`);
+  if (crc32c(contents, Uint8Array.of(type)) !== unmask(file.readUInt32LE(offset + size + 1)))
+    throw new Error(`has a block whose checksum does not match at byte ${offset}`);
   if (!decompress || type === 0) return contents;
   if (type === 1) return unsnappy(contents);
   throw new Error(`has a block of unknown compression ${type} at byte ${offset}`);
@@ -182,17 +221,27 @@ export function levelDbDamage(dir: string): string[] {
   const manifest = join(dir, manifestName);
   if (!/^MANIFEST-\d+$/.test(manifestName) || !existsSync(manifest)) return [`${current} names "${manifestName.slice(0, 40)}", which is not there`];
   let tables = new Map<number, number>();
-  check(manifest, () => { tables = liveTables(readFileSync(manifest)); });
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.log')).sort()) {
+  check(manifest, () => {
+    tables = liveTables(readFileSync(manifest));
+  });
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.log'))
+    .sort()) {
     const path = join(dir, name);
     check(path, () => logRecords(readFileSync(path)));
   }
   for (const [number, size] of tables) {
     const base = join(dir, String(number).padStart(6, '0'));
     const path = existsSync(`${base}.ldb`) ? `${base}.ldb` : existsSync(`${base}.sst`) ? `${base}.sst` : undefined;
-    if (!path) { damage.push(`${base}.ldb is missing (the MANIFEST lists it)`); continue; }
+    if (!path) {
+      damage.push(`${base}.ldb is missing (the MANIFEST lists it)`);
+      continue;
+    }
     const actual = statSync(path).size;
-    if (actual !== size) { damage.push(`${path} is ${actual} bytes where the MANIFEST records ${size} (truncated or overwritten)`); continue; }
+    if (actual !== size) {
+      damage.push(`${path} is ${actual} bytes where the MANIFEST records ${size} (truncated or overwritten)`);
+      continue;
+    }
     check(path, () => verifyTable(readFileSync(path)));
   }
   return damage;

@@ -19,11 +19,16 @@ const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const parameters = {
   // On one machine the NFVO, its token endpoint and package servers are on loopback or the LAN.
   EgressAllowPrivateNetworks: 'true',
-  ...Object.fromEntries((process.env.VNFM_PARAMETER_OVERRIDES ?? '').split(/\s+/).filter(Boolean).map((pair) => {
-    const at = pair.indexOf('=');
-    if (at < 1) throw new Error(`VNFM_PARAMETER_OVERRIDES: "${pair}" is not Key=Value`);
-    return [pair.slice(0, at), pair.slice(at + 1)];
-  })),
+  ...Object.fromEntries(
+    (process.env.VNFM_PARAMETER_OVERRIDES ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at < 1) throw new Error(`VNFM_PARAMETER_OVERRIDES: "${pair}" is not Key=Value`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+  ),
 };
 const repair = process.argv.includes('--repair');
 let runtime: Runtime;
@@ -49,12 +54,17 @@ try {
 const vims = await startLocalVims(dataDir, {
   timeScale: Number(process.env.VNFM_SIM_TIME_SCALE ?? 0.2),
   // The VNFM prints the one line about where it listens; vims.json says where the VIMs are.
-  log: (line) => { if (!line.includes('listening on')) process.stderr.write(`${line}\n`); },
+  log: (line) => {
+    if (!line.includes('listening on')) process.stderr.write(`${line}\n`);
+  },
 });
 await runtime.resume();
 // manifest.json says what the folder held, for the next start's check: now, every few minutes, and at a clean stop.
 await recordDataFolder(dataDir, 'running');
-const recording = setInterval(() => void recordDataFolder(dataDir, 'running').catch((error: unknown) => log(`could not update ${dataDir}/manifest.json: ${String(error)}`)), 5 * 60_000);
+const recording = setInterval(
+  () => void recordDataFolder(dataDir, 'running').catch((error: unknown) => log(`could not update ${dataDir}/manifest.json: ${String(error)}`)),
+  5 * 60_000,
+);
 recording.unref();
 if (repair) log('--repair: done; the data folder is consistent again');
 let stopping = false;
@@ -63,11 +73,17 @@ const stop = (signal: string) => {
   stopping = true;
   process.stderr.write(`VNFM stopping (${signal})\n`);
   clearInterval(recording);
-  recordDataFolder(dataDir, 'stopped').catch((error: unknown) => log(`could not update ${dataDir}/manifest.json: ${String(error)}`))
-    .then(() => vims.close()).then(() => runtime.close()).then(() => process.exit(0), (error: unknown) => {
-    process.stderr.write(`VNFM stopped with an error: ${String(error)}\n`);
-    process.exit(1);
-  });
+  recordDataFolder(dataDir, 'stopped')
+    .catch((error: unknown) => log(`could not update ${dataDir}/manifest.json: ${String(error)}`))
+    .then(() => vims.close())
+    .then(() => runtime.close())
+    .then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`VNFM stopped with an error: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
 };
 process.on('SIGINT', () => stop('SIGINT'));
 process.on('SIGTERM', () => stop('SIGTERM'));

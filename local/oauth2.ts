@@ -58,7 +58,11 @@ function writePrivate(path: string, text: string): void {
 
 /** A data file that is there (or should be) but cannot be used; the message names it and what to do. */
 export class DataFileError extends Error {
-  constructor(readonly path: string, problem: string, remedy = 'restore it from a backup, or run "npm start -- --repair" to re-create it') {
+  constructor(
+    readonly path: string,
+    problem: string,
+    remedy = 'restore it from a backup, or run "npm start -- --repair" to re-create it',
+  ) {
     super(`${path} ${problem}; ${remedy}`);
     this.name = 'DataFileError';
   }
@@ -78,9 +82,19 @@ export function readJsonFile<T>(path: string, valid: (value: unknown) => value i
 }
 
 function isClientStore(value: unknown): value is { clients: LocalClient[] } {
-  return isRecord(value) && Array.isArray(value.clients) && value.clients.every((c) => isRecord(c)
-    && typeof c.clientId === 'string' && typeof c.secretHash === 'string' && typeof c.tenantId === 'string'
-    && Array.isArray(c.scopes) && c.scopes.every((scope) => typeof scope === 'string'));
+  return (
+    isRecord(value) &&
+    Array.isArray(value.clients) &&
+    value.clients.every(
+      (c) =>
+        isRecord(c) &&
+        typeof c.clientId === 'string' &&
+        typeof c.secretHash === 'string' &&
+        typeof c.tenantId === 'string' &&
+        Array.isArray(c.scopes) &&
+        c.scopes.every((scope) => typeof scope === 'string'),
+    )
+  );
 }
 
 export function isIssuedCredentials(value: unknown): value is IssuedCredentials {
@@ -117,14 +131,24 @@ export function validateScopes(scopes: string[]): string[] {
 }
 
 /** Creates a client in the store; the secret is returned once and only its hash is kept. */
-export function createLocalClient(dataDir: string, options: { tenantId: string; scopes: string[]; clientId?: string }): { clientId: string; clientSecret: string } {
+export function createLocalClient(
+  dataDir: string,
+  options: { tenantId: string; scopes: string[]; clientId?: string },
+): { clientId: string; clientSecret: string } {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.tenantId)) throw new Error(`Tenant id "${options.tenantId}" must be 1-64 letters, digits, - or _`);
   const clients = readClients(dataDir);
   const clientId = options.clientId ?? randomBytes(13).toString('hex');
   if (clients.some((c) => c.clientId === clientId)) throw new Error(`Client ${clientId} exists already`);
   const clientSecret = randomBytes(32).toString('base64url');
   // notBefore: a client re-created under a deleted one's id does not revive the old one's tokens.
-  clients.push({ clientId, secretHash: hashSecret(clientSecret), tenantId: options.tenantId, scopes: validateScopes(options.scopes), createdAt: new Date().toISOString(), notBefore: nextSecond() });
+  clients.push({
+    clientId,
+    secretHash: hashSecret(clientSecret),
+    tenantId: options.tenantId,
+    scopes: validateScopes(options.scopes),
+    createdAt: new Date().toISOString(),
+    notBefore: nextSecond(),
+  });
   writeClients(dataDir, clients);
   return { clientId, clientSecret };
 }
@@ -151,7 +175,10 @@ export function rotateLocalClientSecret(dataDir: string, clientId: string): stri
 export function deleteLocalClient(dataDir: string, clientId: string): void {
   const clients = readClients(dataDir);
   if (!clients.some((c) => c.clientId === clientId)) throw new Error(`No client ${clientId}`);
-  writeClients(dataDir, clients.filter((c) => c.clientId !== clientId));
+  writeClients(
+    dataDir,
+    clients.filter((c) => c.clientId !== clientId),
+  );
 }
 
 async function signingKey(dataDir: string): Promise<{ privateKey: Awaited<ReturnType<typeof importJWK>>; publicJwk: JWK; kid: string }> {
@@ -169,12 +196,24 @@ async function signingKey(dataDir: string): Promise<{ privateKey: Awaited<Return
   try {
     return { privateKey: await importJWK(jwk, 'ES256'), publicJwk, kid: jwk.kid as string };
   } catch (error) {
-    throw new DataFileError(path, `does not hold a usable ES256 key (${(error as Error).message})`, 'restore it from a backup, or run "npm start -- --repair" to create a new key (tokens issued before stop working)');
+    throw new DataFileError(
+      path,
+      `does not hold a usable ES256 key (${(error as Error).message})`,
+      'restore it from a backup, or run "npm start -- --repair" to create a new key (tokens issued before stop working)',
+    );
   }
 }
 
 function isSigningKey(value: unknown): value is JWK {
-  return isRecord(value) && value.kty === 'EC' && value.crv === 'P-256' && typeof value.d === 'string' && typeof value.x === 'string' && typeof value.y === 'string' && typeof value.kid === 'string';
+  return (
+    isRecord(value) &&
+    value.kty === 'EC' &&
+    value.crv === 'P-256' &&
+    typeof value.d === 'string' &&
+    typeof value.x === 'string' &&
+    typeof value.y === 'string' &&
+    typeof value.kid === 'string'
+  );
 }
 
 export interface LocalIssuer {
@@ -186,9 +225,17 @@ export interface LocalIssuer {
   close(): void;
 }
 
-function oauthError(res: http.ServerResponse, status: number, error: string, description: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...(status === 401 ? { 'WWW-Authenticate': 'Basic realm="vnfm"' } : {}), ...headers })
+/** Answers with an RFC 6749 5.2 error; true, so a handler can `return oauthError(...)` to say the request was answered. */
+function oauthError(res: http.ServerResponse, status: number, error: string, description: string, headers: Record<string, string> = {}): true {
+  res
+    .writeHead(status, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+      ...(status === 401 ? { 'WWW-Authenticate': 'Basic realm="vnfm"' } : {}),
+      ...headers,
+    })
     .end(JSON.stringify({ error, error_description: description }));
+  return true;
 }
 
 /**
@@ -208,7 +255,8 @@ function followClientStore(dataDir: string, log: (line: string) => void): { sync
     // A store that went missing is not every client deleted: the token endpoint refuses all until it is back.
     if (!existsSync(clientsPath(dataDir))) return;
     const present = new Map(readClients(dataDir).map((c) => [c.clientId, { notBefore: c.notBefore, deleted: false }]));
-    for (const [clientId, was] of recorded) if (!present.has(clientId) && !(JSON.parse(was) as { deleted: boolean }).deleted) present.set(clientId, { notBefore: undefined, deleted: true });
+    for (const [clientId, was] of recorded)
+      if (!present.has(clientId) && !(JSON.parse(was) as { deleted: boolean }).deleted) present.set(clientId, { notBefore: undefined, deleted: true });
     for (const [clientId, state] of present) {
       const text = JSON.stringify(state);
       if (recorded.get(clientId) === text) continue;
@@ -272,7 +320,9 @@ export async function startLocalIssuer(dataDir: string, log: (line: string) => v
       }
       if (pathname !== TOKEN_PATH) return false;
       if (req.method !== 'POST') {
-        res.writeHead(405, { Allow: 'POST', 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'invalid_request', error_description: 'POST only' }));
+        res
+          .writeHead(405, { Allow: 'POST', 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: 'invalid_request', error_description: 'POST only' }));
         return true;
       }
       const form = new URLSearchParams(body.toString('utf8'));
@@ -282,10 +332,10 @@ export async function startLocalIssuer(dataDir: string, log: (line: string) => v
       if (/^basic(\s|$)/i.test(authorization)) {
         // RFC 6749 5.2: client authentication that fails, malformed included, is invalid_client.
         const basic = parseBasicCredentials(authorization);
-        if (!basic) return oauthError(res, 401, 'invalid_client', 'The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)'), true;
+        if (!basic) return oauthError(res, 401, 'invalid_client', 'The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)');
         ({ clientId, clientSecret } = basic);
       }
-      if (form.get('grant_type') !== 'client_credentials') return oauthError(res, 400, 'unsupported_grant_type', 'Only client_credentials is supported'), true;
+      if (form.get('grant_type') !== 'client_credentials') return oauthError(res, 400, 'unsupported_grant_type', 'Only client_credentials is supported');
       let clients: LocalClient[];
       try {
         // Missing now means lost: the first start created it, and deleting every client leaves an empty store.
@@ -294,37 +344,49 @@ export async function startLocalIssuer(dataDir: string, log: (line: string) => v
       } catch (error) {
         if (!(error instanceof DataFileError)) throw error;
         log(`OAuth 2.0 token endpoint cannot authenticate clients: ${error.message}`);
-        sendProblem(res, 503, 'The client store cannot be read, so no client can be authenticated; the VNFM\'s log names the problem', { 'Cache-Control': 'no-store' });
+        sendProblem(res, 503, "The client store cannot be read, so no client can be authenticated; the VNFM's log names the problem", {
+          'Cache-Control': 'no-store',
+        });
         return true;
       }
       const address = req.socket.remoteAddress ?? '';
       const retryAfter = failures.retryAfterSeconds(clientId, address);
-      if (retryAfter) return oauthError(res, 429, 'slow_down', 'Too many failed client authentications; try again later', { 'Retry-After': String(retryAfter) }), true;
+      if (retryAfter)
+        return oauthError(res, 429, 'slow_down', 'Too many failed client authentications; try again later', { 'Retry-After': String(retryAfter) });
       const client = clients.find((c) => c.clientId === clientId);
       let matches: boolean;
       try {
         matches = await verifier.matches(clientSecret, client?.secretHash);
       } catch (error) {
         if (!(error instanceof HashingBusyError)) throw error;
-        return oauthError(res, 503, 'temporarily_unavailable', error.message, { 'Retry-After': '1' }), true;
+        return oauthError(res, 503, 'temporarily_unavailable', error.message, { 'Retry-After': '1' });
       }
       if (!client || !matches) {
         failures.fail(clientId, address);
-        return oauthError(res, 401, 'invalid_client', 'Client authentication failed'), true;
+        return oauthError(res, 401, 'invalid_client', 'Client authentication failed');
       }
       const allowed = new Set(client.scopes);
-      const requested = form.get('scope')?.split(' ').filter(Boolean).map((s) => s.replace(new RegExp(`^${RESOURCE_SERVER}/`), ''));
-      if (requested?.some((s) => !allowed.has(s) && s !== `${TENANT_SCOPE_PREFIX}${client.tenantId}`)) return oauthError(res, 400, 'invalid_scope', 'A requested scope is not granted to this client'), true;
+      const requested = form
+        .get('scope')
+        ?.split(' ')
+        .filter(Boolean)
+        .map((s) => s.replace(new RegExp(`^${RESOURCE_SERVER}/`), ''));
+      if (requested?.some((s) => !allowed.has(s) && s !== `${TENANT_SCOPE_PREFIX}${client.tenantId}`))
+        return oauthError(res, 400, 'invalid_scope', 'A requested scope is not granted to this client');
       const granted = [...(requested ?? client.scopes).filter((s) => !s.startsWith(TENANT_SCOPE_PREFIX)), `${TENANT_SCOPE_PREFIX}${client.tenantId}`];
       const scope = granted.map((s) => `${RESOURCE_SERVER}/${s}`).join(' ');
       // Never dated before the client's notBefore: a token of the new secret is not taken for one of the old.
       const issuedAt = Math.max(Math.floor(Date.now() / 1000), client.notBefore ?? 0);
       const token = await new SignJWT({ client_id: client.clientId, token_use: 'access', scope })
         .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
-        .setIssuer(issuer).setSubject(client.clientId).setIssuedAt(issuedAt).setJti(randomUUID())
+        .setIssuer(issuer)
+        .setSubject(client.clientId)
+        .setIssuedAt(issuedAt)
+        .setJti(randomUUID())
         .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
         .sign(key.privateKey);
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
+      res
+        .writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
         .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope }));
       return true;
     },

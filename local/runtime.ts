@@ -3,7 +3,7 @@
 // s3rver, and our SQS, Step Functions and Secrets Manager servers). Handlers reach them
 // through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables
 // and credentials made afresh at each start, which every stand-in demands (local/sigv4.ts).
-import http from 'node:http';
+import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import S3rver from 's3rver';
 import { authConfig, ForbiddenError, UnauthorizedError, verifyAccessToken } from '#lib/auth/tokens.ts';
 import { grants, normalizeScopes } from '#lib/auth/scopes.ts';
@@ -96,15 +96,19 @@ class LocalNames {
 
   ref = (logicalId: string): string => {
     switch (this.type(logicalId)) {
-      case 'AWS::Serverless::StateMachine': return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${logicalId}`;
-      case 'AWS::S3::Bucket': return this.bucketName(logicalId);
+      case 'AWS::Serverless::StateMachine':
+        return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${logicalId}`;
+      case 'AWS::S3::Bucket':
+        return this.bucketName(logicalId);
       case 'AWS::SQS::Queue': {
         const url = this.queueUrls.get(logicalId);
         if (!url) throw new Error(`Queue ${logicalId} is not created yet`);
         return url;
       }
-      case 'AWS::Serverless::HttpApi': return 'local';
-      default: return logicalId;
+      case 'AWS::Serverless::HttpApi':
+        return 'local';
+      default:
+        return logicalId;
     }
   };
 
@@ -112,14 +116,20 @@ class LocalNames {
     const type = this.type(logicalId);
     if (attribute === 'Arn') {
       switch (type) {
-        case 'AWS::Serverless::Function': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${logicalId}`;
-        case 'AWS::DynamoDB::Table': return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${logicalId}`;
-        case 'AWS::S3::Bucket': return `arn:aws:s3:::${this.bucketName(logicalId)}`;
-        case 'AWS::SQS::Queue': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}`;
-        case 'AWS::Serverless::StateMachine': return this.ref(logicalId);
+        case 'AWS::Serverless::Function':
+          return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${logicalId}`;
+        case 'AWS::DynamoDB::Table':
+          return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${logicalId}`;
+        case 'AWS::S3::Bucket':
+          return `arn:aws:s3:::${this.bucketName(logicalId)}`;
+        case 'AWS::SQS::Queue':
+          return `arn:aws:sqs:${REGION}:${ACCOUNT}:${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}`;
+        case 'AWS::Serverless::StateMachine':
+          return this.ref(logicalId);
       }
     }
-    if (attribute === 'Name' || attribute === 'QueueName') return type === 'AWS::SQS::Queue' ? `${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}` : logicalId;
+    if (attribute === 'Name' || attribute === 'QueueName')
+      return type === 'AWS::SQS::Queue' ? `${logicalId}${this.isFifo(logicalId) ? '.fifo' : ''}` : logicalId;
     if (attribute === 'QueueUrl') return this.ref(logicalId);
     throw new Error(`Fn::GetAtt ${logicalId}.${attribute} is not supported by the local runtime`);
   };
@@ -139,7 +149,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   chmodSync(dataDir, 0o700);
   const template = loadTemplate(templatePath);
   const names = new LocalNames(template);
-  const ctx = intrinsicContext(template, { parameters: options.parameters, ref: names.ref, getAtt: names.getAtt, pseudo: { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::StackName': 'vnfm-local' } });
+  const ctx = intrinsicContext(template, {
+    parameters: options.parameters,
+    ref: names.ref,
+    getAtt: names.getAtt,
+    pseudo: { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::StackName': 'vnfm-local' },
+  });
   const resolveValue = <T>(value: unknown): T => resolveIntrinsics(value, ctx) as T;
   const resources = Object.entries(template.Resources);
   for (const [logicalId, resource] of resources) {
@@ -158,7 +173,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     Object.assign(process.env, { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
     const dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
-    containRequestErrors(dynamo.server, 'DynamoDB', log, admitSigned({ credentials, service: 'dynamodb', refuse: refuseAsJson('application/x-amz-json-1.0'), maxBodyBytes: MAX_DYNAMODB_BODY }));
+    containRequestErrors(
+      dynamo.server,
+      'DynamoDB',
+      log,
+      admitSigned({ credentials, service: 'dynamodb', refuse: refuseAsJson('application/x-amz-json-1.0'), maxBodyBytes: MAX_DYNAMODB_BODY }),
+    );
     const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
     closers.push(() => closeServer(dynamo.server));
 
@@ -166,7 +186,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
     const s3Address = (await s3.run()) as AddressInfo;
     // s3rver checks only that a key is one it knows (it does not verify SigV4): it knows this run's alone.
-    const s3Accounts = createRequire(import.meta.url)('s3rver/lib/models/account') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void; revokeAccessKey(id: string): void } };
+    const s3Accounts = createRequire(import.meta.url)('s3rver/lib/models/account') as {
+      DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void; revokeAccessKey(id: string): void };
+    };
     s3Accounts.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
     s3Accounts.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
     containRequestErrors(s3.httpServer, 'S3', log, admitSigned({ credentials, service: 's3', refuse: refuseAsS3 }));
@@ -223,13 +245,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         let attributes: Record<string, string>;
         try {
           const props = resolveValue<Properties>(resource.Properties ?? {});
-          attributes = Object.fromEntries(Object.entries(props)
-            .filter(([key]) => !['QueueName', 'Tags'].includes(key))
-            .map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)]));
+          attributes = Object.fromEntries(
+            Object.entries(props)
+              .filter(([key]) => !['QueueName', 'Tags'].includes(key))
+              .map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)]),
+          );
         } catch {
           continue; // refers to a queue not created yet
         }
-        const deadLetterTarget = attributes.RedrivePolicy ? (JSON.parse(attributes.RedrivePolicy) as { deadLetterTargetArn?: string }).deadLetterTargetArn : undefined;
+        const deadLetterTarget = attributes.RedrivePolicy
+          ? (JSON.parse(attributes.RedrivePolicy) as { deadLetterTargetArn?: string }).deadLetterTargetArn
+          : undefined;
         if ([...pending].some((id) => names.getAtt(id, 'Arn') === deadLetterTarget)) continue; // its DLQ comes first
         const out = await sqsClient.send(new CreateQueueCommand({ QueueName: names.getAtt(logicalId, 'QueueName'), Attributes: attributes }));
         names.queueUrls.set(logicalId, out.QueueUrl as string);
@@ -243,7 +269,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const functions = new Map<string, LocalFunction>();
     const environment: Record<string, { value: string; from: string }> = {};
     for (const [logicalId, props] of Object.entries(effective)) {
-      const variables = resolveValue<Record<string, unknown>>(((props.Environment as Properties | undefined)?.Variables) ?? {});
+      const variables = resolveValue<Record<string, unknown>>((props.Environment as Properties | undefined)?.Variables ?? {});
       for (const [name, value] of Object.entries(variables)) {
         const text = String(value);
         const seen = environment[name];
@@ -253,7 +279,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       const metadata = (template.Resources[logicalId]?.Metadata ?? {}) as { BuildProperties?: { EntryPoints?: string[] } };
       const entry = metadata.BuildProperties?.EntryPoints?.[0];
-      const handlerName = String(props.Handler ?? '').split('.').pop() ?? 'handler';
+      const handlerName =
+        String(props.Handler ?? '')
+          .split('.')
+          .pop() ?? 'handler';
       if (!entry) throw new Error(`Function ${logicalId} has no Metadata.BuildProperties.EntryPoints`);
       functions.set(logicalId, {
         logicalId,
@@ -286,13 +315,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const inFlight = new Set<Promise<unknown>>();
 
     // --- State machines -------------------------------------------------------------------
-    const stateMachines = resources.filter(([, r]) => r.Type === 'AWS::Serverless::StateMachine').map(([logicalId, resource]) => {
-      const props = (resource.Properties ?? {}) as Properties;
-      const substitutions = resolveValue<Record<string, string>>(props.DefinitionSubstitutions ?? {});
-      let text = props.DefinitionUri ? readFileSync(resolve(root, String(props.DefinitionUri)), 'utf8') : JSON.stringify(resolveValue(props.Definition));
-      text = text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (match, key: string) => substitutions[key] ?? match);
-      return { arn: names.ref(logicalId), name: logicalId, definition: JSON.parse(text) as Record<string, unknown> };
-    });
+    const stateMachines = resources
+      .filter(([, r]) => r.Type === 'AWS::Serverless::StateMachine')
+      .map(([logicalId, resource]) => {
+        const props = (resource.Properties ?? {}) as Properties;
+        const substitutions = resolveValue<Record<string, string>>(props.DefinitionSubstitutions ?? {});
+        let text = props.DefinitionUri ? readFileSync(resolve(root, String(props.DefinitionUri)), 'utf8') : JSON.stringify(resolveValue(props.Definition));
+        text = text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (match, key: string) => substitutions[key] ?? match);
+        return { arn: names.ref(logicalId), name: logicalId, definition: JSON.parse(text) as Record<string, unknown> };
+      });
     const ruleTargets: Array<{ fn: LocalFunction; pattern: Record<string, unknown> }> = [];
     const stepFunctions = await startLocalStepFunctions({
       stateMachines,
@@ -303,19 +334,30 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       onExecutionEnd: (detail) => {
         // EventBridge delivers "Step Functions Execution Status Change" to the rules that match.
         const event = {
-          version: '0', id: randomUUID(), 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states',
-          account: ACCOUNT, time: new Date(detail.stopDate).toISOString(), region: REGION, resources: [detail.executionArn], detail,
+          version: '0',
+          id: randomUUID(),
+          'detail-type': 'Step Functions Execution Status Change',
+          source: 'aws.states',
+          account: ACCOUNT,
+          time: new Date(detail.stopDate).toISOString(),
+          region: REGION,
+          resources: [detail.executionArn],
+          detail,
         };
         for (const target of ruleTargets) {
           if (!matchesEventPattern(target.pattern, event)) continue;
-          const run = invoke(target.fn, event).catch((error: unknown) => log(`EventBridge target ${target.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+          const run = invoke(target.fn, event).catch((error: unknown) =>
+            log(`EventBridge target ${target.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`),
+          );
           inFlight.add(run);
           void run.finally(() => inFlight.delete(run));
         }
       },
       waitScale: options.waitScale,
       // The runtime prints one line of its own when it listens; the stand-in's own is noise.
-      log: (line) => { if (!line.includes('] listening on')) log(line); },
+      log: (line) => {
+        if (!line.includes('] listening on')) log(line);
+      },
       invoke: async (functionArn, input) => {
         // arn:aws:lambda:region:account:function:name[:qualifier]
         const fn = byArn.get(functionArn.split(':').slice(0, 7).join(':'));
@@ -349,13 +391,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           const queueArn = resolveValue<string>(props.Queue);
           const queueId = [...names.queueUrls.keys()].find((id) => names.getAtt(id, 'Arn') === queueArn);
           if (!queueId) throw new Error(`${fn.logicalId}.${eventName}: queue ${queueArn} is not in the template`);
-          const redrive = resolveValue<{ deadLetterTargetArn?: string } | undefined>((template.Resources[queueId]?.Properties as Properties | undefined)?.RedrivePolicy);
+          const redrive = resolveValue<{ deadLetterTargetArn?: string } | undefined>(
+            (template.Resources[queueId]?.Properties as Properties | undefined)?.RedrivePolicy,
+          );
           // Lambda runs up to ScalingConfig.MaximumConcurrency batches at once: one poller each. A
           // FIFO queue gets one poller: the stand-in's group lock (local/sqs-server.ts) keeps a group's
           // order across retries, but concurrent receivers could still take two of a group's
           // messages apart, which SQS never does.
           const fifo = String((template.Resources[queueId]?.Properties as Properties | undefined)?.FifoQueue ?? '') === 'true';
-          const concurrency = fifo ? 1 : Math.max(1, Number(resolveValue<{ MaximumConcurrency?: number } | undefined>(props.ScalingConfig)?.MaximumConcurrency ?? 1));
+          const concurrency = fifo
+            ? 1
+            : Math.max(1, Number(resolveValue<{ MaximumConcurrency?: number } | undefined>(props.ScalingConfig)?.MaximumConcurrency ?? 1));
           for (let i = 0; i < concurrency; i++) {
             const poller = startQueuePoller({
               client: sqsClient,
@@ -376,17 +422,25 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           if (props.Pattern) ruleTargets.push({ fn, pattern: resolveValue<Record<string, unknown>>(props.Pattern) });
         } else if (event.Type === 'S3') {
           const bucket = resolveValue<string>(props.Bucket);
-          const wanted = ([] as string[]).concat(props.Events as string | string[]).map((pattern) => new RegExp(`^${pattern.replace(/^s3:/, '').replace('*', '.*')}$`));
-          const rules = ((((props.Filter as Properties | undefined)?.S3Key as Properties | undefined)?.Rules ?? []) as Array<{ Name: string; Value: string }>);
-          const keyMatches = (key: string) => rules.every((rule) => (rule.Name.toLowerCase() === 'prefix' ? key.startsWith(rule.Value) : key.endsWith(rule.Value)));
+          const wanted = ([] as string[])
+            .concat(props.Events as string | string[])
+            .map((pattern) => new RegExp(`^${pattern.replace(/^s3:/, '').replace('*', '.*')}$`));
+          const rules = (((props.Filter as Properties | undefined)?.S3Key as Properties | undefined)?.Rules ?? []) as Array<{ Name: string; Value: string }>;
+          const keyMatches = (key: string) =>
+            rules.every((rule) => (rule.Name.toLowerCase() === 'prefix' ? key.startsWith(rule.Value) : key.endsWith(rule.Value)));
           s3.on('event', (s3Event: { Records: Array<{ eventName: string; s3: { bucket: { name: string }; object: { key: string } } }> }) => {
             // s3rver reports keys unencoded; S3 URL-encodes them in events, so the handler decodes.
-            const records = s3Event.Records
-              .filter((r) => r.s3.bucket.name === bucket && wanted.some((w) => w.test(r.eventName)) && keyMatches(r.s3.object.key))
-              .map((r) => ({ ...r, s3: { ...r.s3, object: { ...r.s3.object, key: encodeURIComponent(r.s3.object.key).replace(/%2F/g, '/').replace(/%20/g, '+') } } }));
+            const records = s3Event.Records.filter(
+              (r) => r.s3.bucket.name === bucket && wanted.some((w) => w.test(r.eventName)) && keyMatches(r.s3.object.key),
+            ).map((r) => ({
+              ...r,
+              s3: { ...r.s3, object: { ...r.s3.object, key: encodeURIComponent(r.s3.object.key).replace(/%2F/g, '/').replace(/%20/g, '+') } },
+            }));
             if (!records.length) return;
             // Asynchronous invocation, as S3 does it: the uploader does not wait for the function.
-            const run = invoke(fn, { Records: records }).catch((error: unknown) => log(`S3 event handler ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+            const run = invoke(fn, { Records: records }).catch((error: unknown) =>
+              log(`S3 event handler ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`),
+            );
             inFlight.add(run);
             void run.finally(() => inFlight.delete(run));
           });
@@ -400,34 +454,38 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const issuer = await startLocalIssuer(dataDir, log);
     closers.push(async () => issuer.close());
     // Hostile or broken requests (bad targets, bodies cut off, failing handlers) end as an answer, never the process.
-    const api = createGuardedServer('API', async (req, res, requestId) => {
-      const url = requestUrl(req);
-      const body = await readRequestBody(req, MAX_API_BODY);
-      if (await issuer.serve(req, res, url.pathname, body)) return;
-      if (url.pathname.startsWith('/_local/')) {
-        const refused = await controlRefusal(req);
-        if (refused) {
-          sendProblem(res, refused.status, refused.message, refused.headers);
+    const api = createGuardedServer(
+      'API',
+      async (req, res, requestId) => {
+        const url = requestUrl(req);
+        const body = await readRequestBody(req, MAX_API_BODY);
+        if (await issuer.serve(req, res, url.pathname, body)) return;
+        if (url.pathname.startsWith('/_local/')) {
+          const refused = await controlRefusal(req);
+          if (refused) {
+            sendProblem(res, refused.status, refused.message, refused.headers);
+            return;
+          }
+          if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
+          await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
           return;
         }
-        if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
-        await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
-        return;
-      }
-      const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
-      if (!match) {
-        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
-        return;
-      }
-      try {
-        const event = toApiGatewayEvent(req, body, match, requestId);
-        const result = await invoke(match.route.fn, event);
-        writeApiGatewayResult(res, result);
-      } catch (error) {
-        log(`API function ${match.route.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`);
-        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Internal Server Error' }));
-      }
-    }, log);
+        const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
+        if (!match) {
+          res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
+          return;
+        }
+        try {
+          const event = toApiGatewayEvent(req, body, match, requestId);
+          const result = await invoke(match.route.fn, event);
+          writeApiGatewayResult(res, result);
+        } catch (error) {
+          log(`API function ${match.route.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`);
+          if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Internal Server Error' }));
+        }
+      },
+      log,
+    );
     const apiAddress = await listen(api, options.port ?? 9890, options.host ?? '127.0.0.1');
     schedules.start();
     closers.push(() => closeServer(api));
@@ -439,22 +497,32 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (process.env.VNFM_AUTH === 'off') {
       log('WARNING: VNFM_AUTH=off: authentication is OFF; every request is served as an admin of tenant "default". For throwaway experiments only.');
     } else {
-      log(`Authentication is on: ${auth.created ? 'created an admin client; its' : 'the admin client\'s'} id and secret are in ${auth.credentialsPath} (token endpoint ${auth.tokenUrl})`);
+      log(
+        `Authentication is on: ${auth.created ? 'created an admin client; its' : "the admin client's"} id and secret are in ${auth.credentialsPath} (token endpoint ${auth.tokenUrl})`,
+      );
     }
     // Where each stand-in listens, for operators' tools (aws --endpoint-url ...) and tests.
-    writeFileSync(join(dataDir, 'endpoints.json'), `${JSON.stringify({
-      api: url,
-      dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB,
-      s3: process.env.AWS_ENDPOINT_URL_S3,
-      sqs: process.env.AWS_ENDPOINT_URL_SQS,
-      stepfunctions: process.env.AWS_ENDPOINT_URL_SFN,
-      secretsmanager: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
-      lambda: process.env.AWS_ENDPOINT_URL_LAMBDA,
-      region: REGION,
-      tables: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => [id, id])),
-      buckets: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id]) => [id, names.bucketName(id)])),
-      queues: Object.fromEntries([...names.queueUrls].map(([id, queueUrl]) => [id, { url: queueUrl, arn: names.getAtt(id, 'Arn') }])),
-    }, null, 2)}\n`, { mode: 0o600 });
+    writeFileSync(
+      join(dataDir, 'endpoints.json'),
+      `${JSON.stringify(
+        {
+          api: url,
+          dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB,
+          s3: process.env.AWS_ENDPOINT_URL_S3,
+          sqs: process.env.AWS_ENDPOINT_URL_SQS,
+          stepfunctions: process.env.AWS_ENDPOINT_URL_SFN,
+          secretsmanager: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+          lambda: process.env.AWS_ENDPOINT_URL_LAMBDA,
+          region: REGION,
+          tables: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => [id, id])),
+          buckets: Object.fromEntries(resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id]) => [id, names.bucketName(id)])),
+          queues: Object.fromEntries([...names.queueUrls].map(([id, queueUrl]) => [id, { url: queueUrl, arn: names.getAtt(id, 'Arn') }])),
+        },
+        null,
+        2,
+      )}\n`,
+      { mode: 0o600 },
+    );
 
     let resumed: Promise<void> | undefined;
     const resume = () => {
@@ -462,10 +530,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // The sweep first, while nothing has moved on yet (interrupted executions already count as
         // RUNNING): what it republishes or recovers is as the crash left it.
         for (const fn of functions.values()) {
-          const atStart = (template.Resources[fn.logicalId]?.Metadata as { LocalRuntime?: { InvokeAtStart?: unknown } } | undefined)?.LocalRuntime?.InvokeAtStart;
+          const atStart = (template.Resources[fn.logicalId]?.Metadata as { LocalRuntime?: { InvokeAtStart?: unknown } } | undefined)?.LocalRuntime
+            ?.InvokeAtStart;
           if (atStart === undefined) continue;
           // What it finds it logs itself; a failure leaves the sweep to its schedule.
-          await invoke(fn, resolveValue(atStart)).catch((error: unknown) => log(`Start-up invocation of ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`));
+          await invoke(fn, resolveValue(atStart)).catch((error: unknown) =>
+            log(`Start-up invocation of ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`),
+          );
         }
         const { resumed: count, failed } = stepFunctions.resume();
         if (count || failed) log(`Resumed ${count} interrupted state machine execution(s)${failed ? `; ${failed} could not be resumed and ended FAILED` : ''}`);
@@ -522,7 +593,14 @@ async function controlRefusal(req: http.IncomingMessage): Promise<ProblemError |
 }
 
 /** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */
-async function serveControl(path: string, method: string, res: http.ServerResponse, stepFunctions: LocalStepFunctions, inFlight: Set<Promise<unknown>>, pollers: QueuePoller[]): Promise<void> {
+async function serveControl(
+  path: string,
+  method: string,
+  res: http.ServerResponse,
+  stepFunctions: LocalStepFunctions,
+  inFlight: Set<Promise<unknown>>,
+  pollers: QueuePoller[],
+): Promise<void> {
   const actions: Record<string, () => Promise<void> | void> = {
     'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
     'POST /_local/stepfunctions/release': () => stepFunctions.release(),

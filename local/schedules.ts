@@ -35,7 +35,11 @@ export function rateMs(expression: string): number | undefined {
   return Number(match[1]) * (UNITS[match[2] as string] as number);
 }
 
-export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event: unknown) => Promise<unknown>; log: (line: string) => void; scale?: number }): LocalSchedules {
+export function startLocalSchedules(options: {
+  invoke: (fn: LocalFunction, event: unknown) => Promise<unknown>;
+  log: (line: string) => void;
+  scale?: number;
+}): LocalSchedules {
   const events: ScheduleEvent[] = [];
   const timers: NodeJS.Timeout[] = [];
   const inFlight = new Set<Promise<unknown>>();
@@ -43,8 +47,14 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
 
   const run = (event: ScheduleEvent): Promise<unknown> => {
     const payload = {
-      version: '0', id: crypto.randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account: '000000000000',
-      time: new Date().toISOString(), region: 'us-east-1', resources: [`arn:aws:events:us-east-1:000000000000:rule/${event.fn.logicalId}-${event.eventName}`],
+      version: '0',
+      id: crypto.randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: new Date().toISOString(),
+      region: 'us-east-1',
+      resources: [`arn:aws:events:us-east-1:000000000000:rule/${event.fn.logicalId}-${event.eventName}`],
       detail: event.input ?? {},
     };
     const invocation = options.invoke(event.fn, payload);
@@ -58,7 +68,7 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
     add(fn, eventName, properties) {
       const expression = String(properties.Schedule ?? properties.ScheduleExpression ?? '');
       const state = properties.State ?? (properties.Enabled === false ? 'DISABLED' : 'ENABLED');
-      const input = typeof properties.Input === 'string' ? JSON.parse(properties.Input) as unknown : undefined;
+      const input = typeof properties.Input === 'string' ? (JSON.parse(properties.Input) as unknown) : undefined;
       events.push({ fn, eventName, expression, input, enabled: state !== 'DISABLED' });
     },
     start() {
@@ -68,11 +78,20 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
         if (!event.enabled || period === undefined) continue;
         // A sweep that overlaps the next tick is skipped, as one slow Lambda run would not be doubled up locally.
         let running = false;
-        const timer = setInterval(() => {
-          if (running) return;
-          running = true;
-          void run(event).catch((error: unknown) => options.log(`scheduled function ${event.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`)).finally(() => { running = false; });
-        }, Math.max(10, period * scale));
+        const timer = setInterval(
+          () => {
+            if (running) return;
+            running = true;
+            void run(event)
+              .catch((error: unknown) =>
+                options.log(`scheduled function ${event.fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`),
+              )
+              .finally(() => {
+                running = false;
+              });
+          },
+          Math.max(10, period * scale),
+        );
         timer.unref();
         timers.push(timer);
       }
@@ -81,7 +100,9 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
       const match = /^\/_local\/schedules\/([^/]+)\/run$/.exec(path);
       if (!match && path !== '/_local/schedules') return false;
       if (!match && method === 'GET') {
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(events.map((e) => ({ function: e.fn.logicalId, event: e.eventName, expression: e.expression, enabled: e.enabled }))));
+        res
+          .writeHead(200, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify(events.map((e) => ({ function: e.fn.logicalId, event: e.eventName, expression: e.expression, enabled: e.enabled }))));
         return true;
       }
       let logicalId: string | undefined;
@@ -92,7 +113,9 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
       }
       const wanted = events.filter((e) => e.fn.logicalId === logicalId);
       if (method !== 'POST' || !wanted.length) {
-        res.writeHead(404, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `No scheduled function ${match?.[1] ?? ''} (${method} ${path})` }));
+        res
+          .writeHead(404, { 'Content-Type': 'application/problem+json' })
+          .end(JSON.stringify({ status: 404, detail: `No scheduled function ${match?.[1] ?? ''} (${method} ${path})` }));
         return true;
       }
       try {
@@ -100,7 +123,9 @@ export function startLocalSchedules(options: { invoke: (fn: LocalFunction, event
         for (const event of wanted) results.push(await run(event));
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(results.length === 1 ? results[0] : results));
       } catch (error) {
-        res.writeHead(500, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 500, detail: error instanceof Error ? error.message : String(error) }));
+        res
+          .writeHead(500, { 'Content-Type': 'application/problem+json' })
+          .end(JSON.stringify({ status: 500, detail: error instanceof Error ? error.message : String(error) }));
       }
       return true;
     },

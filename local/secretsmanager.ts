@@ -172,7 +172,10 @@ const schemas = {
     KmsKeyId: z.string().max(2048).optional(),
     SecretString: secretString.optional(),
     SecretBinary: secretBinary.optional(),
-    Tags: z.array(z.object({ Key: z.string().min(1).max(128), Value: z.string().max(256) })).max(50).optional(),
+    Tags: z
+      .array(z.object({ Key: z.string().min(1).max(128), Value: z.string().max(256) }))
+      .max(50)
+      .optional(),
   }),
   GetSecretValue: z.object({
     SecretId: secretId,
@@ -200,10 +203,12 @@ const schemas = {
     MaxResults: z.number().int().min(1).max(100).optional(),
     NextToken: z.string().max(4096).optional(),
     Filters: z
-      .array(z.object({
-        Key: z.enum(['description', 'name', 'tag-key', 'tag-value', 'primary-region', 'owning-service', 'all']),
-        Values: z.array(z.string().max(512)).min(1).max(10),
-      }))
+      .array(
+        z.object({
+          Key: z.enum(['description', 'name', 'tag-key', 'tag-value', 'primary-region', 'owning-service', 'all']),
+          Values: z.array(z.string().max(512)).min(1).max(10),
+        }),
+      )
       .max(10)
       .optional(),
     SortOrder: z.enum(['asc', 'desc']).optional(),
@@ -266,7 +271,7 @@ interface SecretValue {
   secretBinary?: string;
 }
 
-function valueOf(req: { SecretString?: string | undefined; SecretBinary?: string | undefined }): SecretValue | undefined {
+function secretValueOf(req: { SecretString?: string | undefined; SecretBinary?: string | undefined }): SecretValue | undefined {
   if (req.SecretString !== undefined && req.SecretBinary !== undefined) {
     throw new AwsError('InvalidParameterException', "You can't specify both a binary secret value and a string secret value in the same secret.");
   }
@@ -391,9 +396,12 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
     CreateSecret: (body, req) => {
       const input = parse(schemas.CreateSecret, body);
       if (!NAME_PATTERN.test(input.Name)) {
-        throw new AwsError('InvalidParameterException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@');
+        throw new AwsError(
+          'InvalidParameterException',
+          'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@',
+        );
       }
-      const value = valueOf(input);
+      const value = secretValueOf(input);
       return mutate((draft) => {
         const at = now();
         const existing = draft.secrets.find((s) => s.name === input.Name);
@@ -453,7 +461,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
 
     PutSecretValue: (body) => {
       const input = parse(schemas.PutSecretValue, body);
-      const value = valueOf(input);
+      const value = secretValueOf(input);
       if (!value) throw new AwsError('InvalidParameterException', 'You must provide either SecretString or SecretBinary.');
       return mutate((draft) => {
         const secret = findSecret(draft, input.SecretId);
@@ -465,7 +473,7 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
 
     UpdateSecret: (body) => {
       const input = parse(schemas.UpdateSecret, body);
-      const value = valueOf(input);
+      const value = secretValueOf(input);
       return mutate((draft) => {
         const secret = findSecret(draft, input.SecretId);
         requireNotDeleted(secret);
@@ -508,11 +516,13 @@ export async function startLocalSecretsManager(opts: LocalSecretsManagerOptions)
       const at = now();
       const matching = state.secrets
         .filter((s) => isLive(s, at) && (input.IncludePlannedDeletion || s.deletedAt === undefined))
-        .filter((s) => (input.Filters ?? []).every((f) => {
-          const positive = f.Values.filter((v) => !v.startsWith('!'));
-          const negative = f.Values.filter((v) => v.startsWith('!')).map((v) => v.slice(1));
-          return (positive.length === 0 || positive.some((v) => matchesFilter(s, f.Key, v))) && !negative.some((v) => matchesFilter(s, f.Key, v));
-        }))
+        .filter((s) =>
+          (input.Filters ?? []).every((f) => {
+            const positive = f.Values.filter((v) => !v.startsWith('!'));
+            const negative = f.Values.filter((v) => v.startsWith('!')).map((v) => v.slice(1));
+            return (positive.length === 0 || positive.some((v) => matchesFilter(s, f.Key, v))) && !negative.some((v) => matchesFilter(s, f.Key, v));
+          }),
+        )
         .filter((s) => cursor === undefined || (order === 'asc' ? s.seq > cursor : s.seq < cursor))
         .sort((a, b) => (order === 'asc' ? a.seq - b.seq : b.seq - a.seq));
       const page = matching.slice(0, limit);

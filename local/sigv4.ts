@@ -61,10 +61,15 @@ export function sha256Hex(data: string | Buffer): string {
 const failures = {
   missing: (message: string): SignatureFailure => ({ jsonType: 'MissingAuthenticationTokenException', s3Code: 'AccessDenied', message }),
   malformed: (message: string): SignatureFailure => ({ jsonType: 'IncompleteSignatureException', s3Code: 'AuthorizationHeaderMalformed', message }),
-  unknownKey: (): SignatureFailure => ({ jsonType: 'UnrecognizedClientException', s3Code: 'InvalidAccessKeyId', message: 'The security token included in the request is invalid.' }),
+  unknownKey: (): SignatureFailure => ({
+    jsonType: 'UnrecognizedClientException',
+    s3Code: 'InvalidAccessKeyId',
+    message: 'The security token included in the request is invalid.',
+  }),
   expired: (message: string): SignatureFailure => ({ jsonType: 'InvalidSignatureException', s3Code: 'AccessDenied', message }),
   mismatch: (): SignatureFailure => ({
-    jsonType: 'InvalidSignatureException', s3Code: 'SignatureDoesNotMatch',
+    jsonType: 'InvalidSignatureException',
+    s3Code: 'SignatureDoesNotMatch',
     message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.',
   }),
 };
@@ -94,7 +99,10 @@ function canonicalQuery(params: Array<[string, string]>): string {
     const encoded = escapeUri(key);
     byKey.set(encoded, [...(byKey.get(encoded) ?? []), `${encoded}=${escapeUri(value)}`]);
   }
-  return [...byKey.keys()].sort().map((key) => (byKey.get(key) as string[]).sort().join('&')).join('&');
+  return [...byKey.keys()]
+    .sort()
+    .map((key) => (byKey.get(key) as string[]).sort().join('&'))
+    .join('&');
 }
 
 function headerValue(headers: http.IncomingHttpHeaders, name: string): string | undefined {
@@ -123,7 +131,13 @@ function signature(secretAccessKey: string, input: SigningInput): string {
     input.method,
     canonicalPath(input.path, input.scope.service),
     canonicalQuery(input.query),
-    ...headers.map(([name, value]) => `${name}:${value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '')}`),
+    ...headers.map(
+      ([name, value]) =>
+        `${name}:${value
+          .replace(/[\r\n]/g, ' ')
+          .replace(/[ \t]+/g, ' ')
+          .replace(/^ | $/g, '')}`,
+    ),
     '',
     headers.map(([name]) => name).join(';'),
     input.payloadHash,
@@ -174,7 +188,8 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
   const query = new Map(target.query);
   const authorization = headerValue(req.headers, 'authorization');
   const presigned = query.has('X-Amz-Algorithm');
-  if (authorization !== undefined && presigned) return failures.malformed("Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as HTTP header.");
+  if (authorization !== undefined && presigned)
+    return failures.malformed("Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as HTTP header.");
 
   let credential: string | undefined;
   let signedHeaderNames: string | undefined;
@@ -183,10 +198,12 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
   if (authorization !== undefined) {
     const match = /^AWS4-HMAC-SHA256\s+(.*)$/s.exec(authorization.trim());
     if (!match) return failures.malformed('The Authorization header is not an AWS4-HMAC-SHA256 signature');
-    const fields = new Map((match[1] as string).split(',').map((part) => {
-      const eq = part.indexOf('=');
-      return [part.slice(0, eq).trim(), part.slice(eq + 1).trim()] as [string, string];
-    }));
+    const fields = new Map(
+      (match[1] as string).split(',').map((part) => {
+        const eq = part.indexOf('=');
+        return [part.slice(0, eq).trim(), part.slice(eq + 1).trim()] as [string, string];
+      }),
+    );
     credential = fields.get('Credential');
     signedHeaderNames = fields.get('SignedHeaders');
     provided = fields.get('Signature');
@@ -200,11 +217,13 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
   } else {
     return failures.missing('Request is missing Authentication Token');
   }
-  if (!credential || !signedHeaderNames || !provided || !amzDate) return failures.malformed('The signature needs Credential, SignedHeaders, Signature and X-Amz-Date');
+  if (!credential || !signedHeaderNames || !provided || !amzDate)
+    return failures.malformed('The signature needs Credential, SignedHeaders, Signature and X-Amz-Date');
   const signedAt = amzDateMs(amzDate);
   if (signedAt === undefined) return failures.malformed("X-Amz-Date must be in ISO 8601 basic format ('20250101T000000Z')");
   const [accessKeyId, date, region, service, terminator, ...rest] = credential.split('/');
-  if (!date || !region || !service || terminator !== 'aws4_request' || rest.length) return failures.malformed('The Credential is not <key>/<date>/<region>/<service>/aws4_request');
+  if (!date || !region || !service || terminator !== 'aws4_request' || rest.length)
+    return failures.malformed('The Credential is not <key>/<date>/<region>/<service>/aws4_request');
   if (accessKeyId !== options.credentials.accessKeyId) return failures.unknownKey();
   if (date !== amzDate.slice(0, 8)) return failures.malformed('The Credential date is not the date of X-Amz-Date');
   if (service !== options.service) return failures.malformed(`The Credential names service ${service}; this endpoint is ${options.service}`);
@@ -213,7 +232,8 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
   const contentSha256 = headerValue(req.headers, 'x-amz-content-sha256');
   if (presigned) {
     const expires = Number(query.get('X-Amz-Expires'));
-    if (!Number.isInteger(expires) || expires < 1 || expires > MAX_PRESIGNED_SECONDS) return failures.malformed(`X-Amz-Expires must be 1 to ${MAX_PRESIGNED_SECONDS} seconds`);
+    if (!Number.isInteger(expires) || expires < 1 || expires > MAX_PRESIGNED_SECONDS)
+      return failures.malformed(`X-Amz-Expires must be 1 to ${MAX_PRESIGNED_SECONDS} seconds`);
     if (now < signedAt - CLOCK_SKEW_MS || now > signedAt + expires * 1000) return failures.expired('Request has expired');
     payloadHash = query.get('X-Amz-Content-Sha256') ?? contentSha256 ?? 'UNSIGNED-PAYLOAD';
   } else {
@@ -237,9 +257,17 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
     if (name !== name.toLowerCase() || value === undefined) return failures.mismatch();
     headers.push([name, value]);
   }
-  const expected = Buffer.from(signature(options.credentials.secretAccessKey, {
-    method: req.method ?? 'GET', path: target.path, query: target.query, headers, payloadHash, amzDate, scope: { date, region, service },
-  }));
+  const expected = Buffer.from(
+    signature(options.credentials.secretAccessKey, {
+      method: req.method ?? 'GET',
+      path: target.path,
+      query: target.query,
+      headers,
+      payloadHash,
+      amzDate,
+      scope: { date, region, service },
+    }),
+  );
   const given = Buffer.from(provided);
   return given.length === expected.length && timingSafeEqual(given, expected) ? undefined : failures.mismatch();
 }
@@ -248,15 +276,36 @@ export function verifySignature(req: Pick<http.IncomingMessage, 'method' | 'url'
  * The headers to send with a signed request (the given ones, X-Amz-Date and Authorization; Host is
  * signed as the URL names it) for callers without the SDK: tests and tools calling a stand-in's own endpoints.
  */
-export function signedHeaders(request: { credentials: AwsCredentials; service: string; region?: string; method: string; url: string; headers?: Record<string, string>; body?: string | Buffer; now?: Date }): Record<string, string> {
+export function signedHeaders(request: {
+  credentials: AwsCredentials;
+  service: string;
+  region?: string;
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  now?: Date;
+}): Record<string, string> {
   const url = new URL(request.url);
-  const amzDate = (request.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
-  const headers: Record<string, string> = { ...Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])), host: url.host, 'x-amz-date': amzDate };
+  const amzDate = (request.now ?? new Date())
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+  const headers: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    host: url.host,
+    'x-amz-date': amzDate,
+  };
   const scope = { date: amzDate.slice(0, 8), region: request.region ?? 'us-east-1', service: request.service };
   const target = splitTarget(`${url.pathname}${url.search}`) ?? { path: url.pathname, query: [] };
   const value = signature(request.credentials.secretAccessKey, {
-    method: request.method, path: target.path, query: target.query, headers: Object.entries(headers),
-    payloadHash: request.body === undefined ? EMPTY_SHA256 : sha256Hex(request.body), amzDate, scope,
+    method: request.method,
+    path: target.path,
+    query: target.query,
+    headers: Object.entries(headers),
+    payloadHash: request.body === undefined ? EMPTY_SHA256 : sha256Hex(request.body),
+    amzDate,
+    scope,
   });
   const names = Object.keys(headers).sort().join(';');
   // fetch sets Host itself, from the URL signed here.
@@ -280,8 +329,8 @@ export function refuseAsJson(contentType: string): RefuseUnsigned {
 
 /** Refusal in S3's XML error shape. */
 export const refuseAsS3: RefuseUnsigned = (res, failure) => {
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${failure.s3Code}</Code><Message>${escape(failure.message)}</Message></Error>`;
+  const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${failure.s3Code}</Code><Message>${escapeXml(failure.message)}</Message></Error>`;
   res.writeHead(403, { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(body) }).end(body);
 };
 
@@ -307,8 +356,15 @@ export function admitSigned(options: { credentials: AwsCredentials; service: str
       return undefined;
     }
     return Object.assign(Readable.from(body.length ? [body] : []), {
-      method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion,
-      httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor, socket: req.socket, complete: true,
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      httpVersion: req.httpVersion,
+      httpVersionMajor: req.httpVersionMajor,
+      httpVersionMinor: req.httpVersionMinor,
+      socket: req.socket,
+      complete: true,
     }) as unknown as http.IncomingMessage;
   };
 }

@@ -55,10 +55,13 @@ function sqsError(shape: string, message: string, code = shape, status = 400): A
 }
 const queueDoesNotExist = () => sqsError('QueueDoesNotExist', 'The specified queue does not exist.', 'AWS.SimpleQueueService.NonExistentQueue');
 const invalidParameter = (message: string) => sqsError('InvalidParameterValue', message);
-const invalidValue = (name: string, value: unknown, reason: string) => invalidParameter(`Value ${String(value)} for parameter ${name} is invalid. Reason: ${reason}`);
+const invalidValue = (name: string, value: unknown, reason: string) =>
+  invalidParameter(`Value ${String(value)} for parameter ${name} is invalid. Reason: ${reason}`);
 const missingParameter = (name: string) => sqsError('MissingParameter', `The request must contain the parameter ${name}.`);
-const invalidAttributeValue = (name: string, reason = '') => sqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}.${reason ? ` Reason: ${reason}` : ''}`);
-const receiptHandleIsInvalid = (handle: string) => sqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`, 'ReceiptHandleIsInvalid', 404);
+const invalidAttributeValue = (name: string, reason = '') =>
+  sqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}.${reason ? ` Reason: ${reason}` : ''}`);
+const receiptHandleIsInvalid = (handle: string) =>
+  sqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`, 'ReceiptHandleIsInvalid', 404);
 const resourceNotFound = (message: string) => sqsError('ResourceNotFoundException', message, 'ResourceNotFoundException', 404);
 
 // ---------------------------------------------------------------------------------------------
@@ -194,14 +197,41 @@ const INTEGER_ATTRIBUTES: Record<string, [number, number]> = {
   KmsDataKeyReusePeriodSeconds: [60, 86_400],
 };
 const BOOLEAN_ATTRIBUTES = new Set(['FifoQueue', 'ContentBasedDeduplication', 'SqsManagedSseEnabled']);
-const COMPUTED_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed', 'CreatedTimestamp', 'LastModifiedTimestamp', 'QueueArn'];
+const COMPUTED_ATTRIBUTES = [
+  'ApproximateNumberOfMessages',
+  'ApproximateNumberOfMessagesNotVisible',
+  'ApproximateNumberOfMessagesDelayed',
+  'CreatedTimestamp',
+  'LastModifiedTimestamp',
+  'QueueArn',
+];
 const SETTABLE_ATTRIBUTES = new Set([
-  ...Object.keys(INTEGER_ATTRIBUTES), ...BOOLEAN_ATTRIBUTES, 'Policy', 'RedrivePolicy', 'RedriveAllowPolicy', 'KmsMasterKeyId', 'DeduplicationScope', 'FifoThroughputLimit',
+  ...Object.keys(INTEGER_ATTRIBUTES),
+  ...BOOLEAN_ATTRIBUTES,
+  'Policy',
+  'RedrivePolicy',
+  'RedriveAllowPolicy',
+  'KmsMasterKeyId',
+  'DeduplicationScope',
+  'FifoThroughputLimit',
 ]);
 const FIFO_ONLY = new Set(['ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit']);
-const MESSAGE_SYSTEM_ATTRIBUTES = ['SenderId', 'SentTimestamp', 'ApproximateReceiveCount', 'ApproximateFirstReceiveTimestamp', 'SequenceNumber', 'MessageDeduplicationId', 'MessageGroupId', 'AWSTraceHeader', 'DeadLetterQueueSourceArn'];
+const MESSAGE_SYSTEM_ATTRIBUTES = [
+  'SenderId',
+  'SentTimestamp',
+  'ApproximateReceiveCount',
+  'ApproximateFirstReceiveTimestamp',
+  'SequenceNumber',
+  'MessageDeduplicationId',
+  'MessageGroupId',
+  'AWSTraceHeader',
+  'DeadLetterQueueSourceArn',
+];
 
-interface RedrivePolicy { deadLetterTargetArn: string; maxReceiveCount: number }
+interface RedrivePolicy {
+  deadLetterTargetArn: string;
+  maxReceiveCount: number;
+}
 
 function parseJsonAttribute(name: string, value: string): Record<string, unknown> {
   try {
@@ -245,9 +275,13 @@ function normalizeAttributes(given: Record<string, string>, fifo: boolean, looku
     } else if (name === 'RedriveAllowPolicy') {
       const policy = parseJsonAttribute(name, value);
       const permission = policy.redrivePermission;
-      if (permission !== 'allowAll' && permission !== 'denyAll' && permission !== 'byQueue') throw invalidAttributeValue(name, 'redrivePermission must be allowAll, denyAll or byQueue');
+      if (permission !== 'allowAll' && permission !== 'denyAll' && permission !== 'byQueue')
+        throw invalidAttributeValue(name, 'redrivePermission must be allowAll, denyAll or byQueue');
       const sources = policy.sourceQueueArns;
-      if (permission === 'byQueue' && (!Array.isArray(sources) || sources.length < 1 || sources.length > 10 || !sources.every((arn) => typeof arn === 'string'))) {
+      if (
+        permission === 'byQueue' &&
+        (!Array.isArray(sources) || sources.length < 1 || sources.length > 10 || !sources.every((arn) => typeof arn === 'string'))
+      ) {
         throw invalidAttributeValue(name, 'byQueue needs 1 to 10 sourceQueueArns');
       }
       out[name] = JSON.stringify(permission === 'byQueue' ? { redrivePermission: permission, sourceQueueArns: sources } : { redrivePermission: permission });
@@ -334,14 +368,19 @@ const schemas = {
   DeleteMessage: z.object({ ...queueUrl, ReceiptHandle: z.string() }),
   DeleteMessageBatch: z.object({ ...queueUrl, Entries: z.array(z.object({ Id: z.string(), ReceiptHandle: z.string() })) }),
   ChangeMessageVisibility: z.object({ ...queueUrl, ReceiptHandle: z.string(), VisibilityTimeout: z.number().int() }),
-  ChangeMessageVisibilityBatch: z.object({ ...queueUrl, Entries: z.array(z.object({ Id: z.string(), ReceiptHandle: z.string(), VisibilityTimeout: z.number().int().optional() })) }),
+  ChangeMessageVisibilityBatch: z.object({
+    ...queueUrl,
+    Entries: z.array(z.object({ Id: z.string(), ReceiptHandle: z.string(), VisibilityTimeout: z.number().int().optional() })),
+  }),
   StartMessageMoveTask: z.object({ SourceArn: z.string(), DestinationArn: z.string().optional(), MaxNumberOfMessagesPerSecond: z.number().int().optional() }),
   ListMessageMoveTasks: z.object({ SourceArn: z.string(), MaxResults: z.number().int().optional() }),
   CancelMessageMoveTask: z.object({ TaskHandle: z.string() }),
 };
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  return parseInput(schema, body, (field, problem) => (problem.includes('received undefined') ? missingParameter(field) : invalidParameter(`Value for parameter ${field} is invalid. Reason: ${problem}`)));
+  return parseInput(schema, body, (field, problem) =>
+    problem.includes('received undefined') ? missingParameter(field) : invalidParameter(`Value for parameter ${field} is invalid. Reason: ${problem}`),
+  );
 }
 
 type SendInput = z.infer<typeof schemas.SendMessage>;
@@ -378,11 +417,22 @@ interface Waiter {
 
 /** Batch requests: 1 to 10 entries with distinct, well-formed ids. */
 function checkBatch(entries: Array<{ Id: string }>): void {
-  if (entries.length === 0) throw sqsError('EmptyBatchRequest', 'There should be at least one entry in the request.', 'AWS.SimpleQueueService.EmptyBatchRequest');
-  if (entries.length > 10) throw sqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are 10. You have sent ${entries.length}.`, 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest');
+  if (entries.length === 0)
+    throw sqsError('EmptyBatchRequest', 'There should be at least one entry in the request.', 'AWS.SimpleQueueService.EmptyBatchRequest');
+  if (entries.length > 10)
+    throw sqsError(
+      'TooManyEntriesInBatchRequest',
+      `Maximum number of entries per request are 10. You have sent ${entries.length}.`,
+      'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
+    );
   const ids = new Set<string>();
   for (const { Id } of entries) {
-    if (!BATCH_ENTRY_ID.test(Id)) throw sqsError('InvalidBatchEntryId', `A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.`, 'AWS.SimpleQueueService.InvalidBatchEntryId');
+    if (!BATCH_ENTRY_ID.test(Id))
+      throw sqsError(
+        'InvalidBatchEntryId',
+        `A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.`,
+        'AWS.SimpleQueueService.InvalidBatchEntryId',
+      );
     if (ids.has(Id)) throw sqsError('BatchEntryIdsNotDistinct', `Id ${Id} repeated.`, 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct');
     ids.add(Id);
   }
@@ -425,7 +475,12 @@ class Queue {
   private timer: NodeJS.Timeout | undefined;
   private taskTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly name: string, readonly arn: string, readonly journal: Journal, private readonly server: SqsState) {}
+  constructor(
+    readonly name: string,
+    readonly arn: string,
+    readonly journal: Journal,
+    private readonly server: SqsState,
+  ) {}
 
   get fifo(): boolean {
     return this.attributes.FifoQueue === 'true';
@@ -436,7 +491,7 @@ class Queue {
   }
 
   redrivePolicy(): RedrivePolicy | undefined {
-    return this.attributes.RedrivePolicy ? JSON.parse(this.attributes.RedrivePolicy) as RedrivePolicy : undefined;
+    return this.attributes.RedrivePolicy ? (JSON.parse(this.attributes.RedrivePolicy) as RedrivePolicy) : undefined;
   }
 
   allowsRedriveFrom(sourceArn: string): boolean {
@@ -460,7 +515,13 @@ class Queue {
         break;
       case 'receive': {
         const message = this.messages.get(record.id);
-        if (message) Object.assign(message, { receipt: record.receipt, visibleAt: record.visibleAt, receiveCount: record.receiveCount, firstReceiveAt: record.firstReceiveAt });
+        if (message)
+          Object.assign(message, {
+            receipt: record.receipt,
+            visibleAt: record.visibleAt,
+            receiveCount: record.receiveCount,
+            firstReceiveAt: record.firstReceiveAt,
+          });
         break;
       }
       case 'visibility': {
@@ -523,12 +584,25 @@ class Queue {
   send(input: Omit<SendInput, 'QueueUrl'>, now: number): SendResult {
     const body = input.MessageBody;
     if (body === '') throw missingParameter('MessageBody');
-    if (INVALID_CHARACTERS.test(body)) throw sqsError('InvalidMessageContents', 'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF');
+    if (INVALID_CHARACTERS.test(body))
+      throw sqsError(
+        'InvalidMessageContents',
+        'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF',
+      );
     const attributes = checkMessageAttributes(input.MessageAttributes ?? {}, 'MessageAttribute');
     const system = checkMessageAttributes(input.MessageSystemAttributes ?? {}, 'MessageSystemAttribute');
     const unknownSystem = Object.keys(system).find((name) => name !== 'AWSTraceHeader');
     if (unknownSystem) throw invalidValue('MessageSystemAttributes', unknownSystem, 'only AWSTraceHeader can be set');
-    const size = Buffer.byteLength(body) + Object.entries(attributes).reduce((sum, [name, a]) => sum + Buffer.byteLength(name) + Buffer.byteLength(a.DataType) + (a.BinaryValue !== undefined ? Buffer.from(a.BinaryValue, 'base64').length : Buffer.byteLength(a.StringValue ?? '')), 0);
+    const size =
+      Buffer.byteLength(body) +
+      Object.entries(attributes).reduce(
+        (sum, [name, a]) =>
+          sum +
+          Buffer.byteLength(name) +
+          Buffer.byteLength(a.DataType) +
+          (a.BinaryValue !== undefined ? Buffer.from(a.BinaryValue, 'base64').length : Buffer.byteLength(a.StringValue ?? '')),
+        0,
+      );
     const maximum = this.number('MaximumMessageSize');
     if (size > maximum) throw invalidParameter(`One or more parameters are invalid. Reason: Message must be shorter than ${maximum} bytes.`);
 
@@ -542,11 +616,13 @@ class Queue {
     const records: JournalRecord[] = [];
     if (this.fifo) {
       if (input.MessageGroupId === undefined) throw missingParameter('MessageGroupId');
-      if (input.DelaySeconds !== undefined) throw invalidValue('DelaySeconds', input.DelaySeconds, 'The request include parameter that is not valid for this queue type.');
+      if (input.DelaySeconds !== undefined)
+        throw invalidValue('DelaySeconds', input.DelaySeconds, 'The request include parameter that is not valid for this queue type.');
       checkFifoId('MessageGroupId', input.MessageGroupId);
       let deduplicationId = input.MessageDeduplicationId;
       if (deduplicationId === undefined) {
-        if (this.attributes.ContentBasedDeduplication !== 'true') throw invalidParameter('The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly');
+        if (this.attributes.ContentBasedDeduplication !== 'true')
+          throw invalidParameter('The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly');
         deduplicationId = createHash('sha256').update(body).digest('hex');
       }
       checkFifoId('MessageDeduplicationId', deduplicationId);
@@ -562,7 +638,8 @@ class Queue {
       records.push({ op: 'deduplication', key, entry });
       result.SequenceNumber = message.sequenceNumber;
     } else {
-      if (input.MessageDeduplicationId !== undefined) throw invalidValue('MessageDeduplicationId', input.MessageDeduplicationId, 'The request include parameter that is not valid for this queue type.');
+      if (input.MessageDeduplicationId !== undefined)
+        throw invalidValue('MessageDeduplicationId', input.MessageDeduplicationId, 'The request include parameter that is not valid for this queue type.');
       if (input.MessageGroupId !== undefined) message.group = input.MessageGroupId; // fair queues: accepted, no ordering
       const delay = input.DelaySeconds ?? this.number('DelaySeconds');
       if (delay < 0 || delay > 900) throw invalidValue('DelaySeconds', delay, 'must be between 0 and 900, if provided.');
@@ -644,7 +721,14 @@ class Queue {
       message.firstReceiveAt ??= now;
       message.receipt = Buffer.from(`${this.name} ${message.id} ${randomUUID()}`).toString('base64url');
       message.visibleAt = now + options.visibility * 1000;
-      records.push({ op: 'receive', id: message.id, receipt: message.receipt, visibleAt: message.visibleAt, receiveCount: message.receiveCount, firstReceiveAt: message.firstReceiveAt });
+      records.push({
+        op: 'receive',
+        id: message.id,
+        receipt: message.receipt,
+        visibleAt: message.visibleAt,
+        receiveCount: message.receiveCount,
+        firstReceiveAt: message.firstReceiveAt,
+      });
       out.push(this.render(message, options));
     }
     this.write(records);
@@ -668,9 +752,13 @@ class Queue {
     const attributes = Object.fromEntries(wantedSystem.flatMap((name) => (system[name] !== undefined ? [[name, system[name] as string]] : [])));
     if (Object.keys(attributes).length) out.Attributes = attributes;
     const wanted = options.messageAttributes;
-    const selected = Object.fromEntries(Object.entries(message.attributes ?? {}).filter(([name]) => wanted.some((pattern) => (
-      pattern === 'All' || pattern === '.*' || pattern === name || (pattern.endsWith('.*') && name.startsWith(pattern.slice(0, -1)))
-    ))));
+    const selected = Object.fromEntries(
+      Object.entries(message.attributes ?? {}).filter(([name]) =>
+        wanted.some(
+          (pattern) => pattern === 'All' || pattern === '.*' || pattern === name || (pattern.endsWith('.*') && name.startsWith(pattern.slice(0, -1))),
+        ),
+      ),
+    );
     if (Object.keys(selected).length) {
       out.MessageAttributes = selected;
       out.MD5OfMessageAttributes = md5OfMessageAttributes(selected);
@@ -690,7 +778,8 @@ class Queue {
     if (!Number.isInteger(seconds) || seconds < 0 || seconds > 43_200) throw invalidValue('VisibilityTimeout', seconds, 'Must be between 0 and 43200.');
     const message = this.byReceipt(handle);
     if (!message) throw invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for visibility timeout change.');
-    if (message.visibleAt <= now) throw sqsError('MessageNotInflight', 'The message referred to is not in flight.', 'AWS.SimpleQueueService.MessageNotInflight');
+    if (message.visibleAt <= now)
+      throw sqsError('MessageNotInflight', 'The message referred to is not in flight.', 'AWS.SimpleQueueService.MessageNotInflight');
     message.visibleAt = now + seconds * 1000;
     this.write([{ op: 'visibility', id: message.id, visibleAt: message.visibleAt }]);
     this.wake();
@@ -756,7 +845,7 @@ class Queue {
     const task = this.runningTask();
     if (!task) return;
     const now = Date.now();
-    const perStep = task.rate ? Math.max(1, Math.ceil(task.rate * MOVE_STEP_MS / 1000)) : DEFAULT_MOVE_BATCH;
+    const perStep = task.rate ? Math.max(1, Math.ceil((task.rate * MOVE_STEP_MS) / 1000)) : DEFAULT_MOVE_BATCH;
     let moved = 0;
     for (const message of [...this.messages.values()]) {
       if (moved >= perStep) break;
@@ -764,7 +853,11 @@ class Queue {
       const destinationArn = task.destinationArn ?? message.sourceArn;
       const destination = destinationArn ? this.server.byArn(destinationArn) : undefined;
       if (!destination) {
-        this.endTask(task, 'FAILED', destinationArn ? `Destination queue ${destinationArn} does not exist.` : 'A message has no source queue to return to; give a DestinationArn.');
+        this.endTask(
+          task,
+          'FAILED',
+          destinationArn ? `Destination queue ${destinationArn} does not exist.` : 'A message has no source queue to return to; give a DestinationArn.',
+        );
         return;
       }
       destination.adopt(message, now, {});
@@ -790,7 +883,8 @@ class Queue {
 const SEQUENCE_BASE = 10n ** 19n;
 
 function checkFifoId(name: string, value: string): void {
-  if (!/^[\x21-\x7E]{1,128}$/.test(value)) throw invalidValue(name, value, `${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`);
+  if (!/^[\x21-\x7E]{1,128}$/.test(value))
+    throw invalidValue(name, value, `${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`);
 }
 
 function checkMessageAttributes(attributes: Record<string, z.infer<typeof attributeValue>>, what: string): Record<string, MessageAttribute> {
@@ -804,13 +898,19 @@ function checkMessageAttributes(attributes: Record<string, z.infer<typeof attrib
     }
     const type = value.DataType;
     const base = type.split('.')[0];
-    if (base !== 'String' && base !== 'Number' && base !== 'Binary') throw invalidParameter(`The type of message (user) attribute '${name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String.`);
+    if (base !== 'String' && base !== 'Number' && base !== 'Binary')
+      throw invalidParameter(
+        `The type of message (user) attribute '${name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String.`,
+      );
     if (base === 'Binary') {
-      if (value.BinaryValue === undefined || value.BinaryValue === '' || !BASE64.test(value.BinaryValue)) throw invalidParameter(`The message attribute '${name}' with type 'Binary' must use field 'Binary'.`);
+      if (value.BinaryValue === undefined || value.BinaryValue === '' || !BASE64.test(value.BinaryValue))
+        throw invalidParameter(`The message attribute '${name}' with type 'Binary' must use field 'Binary'.`);
       out[name] = { DataType: type, BinaryValue: value.BinaryValue };
     } else {
-      if (value.StringValue === undefined || value.StringValue === '') throw invalidParameter(`The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${base}'.`);
-      if (base === 'Number' && !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value.StringValue)) throw invalidParameter(`Can't cast the value of message (user) attribute '${name}' to a number.`);
+      if (value.StringValue === undefined || value.StringValue === '')
+        throw invalidParameter(`The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${base}'.`);
+      if (base === 'Number' && !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value.StringValue))
+        throw invalidParameter(`Can't cast the value of message (user) attribute '${name}' to a number.`);
       out[name] = { DataType: type, StringValue: value.StringValue };
     }
   }
@@ -928,16 +1028,19 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
     const given = { ...input.Attributes };
     const fifo = String(given.FifoQueue ?? '').toLowerCase() === 'true';
     if (fifo ? !FIFO_QUEUE_NAME.test(name) : !QUEUE_NAME.test(name)) {
-      throw invalidParameter(fifo
-        ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.'
-        : 'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length');
+      throw invalidParameter(
+        fifo
+          ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.'
+          : 'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
+      );
     }
     const attributes = normalizeAttributes(given, fifo, state.byArn, arnOf(name));
     const existing = queues.get(name);
     if (existing) {
       for (const [key, value] of Object.entries(attributes)) {
-        const current = existing.attributes[key] ?? (key === 'FifoQueue' ? 'false' : DEFAULT_ATTRIBUTES[key] ?? '');
-        if (current !== value) throw sqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute ${key}`, 'QueueAlreadyExists');
+        const current = existing.attributes[key] ?? (key === 'FifoQueue' ? 'false' : (DEFAULT_ATTRIBUTES[key] ?? ''));
+        if (current !== value)
+          throw sqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute ${key}`, 'QueueAlreadyExists');
       }
       return { QueueUrl: urlOf(existing) };
     }
@@ -1035,7 +1138,12 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
       const queue = queueOf(input.QueueUrl);
       checkBatch(input.Entries);
       const total = input.Entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.MessageBody), 0);
-      if (total > queue.number('MaximumMessageSize')) throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${queue.number('MaximumMessageSize')} bytes. You have sent ${total} bytes.`, 'AWS.SimpleQueueService.BatchRequestTooLong');
+      if (total > queue.number('MaximumMessageSize'))
+        throw sqsError(
+          'BatchRequestTooLong',
+          `Batch requests cannot be longer than ${queue.number('MaximumMessageSize')} bytes. You have sent ${total} bytes.`,
+          'AWS.SimpleQueueService.BatchRequestTooLong',
+        );
       const now = Date.now();
       return batchResponse(input.Entries.map(({ Id, ...entry }) => batchEntry(Id, () => queue.send(entry, now))));
     },
@@ -1049,10 +1157,14 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
       const input = parse(schemas.DeleteMessageBatch, body);
       const queue = queueOf(input.QueueUrl);
       checkBatch(input.Entries);
-      return batchResponse(input.Entries.map((entry) => batchEntry(entry.Id, () => {
-        queue.deleteByReceipt(entry.ReceiptHandle);
-        return {};
-      })));
+      return batchResponse(
+        input.Entries.map((entry) =>
+          batchEntry(entry.Id, () => {
+            queue.deleteByReceipt(entry.ReceiptHandle);
+            return {};
+          }),
+        ),
+      );
     },
     ChangeMessageVisibility: (body) => {
       const input = parse(schemas.ChangeMessageVisibility, body);
@@ -1064,25 +1176,41 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
       const queue = queueOf(input.QueueUrl);
       checkBatch(input.Entries);
       const now = Date.now();
-      return batchResponse(input.Entries.map((entry) => batchEntry(entry.Id, () => {
-        if (entry.VisibilityTimeout === undefined) throw missingParameter('VisibilityTimeout');
-        queue.changeVisibility(entry.ReceiptHandle, entry.VisibilityTimeout, now);
-        return {};
-      })));
+      return batchResponse(
+        input.Entries.map((entry) =>
+          batchEntry(entry.Id, () => {
+            if (entry.VisibilityTimeout === undefined) throw missingParameter('VisibilityTimeout');
+            queue.changeVisibility(entry.ReceiptHandle, entry.VisibilityTimeout, now);
+            return {};
+          }),
+        ),
+      );
     },
     StartMessageMoveTask: (body) => {
       const input = parse(schemas.StartMessageMoveTask, body);
       const source = state.byArn(input.SourceArn);
       if (!source) throw resourceNotFound(`The resource that you specified for the SourceArn parameter doesn't exist.`);
-      if (![...queues.values()].some((queue) => queue.redrivePolicy()?.deadLetterTargetArn === source.arn)) throw invalidParameter('Source queue must be configured as a Dead Letter Queue.');
-      if (input.DestinationArn !== undefined && !state.byArn(input.DestinationArn)) throw resourceNotFound(`The resource that you specified for the DestinationArn parameter doesn't exist.`);
+      if (![...queues.values()].some((queue) => queue.redrivePolicy()?.deadLetterTargetArn === source.arn))
+        throw invalidParameter('Source queue must be configured as a Dead Letter Queue.');
+      if (input.DestinationArn !== undefined && !state.byArn(input.DestinationArn))
+        throw resourceNotFound(`The resource that you specified for the DestinationArn parameter doesn't exist.`);
       const rate = input.MaxNumberOfMessagesPerSecond;
       if (rate !== undefined && (rate < 1 || rate > 500)) throw invalidValue('MaxNumberOfMessagesPerSecond', rate, 'Must be between 1 and 500.');
-      if (source.runningTask()) throw sqsError('UnsupportedOperation', 'There is already a task running. Only one active task is allowed for a source queue arn at a given time.', 'AWS.SimpleQueueService.UnsupportedOperation');
+      if (source.runningTask())
+        throw sqsError(
+          'UnsupportedOperation',
+          'There is already a task running. Only one active task is allowed for a source queue arn at a given time.',
+          'AWS.SimpleQueueService.UnsupportedOperation',
+        );
       const id = randomUUID();
       const task: MoveTask = {
-        id, handle: Buffer.from(JSON.stringify({ taskId: id, sourceArn: source.arn })).toString('base64'),
-        sourceArn: source.arn, status: 'RUNNING', moved: 0, toMove: source.messages.size, startedAt: Date.now(),
+        id,
+        handle: Buffer.from(JSON.stringify({ taskId: id, sourceArn: source.arn })).toString('base64'),
+        sourceArn: source.arn,
+        status: 'RUNNING',
+        moved: 0,
+        toMove: source.messages.size,
+        startedAt: Date.now(),
         ...(input.DestinationArn !== undefined ? { destinationArn: input.DestinationArn } : {}),
         ...(rate !== undefined ? { rate } : {}),
       };
@@ -1114,7 +1242,7 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
       const handle = parse(schemas.CancelMessageMoveTask, body).TaskHandle;
       const decoded = decodeTaskHandle(handle);
       const task = decoded ? state.byArn(decoded.sourceArn)?.tasks.get(decoded.taskId) : undefined;
-      if (!task || task.status !== 'RUNNING') throw resourceNotFound('The task handle does not name a running message move task.');
+      if (task?.status !== 'RUNNING') throw resourceNotFound('The task handle does not name a running message move task.');
       const source = state.byArn(task.sourceArn) as Queue;
       task.status = 'CANCELLED';
       source.write([{ op: 'task', task }]);
@@ -1146,7 +1274,7 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
     maxBodyBytes: 16 * 1024 * 1024,
     validationErrorType: 'com.amazonaws.sqs#InvalidParameterValue',
     internalError: { type: 'com.amazonaws.sqs#InternalError', message: 'We encountered an internal error. Please try again.' },
-    onInternalError: (err) => log(`[sqs] internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
+    onInternalError: (err) => log(`[sqs] internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     host: options.host,
     port: options.port,
   });

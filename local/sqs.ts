@@ -17,6 +17,7 @@ export interface QueuePollerOptions {
   maximumBatchingWindowSeconds?: number;
   /** Honour `batchItemFailures` in the handler's response (FunctionResponseTypes: ReportBatchItemFailures). */
   reportBatchItemFailures?: boolean;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a Lambda handler without batch item failures returns nothing
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>;
   /** The queue's dead-letter queue: idle() also waits for message move tasks (redrives) out of it. */
   deadLetterQueueArn?: string;
@@ -108,13 +109,16 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
   let stopping = false;
 
   const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
-    const out = await opts.client.send(new ReceiveMessageCommand({
-      QueueUrl: opts.queueUrl,
-      MaxNumberOfMessages: max,
-      WaitTimeSeconds: waitSeconds,
-      MessageSystemAttributeNames: ['All'],
-      MessageAttributeNames: ['All'],
-    }), { abortSignal: abort.signal });
+    const out = await opts.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: opts.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
     return out.Messages ?? [];
   };
 
@@ -163,6 +167,7 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
       eventSourceARN: opts.queueArn,
       awsRegion: region,
     }));
+    // biome-ignore lint/suspicious/noConfusingVoidType: what the handler returned, possibly nothing
     let response: SQSBatchResponse | void;
     try {
       response = await opts.handler({ Records: records });
@@ -217,10 +222,12 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
 
   const busy = async (): Promise<boolean> => {
     if (handling) return true;
-    const out = await opts.client.send(new GetQueueAttributesCommand({
-      QueueUrl: opts.queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-    }));
+    const out = await opts.client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: opts.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      }),
+    );
     const counts = Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value ?? 0), 0);
     if (counts > 0 || handling) return true;
     if (!opts.deadLetterQueueArn) return false;
@@ -237,13 +244,14 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
     async idle() {
       // A failed look at the queue counts as busy: idle() is awaited by the runtime's /_local/idle,
       // which must not fail (or end the process) on one refused request.
-      const pending = () => busy().catch(async (err: unknown) => {
-        log(`[sqs] ${queueName}: could not read the queue's state: ${describe(err)}`);
-        await delay(ERROR_BACKOFF_MS);
-        return true;
-      });
+      const pending = () =>
+        busy().catch(async (err: unknown) => {
+          log(`[sqs] ${queueName}: could not read the queue's state: ${describe(err)}`);
+          await delay(ERROR_BACKOFF_MS);
+          return true;
+        });
       let waited = false;
-      while (!stopping && await pending()) {
+      while (!stopping && (await pending())) {
         waited = true;
         if (handling) await handling;
         else await delay(IDLE_CHECK_MS);

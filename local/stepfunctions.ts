@@ -200,10 +200,16 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted || ms <= 0) return resolve();
     let timer: NodeJS.Timeout;
     const deadline = Date.now() + ms;
-    const onAbort = () => { clearTimeout(timer); resolve(); };
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
     const arm = () => {
       const left = deadline - Date.now();
-      if (left <= 0) { signal.removeEventListener('abort', onAbort); return resolve(); }
+      if (left <= 0) {
+        signal.removeEventListener('abort', onAbort);
+        return resolve();
+      }
       timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -277,7 +283,10 @@ function prepareMachine(definition: Record<string, unknown>, ctx: PrepareContext
         }
         if (topLevel) {
           // A checkpoint needs the state's raw input, which InputPath would hide from the handler.
-          if (state.InputPath !== undefined) throw new Error(`state machine ${ctx.machineName}: ${at} has an InputPath; the local runtime resumes top-level Tasks from their raw input, so use Parameters instead`);
+          if (state.InputPath !== undefined)
+            throw new Error(
+              `state machine ${ctx.machineName}: ${at} has an InputPath; the local runtime resumes top-level Tasks from their raw input, so use Parameters instead`,
+            );
           state.Parameters = { [`${RAW_INPUT}.$`]: '$', ...('Parameters' in state ? { [PARAMETERS]: state.Parameters } : {}) };
         }
         if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
@@ -392,7 +401,11 @@ const schemas = {
 };
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  return parseInput(schema, body, (field, problem) => new AwsError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${problem}`));
+  return parseInput(
+    schema,
+    body,
+    (field, problem) => new AwsError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${problem}`),
+  );
 }
 
 function invalidToken(token: string): AwsError {
@@ -463,7 +476,12 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fileOf = (machineName: string, name: string) => join(dir as string, `${machineName}.${name}.json`);
   const stored = (exec: ExecutionRecord): StoredExecution => ({
-    arn: exec.arn, name: exec.name, stateMachineArn: exec.machine.arn, input: exec.input, status: exec.status, startDate: exec.startDate,
+    arn: exec.arn,
+    name: exec.name,
+    stateMachineArn: exec.machine.arn,
+    input: exec.input,
+    status: exec.status,
+    startDate: exec.startDate,
     ...(exec.stopDate !== undefined ? { stopDate: exec.stopDate } : {}),
     ...(exec.output !== undefined ? { output: exec.output } : {}),
     ...(exec.error !== undefined ? { error: exec.error } : {}),
@@ -495,7 +513,10 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   if (dir) {
     for (const entry of readdirSync(dir)) {
       const file = join(dir, entry);
-      if (entry.endsWith('.tmp')) { rmSync(file, { force: true }); continue; }
+      if (entry.endsWith('.tmp')) {
+        rmSync(file, { force: true });
+        continue;
+      }
       if (!entry.endsWith('.json')) continue;
       const record = readStored(file);
       if (!record) continue;
@@ -541,9 +562,16 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     log(`[stepfunctions] ${exec.arn} ${status}${exec.error ? ` (${exec.error})` : ''}`);
     // Before `running` drops, so whoever waits for idle also waits for what this event starts.
     opts.onExecutionEnd?.({
-      executionArn: exec.arn, stateMachineArn: exec.machine.arn, name: exec.name, status,
-      startDate: exec.startDate * 1000, stopDate: (exec.stopDate ?? epochSeconds()) * 1000,
-      input: exec.input, output: exec.output ?? null, error: exec.error ?? null, cause: exec.cause ?? null,
+      executionArn: exec.arn,
+      stateMachineArn: exec.machine.arn,
+      name: exec.name,
+      status,
+      startDate: exec.startDate * 1000,
+      stopDate: (exec.stopDate ?? epochSeconds()) * 1000,
+      input: exec.input,
+      output: exec.output ?? null,
+      error: exec.error ?? null,
+      cause: exec.cause ?? null,
     });
     running--;
     settleIdle();
@@ -641,9 +669,8 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   const buildHandlers = (exec: ExecutionRecord): TaskHandlers => {
     const handlers: TaskHandlers = {};
     for (const [stateName, spec] of exec.machine.tasks) {
-      const task = (run: (params: unknown) => Promise<unknown>) => async (input: LibJson) => (
-        (spec.topLevel ? await durableTask(exec, stateName, input, run) : await run(input)) as LibJson
-      );
+      const task = (run: (params: unknown) => Promise<unknown>) => async (input: LibJson) =>
+        (spec.topLevel ? await durableTask(exec, stateName, input, run) : await run(input)) as LibJson;
       switch (spec.kind) {
         case 'lambda':
           handlers[stateName] = task((params) => invokeTask(exec, spec.functionArn, params));
@@ -893,7 +920,10 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
     if (!machine) {
       // Nothing to run it with: it ends as AWS ends an execution that cannot go on.
       const fallback = { arn: record.stateMachineArn, name: record.stateMachineArn.split(':').pop() ?? '' } as MachineRecord;
-      toResume.push({ exec: { ...record, seq: ++seq, machine: fallback, controller: new AbortController() }, problem: `its state machine ${record.stateMachineArn} no longer exists` });
+      toResume.push({
+        exec: { ...record, seq: ++seq, machine: fallback, controller: new AbortController() },
+        problem: `its state machine ${record.stateMachineArn} no longer exists`,
+      });
       running++;
       continue;
     }

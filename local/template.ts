@@ -76,8 +76,21 @@ export interface SamTemplate {
 
 /** Short-form function tags whose long form is `{"Fn::<Name>": value}` (scalar, sequence or mapping value). */
 const FN_TAGS = [
-  'Base64', 'Cidr', 'FindInMap', 'GetAZs', 'ImportValue', 'Join', 'Select', 'Split', 'Sub', 'Transform',
-  'And', 'Equals', 'If', 'Not', 'Or',
+  'Base64',
+  'Cidr',
+  'FindInMap',
+  'GetAZs',
+  'ImportValue',
+  'Join',
+  'Select',
+  'Split',
+  'Sub',
+  'Transform',
+  'And',
+  'Equals',
+  'If',
+  'Not',
+  'Or',
 ] as const;
 
 function longForm(key: string, value: YAMLMap.Parsed | YAMLSeq.Parsed): YAMLMap {
@@ -161,7 +174,11 @@ export interface IntrinsicContext {
 
 /** Thrown for anything that cannot be resolved; the message names the reference and where it was used. */
 export class IntrinsicError extends Error {
-  constructor(message: string, readonly path: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly path: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${message} (at ${path || '<root>'})`, options);
     this.name = 'IntrinsicError';
   }

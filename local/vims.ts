@@ -29,13 +29,37 @@ export async function startLocalVims(dataDir: string, options: { timeScale: numb
   });
   await registerDefaultVim('local-openstack', OPENSTACK_VIM, openstack.authUrl, openstack.credentials);
   // Request lines would drown the VNFM's own log; failures still show.
-  const kubernetes = await startKubernetesSimulator({ timeScale: options.timeScale, log: (line) => { if (/fail|error/i.test(line)) options.log(line); } });
+  const kubernetes = await startKubernetesSimulator({
+    timeScale: options.timeScale,
+    log: (line) => {
+      if (/fail|error/i.test(line)) options.log(line);
+    },
+  });
   await registerDefaultVim('local-kubernetes', KUBERNETES_VIM, kubernetes.url, { bearer_token: kubernetes.token });
-  writeFileSync(join(dataDir, 'vims.json'), `${JSON.stringify({
-    'local-openstack': { vimType: OPENSTACK_VIM, authUrl: openstack.authUrl, control: new URL('/_sim/', openstack.authUrl).href, ...openstack.credentials },
-    'local-kubernetes': { vimType: KUBERNETES_VIM, endpoint: kubernetes.url, control: new URL('/_sim/', kubernetes.url).href, bearer_token: kubernetes.token },
-  }, null, 2)}\n`, { mode: 0o600 });
-  return { openstack, kubernetes, close: async () => { await Promise.all([openstack.close(), kubernetes.close()]); } };
+  writeFileSync(
+    join(dataDir, 'vims.json'),
+    `${JSON.stringify(
+      {
+        'local-openstack': { vimType: OPENSTACK_VIM, authUrl: openstack.authUrl, control: new URL('/_sim/', openstack.authUrl).href, ...openstack.credentials },
+        'local-kubernetes': {
+          vimType: KUBERNETES_VIM,
+          endpoint: kubernetes.url,
+          control: new URL('/_sim/', kubernetes.url).href,
+          bearer_token: kubernetes.token,
+        },
+      },
+      null,
+      2,
+    )}\n`,
+    { mode: 0o600 },
+  );
+  return {
+    openstack,
+    kubernetes,
+    close: async () => {
+      await Promise.all([openstack.close(), kubernetes.close()]);
+    },
+  };
 }
 
 /** Registers a simulator as the default VIM of its type, its credentials in the secret store like any VIM's. */

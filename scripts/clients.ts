@@ -10,13 +10,23 @@ import { createLocalClient, deleteLocalClient, readClients, rotateLocalClientSec
 import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, scopes: { type: 'string' }, id: { type: 'string' } } });
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { tenant: { type: 'string' }, scopes: { type: 'string' }, id: { type: 'string' } },
+});
 const [command, target] = positionals;
 
 switch (command) {
   case 'create': {
     if (!values.tenant || !values.scopes) throw new Error('create needs --tenant <id> --scopes <scope,scope,...>');
-    const created = createLocalClient(dataDir, { tenantId: values.tenant, scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean), clientId: values.id });
+    const created = createLocalClient(dataDir, {
+      tenantId: values.tenant,
+      scopes: values.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      clientId: values.id,
+    });
     process.stdout.write(`${JSON.stringify({ ...created, tenantId: values.tenant }, null, 2)}\n`);
     break;
   }
@@ -38,7 +48,9 @@ switch (command) {
     process.stdout.write(`Recorded in ${process.env.CLIENTS_TABLE}: client ${target} ${command}\n`);
     break;
   default:
-    process.stderr.write('usage: npm run clients -- create --tenant <id> --scopes <a,b> [--id <clientId>] | list | rotate <clientId> | delete <clientId>\n'
-      + '       CLIENTS_TABLE=<table> npm run clients -- rotated <clientId> | deleted <clientId>   (AWS: after the Cognito change)\n');
+    process.stderr.write(
+      'usage: npm run clients -- create --tenant <id> --scopes <a,b> [--id <clientId>] | list | rotate <clientId> | delete <clientId>\n' +
+        '       CLIENTS_TABLE=<table> npm run clients -- rotated <clientId> | deleted <clientId>   (AWS: after the Cognito change)\n',
+    );
     process.exitCode = 2;
 }

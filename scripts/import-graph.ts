@@ -81,9 +81,9 @@ const ABOVE_LCM = new Set(['lib/lcm', 'lib/fm', 'lib/deps']);
 
 /** Imports into lib/lcm from lib/ areas below it: shared services depending on the engine. */
 export function upwardImports(graph: Map<string, Set<string>>): string[] {
-  return [...graph].flatMap(([from, edges]) => (from.startsWith('lib/') && !ABOVE_LCM.has(areaOf(from))
-    ? [...edges].filter((to) => areaOf(to) === 'lib/lcm').map((to) => `${from} -> ${to}`)
-    : []));
+  return [...graph].flatMap(([from, edges]) =>
+    from.startsWith('lib/') && !ABOVE_LCM.has(areaOf(from)) ? [...edges].filter((to) => areaOf(to) === 'lib/lcm').map((to) => `${from} -> ${to}`) : [],
+  );
 }
 
 /** Pairs of lib/ areas that import each other. */

@@ -4,7 +4,9 @@ import { API_VERSIONS, httpApi, type ApiFamily, type RouteTable } from './common
 
 function versionsOf(family: ApiFamily, majors: ReadonlyArray<1 | 2>): RouteTable {
   const info = (major: 1 | 2) => ({ version: API_VERSIONS[family][major].current, isDeprecated: false });
-  const answer = (uriPrefix: string, versions: Array<ReturnType<typeof info>>) => ({ GET: { handler: async () => ({ status: 200, body: { uriPrefix, apiVersions: versions } }) } });
+  const answer = (uriPrefix: string, versions: Array<ReturnType<typeof info>>) => ({
+    GET: { handler: async () => ({ status: 200, body: { uriPrefix, apiVersions: versions } }) },
+  });
   return {
     [`/${family}/api_versions`]: answer(`/${family}`, majors.map(info)),
     ...Object.fromEntries(majors.map((major) => [`/${family}/v${major}/api_versions`, answer(`/${family}/v${major}`, [info(major)])])),

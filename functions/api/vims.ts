@@ -6,7 +6,12 @@ import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
 import { vimRegistryDeps } from '#lib/deps.ts';
 import {
-  productModificationOf, productRegistrationOf, renderTackerVim, renderVim, tackerModificationOf, tackerRegistrationOf,
+  productModificationOf,
+  productRegistrationOf,
+  renderTackerVim,
+  renderVim,
+  tackerModificationOf,
+  tackerRegistrationOf,
 } from '#lib/vim-connections/model.ts';
 import { deleteVim, getVim, listVims, modifyVim, registerVim } from '#lib/vim-connections/service.ts';
 import { httpApi, route, type ApiRequest, type RouteMethods, type RouteTable } from './common/http.ts';
@@ -23,8 +28,14 @@ function productFilter(params: URLSearchParams): (item: Record<string, unknown>)
 }
 
 /** Tacker's list query: attribute=value equality (repeatable) and fields=... projections. */
-function tackerQuery(params: URLSearchParams): { matches: (item: Record<string, unknown>) => boolean; project: (item: Record<string, unknown>) => Record<string, unknown> } {
-  const fields = params.getAll('fields').flatMap((f) => f.split(',')).filter(Boolean);
+function tackerQuery(params: URLSearchParams): {
+  matches: (item: Record<string, unknown>) => boolean;
+  project: (item: Record<string, unknown>) => Record<string, unknown>;
+} {
+  const fields = params
+    .getAll('fields')
+    .flatMap((f) => f.split(','))
+    .filter(Boolean);
   const wanted = new Map<string, string[]>();
   for (const [key, value] of params) if (key !== 'fields') wanted.set(key, [...(wanted.get(key) ?? []), value]);
   return {
@@ -78,7 +89,9 @@ const tacker: RouteMethods = {
   GET: route({
     query: tackerQuery,
     handler: async (request) => {
-      const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim))).filter(request.query.matches).map(request.query.project);
+      const vims = (await Promise.all((await listVims(vimRegistryDeps(), request.caller)).map(renderTackerVim)))
+        .filter(request.query.matches)
+        .map(request.query.project);
       return { status: 200, body: { vims } };
     },
   }),

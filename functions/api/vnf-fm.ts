@@ -7,10 +7,15 @@ import { httpApi, pagedList, pageSize, route, type RouteTable } from './common/h
 
 export const routes: RouteTable = {
   '/vnffm/v1/alarms': {
-    GET: { handler: async (request) => pagedList(await listAlarms(fmDeps(), request.caller, request.baseUrl, request.rawQuery, pageSize()), `${request.baseUrl}/vnffm/v1/alarms`) },
+    GET: {
+      handler: async (request) =>
+        pagedList(await listAlarms(fmDeps(), request.caller, request.baseUrl, request.rawQuery, pageSize()), `${request.baseUrl}/vnffm/v1/alarms`),
+    },
   },
   '/vnffm/v1/alarms/{alarmId}': {
-    GET: { handler: async (request) => ({ status: 200, body: renderAlarm(await getAlarm(fmDeps(), request.caller, request.params.alarmId ?? ''), request.baseUrl) }) },
+    GET: {
+      handler: async (request) => ({ status: 200, body: renderAlarm(await getAlarm(fmDeps(), request.caller, request.params.alarmId ?? ''), request.baseUrl) }),
+    },
     PATCH: route({
       schema: alarmModifications,
       title: 'AlarmModifications',
@@ -31,10 +36,21 @@ export const routes: RouteTable = {
         return { status: 201, body: representation, headers: { Location: `${request.baseUrl}/vnffm/v1/subscriptions/${record.id}` } };
       },
     }),
-    GET: { handler: async (request) => pagedList(await listFmSubscriptions(fmDeps(), request.caller, request.baseUrl, request.rawQuery, pageSize()), `${request.baseUrl}/vnffm/v1/subscriptions`) },
+    GET: {
+      handler: async (request) =>
+        pagedList(
+          await listFmSubscriptions(fmDeps(), request.caller, request.baseUrl, request.rawQuery, pageSize()),
+          `${request.baseUrl}/vnffm/v1/subscriptions`,
+        ),
+    },
   },
   '/vnffm/v1/subscriptions/{subscriptionId}': {
-    GET: { handler: async (request) => ({ status: 200, body: renderFmSubscription(await getFmSubscription(fmDeps(), request.caller, request.params.subscriptionId ?? ''), request.baseUrl) }) },
+    GET: {
+      handler: async (request) => ({
+        status: 200,
+        body: renderFmSubscription(await getFmSubscription(fmDeps(), request.caller, request.params.subscriptionId ?? ''), request.baseUrl),
+      }),
+    },
     DELETE: {
       handler: async (request) => {
         await deleteFmSubscription(fmDeps(), request.caller, request.params.subscriptionId ?? '');

@@ -9,7 +9,14 @@ import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/reque
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { changeCurrentVnfPkgRequest, healVnfRequest, instantiateVnfRequest, normaliseV1Instantiate, scaleVnfRequest, terminateVnfRequest } from '#lib/sol/requests.ts';
+import {
+  changeCurrentVnfPkgRequest,
+  healVnfRequest,
+  instantiateVnfRequest,
+  normaliseV1Instantiate,
+  scaleVnfRequest,
+  terminateVnfRequest,
+} from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, route, type ApiRequest, type ApiResult, type RouteTable } from './common/http.ts';
 
 const version = (request: ApiRequest) => request.apiMajorVersion ?? 2;

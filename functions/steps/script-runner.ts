@@ -10,7 +10,7 @@ import { log } from '#lib/log.ts';
 export const handler = async (event: ScriptRequest): Promise<ScriptResult> => {
   const request = scriptRequestSchema.safeParse(event);
   if (!request.success) return failure(400, describeIssue(request.error), 'bad-request');
-  let options;
+  let options: ReturnType<typeof optionsFromEnv>;
   try {
     options = optionsFromEnv();
   } catch (error) {
@@ -18,7 +18,11 @@ export const handler = async (event: ScriptRequest): Promise<ScriptResult> => {
   }
   const result = await runScript(request.data, options);
   log.info('script ran', {
-    kind: request.data.kind, script: request.data.script, operation: request.data.input.operation, ok: result.ok, durationMs: result.durationMs,
+    kind: request.data.kind,
+    script: request.data.script,
+    operation: request.data.input.operation,
+    ok: result.ok,
+    durationMs: result.durationMs,
     ...(result.ok ? {} : { reason: result.reason, detail: result.error.detail }),
   });
   return fitInvokePayload(result);

@@ -9,8 +9,12 @@ export interface TaskFailure {
 }
 
 const STATUS_BY_ERROR: Record<string, number> = {
-  BadRequestError: 400, NotFoundError: 404, ConflictError: 409, UnprocessableEntityError: 422,
-  'States.Timeout': 504, 'States.TaskFailed': 500,
+  BadRequestError: 400,
+  NotFoundError: 404,
+  ConflictError: 409,
+  UnprocessableEntityError: 422,
+  'States.Timeout': 504,
+  'States.TaskFailed': 500,
 };
 
 /** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */

@@ -11,12 +11,16 @@ let deps: NotifierDeps | undefined;
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   // The families it delivers (VNF LCM, VNF FM, VNF packages); the notifier knows no other.
   deps ??= notifierDeps(notificationFamilies());
-  const result = await processNotificationBatch(deps, event.Records.map((record) => ({
-    messageId: record.messageId,
-    receiptHandle: record.receiptHandle,
-    body: record.body,
-    groupId: record.attributes.MessageGroupId ?? record.messageId,
-    sentAt: Number(record.attributes.SentTimestamp),
-  })), { remainingMs: () => context.getRemainingTimeInMillis() });
+  const result = await processNotificationBatch(
+    deps,
+    event.Records.map((record) => ({
+      messageId: record.messageId,
+      receiptHandle: record.receiptHandle,
+      body: record.body,
+      groupId: record.attributes.MessageGroupId ?? record.messageId,
+      sentAt: Number(record.attributes.SentTimestamp),
+    })),
+    { remainingMs: () => context.getRemainingTimeInMillis() },
+  );
   return { batchItemFailures: result.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
 };

@@ -30,10 +30,15 @@ const cache = new Map<string, { state: Promise<ClientState>; until: number }>();
 async function readClientState(clientId: string): Promise<ClientState> {
   try {
     const { Item } = await documentClient().send(new GetCommand({ TableName: requiredEnv('CLIENTS_TABLE'), Key: { clientId } }));
-    return Item ? { clientId, notBefore: typeof Item.notBefore === 'number' ? Item.notBefore : undefined, deleted: Item.deleted === true } : UNCHANGED(clientId);
+    return Item
+      ? { clientId, notBefore: typeof Item.notBefore === 'number' ? Item.notBefore : undefined, deleted: Item.deleted === true }
+      : UNCHANGED(clientId);
   } catch (error) {
     // Fail closed: a client whose revocation cannot be looked up is not let in.
-    throw new ProblemError(503, 'Service Unavailable', 'The client\'s current state cannot be read; try again shortly', { cause: error, headers: { 'Retry-After': '1' } });
+    throw new ProblemError(503, 'Service Unavailable', "The client's current state cannot be read; try again shortly", {
+      cause: error,
+      headers: { 'Retry-After': '1' },
+    });
   }
 }
 
@@ -51,7 +56,8 @@ export function currentClientState(clientId: string, now = Date.now()): Promise<
 /** Why a token issued at `issuedAt` (epoch seconds) to this client is no longer accepted, or undefined when it is. */
 export function revocationReason(state: ClientState, issuedAt: number | undefined): string | undefined {
   if (state.deleted) return 'The client has been deleted';
-  if (state.notBefore !== undefined && (issuedAt === undefined || issuedAt < state.notBefore)) return 'The client\'s secret has been rotated since this token was issued';
+  if (state.notBefore !== undefined && (issuedAt === undefined || issuedAt < state.notBefore))
+    return "The client's secret has been rotated since this token was issued";
   return undefined;
 }
 
@@ -69,7 +75,8 @@ export async function recordClientState(state: ClientState): Promise<void> {
   const TableName = requiredEnv('CLIENTS_TABLE');
   const Key = { clientId: state.clientId };
   const values = { ':d': state.deleted === true, ':u': new Date().toISOString() };
-  const markOnly = () => documentClient().send(new UpdateCommand({ TableName, Key, UpdateExpression: 'SET deleted = :d, updatedAt = :u', ExpressionAttributeValues: values }));
+  const markOnly = () =>
+    documentClient().send(new UpdateCommand({ TableName, Key, UpdateExpression: 'SET deleted = :d, updatedAt = :u', ExpressionAttributeValues: values }));
   if (state.notBefore === undefined) {
     await markOnly();
     return;
@@ -77,12 +84,15 @@ export async function recordClientState(state: ClientState): Promise<void> {
   // A recorded rotation is never undone: notBefore only grows, whoever writes later from an older view
   // (the local runtime following clients.json while `clients rotated` writes the table directly).
   try {
-    await documentClient().send(new UpdateCommand({
-      TableName, Key,
-      UpdateExpression: 'SET deleted = :d, updatedAt = :u, notBefore = :nb',
-      ConditionExpression: 'attribute_not_exists(notBefore) OR notBefore <= :nb',
-      ExpressionAttributeValues: { ...values, ':nb': state.notBefore },
-    }));
+    await documentClient().send(
+      new UpdateCommand({
+        TableName,
+        Key,
+        UpdateExpression: 'SET deleted = :d, updatedAt = :u, notBefore = :nb',
+        ConditionExpression: 'attribute_not_exists(notBefore) OR notBefore <= :nb',
+        ExpressionAttributeValues: { ...values, ':nb': state.notBefore },
+      }),
+    );
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
     await markOnly();

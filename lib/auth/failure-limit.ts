@@ -50,9 +50,16 @@ export class FailureLimiter {
 /** The limiter of one authentication point, with its keys: the client id, and the source address at five times the limit (many clients may share one). */
 export function clientFailureLimiter(options = failureLimitFromEnv()) {
   const limiter = new FailureLimiter(options);
-  const keysOf = (clientId: string, address: string): Array<[string, number]> => [[`client:${clientId}`, options.maxFailures], [`address:${address}`, options.maxFailures * 5]];
+  const keysOf = (clientId: string, address: string): Array<[string, number]> => [
+    [`client:${clientId}`, options.maxFailures],
+    [`address:${address}`, options.maxFailures * 5],
+  ];
   return {
     retryAfterSeconds: (clientId: string, address: string, now?: number) => limiter.retryAfterSeconds(keysOf(clientId, address), now),
-    fail: (clientId: string, address: string, now?: number) => limiter.fail(keysOf(clientId, address).map(([key]) => key), now),
+    fail: (clientId: string, address: string, now?: number) =>
+      limiter.fail(
+        keysOf(clientId, address).map(([key]) => key),
+        now,
+      ),
   };
 }

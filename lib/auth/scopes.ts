@@ -6,13 +6,10 @@
 export const RESOURCE_SERVER = 'vnfm';
 
 export const API_SCOPE_FAMILIES = ['vnflcm', 'vnfpkgm', 'subscriptions', 'vims', 'vnffm'] as const;
-export type ApiScopeFamily = typeof API_SCOPE_FAMILIES[number];
+export type ApiScopeFamily = (typeof API_SCOPE_FAMILIES)[number];
 
 /** Every scope the resource server declares, without the resource server prefix. */
-export const ALL_SCOPES: readonly string[] = [
-  ...API_SCOPE_FAMILIES.flatMap((family) => [`${family}:read`, `${family}:write`]),
-  'admin',
-];
+export const ALL_SCOPES: readonly string[] = [...API_SCOPE_FAMILIES.flatMap((family) => [`${family}:read`, `${family}:write`]), 'admin'];
 
 /** `tenant:<id>`: the tenant a client belongs to travels as a scope (Cognito client-credentials tokens carry no custom claims). */
 export const TENANT_SCOPE_PREFIX = 'tenant:';

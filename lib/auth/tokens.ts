@@ -33,7 +33,9 @@ export class UnauthorizedError extends ProblemError {
 /** 429: too many failed client authentications from this client id or address. */
 export class TooManyFailuresError extends ProblemError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'Too Many Requests', `Too many failed client authentications; try again in ${retryAfterSeconds} seconds`, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+    super(429, 'Too Many Requests', `Too many failed client authentications; try again in ${retryAfterSeconds} seconds`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
   }
 }
 
@@ -47,14 +49,15 @@ export class ForbiddenError extends ProblemError {
 export function authConfig(): AuthConfig | null {
   if (process.env.VNFM_AUTH === 'off') return null;
   const { AUTH_ISSUER: issuer, AUTH_JWKS_URL: jwksUrl, AUTH_TOKEN_URL: tokenUrl } = process.env;
-  if (!issuer || !jwksUrl || !tokenUrl) throw new ProblemError(500, 'Internal Server Error', 'Authentication is not configured (AUTH_ISSUER, AUTH_JWKS_URL, AUTH_TOKEN_URL)');
+  if (!issuer || !jwksUrl || !tokenUrl)
+    throw new ProblemError(500, 'Internal Server Error', 'Authentication is not configured (AUTH_ISSUER, AUTH_JWKS_URL, AUTH_TOKEN_URL)');
   return { issuer, jwksUrl, tokenUrl };
 }
 
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
   let found = keySets.get(url);
-  if (!found) keySets.set(url, found = createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }));
+  if (!found) keySets.set(url, (found = createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })));
   return found;
 }
 
@@ -89,7 +92,10 @@ export async function verifyAccessToken(config: AuthConfig, token: string): Prom
 export async function assertClientCurrent(verified: VerifiedToken): Promise<void> {
   // An API Gateway JWT authorizer hands claims on as strings.
   const issuedAt = Number(verified.claims.iat);
-  const reason = revocationReason(await currentClientState(verified.clientId), verified.claims.iat !== undefined && Number.isFinite(issuedAt) ? issuedAt : undefined);
+  const reason = revocationReason(
+    await currentClientState(verified.clientId),
+    verified.claims.iat !== undefined && Number.isFinite(issuedAt) ? issuedAt : undefined,
+  );
   if (reason) throw new UnauthorizedError(`${reason}; its tokens are no longer accepted`, 'invalid_token');
 }
 
@@ -133,7 +139,7 @@ async function tokenForBasic(config: AuthConfig, header: string, key: string): P
   if (response.status === 400 || response.status === 401) throw new UnauthorizedError('The client id or secret is not valid', 'invalid_request');
   if (response.status === 429) throw new TooManyFailuresError(Number(response.headers.get('retry-after')) || 60);
   if (!response.ok) throw new ProblemError(503, 'Service Unavailable', `The token endpoint answered ${response.status}`);
-  const body = await response.json() as { access_token?: string; expires_in?: number };
+  const body = (await response.json()) as { access_token?: string; expires_in?: number };
   if (!body.access_token) throw new ProblemError(503, 'Service Unavailable', 'The token endpoint answered without an access token');
   if (basicTokens.size > 1000) basicTokens.clear();
   basicTokens.set(key, { token: body.access_token, expiresAt: Date.now() + Math.max(0, (body.expires_in ?? 300) - 60) * 1000 });

@@ -4,26 +4,43 @@
 // (notifications.ts) differ.
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
-import { checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord } from '#lib/notify/subscriptions.ts';
+import {
+  checkNamedInstances,
+  createSubscriptionRecord,
+  deleteSubscriptionRecord,
+  listSubscriptionRecords,
+  readSubscriptionRecord,
+} from '#lib/notify/subscriptions.ts';
 import { ConflictError, NotFoundError } from '#lib/sol/errors.ts';
 import { alarmListKey } from '#lib/store/alarms.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import {
-  ALARM_ATTRIBUTES, FM_NOTIFICATION_API_VERSION, FM_SUBSCRIPTION_ATTRIBUTES, renderAlarm, renderFmSubscription,
-  type AckState, type AlarmRecord, type FmSubscriptionRecord, type FmSubscriptionRequest,
+  ALARM_ATTRIBUTES,
+  FM_NOTIFICATION_API_VERSION,
+  FM_SUBSCRIPTION_ATTRIBUTES,
+  renderAlarm,
+  renderFmSubscription,
+  type AckState,
+  type AlarmRecord,
+  type FmSubscriptionRecord,
+  type FmSubscriptionRequest,
 } from './model.ts';
 
 export function listAlarms(deps: FmDeps, caller: Caller, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
-    resource: 'vnffm/alarms',
-    attributes: ALARM_ATTRIBUTES,
-    defaultExcluded: [],
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.alarms.listPage(scope, limit, after),
-    render: (record) => renderAlarm(record, baseUrl),
-    keyOf: alarmListKey,
-  }, rawQuery, pageSize);
+  return listCollection(
+    {
+      resource: 'vnffm/alarms',
+      attributes: ALARM_ATTRIBUTES,
+      defaultExcluded: [],
+      alwaysIncluded: ['id', '_links'],
+      scope: listScope(caller),
+      fetch: (scope, limit, after) => deps.alarms.listPage(scope, limit, after),
+      render: (record) => renderAlarm(record, baseUrl),
+      keyOf: alarmListKey,
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 export async function getAlarm(deps: FmDeps, caller: Caller, id: string): Promise<AlarmRecord> {
@@ -56,11 +73,17 @@ export function getFmSubscription(deps: FmDeps, caller: Caller, id: string): Pro
 }
 
 export function listFmSubscriptions(deps: FmDeps, caller: Caller, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listSubscriptionRecords(deps.notify.fmSubscriptions, caller, {
-    resource: 'vnffm/subscriptions',
-    attributes: FM_SUBSCRIPTION_ATTRIBUTES,
-    render: (record) => renderFmSubscription(record, baseUrl),
-  }, rawQuery, pageSize);
+  return listSubscriptionRecords(
+    deps.notify.fmSubscriptions,
+    caller,
+    {
+      resource: 'vnffm/subscriptions',
+      attributes: FM_SUBSCRIPTION_ATTRIBUTES,
+      render: (record) => renderFmSubscription(record, baseUrl),
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 export function deleteFmSubscription(deps: FmDeps, caller: Caller, id: string): Promise<void> {

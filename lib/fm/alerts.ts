@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { log } from '#lib/log.ts';
 import { requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { BadRequestError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
@@ -17,15 +17,18 @@ import type { AlarmRecord } from './model.ts';
 import { autoHeal, autoHealEnabled, raiseAlarm, vnfcsOfInstance } from './monitor.ts';
 
 const label = z.string().min(1).max(255);
-const alert = <L extends z.ZodRawShape>(labels: L) => z.object({
-  status: z.enum(['firing', 'resolved']),
-  labels: z.object(labels).passthrough(),
-  annotations: z.record(z.string(), z.string()).optional(),
-  startsAt: z.string().min(1),
-  endsAt: z.string().optional(),
-  generatorURL: z.string().optional(),
-  fingerprint: z.string().min(1),
-}).passthrough();
+const alert = <L extends z.ZodRawShape>(labels: L) =>
+  z
+    .object({
+      status: z.enum(['firing', 'resolved']),
+      labels: z.object(labels).passthrough(),
+      annotations: z.record(z.string(), z.string()).optional(),
+      startsAt: z.string().min(1),
+      endsAt: z.string().optional(),
+      generatorURL: z.string().optional(),
+      fingerprint: z.string().min(1),
+    })
+    .passthrough();
 
 /** Alertmanager's webhook payload (version 4): only `alerts` matters here. */
 const webhook = <A extends z.ZodTypeAny>(item: A) => z.object({ alerts: z.array(item).min(1).max(1000) }).passthrough();
@@ -40,10 +43,12 @@ const healAlert = alert({ receiver_type: label.optional(), function_type: label 
   if (!either(value.labels, 'vnf_instance_id', 'vnfInstanceId')) ctx.addIssue({ code: 'custom', path: ['labels', 'vnf_instance_id'], message: 'required' });
   if (!either(value.labels, 'vnfc_info_id', 'vnfcInfoId')) ctx.addIssue({ code: 'custom', path: ['labels', 'vnfc_info_id'], message: 'required' });
 });
-const scaleAlert = alert({ receiver_type: label.optional(), function_type: label, auto_scale_type: z.enum(['SCALE_OUT', 'SCALE_IN']) }).superRefine((value, ctx) => {
-  if (!either(value.labels, 'vnf_instance_id', 'vnfInstanceId')) ctx.addIssue({ code: 'custom', path: ['labels', 'vnf_instance_id'], message: 'required' });
-  if (!either(value.labels, 'aspect_id', 'aspectId')) ctx.addIssue({ code: 'custom', path: ['labels', 'aspect_id'], message: 'required' });
-});
+const scaleAlert = alert({ receiver_type: label.optional(), function_type: label, auto_scale_type: z.enum(['SCALE_OUT', 'SCALE_IN']) }).superRefine(
+  (value, ctx) => {
+    if (!either(value.labels, 'vnf_instance_id', 'vnfInstanceId')) ctx.addIssue({ code: 'custom', path: ['labels', 'vnf_instance_id'], message: 'required' });
+    if (!either(value.labels, 'aspect_id', 'aspectId')) ctx.addIssue({ code: 'custom', path: ['labels', 'aspect_id'], message: 'required' });
+  },
+);
 
 export interface AlertOutcome {
   /** Alerts acted on (firing, of this function type). */
@@ -52,13 +57,27 @@ export interface AlertOutcome {
   opOccIds: string[];
 }
 
-async function ensureAlarm(deps: FmDeps, instance: VnfInstanceRecord, vnfc: ReturnType<typeof vnfcsOfInstance>[number], source: AlarmRecord['source'], reason: string, probableCause: string): Promise<AlarmRecord> {
+async function ensureAlarm(
+  deps: FmDeps,
+  instance: VnfInstanceRecord,
+  vnfc: ReturnType<typeof vnfcsOfInstance>[number],
+  source: AlarmRecord['source'],
+  reason: string,
+  probableCause: string,
+): Promise<AlarmRecord> {
   const key = `${instance.id}#${vnfc.resourceId}`;
   const existing = (await deps.alarms.listOfInstanceSince(instance.id, '')).find((alarm) => alarm.activeKey === key);
   if (existing) return existing;
   return raiseAlarm(deps, {
-    instance, vduId: vnfc.vduId, resourceId: vnfc.resourceId, reason, source, probableCause,
-    severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', faultType: 'VNFC_FAILURE',
+    instance,
+    vduId: vnfc.vduId,
+    resourceId: vnfc.resourceId,
+    reason,
+    source,
+    probableCause,
+    severity: 'CRITICAL',
+    eventType: 'PROCESSING_ERROR_ALARM',
+    faultType: 'VNFC_FAILURE',
     ...(vnfc.vimLevelResourceType ? { vimLevelResourceType: vnfc.vimLevelResourceType } : {}),
   });
 }
@@ -77,7 +96,10 @@ export async function alertAutoHealing(deps: FmDeps, caller: Caller, body: unkno
     const instanceId = either(item.labels, 'vnf_instance_id', 'vnfInstanceId') as string;
     const vnfcInfoId = either(item.labels, 'vnfc_info_id', 'vnfcInfoId') as string;
     const reasons = wanted.get(instanceId) ?? new Map<string, string>();
-    reasons.set(vnfcInfoId, `Alertmanager alert ${String(item.labels.alertname ?? item.fingerprint)} (fingerprint ${item.fingerprint}) firing since ${item.startsAt}`);
+    reasons.set(
+      vnfcInfoId,
+      `Alertmanager alert ${String(item.labels.alertname ?? item.fingerprint)} (fingerprint ${item.fingerprint}) firing since ${item.startsAt}`,
+    );
     wanted.set(instanceId, reasons);
     outcome.accepted++;
   }
@@ -121,9 +143,18 @@ export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unkno
     outcome.accepted++;
     if ((instance.vnfConfigurableProperties as Record<string, unknown> | undefined)?.isAutoscaleEnabled !== true) continue;
     try {
-      const occ = await requestScale(deps.lcm, { tenantId: instance.tenantId }, instance.id, {
-        type: item.labels.auto_scale_type, aspectId: either(item.labels, 'aspect_id', 'aspectId') as string, numberOfSteps: 1,
-      }, 2, { isAutomaticInvocation: true });
+      const occ = await requestScale(
+        deps.lcm,
+        { tenantId: instance.tenantId },
+        instance.id,
+        {
+          type: item.labels.auto_scale_type,
+          aspectId: either(item.labels, 'aspect_id', 'aspectId') as string,
+          numberOfSteps: 1,
+        },
+        2,
+        { isAutomaticInvocation: true },
+      );
       outcome.opOccIds.push(occ.id);
     } catch (error) {
       // A scale beyond the aspect's bounds (400) or an operation in progress (409) is not the monitor's fault.
@@ -135,15 +166,19 @@ export async function alertAutoScaling(deps: FmDeps, caller: Caller, body: unkno
 }
 
 /** Tacker v1 server notification (host monitoring, e.g. Masakari): `{"notification": {...}}`. */
-const serverNotification = z.object({
-  notification: z.object({
-    host_id: z.string().max(255).optional(),
-    alarm_id: z.string().min(1).max(255),
-    fault_id: z.string().min(1).max(255),
-    fault_type: z.string().max(255).optional(),
-    fault_option: z.record(z.string(), z.unknown()).optional(),
-  }).strict(),
-}).strict();
+const serverNotification = z
+  .object({
+    notification: z
+      .object({
+        host_id: z.string().max(255).optional(),
+        alarm_id: z.string().min(1).max(255),
+        fault_id: z.string().min(1).max(255),
+        fault_type: z.string().max(255).optional(),
+        fault_option: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict(),
+  })
+  .strict();
 
 export async function serverNotified(deps: FmDeps, caller: Caller, vnfInstanceId: string, serverId: string, body: unknown): Promise<AlertOutcome> {
   const payload = parseRequest(serverNotification, body, 'server notification');
@@ -151,8 +186,14 @@ export async function serverNotified(deps: FmDeps, caller: Caller, vnfInstanceId
   const vnfc = vnfcsOfInstance(instance).find((candidate) => candidate.resourceId === serverId);
   if (!vnfc) throw new NotFoundError(`VNF instance ${vnfInstanceId} has no server ${serverId}`);
   const n = payload.notification;
-  const alarm = await ensureAlarm(deps, instance, vnfc, 'server-notification',
-    `server notification: fault ${n.fault_id}${n.fault_type ? ` (type ${n.fault_type})` : ''} of alarm ${n.alarm_id}${n.host_id ? ` on host ${n.host_id}` : ''}`, 'Server notification');
+  const alarm = await ensureAlarm(
+    deps,
+    instance,
+    vnfc,
+    'server-notification',
+    `server notification: fault ${n.fault_id}${n.fault_type ? ` (type ${n.fault_type})` : ''} of alarm ${n.alarm_id}${n.host_id ? ` on host ${n.host_id}` : ''}`,
+    'Server notification',
+  );
   const outcome: AlertOutcome = { accepted: 1, ignored: 0, opOccIds: [] };
   if (autoHealEnabled(instance)) {
     const opOccId = await autoHeal(deps, instance, [alarm], `automatic heal: server notification ${n.alarm_id}`);

@@ -8,8 +8,16 @@ import { ACK_STATES, EVENT_TYPES, FAULTY_RESOURCE_TYPES, PERCEIVED_SEVERITIES, t
 
 // The alarm record and its enumerations are the alarm store's (lib/store/alarms.ts); FM code reads them here.
 export {
-  ACK_STATES, EVENT_TYPES, FAULTY_RESOURCE_TYPES, PERCEIVED_SEVERITIES,
-  type AckState, type AlarmRecord, type AutoHealAttempt, type EventType, type FaultyResourceType, type PerceivedSeverity,
+  ACK_STATES,
+  EVENT_TYPES,
+  FAULTY_RESOURCE_TYPES,
+  PERCEIVED_SEVERITIES,
+  type AckState,
+  type AlarmRecord,
+  type AutoHealAttempt,
+  type EventType,
+  type FaultyResourceType,
+  type PerceivedSeverity,
 } from '#lib/store/alarms.ts';
 
 export const FM_NOTIFICATION_TYPES = ['AlarmNotification', 'AlarmClearedNotification', 'AlarmListRebuiltNotification'] as const;
@@ -20,9 +28,24 @@ export const FM_NOTIFICATION_API_VERSION = '1.5.0';
 
 /** Attributes of the Alarm representation: what filters and selectors may name. */
 export const ALARM_ATTRIBUTES = [
-  'id', 'managedObjectId', 'vnfcInstanceIds', 'rootCauseFaultyResource', 'alarmRaisedTime', 'alarmChangedTime', 'alarmClearedTime',
-  'alarmAcknowledgedTime', 'ackState', 'perceivedSeverity', 'eventTime', 'eventType', 'faultType', 'probableCause', 'isRootCause',
-  'correlatedAlarmIds', 'faultDetails', '_links',
+  'id',
+  'managedObjectId',
+  'vnfcInstanceIds',
+  'rootCauseFaultyResource',
+  'alarmRaisedTime',
+  'alarmChangedTime',
+  'alarmClearedTime',
+  'alarmAcknowledgedTime',
+  'ackState',
+  'perceivedSeverity',
+  'eventTime',
+  'eventType',
+  'faultType',
+  'probableCause',
+  'isRootCause',
+  'correlatedAlarmIds',
+  'faultDetails',
+  '_links',
 ] as const;
 
 /** SOL003 7.5.2.4 Alarm, as the API shows it (internal attributes left out). */
@@ -57,21 +80,25 @@ export function renderAlarm(record: AlarmRecord, baseUrl: string): Record<string
 export const alarmModifications = z.object({ ackState: z.enum(ACK_STATES) }).strict();
 
 /** SOL003 7.5.3.2 FmNotificationsFilter */
-export const fmNotificationsFilter = z.object({
-  vnfInstanceSubscriptionFilter: vnfInstanceSubscriptionFilter.optional(),
-  notificationTypes: nonEmpty(z.enum(FM_NOTIFICATION_TYPES)).optional(),
-  faultyResourceTypes: nonEmpty(z.enum(FAULTY_RESOURCE_TYPES)).optional(),
-  perceivedSeverities: nonEmpty(z.enum(PERCEIVED_SEVERITIES)).optional(),
-  eventTypes: nonEmpty(z.enum(EVENT_TYPES)).optional(),
-  probableCauses: nonEmpty(z.string().min(1)).optional(),
-}).strict();
+export const fmNotificationsFilter = z
+  .object({
+    vnfInstanceSubscriptionFilter: vnfInstanceSubscriptionFilter.optional(),
+    notificationTypes: nonEmpty(z.enum(FM_NOTIFICATION_TYPES)).optional(),
+    faultyResourceTypes: nonEmpty(z.enum(FAULTY_RESOURCE_TYPES)).optional(),
+    perceivedSeverities: nonEmpty(z.enum(PERCEIVED_SEVERITIES)).optional(),
+    eventTypes: nonEmpty(z.enum(EVENT_TYPES)).optional(),
+    probableCauses: nonEmpty(z.string().min(1)).optional(),
+  })
+  .strict();
 export type FmNotificationsFilter = z.infer<typeof fmNotificationsFilter>;
 
 /** SOL003 7.5.2.2 FmSubscriptionRequest */
-export const fmSubscriptionRequest = z.object({
-  filter: fmNotificationsFilter.optional(),
-  ...subscriptionRequestFields,
-}).strict();
+export const fmSubscriptionRequest = z
+  .object({
+    filter: fmNotificationsFilter.optional(),
+    ...subscriptionRequestFields,
+  })
+  .strict();
 export type FmSubscriptionRequest = z.infer<typeof fmSubscriptionRequest>;
 
 export interface FmSubscriptionRecord {

@@ -49,7 +49,9 @@ export interface Fault {
 
 const activeKey = (vnfInstanceId: string, resourceId: string) => `${vnfInstanceId}#${resourceId}`;
 
-export function vnfcsOfInstance(instance: VnfInstanceRecord): Array<{ id: string; vduId: string; resourceId: string; vimLevelResourceType?: string; vnfcInfoIds: string[] }> {
+export function vnfcsOfInstance(
+  instance: VnfInstanceRecord,
+): Array<{ id: string; vduId: string; resourceId: string; vimLevelResourceType?: string; vnfcInfoIds: string[] }> {
   const info = (instance.instantiatedVnfInfo ?? {}) as Info;
   const resources = (Array.isArray(info.vnfcResourceInfo) ? info.vnfcResourceInfo : []) as Info[];
   const vnfcInfo = (Array.isArray(info.vnfcInfo) ? info.vnfcInfo : []) as Info[];
@@ -85,7 +87,13 @@ async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<boolean> {
 
 /** The outbox entry of an alarm's notification, written before the alarm change. */
 function alarmEntry(event: AlarmEvent): OutboxEntry {
-  return { id: event.notificationId, kind: 'alarm', recordId: event.alarm.id, expect: { notificationType: event.notificationType, at: event.timeStamp }, createdAt: event.timeStamp };
+  return {
+    id: event.notificationId,
+    kind: 'alarm',
+    recordId: event.alarm.id,
+    expect: { notificationType: event.notificationType, at: event.timeStamp },
+    createdAt: event.timeStamp,
+  };
 }
 
 export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecord> {
@@ -102,7 +110,9 @@ export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecor
       faultyResource: {
         ...(vim?.connectionId ? { vimConnectionId: vim.connectionId } : {}),
         resourceId: fault.resourceId,
-        ...(fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType ? { vimLevelResourceType: fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType } : {}),
+        ...((fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType)
+          ? { vimLevelResourceType: fault.vimLevelResourceType ?? vnfc?.vimLevelResourceType }
+          : {}),
       },
       faultyResourceType: 'COMPUTE',
     },
@@ -126,10 +136,15 @@ export async function raiseAlarm(deps: FmDeps, fault: Fault): Promise<AlarmRecor
     revision: 1,
   };
   const event = alarmEvent(record, 'AlarmNotification', now);
-  await withOutbox(deps.outbox, alarmEntry(event), () => deps.alarms.create(record), () => {
-    log.info('alarm raised', { alarmId: id, vnfInstanceId: fault.instance.id, resourceId: fault.resourceId, reason: fault.reason });
-    return publish(deps, [event]);
-  });
+  await withOutbox(
+    deps.outbox,
+    alarmEntry(event),
+    () => deps.alarms.create(record),
+    () => {
+      log.info('alarm raised', { alarmId: id, vnfInstanceId: fault.instance.id, resourceId: fault.resourceId, reason: fault.reason });
+      return publish(deps, [event]);
+    },
+  );
   return record;
 }
 
@@ -137,11 +152,16 @@ export async function clearAlarm(deps: FmDeps, alarm: AlarmRecord, detail: strin
   const now = deps.now();
   // The entry names the notification the clearing will have (its id depends only on the alarm and the time).
   const entry = alarmEntry(alarmEvent(alarm, 'AlarmClearedNotification', now));
-  return withOutbox(deps.outbox, entry, () => deps.alarms.clear(alarm.id, now, detail), async (cleared) => {
-    if (!cleared) return true;
-    log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
-    return publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
-  });
+  return withOutbox(
+    deps.outbox,
+    entry,
+    () => deps.alarms.clear(alarm.id, now, detail),
+    async (cleared) => {
+      if (!cleared) return true;
+      log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
+      return publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
+    },
+  );
 }
 
 export function autoHealEnabled(instance: VnfInstanceRecord): boolean {
@@ -161,14 +181,21 @@ export async function autoHeal(deps: FmDeps, instance: VnfInstanceRecord, alarms
   const history = new Map((await deps.alarms.listOfInstanceSince(instance.id, since)).map((alarm) => [alarm.id, alarm]));
   for (const alarm of alarms) if (!history.has(alarm.id)) history.set(alarm.id, alarm);
   // Attempts are HEAL operations: one HEAL of several VNFCs of a VDU (each alarm records it) is one.
-  const healsOf = (vduId: string) => new Set([...history.values()].filter((alarm) => alarm.vduId === vduId)
-    .flatMap((alarm) => alarm.autoHeals ?? []).filter((attempt) => attempt.at >= since).map((attempt) => attempt.opOccId)).size;
+  const healsOf = (vduId: string) =>
+    new Set(
+      [...history.values()]
+        .filter((alarm) => alarm.vduId === vduId)
+        .flatMap((alarm) => alarm.autoHeals ?? [])
+        .filter((attempt) => attempt.at >= since)
+        .map((attempt) => attempt.opOccId),
+    ).size;
   const healable: AlarmRecord[] = [];
   for (const alarm of alarms) {
     const count = healsOf(alarm.vduId);
     if (count >= deps.autoHeal.maxHeals) {
       const note = `auto-heal suppressed: VDU ${alarm.vduId} was healed automatically ${count} times in the last ${deps.autoHeal.windowSeconds} s (limit ${deps.autoHeal.maxHeals}); left for the operator`;
-      if (!alarm.faultDetails?.includes(note)) await deps.alarms.update(alarm.id, { faultDetails: [...(alarm.faultDetails ?? []), note], alarmChangedTime: deps.now() });
+      if (!alarm.faultDetails?.includes(note))
+        await deps.alarms.update(alarm.id, { faultDetails: [...(alarm.faultDetails ?? []), note], alarmChangedTime: deps.now() });
       log.warn('auto-heal suppressed (heal storm)', { vnfInstanceId: instance.id, vduId: alarm.vduId, count });
     } else {
       healable.push(alarm);
@@ -200,7 +227,12 @@ export async function autoHeal(deps: FmDeps, instance: VnfInstanceRecord, alarms
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms); })]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -209,20 +241,39 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 /** Runs `work` over `items`, at most `limit` at a time. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++] as T);
+    }),
+  );
 }
 
 async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {
-  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: await deps.lcm.secrets.read(vim.accessSecret), extra: vim.extra };
+  return {
+    vimId: vim.vimId,
+    vimType: vim.vimType,
+    interfaceInfo: vim.interfaceInfo,
+    accessInfo: await deps.lcm.secrets.read(vim.accessSecret),
+    extra: vim.extra,
+  };
 }
 
 /** One monitoring sweep over every instantiated VNF of every tenant. */
 export async function sweep(deps: FmDeps): Promise<SweepReport> {
   const started = Date.now();
   const [instances, active] = await Promise.all([deps.instantiated(), deps.alarms.listActive()]);
-  const report: SweepReport = { instances: instances.length, skippedLocked: 0, vnfcs: 0, vims: 0, vimApiCalls: 0, vimFailures: [], raised: 0, cleared: 0, healsStarted: [], durationMs: 0 };
+  const report: SweepReport = {
+    instances: instances.length,
+    skippedLocked: 0,
+    vnfcs: 0,
+    vims: 0,
+    vimApiCalls: 0,
+    vimFailures: [],
+    raised: 0,
+    cleared: 0,
+    healsStarted: [],
+    durationMs: 0,
+  };
   const activeByKey = new Map(active.map((alarm) => [alarm.activeKey ?? '', alarm]));
   const byInstance = new Map(instances.map((instance) => [instance.id, instance]));
 
@@ -263,7 +314,11 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
       vnfcs: vnfcsOfInstance(instance).map(({ vduId, resourceId }) => ({ vduId, resourceId })),
     }));
     try {
-      const health = await withTimeout(connectionOf(deps, vim).then((connection) => driver.health(connection, targets)), deps.vimTimeoutMs, `VIM ${vim.vimId}`);
+      const health = await withTimeout(
+        connectionOf(deps, vim).then((connection) => driver.health(connection, targets)),
+        deps.vimTimeoutMs,
+        `VIM ${vim.vimId}`,
+      );
       report.vimApiCalls += health.apiCalls;
       results.push(...health.results.map((result) => ({ ...result, wording: driver.faultWording })));
     } catch (error) {
@@ -286,7 +341,7 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
     for (const health of healthOfVnfcs) {
       const existing = activeByKey.get(activeKey(instanceId, health.resourceId));
       if (health.healthy) {
-        if (existing && await clearAlarm(deps, existing, `cleared: ${health.reason}`)) report.cleared++;
+        if (existing && (await clearAlarm(deps, existing, `cleared: ${health.reason}`))) report.cleared++;
         continue;
       }
       if (existing) {
@@ -299,11 +354,23 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
     // Alarms of VNFCs the instance no longer has (a heal replaced them).
     for (const alarm of active) {
       if (alarm.managedObjectId === instanceId && !current.has(alarm.resourceId)) {
-        if (await clearAlarm(deps, alarm, `cleared: VNFC ${alarm.resourceId} no longer exists (replaced${alarm.autoHeals?.length ? ` by HEAL ${alarm.autoHeals.at(-1)?.opOccId}` : ''})`)) report.cleared++;
+        if (
+          await clearAlarm(
+            deps,
+            alarm,
+            `cleared: VNFC ${alarm.resourceId} no longer exists (replaced${alarm.autoHeals?.length ? ` by HEAL ${alarm.autoHeals.at(-1)?.opOccId}` : ''})`,
+          )
+        )
+          report.cleared++;
       }
     }
     if (faulty.length && autoHealEnabled(instance)) {
-      const opOccId = await autoHeal(deps, instance, faulty, `automatic heal: ${faulty.map((alarm) => alarm.faultDetails?.[0] ?? alarm.probableCause).join('; ')}`);
+      const opOccId = await autoHeal(
+        deps,
+        instance,
+        faulty,
+        `automatic heal: ${faulty.map((alarm) => alarm.faultDetails?.[0] ?? alarm.probableCause).join('; ')}`,
+      );
       if (opOccId) report.healsStarted.push(opOccId);
     }
   }

@@ -11,7 +11,14 @@ import type { OutboxReplay } from '#lib/notify/publisher.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
 import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
 import { instanceMatches } from '#lib/sol/subscription-filter.ts';
-import { FM_NOTIFICATION_API_VERSION, renderAlarm, type AlarmRecord, type FmNotificationsFilter, type FmNotificationType, type FmSubscriptionRecord } from './model.ts';
+import {
+  FM_NOTIFICATION_API_VERSION,
+  renderAlarm,
+  type AlarmRecord,
+  type FmNotificationsFilter,
+  type FmNotificationType,
+  type FmSubscriptionRecord,
+} from './model.ts';
 
 /** What FM subscriptions (/vnffm/v1/subscriptions) need: the shared subscription ports and the FM subscriptions table. */
 export interface FmSubscriptionDeps extends NotifyDeps {
@@ -72,12 +79,15 @@ export function renderAlarmNotification(event: AlarmEvent, subscription: Pick<Fm
 }
 
 /** How the notifier fans alarm events out to FM subscriptions and delivers them. */
-export function fmNotificationFamily(subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll'>): NotificationFamily<FmSubscriptionRecord, AlarmEvent> {
+export function fmNotificationFamily(
+  subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll'>,
+): NotificationFamily<FmSubscriptionRecord, AlarmEvent> {
   return {
     family: 'vnffm',
     eventKind: 'fm-event',
     subscriptions,
-    render: (event, subscription) => (fmSubscriptionMatches(subscription.filter, event) ? redactSecrets(renderAlarmNotification(event, subscription)) : undefined),
+    render: (event, subscription) =>
+      fmSubscriptionMatches(subscription.filter, event) ? redactSecrets(renderAlarmNotification(event, subscription)) : undefined,
     version: () => FM_NOTIFICATION_API_VERSION,
     groupOf: (event) => event.vnfInstanceId,
   };

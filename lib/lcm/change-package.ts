@@ -14,7 +14,10 @@ import { runScript, scriptRequest, scriptView } from './scripts.ts';
 
 type Json = Record<string, unknown>;
 
-export interface CoordinateScript { script: string; className?: string }
+export interface CoordinateScript {
+  script: string;
+  className?: string;
+}
 
 /** What a CHANGE_VNFPKG does, worked out from its request (stored on the op occ; no credentials). */
 export interface ChangePlan {
@@ -28,15 +31,16 @@ export interface ChangePlan {
   coordinateOld?: CoordinateScript;
 }
 
-
 /** vdu_params as an array, or as the single object seed 004's example sends. */
 export function vduParamsOf(value: unknown): Json[] {
   if (value === undefined) return [];
   const list = Array.isArray(value) ? value : [value];
   return list.map((entry, index) => {
-    if (!isRecord(entry) || typeof entry.vdu_id !== 'string' || !entry.vdu_id) throw new BadRequestError(`additionalParams.vdu_params[${index}] needs a vdu_id`);
+    if (!isRecord(entry) || typeof entry.vdu_id !== 'string' || !entry.vdu_id)
+      throw new BadRequestError(`additionalParams.vdu_params[${index}] needs a vdu_id`);
     for (const side of ['old_vnfc_param', 'new_vnfc_param']) {
-      if (entry[side] !== undefined && !isRecord(entry[side])) throw new BadRequestError(`additionalParams.vdu_params[${index}].${side} must be an object (cp_name, username, password)`);
+      if (entry[side] !== undefined && !isRecord(entry[side]))
+        throw new BadRequestError(`additionalParams.vdu_params[${index}].${side} must be an object (cp_name, username, password)`);
     }
     return entry;
   });
@@ -46,7 +50,18 @@ export function vduParamsOf(value: unknown): Json[] {
  * Runs the CoordinateVNF script a driver asked for (the new VNF's or the old VNF's), with the VNFCs
  * and the vdu_params entry of their VDU. No script named for that side: nothing to coordinate.
  */
-export async function coordinate(deps: CoreDeps, input: { opOcc: VnfLcmOpOccRecord; instance: VnfInstanceRecord; plan: ChangePlan; coordination: Coordination; isRollback: boolean; newFiles: PackageFiles; oldFiles: PackageFiles }): Promise<void> {
+export async function coordinate(
+  deps: CoreDeps,
+  input: {
+    opOcc: VnfLcmOpOccRecord;
+    instance: VnfInstanceRecord;
+    plan: ChangePlan;
+    coordination: Coordination;
+    isRollback: boolean;
+    newFiles: PackageFiles;
+    oldFiles: PackageFiles;
+  },
+): Promise<void> {
   const { plan, coordination } = input;
   const script = coordination.target === 'new' ? plan.coordinateNew : plan.coordinateOld;
   if (!script) return;
@@ -83,7 +98,7 @@ export async function coordinate(deps: CoreDeps, input: { opOcc: VnfLcmOpOccReco
 
 /** Tacker's `ssh_ip`: the first VNFC's address on the CP named by its vnfc param's cp_name. */
 function sshIpOf(coordination: Coordination, vnfcParam: unknown): { sshIp?: string } {
-  const cpName = isRecord(vnfcParam) ? vnfcParam.cp_name ?? vnfcParam['cp-name'] : undefined;
+  const cpName = isRecord(vnfcParam) ? (vnfcParam.cp_name ?? vnfcParam['cp-name']) : undefined;
   const address = typeof cpName === 'string' ? coordination.vnfcs[0]?.addresses?.[cpName]?.[0] : undefined;
   return address ? { sshIp: address } : {};
 }
@@ -100,7 +115,7 @@ export function changedAttributes(instance: VnfInstanceRecord, pkg: VnfPackageRe
   }
   for (const key of ['vnfConfigurableProperties', 'extensions'] as const) {
     if (isRecord(request[key])) {
-      set[key] = { ...((instance as unknown as Json)[key] as Json | undefined ?? {}), ...request[key] };
+      set[key] = { ...(((instance as unknown as Json)[key] as Json | undefined) ?? {}), ...request[key] };
       modifications[key] = request[key];
     }
   }
@@ -110,6 +125,7 @@ export function changedAttributes(instance: VnfInstanceRecord, pkg: VnfPackageRe
 /** The instantiate request later operations read, with the manifests the VNF now runs. */
 export function instantiateRequestAfter(previous: Json | undefined, plan: ChangePlan): Json {
   const request = { ...(previous ?? {}) };
-  if (plan.defFiles) request.additionalParams = { ...(isRecord(request.additionalParams) ? request.additionalParams : {}), 'lcm-kubernetes-def-files': plan.defFiles };
+  if (plan.defFiles)
+    request.additionalParams = { ...(isRecord(request.additionalParams) ? request.additionalParams : {}), 'lcm-kubernetes-def-files': plan.defFiles };
   return request;
 }

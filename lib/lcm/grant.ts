@@ -28,15 +28,26 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
   const flavour = vnfd.flavours.find((f) => f.flavourId === flavourId);
   const resources = flavour
     ? [
-      ...flavour.vdus.map((vdu) => ({ id: `${vdu.id}-compute`, type: 'COMPUTE', resourceTemplateId: vdu.id, vduId: vdu.id })),
-      ...flavour.virtualLinks.map((vl) => ({ id: `${vl.id}-vl`, type: 'VL', resourceTemplateId: vl.id })),
-      ...flavour.storages.map((st) => ({ id: `${st.id}-storage`, type: 'STORAGE', resourceTemplateId: st.id })),
-    ]
+        ...flavour.vdus.map((vdu) => ({ id: `${vdu.id}-compute`, type: 'COMPUTE', resourceTemplateId: vdu.id, vduId: vdu.id })),
+        ...flavour.virtualLinks.map((vl) => ({ id: `${vl.id}-vl`, type: 'VL', resourceTemplateId: vl.id })),
+        ...flavour.storages.map((st) => ({ id: `${st.id}-storage`, type: 'STORAGE', resourceTemplateId: st.id })),
+      ]
     : [];
-  const change = opOcc.change as { kind?: string; scaleType?: string; targets?: Record<string, number>; remove?: Array<{ vduId: string; resourceId: string }>; vnfcs?: Array<{ vduId: string; resourceId: string }> } | undefined;
+  const change = opOcc.change as
+    | {
+        kind?: string;
+        scaleType?: string;
+        targets?: Record<string, number>;
+        remove?: Array<{ vduId: string; resourceId: string }>;
+        vnfcs?: Array<{ vduId: string; resourceId: string }>;
+      }
+    | undefined;
   const vimConnectionId = instance.vimResources?.vim.connectionId;
   const existing = (vnfc: { vduId: string; resourceId: string }, index: number) => ({
-    id: `${vnfc.vduId}-${index}`, type: 'COMPUTE', vduId: vnfc.vduId, resourceTemplateId: vnfc.vduId,
+    id: `${vnfc.vduId}-${index}`,
+    type: 'COMPUTE',
+    vduId: vnfc.vduId,
+    resourceTemplateId: vnfc.vduId,
     resource: { ...(vimConnectionId ? { vimConnectionId } : {}), resourceId: vnfc.resourceId },
   });
   if (change?.kind === 'HEAL') {
@@ -46,9 +57,14 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     if (change.scaleType === 'SCALE_IN') return { ...grantBase(inputs, flavourId), removeResources: (change.remove ?? []).map(existing) };
     const counts: Record<string, number> = {};
     for (const vnfc of (instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Array<{ vduId: string }>) counts[vnfc.vduId] = (counts[vnfc.vduId] ?? 0) + 1;
-    const added = Object.entries(change.targets ?? {}).flatMap(([vduId, target]) => Array.from({ length: Math.max(0, target - (counts[vduId] ?? 0)) }, (_, n) => ({
-      id: `${vduId}-compute-${n + 1}`, type: 'COMPUTE', resourceTemplateId: vduId, vduId,
-    })));
+    const added = Object.entries(change.targets ?? {}).flatMap(([vduId, target]) =>
+      Array.from({ length: Math.max(0, target - (counts[vduId] ?? 0)) }, (_, n) => ({
+        id: `${vduId}-compute-${n + 1}`,
+        type: 'COMPUTE',
+        resourceTemplateId: vduId,
+        vduId,
+      })),
+    );
     return { ...grantBase(inputs, flavourId), addResources: added };
   }
   const adding = opOcc.operation === 'INSTANTIATE';
@@ -73,7 +89,10 @@ function grantBase({ opOcc, instance }: GrantInputs, flavourId: string): Record<
 
 /** What the driver takes from a Grant: VIM image and flavour ids and zones chosen by the NFVO. */
 export function decisionOf(grant: Record<string, unknown>): GrantDecision {
-  const assets = (grant.vimAssets ?? {}) as { softwareImages?: Array<{ vnfdSoftwareImageId: string; vimSoftwareImageId: string }>; computeResourceFlavours?: Array<{ vnfdVirtualComputeDescId: string; vimFlavourId: string }> };
+  const assets = (grant.vimAssets ?? {}) as {
+    softwareImages?: Array<{ vnfdSoftwareImageId: string; vimSoftwareImageId: string }>;
+    computeResourceFlavours?: Array<{ vnfdVirtualComputeDescId: string; vimFlavourId: string }>;
+  };
   return {
     images: Object.fromEntries((assets.softwareImages ?? []).map((i) => [i.vnfdSoftwareImageId, i.vimSoftwareImageId])),
     flavours: Object.fromEntries((assets.computeResourceFlavours ?? []).map((f) => [f.vnfdVirtualComputeDescId, f.vimFlavourId])),

@@ -15,8 +15,15 @@ import type { NotificationFamily } from '#lib/notify/ports.ts';
 import { publishAfterWrite, withOutbox, type OutboxReplay } from '#lib/notify/publisher.ts';
 import { MAX_EVENT_BYTES, type NotificationQueue } from '#lib/notify/queue.ts';
 import {
-  LCM_OPERATION_STATES, LCM_OPERATION_TYPES, v1OpOccParts,
-  type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+  LCM_OPERATION_STATES,
+  LCM_OPERATION_TYPES,
+  v1OpOccParts,
+  type ApiMajorVersion,
+  type LcmOperationState,
+  type LcmOperationType,
+  type ProblemDetailsRecord,
+  type VnfInstanceRecord,
+  type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { instanceMatches, instanceSnapshot, nonEmpty, vnfInstanceSubscriptionFilter, type InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { Page, TenantScope } from '#lib/store/dynamo.ts';
@@ -37,23 +44,28 @@ export type Verbosity = (typeof VERBOSITY)[number];
 export const NOTIFICATION_API_VERSION: Record<ApiMajorVersion, string> = { 1: '1.3.0', 2: '2.0.0' };
 
 /** SOL003 5.5.3.12 LifecycleChangeNotificationsFilter */
-export const lifecycleChangeNotificationsFilter = z.object({
-  vnfInstanceSubscriptionFilter: vnfInstanceSubscriptionFilter.optional(),
-  notificationTypes: nonEmpty(z.enum(NOTIFICATION_TYPES)).optional(),
-  operationTypes: nonEmpty(z.enum(LCM_OPERATION_TYPES)).optional(),
-  operationStates: nonEmpty(z.enum(LCM_OPERATION_STATES)).optional(),
-}).strict().refine(
-  (f) => !(f.operationTypes || f.operationStates) || !f.notificationTypes || f.notificationTypes.includes('VnfLcmOperationOccurrenceNotification'),
-  { message: 'operationTypes and operationStates apply only when notificationTypes contains VnfLcmOperationOccurrenceNotification', path: ['operationTypes'] },
-);
+export const lifecycleChangeNotificationsFilter = z
+  .object({
+    vnfInstanceSubscriptionFilter: vnfInstanceSubscriptionFilter.optional(),
+    notificationTypes: nonEmpty(z.enum(NOTIFICATION_TYPES)).optional(),
+    operationTypes: nonEmpty(z.enum(LCM_OPERATION_TYPES)).optional(),
+    operationStates: nonEmpty(z.enum(LCM_OPERATION_STATES)).optional(),
+  })
+  .strict()
+  .refine((f) => !(f.operationTypes || f.operationStates) || !f.notificationTypes || f.notificationTypes.includes('VnfLcmOperationOccurrenceNotification'), {
+    message: 'operationTypes and operationStates apply only when notificationTypes contains VnfLcmOperationOccurrenceNotification',
+    path: ['operationTypes'],
+  });
 export type LifecycleChangeNotificationsFilter = z.infer<typeof lifecycleChangeNotificationsFilter>;
 
 /** SOL003 5.5.2.15 LccnSubscriptionRequest */
-export const lccnSubscriptionRequest = z.object({
-  filter: lifecycleChangeNotificationsFilter.optional(),
-  ...subscriptionRequestFields,
-  verbosity: z.enum(VERBOSITY).optional(),
-}).strict();
+export const lccnSubscriptionRequest = z
+  .object({
+    filter: lifecycleChangeNotificationsFilter.optional(),
+    ...subscriptionRequestFields,
+    verbosity: z.enum(VERBOSITY).optional(),
+  })
+  .strict();
 export type LccnSubscriptionRequest = z.infer<typeof lccnSubscriptionRequest>;
 
 export interface SubscriptionRecord {
@@ -129,7 +141,10 @@ export function subscriptionMatches(filter: LifecycleChangeNotificationsFilter |
 const ERROR_STATES: readonly LcmOperationState[] = ['FAILED_TEMP', 'FAILED', 'ROLLED_BACK'];
 
 /** Renders the notification an event makes for one subscription (SOL003 5.5.2.17-19). */
-export function renderNotification(event: NotificationEvent, subscription: Pick<SubscriptionRecord, 'id' | 'verbosity' | 'apiMajorVersion' | 'apiRoot'>): Record<string, unknown> {
+export function renderNotification(
+  event: NotificationEvent,
+  subscription: Pick<SubscriptionRecord, 'id' | 'verbosity' | 'apiMajorVersion' | 'apiRoot'>,
+): Record<string, unknown> {
   const prefix = `${subscription.apiRoot}/vnflcm/v${subscription.apiMajorVersion}`;
   const links: Record<string, { href: string }> = {
     vnfInstance: { href: `${prefix}/vnf_instances/${event.vnfInstanceId}` },
@@ -165,7 +180,8 @@ export function renderNotification(event: NotificationEvent, subscription: Pick<
     }
     // NOTE 3: a CHANGE_VNFPKG reports modificationsTriggeredByVnfPkgChange instead of changedInfo.
     if (opOcc.operation === 'CHANGE_VNFPKG') {
-      if (opOcc.modificationsTriggeredByVnfPkgChange && Object.keys(opOcc.modificationsTriggeredByVnfPkgChange).length > 0) body.modificationsTriggeredByVnfPkgChange = opOcc.modificationsTriggeredByVnfPkgChange;
+      if (opOcc.modificationsTriggeredByVnfPkgChange && Object.keys(opOcc.modificationsTriggeredByVnfPkgChange).length > 0)
+        body.modificationsTriggeredByVnfPkgChange = opOcc.modificationsTriggeredByVnfPkgChange;
     } else if (opOcc.changedInfo && Object.keys(opOcc.changedInfo).length > 0) {
       body.changedInfo = opOcc.changedInfo;
     }
@@ -200,7 +216,8 @@ export function opOccEvent(record: VnfLcmOpOccRecord, instance: InstanceSnapshot
       resourceChanges: record.resourceChanges,
       changedInfo: record.changedInfo,
       changedExtConnectivity: record.changedExtConnectivity,
-      modificationsTriggeredByVnfPkgChange: (record as unknown as { modificationsTriggeredByVnfPkgChange?: Record<string, unknown> }).modificationsTriggeredByVnfPkgChange,
+      modificationsTriggeredByVnfPkgChange: (record as unknown as { modificationsTriggeredByVnfPkgChange?: Record<string, unknown> })
+        .modificationsTriggeredByVnfPkgChange,
     },
   };
   if (Buffer.byteLength(JSON.stringify(event)) > MAX_EVENT_BYTES && event.opOcc) {
@@ -214,7 +231,11 @@ export function opOccEvent(record: VnfLcmOpOccRecord, instance: InstanceSnapshot
   return event;
 }
 
-export function instanceEvent(record: VnfInstanceRecord, notificationType: Exclude<NotificationType, 'VnfLcmOperationOccurrenceNotification'>, timeStamp: string): NotificationEvent {
+export function instanceEvent(
+  record: VnfInstanceRecord,
+  notificationType: Exclude<NotificationType, 'VnfLcmOperationOccurrenceNotification'>,
+  timeStamp: string,
+): NotificationEvent {
   return {
     kind: 'event',
     notificationId: stableId(`${record.id}/${notificationType}`),
@@ -259,19 +280,29 @@ export class NotifyingOpOccStore implements VnfLcmOpOccStore {
   }
 
   async create(record: VnfLcmOpOccRecord): Promise<void> {
-    await withOutbox(this.outbox, this.entry(record.id, record.operationState, record.stateEnteredTime), () => this.inner.create(record), () => this.publish(record));
+    await withOutbox(
+      this.outbox,
+      this.entry(record.id, record.operationState, record.stateEnteredTime),
+      () => this.inner.create(record),
+      () => this.publish(record),
+    );
   }
 
   async transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
     if (isAttributeUpdate(transition)) return this.inner.transition(id, transition);
-    return withOutbox(this.outbox, this.entry(id, transition.to, transition.now), () => this.inner.transition(id, transition), async (record) => {
-      if (record) return this.publish(record);
-      // Not moved. If it is already in the target state, this is a retried step whose first run
-      // may have died between the write and the publish: publish again (same id; deduplicated).
-      const current = await this.inner.get(id);
-      if (current?.operationState === transition.to) await this.publish(current);
-      return true;
-    });
+    return withOutbox(
+      this.outbox,
+      this.entry(id, transition.to, transition.now),
+      () => this.inner.transition(id, transition),
+      async (record) => {
+        if (record) return this.publish(record);
+        // Not moved. If it is already in the target state, this is a retried step whose first run
+        // may have died between the write and the publish: publish again (same id; deduplicated).
+        const current = await this.inner.get(id);
+        if (current?.operationState === transition.to) await this.publish(current);
+        return true;
+      },
+    );
   }
 
   /** True when queued (or nothing is to be sent). */
@@ -285,7 +316,13 @@ export class NotifyingOpOccStore implements VnfLcmOpOccStore {
   }
 
   private entry(id: string, operationState: string, stateEnteredTime: string): OutboxEntry {
-    return { id: opOccNotificationId(id, operationState, stateEnteredTime), kind: 'opOcc', recordId: id, expect: { operationState, stateEnteredTime }, createdAt: stateEnteredTime };
+    return {
+      id: opOccNotificationId(id, operationState, stateEnteredTime),
+      kind: 'opOcc',
+      recordId: id,
+      expect: { operationState, stateEnteredTime },
+      createdAt: stateEnteredTime,
+    };
   }
 }
 
@@ -320,19 +357,36 @@ export class NotifyingInstanceStore implements VnfInstanceStore {
 
   async create(record: VnfInstanceRecord): Promise<void> {
     const event = instanceEvent(record, 'VnfIdentifierCreationNotification', record.createdAt);
-    await withOutbox(this.outbox, this.entry(event, true), () => this.inner.create(record), () => publishAfterWrite(this.queue, [event]));
+    await withOutbox(
+      this.outbox,
+      this.entry(event, true),
+      () => this.inner.create(record),
+      () => publishAfterWrite(this.queue, [event]),
+    );
   }
 
   async deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
     const current = await this.inner.get(id);
     if (!current) return this.inner.deleteIdle(id);
     const event = instanceEvent(current, 'VnfIdentifierDeletionNotification', this.now());
-    return withOutbox(this.outbox, this.entry(event, false), () => this.inner.deleteIdle(id), async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true));
+    return withOutbox(
+      this.outbox,
+      this.entry(event, false),
+      () => this.inner.deleteIdle(id),
+      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true),
+    );
   }
 
   /** The event is kept whole: a deleted instance could not rebuild it. */
   private entry(event: NotificationEvent, exists: boolean): OutboxEntry {
-    return { id: event.notificationId, kind: 'instance', recordId: event.vnfInstanceId, expect: { exists }, event: event as unknown as Record<string, unknown>, createdAt: event.timeStamp };
+    return {
+      id: event.notificationId,
+      kind: 'instance',
+      recordId: event.vnfInstanceId,
+      expect: { exists },
+      event: event as unknown as Record<string, unknown>,
+      createdAt: event.timeStamp,
+    };
   }
 }
 
@@ -341,12 +395,12 @@ export function lcmOutboxReplay(opOccs: Pick<VnfLcmOpOccStore, 'get'>, instances
   return {
     opOcc: async (entry) => {
       const record = await opOccs.get(entry.recordId);
-      const instance = record && await instances.get(record.vnfInstanceId);
+      const instance = record && (await instances.get(record.vnfInstanceId));
       const happened = record?.operationState === entry.expect.operationState && record?.stateEnteredTime === entry.expect.stateEnteredTime;
       return record && instance && happened ? opOccEvent(record, instanceSnapshot(instance)) : undefined;
     },
     instance: async (entry) => {
-      if (!entry.event || (await instances.get(entry.recordId) !== undefined) !== entry.expect.exists) return undefined;
+      if (!entry.event || ((await instances.get(entry.recordId)) !== undefined) !== entry.expect.exists) return undefined;
       const event = entry.event as unknown as NotificationEvent;
       // An entry kept before events carried their group.
       return { ...event, groupId: event.groupId ?? event.vnfInstanceId };
@@ -355,7 +409,9 @@ export function lcmOutboxReplay(opOccs: Pick<VnfLcmOpOccStore, 'get'>, instances
 }
 
 /** How the notifier fans LCM changes out to VNF LCM subscriptions and delivers them. */
-export function lcmNotificationFamily(subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll'>): NotificationFamily<SubscriptionRecord, NotificationEvent> {
+export function lcmNotificationFamily(
+  subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll'>,
+): NotificationFamily<SubscriptionRecord, NotificationEvent> {
   return {
     family: 'vnflcm',
     unnamedDeliveries: true,

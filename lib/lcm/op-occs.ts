@@ -4,8 +4,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import {
-  renderVnfLcmOpOcc, VNF_LCM_OP_OCC_ATTRIBUTES, VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
-  type ApiMajorVersion, type LcmOperationState, type ProblemDetailsRecord, type VnfLcmOpOccRecord,
+  renderVnfLcmOpOcc,
+  VNF_LCM_OP_OCC_ATTRIBUTES,
+  VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+  type ApiMajorVersion,
+  type LcmOperationState,
+  type ProblemDetailsRecord,
+  type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { opOccListKey, type Transition } from '#lib/store/op-occs.ts';
 import type { DriverState } from '#lib/vim/driver.ts';
@@ -20,16 +25,20 @@ export async function getOpOcc(deps: CoreDeps, caller: Caller, id: string): Prom
 }
 
 export function listOpOccs(deps: CoreDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
-    resource: `v${version}/vnf_lcm_op_occs`,
-    attributes: VNF_LCM_OP_OCC_ATTRIBUTES,
-    defaultExcluded: VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.opOccs.listPage(scope, limit, after),
-    render: (record) => renderVnfLcmOpOcc(record, version, baseUrl),
-    keyOf: opOccListKey,
-  }, rawQuery, pageSize);
+  return listCollection(
+    {
+      resource: `v${version}/vnf_lcm_op_occs`,
+      attributes: VNF_LCM_OP_OCC_ATTRIBUTES,
+      defaultExcluded: VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
+      alwaysIncluded: ['id', '_links'],
+      scope: listScope(caller),
+      fetch: (scope, limit, after) => deps.opOccs.listPage(scope, limit, after),
+      render: (record) => renderVnfLcmOpOcc(record, version, baseUrl),
+      keyOf: opOccListKey,
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 export function problemFromError(error: unknown): ProblemDetailsRecord {

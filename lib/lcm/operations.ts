@@ -3,8 +3,15 @@
 // state model of SOL003 5.4.1.2.
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import {
-  OP_OCC_TRANSITIONS, TERMINAL_STATES,
-  type ApiMajorVersion, type LcmOperationState, type LcmOperationType, type OperationExecution, type ProblemDetailsRecord, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+  OP_OCC_TRANSITIONS,
+  TERMINAL_STATES,
+  type ApiMajorVersion,
+  type LcmOperationState,
+  type LcmOperationType,
+  type OperationExecution,
+  type ProblemDetailsRecord,
+  type VnfInstanceRecord,
+  type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
@@ -33,7 +40,9 @@ export interface OperationRequest {
 }
 
 export class ServiceUnavailableError extends ProblemError {
-  constructor(detail: string, cause?: unknown) { super(503, 'Service Unavailable', detail, { cause }); }
+  constructor(detail: string, cause?: unknown) {
+    super(503, 'Service Unavailable', detail, { cause });
+  }
 }
 
 /** Takes the instance's operation lock, or explains (404/409) why it cannot be taken. */
@@ -47,11 +56,13 @@ async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, op
     const holder = await deps.opOccs.get(instance.lockOpOccId);
     const orphaned = !holder && Date.parse(instance.lockedAt ?? '') < Date.parse(lock.now) - ORPHAN_LOCK_GRACE_MS;
     const finished = holder !== undefined && TERMINAL_STATES.includes(holder.operationState);
-    if ((orphaned || finished) && await deps.instances.acquireLock(request.vnfInstanceId, { ...lock, takeOverFrom: instance.lockOpOccId })) {
+    if ((orphaned || finished) && (await deps.instances.acquireLock(request.vnfInstanceId, { ...lock, takeOverFrom: instance.lockOpOccId }))) {
       log.warn('took over a stale operation lock', { vnfInstanceId: request.vnfInstanceId, staleOpOccId: instance.lockOpOccId });
       return;
     }
-    throw new ConflictError(`VNF instance ${request.vnfInstanceId} has LCM operation occurrence ${instance.lockOpOccId} in progress${holder ? ` (${holder.operation}, ${holder.operationState})` : ''}; a new operation can start only after it has finished`);
+    throw new ConflictError(
+      `VNF instance ${request.vnfInstanceId} has LCM operation occurrence ${instance.lockOpOccId} in progress${holder ? ` (${holder.operation}, ${holder.operationState})` : ''}; a new operation can start only after it has finished`,
+    );
   }
   if (request.requireState && instance.instantiationState !== request.requireState) {
     throw new ConflictError(`VNF instance ${request.vnfInstanceId} is ${instance.instantiationState}; ${request.operation} needs it ${request.requireState}`);
@@ -107,7 +118,12 @@ export async function startOperation(deps: CoreDeps, request: OperationRequest):
     throw error;
   }
   try {
-    await deps.executor.start(execution.machine, execution.name, { ...request.executionInput, opOccId: id, vnfInstanceId: request.vnfInstanceId, operation: request.operation });
+    await deps.executor.start(execution.machine, execution.name, {
+      ...request.executionInput,
+      opOccId: id,
+      vnfInstanceId: request.vnfInstanceId,
+      operation: request.operation,
+    });
   } catch (error) {
     // SOL003 5.4.1.2: a failure while STARTING ends in ROLLED_BACK; nothing was done yet.
     log.error('could not start the operation state machine', { opOccId: id, error });
@@ -148,7 +164,10 @@ export async function finishOperation(deps: CoreDeps, opOccId: string, to: LcmOp
   }
   if (RELEASES_LOCK.includes(to)) {
     if (to !== 'COMPLETED') await removePendingSecrets(deps, record);
-    if (record.paramsSecret) await deps.secrets.remove(record.paramsSecret).catch((error: unknown) => log.warn('could not remove the script parameters of an operation', { opOccId, error }));
+    if (record.paramsSecret)
+      await deps.secrets
+        .remove(record.paramsSecret)
+        .catch((error: unknown) => log.warn('could not remove the script parameters of an operation', { opOccId, error }));
     await deps.instances.releaseLock(record.vnfInstanceId, record.id);
   }
   return record;

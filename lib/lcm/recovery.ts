@@ -87,7 +87,7 @@ export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}):
   const olderThan = (time: string | undefined, seconds: number) => !time || Date.parse(time) <= now - seconds * 1000;
   const report: ReconcileReport = { checked: 0, recovered: [], packages: [], notifications: [] };
   // First the notifications of changes already made, so that they go out before those of the recoveries.
-  report.notifications = await deps.republishUnsent?.(new Date(now - graceSeconds * 1000).toISOString()) ?? [];
+  report.notifications = (await deps.republishUnsent?.(new Date(now - graceSeconds * 1000).toISOString())) ?? [];
   for (const opOcc of await deps.opOccs.listInFlight()) {
     report.checked++;
     if (!olderThan(opOcc.stateEnteredTime, graceSeconds)) continue;
@@ -106,7 +106,11 @@ export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}):
       : 'The upload did not complete; upload the package content again';
     const moved = await deps.packages.change(pkg.id, {
       from: { onboardingState: [pkg.onboardingState] },
-      set: { onboardingState: 'CREATED', stateSince: deps.now(), onboardingFailureDetails: { title: 'VNF package onboarding interrupted', status: 409, detail } },
+      set: {
+        onboardingState: 'CREATED',
+        stateSince: deps.now(),
+        onboardingFailureDetails: { title: 'VNF package onboarding interrupted', status: 409, detail },
+      },
     });
     if (moved) {
       log.warn('returned an interrupted package to CREATED', { packageId: pkg.id, was: pkg.onboardingState });

@@ -20,9 +20,14 @@ const list = (info: Info | undefined, key: string): Info[] => (Array.isArray(inf
  */
 export function ageOrdered(previous: Info[] | undefined, current: Info[]): Info[] {
   const byId = new Map(current.map((vnfc) => [String(vnfc.id), vnfc]));
-  const known = (previous ?? []).flatMap((vnfc): Info[] => { const same = byId.get(String(vnfc.id)); return same ? [same] : []; });
+  const known = (previous ?? []).flatMap((vnfc): Info[] => {
+    const same = byId.get(String(vnfc.id));
+    return same ? [same] : [];
+  });
   const created = (vnfc: Info): string => String((vnfc.metadata as Info | undefined)?.creation_time ?? '');
-  const fresh = current.filter((vnfc) => !known.includes(vnfc)).map((vnfc, index) => ({ vnfc, index }))
+  const fresh = current
+    .filter((vnfc) => !known.includes(vnfc))
+    .map((vnfc, index) => ({ vnfc, index }))
     .sort((a, b) => created(a.vnfc).localeCompare(created(b.vnfc)) || a.index - b.index)
     .map(({ vnfc }) => vnfc);
   return [...known, ...fresh];
@@ -69,13 +74,17 @@ function deltasBetween(flavour: FlavourInfo, aspectId: string, from: number, to:
 export function scaleChange(flavour: FlavourInfo, info: Info | undefined, request: ScaleVnfRequest): ScaleChange {
   const aspect = flavour.scalingAspects.find((candidate) => candidate.id === request.aspectId);
   if (!aspect) {
-    throw new BadRequestError(`Deployment flavour ${flavour.flavourId} has no scaling aspect "${request.aspectId}"${flavour.scalingAspects.length ? `; it has ${flavour.scalingAspects.map((a) => a.id).join(', ')}` : ''}`);
+    throw new BadRequestError(
+      `Deployment flavour ${flavour.flavourId} has no scaling aspect "${request.aspectId}"${flavour.scalingAspects.length ? `; it has ${flavour.scalingAspects.map((a) => a.id).join(', ')}` : ''}`,
+    );
   }
   const level = scaleLevelOf(info, aspect.id);
   const steps = request.numberOfSteps;
   const next = request.type === 'SCALE_OUT' ? level + steps : level - steps;
   if (next > aspect.maxScaleLevel) {
-    throw new BadRequestError(`Scaling out aspect ${aspect.id} by ${steps} step(s) from scale level ${level} would exceed its max_scale_level ${aspect.maxScaleLevel}`);
+    throw new BadRequestError(
+      `Scaling out aspect ${aspect.id} by ${steps} step(s) from scale level ${level} would exceed its max_scale_level ${aspect.maxScaleLevel}`,
+    );
   }
   if (next < 0) throw new BadRequestError(`Scaling in aspect ${aspect.id} by ${steps} step(s) from scale level ${level} would go below scale level 0`);
   const gained = request.type === 'SCALE_OUT' ? deltasBetween(flavour, aspect.id, level, next) : deltasBetween(flavour, aspect.id, next, level);
@@ -88,11 +97,19 @@ export function scaleChange(flavour: FlavourInfo, info: Info | undefined, reques
     const target = request.type === 'SCALE_OUT' ? current + delta : Math.max(0, current - delta);
     const max = flavour.vdus.find((vdu) => vdu.id === vduId)?.vduProfile?.maxNumberOfInstances;
     if (typeof max === 'number' && target > max) {
-      throw new BadRequestError(`Scaling out aspect ${aspect.id} would give ${vduId} ${target} instances, more than its vdu_profile max_number_of_instances ${max}`);
+      throw new BadRequestError(
+        `Scaling out aspect ${aspect.id} would give ${vduId} ${target} instances, more than its vdu_profile max_number_of_instances ${max}`,
+      );
     }
     targets[vduId] = target;
     if (target < current) {
-      remove.push(...vnfcs.filter((vnfc) => vnfc.vduId === vduId).slice(target).reverse().map(({ vduId: vdu, resourceId }) => ({ vduId: vdu, resourceId })));
+      remove.push(
+        ...vnfcs
+          .filter((vnfc) => vnfc.vduId === vduId)
+          .slice(target)
+          .reverse()
+          .map(({ vduId: vdu, resourceId }) => ({ vduId: vdu, resourceId })),
+      );
     }
   }
   return { kind: 'SCALE', scaleType: request.type, aspectId: aspect.id, steps, targets, remove };
@@ -124,16 +141,30 @@ export function reverseScale(change: ScaleChange, before: Info | undefined, now:
   const remove: VnfcRef[] = [];
   for (const vduId of Object.keys(change.targets)) {
     targets[vduId] = counts[vduId] ?? 0;
-    remove.push(...current.filter((vnfc) => vnfc.vduId === vduId && !known.has(vnfc.id)).reverse().map(({ vduId: vdu, resourceId }) => ({ vduId: vdu, resourceId })));
+    remove.push(
+      ...current
+        .filter((vnfc) => vnfc.vduId === vduId && !known.has(vnfc.id))
+        .reverse()
+        .map(({ vduId: vdu, resourceId }) => ({ vduId: vdu, resourceId })),
+    );
   }
-  return { kind: 'SCALE', scaleType: change.scaleType === 'SCALE_OUT' ? 'SCALE_IN' : 'SCALE_OUT', aspectId: change.aspectId, steps: change.steps, targets, remove };
+  return {
+    kind: 'SCALE',
+    scaleType: change.scaleType === 'SCALE_OUT' ? 'SCALE_IN' : 'SCALE_OUT',
+    aspectId: change.aspectId,
+    steps: change.steps,
+    targets,
+    remove,
+  };
 }
 
 /** scaleStatus after a completed SCALE. */
 export function scaledStatus(info: Info | undefined, change: ScaleChange): Info[] {
-  return list(info, 'scaleStatus').map((entry) => (entry.aspectId === change.aspectId
-    ? { ...entry, scaleLevel: scaleLevelOf(info, change.aspectId) + (change.scaleType === 'SCALE_OUT' ? change.steps : -change.steps) }
-    : entry));
+  return list(info, 'scaleStatus').map((entry) =>
+    entry.aspectId === change.aspectId
+      ? { ...entry, scaleLevel: scaleLevelOf(info, change.aspectId) + (change.scaleType === 'SCALE_OUT' ? change.steps : -change.steps) }
+      : entry,
+  );
 }
 
 /** SOL003 resourceChanges between what an instance had and what it has now (VNFCs of `modifiedVdus` that stayed are MODIFIED). */
@@ -146,22 +177,47 @@ export function resourceDiff(before: CollectedResources, after: CollectedResourc
     for (const [id, item] of nowById) {
       const previous = oldById.get(id);
       if (!previous) out.push(render(item, 'ADDED'));
-      else if (JSON.stringify(resourceOf(previous)) !== JSON.stringify(resourceOf(item)) || modifiedVdus.has(String(item.vduId))) out.push(render(item, 'MODIFIED'));
+      else if (JSON.stringify(resourceOf(previous)) !== JSON.stringify(resourceOf(item)) || modifiedVdus.has(String(item.vduId)))
+        out.push(render(item, 'MODIFIED'));
     }
     for (const [id, item] of oldById) if (!nowById.has(id)) out.push(render(item, 'REMOVED'));
     return out;
   };
   return {
-    affectedVnfcs: changes(before.vnfcResourceInfo, after.vnfcResourceInfo, (vnfc, changeType) => ({
-      id: vnfc.id, vduId: vnfc.vduId, changeType, computeResource: vnfc.computeResource,
-      ...(Array.isArray(vnfc.vnfcCpInfo) && vnfc.vnfcCpInfo.length ? { affectedVnfcCpIds: (vnfc.vnfcCpInfo as Info[]).map((cp) => cp.id) } : {}),
-    // A VNFC keeps its id when the VIM recreates it under the same name (a StatefulSet pod): its uid tells.
-    }), (vnfc) => [(vnfc.computeResource as Info | undefined)?.resourceId, (vnfc.metadata as Info | undefined)?.pod_uid]),
-    affectedVirtualLinks: changes(before.vnfVirtualLinkResourceInfo, after.vnfVirtualLinkResourceInfo, (vl, changeType) => ({
-      id: vl.id, vnfVirtualLinkDescId: vl.vnfVirtualLinkDescId, changeType, networkResource: vl.networkResource,
-    }), (vl) => (vl.networkResource as Info | undefined)?.resourceId),
-    affectedVirtualStorages: changes(before.virtualStorageResourceInfo, after.virtualStorageResourceInfo, (st, changeType) => ({
-      id: st.id, virtualStorageDescId: st.virtualStorageDescId, changeType, storageResource: st.storageResource,
-    }), (st) => (st.storageResource as Info | undefined)?.resourceId),
+    affectedVnfcs: changes(
+      before.vnfcResourceInfo,
+      after.vnfcResourceInfo,
+      (vnfc, changeType) => ({
+        id: vnfc.id,
+        vduId: vnfc.vduId,
+        changeType,
+        computeResource: vnfc.computeResource,
+        ...(Array.isArray(vnfc.vnfcCpInfo) && vnfc.vnfcCpInfo.length ? { affectedVnfcCpIds: (vnfc.vnfcCpInfo as Info[]).map((cp) => cp.id) } : {}),
+        // A VNFC keeps its id when the VIM recreates it under the same name (a StatefulSet pod): its uid tells.
+      }),
+      (vnfc) => [(vnfc.computeResource as Info | undefined)?.resourceId, (vnfc.metadata as Info | undefined)?.pod_uid],
+    ),
+    affectedVirtualLinks: changes(
+      before.vnfVirtualLinkResourceInfo,
+      after.vnfVirtualLinkResourceInfo,
+      (vl, changeType) => ({
+        id: vl.id,
+        vnfVirtualLinkDescId: vl.vnfVirtualLinkDescId,
+        changeType,
+        networkResource: vl.networkResource,
+      }),
+      (vl) => (vl.networkResource as Info | undefined)?.resourceId,
+    ),
+    affectedVirtualStorages: changes(
+      before.virtualStorageResourceInfo,
+      after.virtualStorageResourceInfo,
+      (st, changeType) => ({
+        id: st.id,
+        virtualStorageDescId: st.virtualStorageDescId,
+        changeType,
+        storageResource: st.storageResource,
+      }),
+      (st) => (st.storageResource as Info | undefined)?.resourceId,
+    ),
   };
 }

@@ -95,7 +95,7 @@ export interface ScriptRun {
 
 /** What the LCM request lets its scripts connect to (`additionalParams.scriptNetworkAccess`); an unusable list is the request's fault. */
 export function scriptNetworkOf(request: Record<string, unknown>): ScriptRequest['network'] {
-  let allow;
+  let allow: ReturnType<typeof allowancesOf>;
   try {
     allow = allowancesOf(request.additionalParams);
   } catch (error) {
@@ -125,7 +125,16 @@ export async function runScript(run: ScriptRun): Promise<unknown> {
  * Runs the VNFD's `<operation>_start` or `_end` hook if the flavour declares one. Nothing to run is
  * not an error: most VNFDs declare no hooks.
  */
-export async function runHook(hook: { operation: LcmOperationType; phase: 'start' | 'end'; vnfd: ParsedVnfd; flavourId: string; files: PackageFiles; request: Record<string, unknown>; instance: VnfInstanceRecord; extra?: Record<string, unknown> }): Promise<void> {
+export async function runHook(hook: {
+  operation: LcmOperationType;
+  phase: 'start' | 'end';
+  vnfd: ParsedVnfd;
+  flavourId: string;
+  files: PackageFiles;
+  request: Record<string, unknown>;
+  instance: VnfInstanceRecord;
+  extra?: Record<string, unknown>;
+}): Promise<void> {
   const base = HOOK_NAMES[hook.operation];
   if (!base) return;
   const name = `${base}_${hook.phase}`;

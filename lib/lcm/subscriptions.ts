@@ -5,14 +5,23 @@
 import type { Caller } from '#lib/auth/tenancy.ts';
 import type { NotifyDeps } from '#lib/notify/ports.ts';
 import {
-  checkNamedInstances, createSubscriptionRecord, deleteSubscriptionRecord, listSubscriptionRecords, readSubscriptionRecord, type InstanceLookup,
+  checkNamedInstances,
+  createSubscriptionRecord,
+  deleteSubscriptionRecord,
+  listSubscriptionRecords,
+  readSubscriptionRecord,
+  type InstanceLookup,
 } from '#lib/notify/subscriptions.ts';
 import type { ListResult } from '#lib/sol/listing.ts';
 import type { ApiMajorVersion } from '#lib/sol/model.ts';
 import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import {
-  NOTIFICATION_API_VERSION, renderSubscription, SUBSCRIPTION_ATTRIBUTES, type LccnSubscriptionRequest, type SubscriptionRecord,
+  NOTIFICATION_API_VERSION,
+  renderSubscription,
+  SUBSCRIPTION_ATTRIBUTES,
+  type LccnSubscriptionRequest,
+  type SubscriptionRecord,
 } from './notifications.ts';
 
 /** What VNF LCM subscriptions need: the shared subscription ports and the LCM subscriptions table. */
@@ -23,7 +32,14 @@ export interface LcmSubscriptionDeps extends NotifyDeps {
 let instanceStore: InstanceLookup | undefined;
 const defaultInstances = (): InstanceLookup => (instanceStore ??= new DynamoVnfInstanceStore());
 
-export function createSubscription(deps: LcmSubscriptionDeps, caller: Caller, request: LccnSubscriptionRequest, version: ApiMajorVersion, apiRoot: string, instances: InstanceLookup = defaultInstances()): Promise<SubscriptionRecord> {
+export function createSubscription(
+  deps: LcmSubscriptionDeps,
+  caller: Caller,
+  request: LccnSubscriptionRequest,
+  version: ApiMajorVersion,
+  apiRoot: string,
+  instances: InstanceLookup = defaultInstances(),
+): Promise<SubscriptionRecord> {
   return createSubscriptionRecord(deps, caller, request, {
     requestName: 'LccnSubscriptionRequest',
     version: NOTIFICATION_API_VERSION[version],
@@ -37,12 +53,25 @@ export function getSubscription(deps: LcmSubscriptionDeps, caller: Caller, id: s
   return readSubscriptionRecord(deps.subscriptions, caller, id);
 }
 
-export function listSubscriptions(deps: LcmSubscriptionDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listSubscriptionRecords(deps.subscriptions, caller, {
-    resource: `v${version}/subscriptions`,
-    attributes: SUBSCRIPTION_ATTRIBUTES,
-    render: (record) => renderSubscription(record, version, baseUrl),
-  }, rawQuery, pageSize);
+export function listSubscriptions(
+  deps: LcmSubscriptionDeps,
+  caller: Caller,
+  version: ApiMajorVersion,
+  baseUrl: string,
+  rawQuery: string,
+  pageSize: number,
+): Promise<ListResult> {
+  return listSubscriptionRecords(
+    deps.subscriptions,
+    caller,
+    {
+      resource: `v${version}/subscriptions`,
+      attributes: SUBSCRIPTION_ATTRIBUTES,
+      render: (record) => renderSubscription(record, version, baseUrl),
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 export function deleteSubscription(deps: LcmSubscriptionDeps, caller: Caller, id: string): Promise<void> {

@@ -19,19 +19,42 @@ export function vimTypeFor(request: { additionalParams?: Record<string, unknown>
  * store), a connection the instance already has, a registered VIM named by vimId, or the default
  * VIM of the type the package needs.
  */
-export async function chooseVim(deps: CoreDeps, caller: Caller, instance: VnfInstanceRecord, request: InstantiateVnfRequest, vimType: string, pending: Record<string, string>, scope: string): Promise<VimReference> {
+export async function chooseVim(
+  deps: CoreDeps,
+  caller: Caller,
+  instance: VnfInstanceRecord,
+  request: InstantiateVnfRequest,
+  vimType: string,
+  pending: Record<string, string>,
+  scope: string,
+): Promise<VimReference> {
   const candidates = Object.entries(request.vimConnectionInfo ?? {}).filter(([, c]) => sameVimType(c.vimType, vimType));
   for (const [connectionId, connection] of candidates) {
     if (connection.accessInfo && connection.interfaceInfo) {
       pending[connectionId] = await deps.secrets.create(`vnf-instances/${instance.id}/${scope}/${connectionId}`, connection.accessInfo);
-      return { connectionId, vimId: connection.vimId ?? connectionId, vimType: connection.vimType, interfaceInfo: connection.interfaceInfo, accessSecret: pending[connectionId], extra: connection.extra };
+      return {
+        connectionId,
+        vimId: connection.vimId ?? connectionId,
+        vimType: connection.vimType,
+        interfaceInfo: connection.interfaceInfo,
+        accessSecret: pending[connectionId],
+        extra: connection.extra,
+      };
     }
     if (connection.vimId) return registeredVim(deps, caller, connection.vimId, connectionId);
   }
   for (const [connectionId, connection] of Object.entries(instance.vimConnectionInfo ?? {})) {
     const secret = instance.vimAccessSecrets?.[connectionId];
     if (!sameVimType(connection.vimType, vimType)) continue;
-    if (secret && connection.interfaceInfo) return { connectionId, vimId: connection.vimId ?? connectionId, vimType: connection.vimType, interfaceInfo: connection.interfaceInfo, accessSecret: secret, extra: connection.extra };
+    if (secret && connection.interfaceInfo)
+      return {
+        connectionId,
+        vimId: connection.vimId ?? connectionId,
+        vimType: connection.vimType,
+        interfaceInfo: connection.interfaceInfo,
+        accessSecret: secret,
+        extra: connection.extra,
+      };
     if (connection.vimId) return registeredVim(deps, caller, connection.vimId, connectionId);
   }
   const defaults = (await deps.vims.listForTenant(caller.tenantId)).filter((v) => v.isDefault && sameVimType(v.vimType, vimType));
@@ -43,7 +66,8 @@ export async function chooseVim(deps: CoreDeps, caller: Caller, instance: VnfIns
 
 export async function registeredVim(deps: CoreDeps, caller: Caller, vimId: string, connectionId: string): Promise<VimReference> {
   const vim = await deps.vims.get(vimId);
-  if (!vim || !canSee(caller, vim.tenantId)) throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
+  if (!vim || !canSee(caller, vim.tenantId))
+    throw new UnprocessableEntityError(`vimConnectionInfo.${connectionId} names VIM ${vimId}, which is not registered`);
   assertReachable(vim);
   return { connectionId, vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessSecret: vim.accessSecret, extra: vim.extra };
 }

@@ -2,8 +2,14 @@
 // applied by its state machine). Rules only; no HTTP and no Lambda shapes.
 import { ConflictError, NotFoundError, UnprocessableEntityError, BadRequestError } from '#lib/sol/errors.ts';
 import {
-  renderVnfInstance, VNF_INSTANCE_ATTRIBUTES, VNF_INSTANCE_ATTRIBUTES_V1, VNF_INSTANCE_DEFAULT_EXCLUDED,
-  type ApiMajorVersion, type VimConnectionInfo, type VnfInstanceRecord, type VnfLcmOpOccRecord,
+  renderVnfInstance,
+  VNF_INSTANCE_ATTRIBUTES,
+  VNF_INSTANCE_ATTRIBUTES_V1,
+  VNF_INSTANCE_DEFAULT_EXCLUDED,
+  type ApiMajorVersion,
+  type VimConnectionInfo,
+  type VnfInstanceRecord,
+  type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { vimConnectionInfo as vimConnectionInfoSchema, describeIssues, type CreateVnfRequest, type VnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
@@ -22,10 +28,14 @@ export async function enabledPackageFor(deps: CoreDeps, caller: Caller, vnfdId: 
   const usable = candidates.find((p) => p.onboardingState === 'ONBOARDED' && p.operationalState === 'ENABLED');
   if (usable) return usable;
   if (candidates.length === 0) throw new UnprocessableEntityError(`No VNF package with VNFD ${vnfdId} is onboarded`);
-  throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} is not usable (onboardingState ${candidates[0]?.onboardingState}, operationalState ${candidates[0]?.operationalState}); it must be ONBOARDED and ENABLED`);
+  throw new UnprocessableEntityError(
+    `The VNF package with VNFD ${vnfdId} is not usable (onboardingState ${candidates[0]?.onboardingState}, operationalState ${candidates[0]?.operationalState}); it must be ONBOARDED and ENABLED`,
+  );
 }
 
-export function packageAttributes(pkg: VnfPackageRecord): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
+export function packageAttributes(
+  pkg: VnfPackageRecord,
+): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
   return {
     vnfdId: pkg.vnfdId ?? '',
     vnfPkgId: pkg.id,
@@ -53,7 +63,8 @@ export async function createVnfInstance(deps: CoreDeps, caller: Caller, request:
     revision: 1,
   };
   // The package counts its instances; taking it into use fails if it was disabled meanwhile.
-  if (!await deps.packages.acquireUse(pkg.id)) throw new UnprocessableEntityError(`The VNF package with VNFD ${request.vnfdId} is no longer ONBOARDED and ENABLED`);
+  if (!(await deps.packages.acquireUse(pkg.id)))
+    throw new UnprocessableEntityError(`The VNF package with VNFD ${request.vnfdId} is no longer ONBOARDED and ENABLED`);
   try {
     await deps.instances.create(record);
   } catch (error) {
@@ -70,17 +81,28 @@ export async function getVnfInstance(deps: CoreDeps, caller: Caller, id: string)
   return record;
 }
 
-export function listVnfInstances(deps: CoreDeps, caller: Caller, version: ApiMajorVersion, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
-    resource: `v${version}/vnf_instances`,
-    attributes: version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES,
-    defaultExcluded: VNF_INSTANCE_DEFAULT_EXCLUDED,
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.instances.listPage(scope, limit, after),
-    render: (record) => renderVnfInstance(record, version, baseUrl),
-    keyOf: vnfInstanceListKey,
-  }, rawQuery, pageSize);
+export function listVnfInstances(
+  deps: CoreDeps,
+  caller: Caller,
+  version: ApiMajorVersion,
+  baseUrl: string,
+  rawQuery: string,
+  pageSize: number,
+): Promise<ListResult> {
+  return listCollection(
+    {
+      resource: `v${version}/vnf_instances`,
+      attributes: version === 1 ? VNF_INSTANCE_ATTRIBUTES_V1 : VNF_INSTANCE_ATTRIBUTES,
+      defaultExcluded: VNF_INSTANCE_DEFAULT_EXCLUDED,
+      alwaysIncluded: ['id', '_links'],
+      scope: listScope(caller),
+      fetch: (scope, limit, after) => deps.instances.listPage(scope, limit, after),
+      render: (record) => renderVnfInstance(record, version, baseUrl),
+      keyOf: vnfInstanceListKey,
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 /** SOL003 5.4.3.3.5: only a NOT_INSTANTIATED instance with no operation in progress (or FAILED_TEMP) can be deleted. */
@@ -90,15 +112,18 @@ export async function deleteVnfInstance(deps: CoreDeps, caller: Caller, id: stri
   if (!deleted) {
     const now = await deps.instances.get(id);
     if (!now) throw new NotFoundError(`VNF instance ${id} does not exist`);
-    if (now.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is ${now.instantiationState}; terminate it before deleting it`);
-    throw new ConflictError(`VNF instance ${id} has LCM operation occurrence ${now.lockOpOccId} in progress or FAILED_TEMP; it cannot be deleted until that operation has finished`);
+    if (now.instantiationState !== 'NOT_INSTANTIATED')
+      throw new ConflictError(`VNF instance ${id} is ${now.instantiationState}; terminate it before deleting it`);
+    throw new ConflictError(
+      `VNF instance ${id} has LCM operation occurrence ${now.lockOpOccId} in progress or FAILED_TEMP; it cannot be deleted until that operation has finished`,
+    );
   }
   await deps.packages.releaseUse(deleted.vnfPkgId);
   for (const secretId of Object.values(current.vimAccessSecrets ?? {})) {
     try {
       await deps.secrets.remove(secretId);
     } catch (error) {
-      log.warn('could not remove a deleted instance\'s VIM secret', { vnfInstanceId: id, error });
+      log.warn("could not remove a deleted instance's VIM secret", { vnfInstanceId: id, error });
     }
   }
   return deleted;
@@ -115,7 +140,13 @@ export interface ModificationPlan {
  * VIM credentials to the secret store, takes the instance's lock with a STARTING MODIFY_INFO op
  * occ and starts its state machine.
  */
-export async function requestModifyInfo(deps: CoreDeps, caller: Caller, id: string, request: VnfInfoModificationRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestModifyInfo(
+  deps: CoreDeps,
+  caller: Caller,
+  id: string,
+  request: VnfInfoModificationRequest,
+  version: ApiMajorVersion,
+): Promise<VnfLcmOpOccRecord> {
   if (Object.keys(request).length === 0) throw new BadRequestError('Invalid VnfInfoModificationRequest: it modifies nothing');
   if (request.vnfPkgId && request.vnfdId) throw new BadRequestError('Invalid VnfInfoModificationRequest: give either vnfPkgId or vnfdId, not both');
   const instance = await getVnfInstance(deps, caller, id);
@@ -142,11 +173,12 @@ export async function requestModifyInfo(deps: CoreDeps, caller: Caller, id: stri
       const existing = instance.vimConnectionInfo?.[key];
       const merged = mergePatch(existing ?? {}, { ...patch, accessInfo: undefined }) as Record<string, unknown>;
       const check = vimConnectionInfoSchema.safeParse(merged);
-      if (!check.success) throw new UnprocessableEntityError(`vimConnectionInfo.${key} would be incomplete after the modification: ${describeIssues(check.error)}`);
+      if (!check.success)
+        throw new UnprocessableEntityError(`vimConnectionInfo.${key} would be incomplete after the modification: ${describeIssues(check.error)}`);
       if (patch.accessInfo !== undefined) {
         const oldSecret = instance.vimAccessSecrets?.[key];
         const previous = oldSecret ? await deps.secrets.read(oldSecret) : {};
-        const accessInfo = patch.accessInfo === null ? {} : mergePatch(previous, patch.accessInfo) as Record<string, unknown>;
+        const accessInfo = patch.accessInfo === null ? {} : (mergePatch(previous, patch.accessInfo) as Record<string, unknown>);
         pendingVimAccessSecrets[key] = await deps.secrets.create(`vnf-instances/${id}/${opOccScope}/${key}`, accessInfo);
       }
     }
@@ -174,8 +206,11 @@ export async function requestModifyInfo(deps: CoreDeps, caller: Caller, id: stri
 export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord): Promise<Record<string, unknown>> {
   const instance = await deps.instances.get(opOcc.vnfInstanceId);
   if (!instance) throw new NotFoundError(`VNF instance ${opOcc.vnfInstanceId} no longer exists`);
-  if (instance.lockOpOccId !== opOcc.id) throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} does not hold the lock of VNF instance ${instance.id}`);
-  const params = (opOcc.operationParams ?? {}) as Omit<VnfInfoModificationRequest, 'vimConnectionInfo'> & { vimConnectionInfo?: Record<string, Record<string, unknown> | null> };
+  if (instance.lockOpOccId !== opOcc.id)
+    throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} does not hold the lock of VNF instance ${instance.id}`);
+  const params = (opOcc.operationParams ?? {}) as Omit<VnfInfoModificationRequest, 'vimConnectionInfo'> & {
+    vimConnectionInfo?: Record<string, Record<string, unknown> | null>;
+  };
   const set: Record<string, unknown> = {};
   const remove: string[] = [];
   const changedInfo: Record<string, unknown> = {};
@@ -195,7 +230,9 @@ export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord):
   }
   const newPkg = params.vnfdId
     ? await enabledPackageFor(deps, { tenantId: opOcc.tenantId }, params.vnfdId)
-    : params.vnfPkgId ? await deps.packages.get(params.vnfPkgId) : undefined;
+    : params.vnfPkgId
+      ? await deps.packages.get(params.vnfPkgId)
+      : undefined;
   if ((params.vnfdId || params.vnfPkgId) && !newPkg) throw new UnprocessableEntityError('The VNF package of the modification is no longer available');
   if (newPkg) {
     const attributes = packageAttributes(newPkg);
@@ -219,10 +256,16 @@ export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord):
     set.vimConnectionInfo = connections;
     set.vimAccessSecrets = secrets;
     // SOL003 VnfInfoModifications: each changed connection as it now is (a VimConnectionInfo, with its vimType).
-    changedInfo.vimConnectionInfo = Object.fromEntries(Object.keys(params.vimConnectionInfo).filter((key) => connections[key]).map((key) => [key, connections[key]]));
+    changedInfo.vimConnectionInfo = Object.fromEntries(
+      Object.keys(params.vimConnectionInfo)
+        .filter((key) => connections[key])
+        .map((key) => [key, connections[key]]),
+    );
   }
   if (params.vnfcInfoModifications) {
-    const info = structuredClone(instance.instantiatedVnfInfo ?? {}) as { vnfcInfo?: Array<{ id: string; vnfcConfigurableProperties?: Record<string, unknown> }> };
+    const info = structuredClone(instance.instantiatedVnfInfo ?? {}) as {
+      vnfcInfo?: Array<{ id: string; vnfcConfigurableProperties?: Record<string, unknown> }>;
+    };
     for (const modification of params.vnfcInfoModifications) {
       const vnfc = info.vnfcInfo?.find((v) => v.id === modification.id);
       if (!vnfc) throw new UnprocessableEntityError(`VNFC ${modification.id} no longer exists`);
@@ -232,10 +275,10 @@ export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord):
     changedInfo.vnfcInfoModifications = params.vnfcInfoModifications;
   }
   const packageChanged = newPkg !== undefined && newPkg.id !== instance.vnfPkgId;
-  if (packageChanged && !await deps.packages.acquireUse(newPkg.id)) {
+  if (packageChanged && !(await deps.packages.acquireUse(newPkg.id))) {
     throw new UnprocessableEntityError(`VNF package ${newPkg.id} is no longer ONBOARDED and ENABLED`);
   }
-  if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove })) {
+  if (!(await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove }))) {
     if (packageChanged) await deps.packages.releaseUse(newPkg.id);
     throw new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
   }

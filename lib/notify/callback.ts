@@ -9,7 +9,10 @@ import type { NotificationAuth } from './model.ts';
 export const CALLBACK_TIMEOUT_MS = 10_000;
 
 export class TokenError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'TokenError';
   }
@@ -36,16 +39,20 @@ async function accessToken(auth: Extract<NotificationAuth, { authType: 'OAUTH2_C
   if (cached && cached.expiresAt > now) return cached.value;
   let response: EgressResponse;
   try {
-    response = await egressRequest(auth.tokenEndpoint, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-www-form-urlencoded',
-        Accept: 'application/json',
-        Authorization: `Basic ${Buffer.from(`${encodeURIComponent(auth.clientId)}:${encodeURIComponent(auth.clientPassword)}`).toString('base64')}`,
+    response = await egressRequest(
+      auth.tokenEndpoint,
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: 'application/json',
+          Authorization: `Basic ${Buffer.from(`${encodeURIComponent(auth.clientId)}:${encodeURIComponent(auth.clientPassword)}`).toString('base64')}`,
+        },
+        body: 'grant_type=client_credentials',
+        timeoutMs: CALLBACK_TIMEOUT_MS,
       },
-      body: 'grant_type=client_credentials',
-      timeoutMs: CALLBACK_TIMEOUT_MS,
-    }, policy);
+      policy,
+    );
   } catch (error) {
     throw new TokenError(`the token endpoint could not be reached: ${(error as Error).message}`);
   }
@@ -83,17 +90,22 @@ export interface CallbackCall {
  */
 export async function callCallback(callbackUri: string, call: CallbackCall): Promise<EgressResponse> {
   const now = call.now ?? Date.now;
-  const send = async () => egressRequest(callbackUri, {
-    method: call.method,
-    headers: {
-      Accept: 'application/json',
-      Version: call.version,
-      ...(call.body ? { 'Content-Type': 'application/json' } : {}),
-      ...await authorization(call.auth, call.policy, now()),
-    },
-    body: call.body ? JSON.stringify(call.body) : undefined,
-    timeoutMs: CALLBACK_TIMEOUT_MS,
-  }, call.policy);
+  const send = async () =>
+    egressRequest(
+      callbackUri,
+      {
+        method: call.method,
+        headers: {
+          Accept: 'application/json',
+          Version: call.version,
+          ...(call.body ? { 'Content-Type': 'application/json' } : {}),
+          ...(await authorization(call.auth, call.policy, now())),
+        },
+        body: call.body ? JSON.stringify(call.body) : undefined,
+        timeoutMs: CALLBACK_TIMEOUT_MS,
+      },
+      call.policy,
+    );
   const response = await send();
   if (response.status === 401 && call.auth?.authType === 'OAUTH2_CLIENT_CREDENTIALS') {
     tokens.delete(tokenKey(call.auth));

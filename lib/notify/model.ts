@@ -7,11 +7,19 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** SOL013 8.3.4 / SOL003 4.4.1.5 SubscriptionAuthentication */
-export const subscriptionAuthentication = z.object({
-  authType: z.array(z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS', 'TLS_CERT'])).min(1),
-  paramsBasic: z.object({ userName: z.string().min(1), password: z.string().min(1) }).strict().optional(),
-  paramsOauth2ClientCredentials: z.object({ clientId: z.string().min(1), clientPassword: z.string().min(1), tokenEndpoint: z.string().min(1) }).strict().optional(),
-}).strict();
+export const subscriptionAuthentication = z
+  .object({
+    authType: z.array(z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS', 'TLS_CERT'])).min(1),
+    paramsBasic: z
+      .object({ userName: z.string().min(1), password: z.string().min(1) })
+      .strict()
+      .optional(),
+    paramsOauth2ClientCredentials: z
+      .object({ clientId: z.string().min(1), clientPassword: z.string().min(1), tokenEndpoint: z.string().min(1) })
+      .strict()
+      .optional(),
+  })
+  .strict();
 export type SubscriptionAuthentication = z.infer<typeof subscriptionAuthentication>;
 
 /** The attributes every family's subscription request has (LccnSubscriptionRequest, FmSubscriptionRequest, PkgmSubscriptionRequest). */

@@ -35,10 +35,7 @@ export interface BatchResult {
   deadLettered: number;
 }
 
-type Outcome =
-  | { kind: 'done'; delivered?: boolean }
-  | { kind: 'retry'; reason: string; status?: number }
-  | { kind: 'dead'; reason: string; status?: number };
+type Outcome = { kind: 'done'; delivered?: boolean } | { kind: 'retry'; reason: string; status?: number } | { kind: 'dead'; reason: string; status?: number };
 
 const MIN_BACKOFF_S = 1;
 const MAX_BACKOFF_S = 300;
@@ -74,14 +71,14 @@ class BatchReads {
   subscriptionsOf(family: NotificationFamily, tenantId: string): Promise<DeliverableSubscription[]> {
     const key = `${family.family}/${tenantId}`;
     let found = this.byTenant.get(key);
-    if (!found) this.byTenant.set(key, found = family.subscriptions.listAll(tenantId));
+    if (!found) this.byTenant.set(key, (found = family.subscriptions.listAll(tenantId)));
     return found;
   }
 
   subscription(family: NotificationFamily, id: string): Promise<DeliverableSubscription | undefined> {
     const key = `${family.family}/${id}`;
     let found = this.byId.get(key);
-    if (!found) this.byId.set(key, found = family.subscriptions.get(id));
+    if (!found) this.byId.set(key, (found = family.subscriptions.get(id)));
     return found;
   }
 }
@@ -91,7 +88,14 @@ async function fanOut(deps: NotifierDeps, reads: BatchReads, family: Notificatio
   const deliveries: NotificationDelivery[] = [];
   for (const subscription of await reads.subscriptionsOf(family, event.tenantId)) {
     const body = family.render(event, subscription);
-    if (body) deliveries.push({ kind: 'delivery', ...(family.unnamedDeliveries ? {} : { family: family.family }), subscriptionId: subscription.id, notificationId: event.notificationId, body });
+    if (body)
+      deliveries.push({
+        kind: 'delivery',
+        ...(family.unnamedDeliveries ? {} : { family: family.family }),
+        subscriptionId: subscription.id,
+        notificationId: event.notificationId,
+        body,
+      });
   }
   if (deliveries.length) await deps.queue.enqueueDeliveries(deliveries, family.groupOf?.(event) ?? event.groupId);
   return { kind: 'done' };
@@ -108,23 +112,32 @@ function retryable(status: number): boolean {
 
 async function deliver(deps: NotifierDeps, reads: BatchReads, delivery: NotificationDelivery): Promise<Outcome> {
   const family = familyOf(deps, delivery);
-  if (!family) return { kind: 'dead', reason: delivery.family ? `this notifier does not deliver ${delivery.family} notifications` : 'no family of this notifier takes deliveries that name no family' };
+  if (!family)
+    return {
+      kind: 'dead',
+      reason: delivery.family
+        ? `this notifier does not deliver ${delivery.family} notifications`
+        : 'no family of this notifier takes deliveries that name no family',
+    };
   const subscription = await reads.subscription(family, delivery.subscriptionId);
   // SOL003 5.4.19.3.5: once a subscription is deleted, nothing more is sent for it.
   if (!subscription) return { kind: 'done' };
   const auth = subscription.authSecret ? await readAuth(deps, subscription.authSecret) : undefined;
   let status: number;
   try {
-    status = (await callCallback(subscription.callbackUri, {
-      method: 'POST',
-      version: family.version(subscription),
-      body: delivery.body,
-      auth,
-      policy: deps.egress,
-    })).status;
+    status = (
+      await callCallback(subscription.callbackUri, {
+        method: 'POST',
+        version: family.version(subscription),
+        body: delivery.body,
+        auth,
+        policy: deps.egress,
+      })
+    ).status;
   } catch (error) {
     if (error instanceof EgressDeniedError) return { kind: 'dead', reason: `the egress policy refuses the callback: ${error.reason}` };
-    if (error instanceof TokenError && error.status !== undefined && !retryable(error.status)) return { kind: 'dead', reason: error.message, status: error.status };
+    if (error instanceof TokenError && error.status !== undefined && !retryable(error.status))
+      return { kind: 'dead', reason: error.message, status: error.status };
     return { kind: 'retry', reason: (error as Error).message };
   }
   if (status >= 200 && status < 300) return { kind: 'done', delivered: true };
@@ -173,11 +186,18 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
 
   const deadLetter = async (message: ReceivedMessage, reason: string, status?: number): Promise<boolean> => {
     try {
-      await deps.queue.deadLetter([{
-        body: message.body,
-        groupId: message.groupId,
-        reason: { reason, failedAt: new Date(deps.clock()).toISOString(), ...(status !== undefined ? { lastStatus: String(status) } : {}), ...describe(message) },
-      }]);
+      await deps.queue.deadLetter([
+        {
+          body: message.body,
+          groupId: message.groupId,
+          reason: {
+            reason,
+            failedAt: new Date(deps.clock()).toISOString(),
+            ...(status !== undefined ? { lastStatus: String(status) } : {}),
+            ...describe(message),
+          },
+        },
+      ]);
       result.deadLettered++;
       log.warn('notification moved to the dead-letter queue', { reason, status, ...describe(message) });
       return true;
@@ -187,37 +207,42 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
     }
   };
 
-  await Promise.all([...groups.values()].map(async (group) => {
-    for (const [index, message] of group.entries()) {
-      // Out of time: give back the rest of the group, in order, to be received again at once.
-      if (options.remainingMs() < TIME_NEEDED_MS) {
+  await Promise.all(
+    [...groups.values()].map(async (group) => {
+      for (const [index, message] of group.entries()) {
+        // Out of time: give back the rest of the group, in order, to be received again at once.
+        if (options.remainingMs() < TIME_NEEDED_MS) {
+          for (const rest of group.slice(index)) {
+            failed.add(rest.messageId);
+            visibility.push({ receiptHandle: rest.receiptHandle, seconds: 0 });
+          }
+          return;
+        }
+        const outcome = await handle(deps, reads, message);
+        if (outcome.kind === 'done') {
+          if (outcome.delivered) result.delivered++;
+          continue;
+        }
+        const waited = deps.clock() - message.sentAt;
+        if (outcome.kind === 'dead' || waited >= deps.retryPeriodMs) {
+          const reason =
+            outcome.kind === 'dead'
+              ? outcome.reason
+              : `${outcome.reason}; retried for ${Math.round(waited / 1000)} s (retry period ${deps.retryPeriodMs / 1000} s)`;
+          if (await deadLetter(message, reason, outcome.status)) continue;
+        } else {
+          log.info('notification delivery failed; retrying later', { reason: outcome.reason, ...describe(message) });
+        }
+        // This message and everything after it in its group wait for the backoff.
+        const seconds = backoffSeconds(waited, deps.retryPeriodMs);
         for (const rest of group.slice(index)) {
           failed.add(rest.messageId);
-          visibility.push({ receiptHandle: rest.receiptHandle, seconds: 0 });
+          visibility.push({ receiptHandle: rest.receiptHandle, seconds });
         }
         return;
       }
-      const outcome = await handle(deps, reads, message);
-      if (outcome.kind === 'done') {
-        if (outcome.delivered) result.delivered++;
-        continue;
-      }
-      const waited = deps.clock() - message.sentAt;
-      if (outcome.kind === 'dead' || waited >= deps.retryPeriodMs) {
-        const reason = outcome.kind === 'dead' ? outcome.reason : `${outcome.reason}; retried for ${Math.round(waited / 1000)} s (retry period ${deps.retryPeriodMs / 1000} s)`;
-        if (await deadLetter(message, reason, outcome.status)) continue;
-      } else {
-        log.info('notification delivery failed; retrying later', { reason: outcome.reason, ...describe(message) });
-      }
-      // This message and everything after it in its group wait for the backoff.
-      const seconds = backoffSeconds(waited, deps.retryPeriodMs);
-      for (const rest of group.slice(index)) {
-        failed.add(rest.messageId);
-        visibility.push({ receiptHandle: rest.receiptHandle, seconds });
-      }
-      return;
-    }
-  }));
+    }),
+  );
 
   if (visibility.length) {
     // Best effort: without it the messages come back after the queue's visibility timeout.

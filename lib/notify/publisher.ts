@@ -28,7 +28,12 @@ export async function publishAfterWrite(queue: NotificationQueue, events: Queued
  * notification queued after it, and the entry removed once queued. A write the change did not make
  * removes its entry at once; a process that dies in between leaves it to the sweep (republishUnsent).
  */
-export async function withOutbox<T>(outbox: NotificationOutbox | undefined, entry: OutboxEntry, change: () => Promise<T>, publishAfter: (result: T) => Promise<boolean>): Promise<T> {
+export async function withOutbox<T>(
+  outbox: NotificationOutbox | undefined,
+  entry: OutboxEntry,
+  change: () => Promise<T>,
+  publishAfter: (result: T) => Promise<boolean>,
+): Promise<T> {
   if (!outbox) {
     const result = await change();
     await publishAfter(result);
@@ -51,7 +56,8 @@ export async function withOutbox<T>(outbox: NotificationOutbox | undefined, entr
   }
   const queued = await publishAfter(result);
   // Not queued: the entry stays for the sweep to publish again.
-  if (kept && queued) await outbox.remove(entry.id).catch((error: unknown) => log.warn('could not remove an outbox entry; the sweep will', { notificationId: entry.id, error }));
+  if (kept && queued)
+    await outbox.remove(entry.id).catch((error: unknown) => log.warn('could not remove an outbox entry; the sweep will', { notificationId: entry.id, error }));
   return result;
 }
 

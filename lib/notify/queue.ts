@@ -5,8 +5,11 @@
 // changes for backoff, and the dead-letter queue an operator inspects and redrives.
 import { randomUUID } from 'node:crypto';
 import {
-  ChangeMessageVisibilityBatchCommand, SendMessageBatchCommand, SQSClient,
-  type MessageAttributeValue, type SendMessageBatchRequestEntry,
+  ChangeMessageVisibilityBatchCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+  type MessageAttributeValue,
+  type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import { stableId, type FamilyEvent, type NotificationDelivery } from './model.ts';
@@ -72,7 +75,9 @@ async function sendBatch(queueUrl: string, messages: OutgoingMessage[]): Promise
       MessageGroupId: message.groupId,
       MessageDeduplicationId: message.deduplicationId,
       MessageAttributes: message.attributes
-        ? Object.fromEntries(Object.entries(message.attributes).map(([name, value]): [string, MessageAttributeValue] => [name, { DataType: 'String', StringValue: value }]))
+        ? Object.fromEntries(
+            Object.entries(message.attributes).map(([name, value]): [string, MessageAttributeValue] => [name, { DataType: 'String', StringValue: value }]),
+          )
         : undefined,
     }));
     const out = await sqs().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
@@ -88,34 +93,45 @@ export class SqsNotificationQueue implements NotificationQueue {
   ) {}
 
   async publish(events: QueuedEvent[]): Promise<void> {
-    await sendBatch(this.queueUrl, events.map((event) => ({
-      body: JSON.stringify(event),
-      groupId: event.groupId,
-      // The same change published twice (a retried step) is dropped by SQS within its 5-minute window.
-      deduplicationId: event.notificationId,
-    })));
+    await sendBatch(
+      this.queueUrl,
+      events.map((event) => ({
+        body: JSON.stringify(event),
+        groupId: event.groupId,
+        // The same change published twice (a retried step) is dropped by SQS within its 5-minute window.
+        deduplicationId: event.notificationId,
+      })),
+    );
   }
 
   async enqueueDeliveries(deliveries: NotificationDelivery[], group: string): Promise<void> {
-    await sendBatch(this.queueUrl, deliveries.map((delivery) => ({
-      body: JSON.stringify(delivery),
-      groupId: deliveryGroup(delivery.subscriptionId, group),
-      deduplicationId: stableId(`${delivery.notificationId}/${delivery.subscriptionId}`),
-    })));
+    await sendBatch(
+      this.queueUrl,
+      deliveries.map((delivery) => ({
+        body: JSON.stringify(delivery),
+        groupId: deliveryGroup(delivery.subscriptionId, group),
+        deduplicationId: stableId(`${delivery.notificationId}/${delivery.subscriptionId}`),
+      })),
+    );
   }
 
   async changeVisibility(entries: Array<{ receiptHandle: string; seconds: number }>): Promise<void> {
     for (let i = 0; i < entries.length; i += 10) {
-      await sqs().send(new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: this.queueUrl,
-        Entries: entries.slice(i, i + 10).map((entry, j) => ({ Id: String(j), ReceiptHandle: entry.receiptHandle, VisibilityTimeout: entry.seconds })),
-      }));
+      await sqs().send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.queueUrl,
+          Entries: entries.slice(i, i + 10).map((entry, j) => ({ Id: String(j), ReceiptHandle: entry.receiptHandle, VisibilityTimeout: entry.seconds })),
+        }),
+      );
     }
   }
 
   async deadLetter(messages: Array<{ body: string; groupId: string; reason: Record<string, string> }>): Promise<void> {
     if (!this.deadLetterUrl) throw new Error('Environment variable NOTIFICATION_DLQ_URL is not set');
     // A fresh deduplication id: the same delivery may land here again after a redrive.
-    await sendBatch(this.deadLetterUrl, messages.map((message) => ({ body: message.body, groupId: message.groupId, deduplicationId: randomUUID(), attributes: message.reason })));
+    await sendBatch(
+      this.deadLetterUrl,
+      messages.map((message) => ({ body: message.body, groupId: message.groupId, deduplicationId: randomUUID(), attributes: message.reason })),
+    );
   }
 }

@@ -40,7 +40,10 @@ export function chooseAuth(authentication: SubscriptionAuthentication | undefine
   const types = authentication.authType;
   if (types.includes('OAUTH2_CLIENT_CREDENTIALS')) {
     const params = authentication.paramsOauth2ClientCredentials;
-    if (!params) throw new UnprocessableEntityError('authentication: OAUTH2_CLIENT_CREDENTIALS needs paramsOauth2ClientCredentials (clientId, clientPassword, tokenEndpoint); nothing is provisioned out of band');
+    if (!params)
+      throw new UnprocessableEntityError(
+        'authentication: OAUTH2_CLIENT_CREDENTIALS needs paramsOauth2ClientCredentials (clientId, clientPassword, tokenEndpoint); nothing is provisioned out of band',
+      );
     try {
       parseEgressUrl(params.tokenEndpoint);
     } catch (error) {
@@ -98,7 +101,12 @@ export interface SubscriptionCreation<R extends SubscriptionBase> {
  * usable and the callback must answer the test; the credentials go to the secret store (removed
  * again if the record cannot be written).
  */
-export async function createSubscriptionRecord<R extends SubscriptionBase>(deps: NotifyDeps, caller: Caller, request: { callbackUri: string; authentication?: SubscriptionAuthentication }, creation: SubscriptionCreation<R>): Promise<R> {
+export async function createSubscriptionRecord<R extends SubscriptionBase>(
+  deps: NotifyDeps,
+  caller: Caller,
+  request: { callbackUri: string; authentication?: SubscriptionAuthentication },
+  creation: SubscriptionCreation<R>,
+): Promise<R> {
   try {
     parseEgressUrl(request.callbackUri);
   } catch (error) {
@@ -111,7 +119,15 @@ export async function createSubscriptionRecord<R extends SubscriptionBase>(deps:
   const id = deps.newId();
   const now = deps.now();
   const authSecret = auth ? await deps.secrets.create(`subscriptions/${id}`, auth) : undefined;
-  const record = creation.build({ id, tenantId: caller.tenantId, createdAt: now, createdSeq: `${now}#${id}`, callbackUri: request.callbackUri, authSecret, revision: 1 });
+  const record = creation.build({
+    id,
+    tenantId: caller.tenantId,
+    createdAt: now,
+    createdSeq: `${now}#${id}`,
+    callbackUri: request.callbackUri,
+    authSecret,
+    revision: 1,
+  });
   try {
     await creation.store.create(record);
   } catch (error) {
@@ -129,12 +145,19 @@ export async function readSubscriptionRecord<R extends SubscriptionBase>(store: 
 }
 
 /** SOL003 5.4.19.3.5, SOL005 9.4.9.3.5: deletes the caller's subscription and its credentials; nothing is sent for it any more. */
-export async function deleteSubscriptionRecord<R extends SubscriptionBase>(store: Pick<SubscriptionStore<R>, 'get' | 'delete'>, secrets: NotifyDeps['secrets'], caller: Caller, id: string): Promise<void> {
+export async function deleteSubscriptionRecord<R extends SubscriptionBase>(
+  store: Pick<SubscriptionStore<R>, 'get' | 'delete'>,
+  secrets: NotifyDeps['secrets'],
+  caller: Caller,
+  id: string,
+): Promise<void> {
   await readSubscriptionRecord(store, caller, id);
   const deleted = await store.delete(id);
   if (!deleted) throw new NotFoundError(`Subscription ${id} does not exist`);
   if (deleted.authSecret) {
-    await secrets.remove(deleted.authSecret).catch((error: unknown) => log.warn('could not remove a deleted subscription\'s secret', { subscriptionId: id, error }));
+    await secrets
+      .remove(deleted.authSecret)
+      .catch((error: unknown) => log.warn("could not remove a deleted subscription's secret", { subscriptionId: id, error }));
   }
 }
 
@@ -146,12 +169,16 @@ export function listSubscriptionRecords<R extends SubscriptionBase>(
   rawQuery: string,
   pageSize: number,
 ): Promise<ListResult> {
-  return listCollection({
-    ...list,
-    defaultExcluded: [],
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => store.listPage(scope, limit, after),
-    keyOf: subscriptionListKey,
-  }, rawQuery, pageSize);
+  return listCollection(
+    {
+      ...list,
+      defaultExcluded: [],
+      alwaysIncluded: ['id', '_links'],
+      scope: listScope(caller),
+      fetch: (scope, limit, after) => store.listPage(scope, limit, after),
+      keyOf: subscriptionListKey,
+    },
+    rawQuery,
+    pageSize,
+  );
 }

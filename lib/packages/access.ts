@@ -74,7 +74,9 @@ export function checkDefinitionFiles(pkg: VnfPackageRecord, files: unknown): str
   const declared = new Set((pkg.additionalArtifacts ?? []).map((artifact) => artifact.artifactPath));
   const unknown = files.filter((file) => !declared.has(file));
   if (unknown.length) {
-    throw new UnprocessableEntityError(`additionalParams.lcm-kubernetes-def-files names ${unknown.join(', ')}, which VNF package ${pkg.id} does not declare as an artifact (in its manifest or TOSCA.meta)`);
+    throw new UnprocessableEntityError(
+      `additionalParams.lcm-kubernetes-def-files names ${unknown.join(', ')}, which VNF package ${pkg.id} does not declare as an artifact (in its manifest or TOSCA.meta)`,
+    );
   }
   return files as string[];
 }

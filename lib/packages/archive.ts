@@ -118,7 +118,8 @@ export async function openArchive(source: ByteSource, limits: Partial<ArchiveLim
 
 function checkLimits(limits: ArchiveLimits): ArchiveLimits {
   for (const [key, value] of Object.entries(limits)) {
-    if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) throw new RangeError(`archive limit ${key} must be a positive number, not ${String(value)}`);
+    if (typeof value !== 'number' || Number.isNaN(value) || value <= 0)
+      throw new RangeError(`archive limit ${key} must be a positive number, not ${String(value)}`);
   }
   return limits;
 }
@@ -141,7 +142,10 @@ async function listEntries(zipfile: yauzl.ZipFile, archiveSize: number, limits: 
       if (previous) throw new PackageError(`duplicate entry: "${previous.name}" is already in the archive`, entry.name);
       total += entry.uncompressedSize;
       if (total > limits.maxTotalBytes) {
-        throw new PackageError(`the entries declare more than ${limits.maxTotalBytes} bytes uncompressed in total; a package may expand to at most that (MaxPackageExpandedBytes)`, entry.name);
+        throw new PackageError(
+          `the entries declare more than ${limits.maxTotalBytes} bytes uncompressed in total; a package may expand to at most that (MaxPackageExpandedBytes)`,
+          entry.name,
+        );
       }
       byPath.set(entry.path, entry);
       entries.push(entry);
@@ -157,7 +161,8 @@ async function listEntries(zipfile: yauzl.ZipFile, archiveSize: number, limits: 
 function vetEntry(raw: yauzl.Entry, limits: ArchiveLimits): StoredEntry {
   const nameBytes = Buffer.from(raw.fileNameRaw);
   const name = yauzl.getFileNameLowLevel(raw.generalPurposeBitFlag, nameBytes, raw.extraFields, true);
-  if (nameBytes.length > MAX_NAME_BYTES) throw new PackageError(`entry name is ${nameBytes.length} bytes long, more than ${MAX_NAME_BYTES}`, name.slice(0, 200));
+  if (nameBytes.length > MAX_NAME_BYTES)
+    throw new PackageError(`entry name is ${nameBytes.length} bytes long, more than ${MAX_NAME_BYTES}`, name.slice(0, 200));
   const problem = nameProblem(name);
   if (problem) throw new PackageError(problem, name);
   const isDirectory = name.endsWith('/');
@@ -179,7 +184,10 @@ function vetEntry(raw: yauzl.Entry, limits: ArchiveLimits): StoredEntry {
   if (raw.uncompressedSize > limits.ratioThresholdBytes) {
     const ratio = raw.uncompressedSize / Math.max(1, raw.compressedSize);
     if (ratio > limits.maxRatio) {
-      throw new PackageError(`compression ratio ${Math.round(ratio)}:1 (${raw.compressedSize} bytes inflating to ${raw.uncompressedSize}) exceeds the limit of ${limits.maxRatio}:1`, name);
+      throw new PackageError(
+        `compression ratio ${Math.round(ratio)}:1 (${raw.compressedSize} bytes inflating to ${raw.uncompressedSize}) exceeds the limit of ${limits.maxRatio}:1`,
+        name,
+      );
     }
   }
 
@@ -291,7 +299,11 @@ function inflatedTooMuch(entry: StoredEntry, cause?: unknown): PackageError {
 }
 
 function inflatedTooLittle(entry: StoredEntry, cause?: unknown): PackageError {
-  return new PackageError(`content is smaller than the ${entry.uncompressedSize} bytes the central directory declares`, entry.name, cause === undefined ? undefined : { cause });
+  return new PackageError(
+    `content is smaller than the ${entry.uncompressedSize} bytes the central directory declares`,
+    entry.name,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function hex32(value: number): string {
@@ -315,7 +327,13 @@ class YauzlArchive implements CsarArchive {
   }
 
   entries(): readonly ArchiveEntry[] {
-    return this.#entries.map(({ path, uncompressedSize, compressedSize, crc32, isDirectory }) => ({ path, uncompressedSize, compressedSize, crc32, isDirectory }));
+    return this.#entries.map(({ path, uncompressedSize, compressedSize, crc32, isDirectory }) => ({
+      path,
+      uncompressedSize,
+      compressedSize,
+      crc32,
+      isDirectory,
+    }));
   }
 
   has(path: string): boolean {

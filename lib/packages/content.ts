@@ -21,7 +21,9 @@ export const INDEX_FILE = 'index.json';
 
 export class RangeNotSatisfiableError extends ProblemError {
   constructor(size: number) {
-    super(416, 'Range Not Satisfiable', `The requested range is not within the ${size} bytes of this resource`, { headers: { 'Content-Range': `bytes */${size}` } });
+    super(416, 'Range Not Satisfiable', `The requested range is not within the ${size} bytes of this resource`, {
+      headers: { 'Content-Range': `bytes */${size}` },
+    });
   }
 }
 
@@ -46,7 +48,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
 }
 
 export function requireOnboarded(record: VnfPackageRecord): void {
-  if (record.onboardingState !== 'ONBOARDED') throw new ConflictError(`VNF package ${record.id} is ${record.onboardingState}; its content is available once it is ONBOARDED`);
+  if (record.onboardingState !== 'ONBOARDED')
+    throw new ConflictError(`VNF package ${record.id} is ${record.onboardingState}; its content is available once it is ONBOARDED`);
 }
 
 const indexCache = new Map<string, PackageIndex>();
@@ -109,7 +112,7 @@ function indexedFile(record: VnfPackageRecord, index: PackageIndex, path: string
     // Onboarding copies stored entries over the inline limit to their own objects; a package
     // onboarded before it did gets the copy (streaming, once) on the first download that needs it.
     ownObject: async () => {
-      if (await objectSize(own) !== file.size) await putObject(own, await getStream(contentKey(record.id), range), 'application/octet-stream');
+      if ((await objectSize(own)) !== file.size) await putObject(own, await getStream(contentKey(record.id), range), 'application/octet-stream');
       return own;
     },
   };
@@ -144,11 +147,16 @@ export function selectedArtifacts(record: VnfPackageRecord, selection: ArtifactS
   for (const artifact of record.additionalArtifacts ?? []) {
     if (typeof artifact.artifactPath !== 'string') continue; // external: not in the package
     const set = typeof artifact.nonManoArtifactSetId === 'string' ? artifact.nonManoArtifactSetId : undefined;
-    if (set === undefined ? selection.excludeManoArtifacts : selection.excludeNonManoArtifacts || (selection.nonManoSets && !selection.nonManoSets.includes(set))) continue;
+    if (
+      set === undefined ? selection.excludeManoArtifacts : selection.excludeNonManoArtifacts || (selection.nonManoSets && !selection.nonManoSets.includes(set))
+    )
+      continue;
     chosen.add(artifact.artifactPath);
   }
   if (selection.includeSignatures) {
-    for (const path of [...chosen]) for (const extra of (record.artifactSignatures && Object.hasOwn(record.artifactSignatures, path) ? record.artifactSignatures[path] : undefined) ?? []) chosen.add(extra);
+    for (const path of [...chosen])
+      for (const extra of (record.artifactSignatures && Object.hasOwn(record.artifactSignatures, path) ? record.artifactSignatures[path] : undefined) ?? [])
+        chosen.add(extra);
   }
   return [...chosen].sort();
 }
@@ -194,7 +202,11 @@ export async function readVnfd(record: VnfPackageRecord, accept: string | undefi
   const acceptsZip = !accept || /application\/zip|\*\/\*|application\/\*/.test(accept);
   if (files.length === 1 && acceptsText) return { contentType: 'text/plain', bytes: await readFile(record, files[0] as string) };
   if (!acceptsZip) {
-    throw new ProblemError(406, 'Not Acceptable', `The VNFD of package ${record.id} consists of ${files.length} files and is returned as application/zip; Accept it`);
+    throw new ProblemError(
+      406,
+      'Not Acceptable',
+      `The VNFD of package ${record.id} consists of ${files.length} files and is returned as application/zip; Accept it`,
+    );
   }
   const zip = new yazl.ZipFile();
   const paths = index.toscaMetaPath ? [index.toscaMetaPath, ...files] : files;

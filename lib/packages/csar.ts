@@ -95,7 +95,12 @@ interface Listed {
 
 export async function inspectCsar(archive: CsarArchive, options: InspectCsarOptions = {}): Promise<CsarInfo> {
   const anchors = parseTrustAnchors(options.trustAnchors ?? []);
-  const files = new Set(archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path));
+  const files = new Set(
+    archive
+      .entries()
+      .filter((entry) => !entry.isDirectory)
+      .map((entry) => entry.path),
+  );
   // Directories listed or implied by a path below them (zips need not list directories).
   const directories = new Set<string>();
   for (const entry of archive.entries()) {
@@ -127,7 +132,8 @@ export async function inspectCsar(archive: CsarArchive, options: InspectCsarOpti
       return path;
     };
     manifestPath = fileKey('ETSI-Entry-Manifest');
-    if (manifestPath && !manifestPath.toLowerCase().endsWith('.mf')) throw new PackageError(`ETSI-Entry-Manifest "${manifestPath}" is not a .mf file`, at('ETSI-Entry-Manifest'));
+    if (manifestPath && !manifestPath.toLowerCase().endsWith('.mf'))
+      throw new PackageError(`ETSI-Entry-Manifest "${manifestPath}" is not a .mf file`, at('ETSI-Entry-Manifest'));
     fileKey('ETSI-Entry-Change-Log');
     certificatePath = fileKey('ETSI-Entry-Certificate');
     detachedSignaturePath = fileKey('ETSI-Entry-Signature');
@@ -146,12 +152,17 @@ export async function inspectCsar(archive: CsarArchive, options: InspectCsarOpti
     const yamls = root.filter((path) => /\.ya?ml$/i.test(path));
     if (yamls.length === 0) throw new PackageError('cannot find the entry definitions: no TOSCA-Metadata/TOSCA.meta and no YAML file at the archive root');
     if (yamls.length > 1) {
-      throw new PackageError(`the entry definitions are ambiguous: no TOSCA-Metadata/TOSCA.meta and ${yamls.length} YAML files at the archive root (${yamls.sort().join(', ')})`);
+      throw new PackageError(
+        `the entry definitions are ambiguous: no TOSCA-Metadata/TOSCA.meta and ${yamls.length} YAML files at the archive root (${yamls.sort().join(', ')})`,
+      );
     }
     entryDefinitions = yamls[0]!;
     const head = (await archive.readText(entryDefinitions)).split(/\r?\n/, DEFINITIONS_VERSION_LINES);
     if (!head.some((line) => /^tosca_definitions_version\s*:/.test(line))) {
-      throw new PackageError(`the root YAML file has no tosca_definitions_version in its first ${DEFINITIONS_VERSION_LINES} lines, so it is not TOSCA entry definitions`, entryDefinitions);
+      throw new PackageError(
+        `the root YAML file has no tosca_definitions_version in its first ${DEFINITIONS_VERSION_LINES} lines, so it is not TOSCA entry definitions`,
+        entryDefinitions,
+      );
     }
     const base = entryDefinitions.replace(/\.ya?ml$/i, '');
     const manifests = root.filter((path) => /\.mf$/i.test(path));
@@ -179,7 +190,15 @@ export async function inspectCsar(archive: CsarArchive, options: InspectCsarOpti
     manifestMetadata = manifest.metadata;
     manifestListed = manifest.artifacts;
     // Before any hashing: a tampered manifest should not cost a pass over gigabytes of images.
-    signature = await verifySignatures({ archive, manifestPath, manifestBytes: bytes, embedded: manifest.signature, detachedSignaturePath, certificatePath, anchors });
+    signature = await verifySignatures({
+      archive,
+      manifestPath,
+      manifestBytes: bytes,
+      embedded: manifest.signature,
+      detachedSignaturePath,
+      certificatePath,
+      anchors,
+    });
   }
   if (options.requireSignature && !signature.verified) {
     if (!signature.present) throw new PackageError('the package is not signed, and a signed manifest is required', manifestPath);
@@ -192,7 +211,8 @@ export async function inspectCsar(archive: CsarArchive, options: InspectCsarOpti
     if (artifact.isExternal) continue;
     if (!files.has(artifact.artifactPath)) throw new PackageError(`"${artifact.artifactPath}" is listed but is not a file in the archive`, entry.where);
     for (const path of [artifact.signaturePath, artifact.certificatePath]) {
-      if (path !== undefined && !files.has(path)) throw new PackageError(`"${path}" is listed for "${artifact.artifactPath}" but is not a file in the archive`, entry.where);
+      if (path !== undefined && !files.has(path))
+        throw new PackageError(`"${path}" is listed for "${artifact.artifactPath}" but is not a file in the archive`, entry.where);
     }
   }
   await verifyHashes(archive, listed);
@@ -229,7 +249,10 @@ function parseToscaMeta(text: string): { block0: Record<string, string>; lines: 
     if (!block0[key]) throw new PackageError(`block 0 has no "${key}"`, TOSCA_META);
   }
   if (block0['TOSCA-Meta-File-Version'] !== '1.0') {
-    throw new PackageError(`unsupported TOSCA-Meta-File-Version "${block0['TOSCA-Meta-File-Version']}" (1.0 is supported)`, `${TOSCA_META}:${lines.get('TOSCA-Meta-File-Version')}`);
+    throw new PackageError(
+      `unsupported TOSCA-Meta-File-Version "${block0['TOSCA-Meta-File-Version']}" (1.0 is supported)`,
+      `${TOSCA_META}:${lines.get('TOSCA-Meta-File-Version')}`,
+    );
   }
   if (!['1.1', '1.2'].includes(block0['CSAR-Version']!)) {
     throw new PackageError(`unsupported CSAR-Version "${block0['CSAR-Version']}" (1.1 and 1.2 are supported)`, `${TOSCA_META}:${lines.get('CSAR-Version')}`);
@@ -251,7 +274,9 @@ function parseToscaMeta(text: string): { block0: Record<string, string>; lines: 
     if (!subject) throw new PackageError('a block after block 0 has neither Name: nor Source:', where);
     const artifact = artifactFor(subject.value, `${TOSCA_META}:${subject.number}`);
     const checks = checksumOf(fields.get('algorithm'), fields.get('hash'), TOSCA_META, where);
-    const metadata = block.filter((line) => !['name', 'source', 'algorithm', 'hash'].includes(line.key.toLowerCase())).map((line) => [line.key, line.value] as const);
+    const metadata = block
+      .filter((line) => !['name', 'source', 'algorithm', 'hash'].includes(line.key.toLowerCase()))
+      .map((line) => [line.key, line.value] as const);
     if (checks) artifact.checksum = { algorithm: checks.algorithm.name, hash: checks.hash };
     if (metadata.length > 0) artifact.metadata = Object.fromEntries(metadata);
     artifacts.push({ artifact, where: `${TOSCA_META}:${subject.number}`, checks: checks ? [checks] : [] });
@@ -314,12 +339,18 @@ function parseManifest(bytes: Buffer, manifestPath: string): ParsedManifest {
     if (end < 0) throw new PackageError('the CMS signature block has no -----END CMS----- line', at(begin));
     const trailing = lines.findIndex((line, index) => index > end && line.trim() !== '');
     if (trailing >= 0) throw new PackageError('text after the CMS signature block is not covered by the signature', at(trailing));
-    const base64 = lines.slice(begin + 1, end).join('').replace(/\s+/g, '');
+    const base64 = lines
+      .slice(begin + 1, end)
+      .join('')
+      .replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw new PackageError('the CMS signature block is not base64', at(begin));
     signature = { der: Buffer.from(base64, 'base64'), signedBody: bytes.subarray(0, byteOffsetOfLine(bytes, begin)) };
     bodyLines = lines.slice(0, begin);
   } else if (lines.some((line) => line.trim() === '-----END CMS-----')) {
-    throw new PackageError('the manifest has an -----END CMS----- line without -----BEGIN CMS-----', at(lines.findIndex((line) => line.trim() === '-----END CMS-----')));
+    throw new PackageError(
+      'the manifest has an -----END CMS----- line without -----BEGIN CMS-----',
+      at(lines.findIndex((line) => line.trim() === '-----END CMS-----')),
+    );
   }
 
   const metadata = new Map<string, string>();
@@ -338,7 +369,10 @@ function parseManifest(bytes: Buffer, manifestPath: string): ParsedManifest {
       listed.artifact.checksum = { algorithm: checks.algorithm.name, hash: checks.hash };
       listed.checks.push(checks);
     }
-    for (const [key, field] of [['signature', 'signaturePath'], ['certificate', 'certificatePath']] as const) {
+    for (const [key, field] of [
+      ['signature', 'signaturePath'],
+      ['certificate', 'certificatePath'],
+    ] as const) {
       const line = fields.get(key);
       if (line) listed.artifact[field] = localPath(line.value, at(line.number - 1));
     }
@@ -610,7 +644,9 @@ async function verifyCms(
     throw new PackageError(`the CMS signature is over content of type ${signedData.encapContentInfo.eContentType}, not data`, where);
   }
   if (signedData.signerInfos.length === 0) throw new PackageError('the CMS signature has no signer', where);
-  const embeddedCertificates = (signedData.certificates ?? []).filter((certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate);
+  const embeddedCertificates = (signedData.certificates ?? []).filter(
+    (certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate,
+  );
   signedData.certificates = [...embeddedCertificates, ...extraCertificates];
 
   // With encapsulated content, that content must be the manifest; without, the manifest is the detached data.
@@ -645,14 +681,22 @@ async function verifyCms(
         }
       }
     }
-    if (!result || !result.signerCertificate) {
+    if (!result?.signerCertificate) {
       const detail = lastError ? ` (${messageOf(lastError)})` : '';
-      throw new PackageError(`the signature does not match the manifest: the manifest was modified after signing, or the signature is not for it${detail}`, where);
+      throw new PackageError(
+        `the signature does not match the manifest: the manifest was modified after signing, or the signature is not for it${detail}`,
+        where,
+      );
     }
     const signerCertificate = result.signerCertificate;
     if (anchors.length > 0) {
       const chain = new pkijs.CertificateChainValidationEngine({
-        certs: [...signedData.certificates.filter((certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate && certificate !== signerCertificate), signerCertificate],
+        certs: [
+          ...signedData.certificates.filter(
+            (certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate && certificate !== signerCertificate,
+          ),
+          signerCertificate,
+        ],
         trustedCerts: anchors,
         checkDate: new Date(),
       });
@@ -727,7 +771,10 @@ function distinguishedName(name: pkijs.RelativeDistinguishedNames): string {
     .map((attribute) => {
       const raw: unknown = (attribute.value as { valueBlock?: { value?: unknown } }).valueBlock?.value;
       const value = typeof raw === 'string' ? raw : '#';
-      const escaped = value.replace(/([,+"\\<>;])/g, '\\$1').replace(/^([ #])/, '\\$1').replace(/ $/, '\\ ');
+      const escaped = value
+        .replace(/([,+"\\<>;])/g, '\\$1')
+        .replace(/^([ #])/, '\\$1')
+        .replace(/ $/, '\\ ');
       return `${NAME_TYPES[attribute.type] ?? attribute.type}=${escaped}`;
     })
     .reverse()

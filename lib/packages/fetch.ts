@@ -61,7 +61,10 @@ async function authorization(credentials: Credentials | undefined): Promise<stri
     const { clientId, clientPassword, tokenEndpoint } = credentials.oauth2;
     const response = await checkedFetch(tokenEndpoint, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`${clientId}:${clientPassword}`).toString('base64')}` },
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`${clientId}:${clientPassword}`).toString('base64')}`,
+      },
       body: 'grant_type=client_credentials',
     });
     if (!response.ok) throw new PackageError(`the token endpoint answered ${response.status}`, tokenEndpoint);
@@ -92,9 +95,11 @@ export async function fetchPackageContent(deps: CoreDeps, input: FetchInput): Pr
     return { bytes };
   } catch (error) {
     // The URI is refused with userinfo, but a redirect or an error message may still carry some.
-    const detail = withoutUserinfo(error instanceof PackageError
-      ? `Downloading the package failed: ${error.where ? `${error.where}: ` : ''}${error.message}`
-      : `Downloading the package from ${input.uri} failed: ${error instanceof Error ? error.message : String(error)}`);
+    const detail = withoutUserinfo(
+      error instanceof PackageError
+        ? `Downloading the package failed: ${error.where ? `${error.where}: ` : ''}${error.message}`
+        : `Downloading the package from ${input.uri} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
     log.warn('upload_from_uri failed', { packageId: input.packageId, uri: input.uri, detail });
     await deps.packages.change(input.packageId, {
       from: { onboardingState: ['UPLOADING'] },

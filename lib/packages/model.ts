@@ -3,9 +3,25 @@
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 
 export const VNF_PKG_ATTRIBUTES = [
-  'id', 'vnfdId', 'vnfProvider', 'vnfProductName', 'vnfSoftwareVersion', 'vnfdVersion', 'compatibleSpecificationVersions',
-  'checksum', 'packageSecurityOption', 'signingCertificate', 'softwareImages', 'additionalArtifacts', 'onboardingState',
-  'operationalState', 'usageState', 'vnfmInfo', 'userDefinedData', 'onboardingFailureDetails', '_links',
+  'id',
+  'vnfdId',
+  'vnfProvider',
+  'vnfProductName',
+  'vnfSoftwareVersion',
+  'vnfdVersion',
+  'compatibleSpecificationVersions',
+  'checksum',
+  'packageSecurityOption',
+  'signingCertificate',
+  'softwareImages',
+  'additionalArtifacts',
+  'onboardingState',
+  'operationalState',
+  'usageState',
+  'vnfmInfo',
+  'userDefinedData',
+  'onboardingFailureDetails',
+  '_links',
 ] as const;
 
 export const VNF_PKG_DEFAULT_EXCLUDED = ['softwareImages', 'additionalArtifacts', 'userDefinedData', 'checksum', 'onboardingFailureDetails'] as const;

@@ -32,29 +32,35 @@ const ALTERNATIVES = ['vnfProductsFromProviders', 'vnfdId', 'vnfPkgId'] as const
 const CHANGE_ONLY = ['vnfPkgId', 'operationalState', 'usageState'] as const;
 
 /** SOL005 9.5.3.4 PkgmNotificationsFilter */
-export const pkgmNotificationsFilter = z.object({
-  notificationTypes: nonEmpty(z.enum(PKGM_NOTIFICATION_TYPES)).optional(),
-  vnfProductsFromProviders: vnfInstanceSubscriptionFilter.shape.vnfProductsFromProviders,
-  vnfdId: nonEmpty(identifier).optional(),
-  vnfPkgId: nonEmpty(identifier).optional(),
-  operationalState: nonEmpty(z.enum(['ENABLED', 'DISABLED'])).optional(),
-  usageState: nonEmpty(z.enum(['IN_USE', 'NOT_IN_USE'])).optional(),
-  vnfmInfo: nonEmpty(z.string().min(1)).optional(),
-}).strict().refine(
-  // NOTE 2: alternative ways to name packages, one per filter.
-  (f) => ALTERNATIVES.filter((name) => f[name] !== undefined).length <= 1,
-  { message: 'vnfProductsFromProviders, vnfdId and vnfPkgId are alternatives; give at most one', path: ['vnfdId'] },
-).refine(
-  (f) => !f.notificationTypes || f.notificationTypes.includes('VnfPackageChangeNotification') || CHANGE_ONLY.every((name) => f[name] === undefined),
-  { message: 'vnfPkgId, operationalState and usageState apply only when notificationTypes contains VnfPackageChangeNotification', path: ['notificationTypes'] },
-);
+export const pkgmNotificationsFilter = z
+  .object({
+    notificationTypes: nonEmpty(z.enum(PKGM_NOTIFICATION_TYPES)).optional(),
+    vnfProductsFromProviders: vnfInstanceSubscriptionFilter.shape.vnfProductsFromProviders,
+    vnfdId: nonEmpty(identifier).optional(),
+    vnfPkgId: nonEmpty(identifier).optional(),
+    operationalState: nonEmpty(z.enum(['ENABLED', 'DISABLED'])).optional(),
+    usageState: nonEmpty(z.enum(['IN_USE', 'NOT_IN_USE'])).optional(),
+    vnfmInfo: nonEmpty(z.string().min(1)).optional(),
+  })
+  .strict()
+  .refine(
+    // NOTE 2: alternative ways to name packages, one per filter.
+    (f) => ALTERNATIVES.filter((name) => f[name] !== undefined).length <= 1,
+    { message: 'vnfProductsFromProviders, vnfdId and vnfPkgId are alternatives; give at most one', path: ['vnfdId'] },
+  )
+  .refine((f) => !f.notificationTypes || f.notificationTypes.includes('VnfPackageChangeNotification') || CHANGE_ONLY.every((name) => f[name] === undefined), {
+    message: 'vnfPkgId, operationalState and usageState apply only when notificationTypes contains VnfPackageChangeNotification',
+    path: ['notificationTypes'],
+  });
 export type PkgmNotificationsFilter = z.infer<typeof pkgmNotificationsFilter>;
 
 /** SOL005 9.5.2.6 PkgmSubscriptionRequest */
-export const pkgmSubscriptionRequest = z.object({
-  filter: pkgmNotificationsFilter.optional(),
-  ...subscriptionRequestFields,
-}).strict();
+export const pkgmSubscriptionRequest = z
+  .object({
+    filter: pkgmNotificationsFilter.optional(),
+    ...subscriptionRequestFields,
+  })
+  .strict();
 export type PkgmSubscriptionRequest = z.infer<typeof pkgmSubscriptionRequest>;
 
 export interface PkgmSubscriptionRecord extends SubscriptionBase {
@@ -119,7 +125,12 @@ function snapshot(record: VnfPackageRecord): PackageSnapshot {
   };
 }
 
-export function packageEvent(record: VnfPackageRecord, notificationType: PkgmNotificationType, changeType: PackageChangeType | undefined, timeStamp: string): PackageEvent {
+export function packageEvent(
+  record: VnfPackageRecord,
+  notificationType: PkgmNotificationType,
+  changeType: PackageChangeType | undefined,
+  timeStamp: string,
+): PackageEvent {
   return {
     kind: 'pkgm-event',
     // One change of one package at one time: a retried write republishes the same id.
@@ -148,7 +159,10 @@ export function pkgmSubscriptionMatches(filter: PkgmNotificationsFilter | undefi
 }
 
 /** Renders VnfPackageOnboardingNotification (9.5.2.8) or VnfPackageChangeNotification (9.5.2.9) for one subscription. */
-export function renderPackageNotification(event: PackageEvent, subscription: Pick<PkgmSubscriptionRecord, 'id' | 'apiMajorVersion' | 'apiRoot'>): Record<string, unknown> {
+export function renderPackageNotification(
+  event: PackageEvent,
+  subscription: Pick<PkgmSubscriptionRecord, 'id' | 'apiMajorVersion' | 'apiRoot'>,
+): Record<string, unknown> {
   const prefix = `${subscription.apiRoot}/vnfpkgm/v${subscription.apiMajorVersion}`;
   const body: Record<string, unknown> = {
     id: event.notificationId,
@@ -172,7 +186,9 @@ export function renderPackageNotification(event: PackageEvent, subscription: Pic
 }
 
 /** How the notifier fans package events out and delivers them. */
-export function packageNotificationFamily(subscriptions: Pick<SubscriptionStore<PkgmSubscriptionRecord>, 'get' | 'listAll'> = pkgmSubscriptionStore()): NotificationFamily<PkgmSubscriptionRecord, PackageEvent> {
+export function packageNotificationFamily(
+  subscriptions: Pick<SubscriptionStore<PkgmSubscriptionRecord>, 'get' | 'listAll'> = pkgmSubscriptionStore(),
+): NotificationFamily<PkgmSubscriptionRecord, PackageEvent> {
   return {
     family: 'vnfpkgm',
     eventKind: 'pkgm-event',
@@ -236,12 +252,17 @@ export class NotifyingPackageStore implements VnfPackageStore {
 
   async change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined> {
     const what = announced(change);
-    const current = what && await this.inner.get(id);
+    const current = what && (await this.inner.get(id));
     if (!what || !current) return this.inner.change(id, change);
     const at = typeof change.set?.stateSince === 'string' && what.changeType === undefined ? change.set.stateSince : this.now();
     const event = packageEvent({ ...current, ...change.set } as VnfPackageRecord, what.notificationType, what.changeType, at);
     const expect = what.changeType ? { exists: true, operationalState: event.package.operationalState } : { exists: true, onboardingState: 'ONBOARDED' };
-    return withOutbox(this.outbox, this.entry(event, expect), () => this.inner.change(id, change), async (updated) => (updated ? publishAfterWrite(this.queue, [event]) : true));
+    return withOutbox(
+      this.outbox,
+      this.entry(event, expect),
+      () => this.inner.change(id, change),
+      async (updated) => (updated ? publishAfterWrite(this.queue, [event]) : true),
+    );
   }
 
   async deleteUnused(id: string): Promise<boolean> {
@@ -249,12 +270,24 @@ export class NotifyingPackageStore implements VnfPackageStore {
     // Only the deletion of an onboarded package is announced.
     if (current?.onboardingState !== 'ONBOARDED') return this.inner.deleteUnused(id);
     const event = packageEvent(current, 'VnfPackageChangeNotification', 'PKG_DELETE', this.now());
-    return withOutbox(this.outbox, this.entry(event, { exists: false }), () => this.inner.deleteUnused(id), async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true));
+    return withOutbox(
+      this.outbox,
+      this.entry(event, { exists: false }),
+      () => this.inner.deleteUnused(id),
+      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true),
+    );
   }
 
   /** The event is kept whole: a deleted package could not rebuild it. */
   private entry(event: PackageEvent, expect: OutboxEntry['expect']): OutboxEntry {
-    return { id: event.notificationId, kind: 'package', recordId: event.vnfPkgId, expect, event: event as unknown as Record<string, unknown>, createdAt: event.timeStamp };
+    return {
+      id: event.notificationId,
+      kind: 'package',
+      recordId: event.vnfPkgId,
+      expect,
+      event: event as unknown as Record<string, unknown>,
+      createdAt: event.timeStamp,
+    };
   }
 }
 
@@ -263,10 +296,11 @@ export function packageOutboxReplay(packages: Pick<VnfPackageStore, 'get'>): Out
   return {
     package: async (entry) => {
       const record = await packages.get(entry.recordId);
-      const happened = (record !== undefined) === entry.expect.exists
-        && (entry.expect.onboardingState === undefined || record?.onboardingState === entry.expect.onboardingState)
-        && (entry.expect.operationalState === undefined || record?.operationalState === entry.expect.operationalState);
-      return happened && entry.event ? entry.event as unknown as PackageEvent : undefined;
+      const happened =
+        (record !== undefined) === entry.expect.exists &&
+        (entry.expect.onboardingState === undefined || record?.onboardingState === entry.expect.onboardingState) &&
+        (entry.expect.operationalState === undefined || record?.operationalState === entry.expect.operationalState);
+      return happened && entry.event ? (entry.event as unknown as PackageEvent) : undefined;
     },
   };
 }

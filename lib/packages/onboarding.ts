@@ -25,7 +25,11 @@ export type OnboardingOutcome = 'ONBOARDED' | 'FAILED' | 'IGNORED';
 /** Entries this big and stored uncompressed (images, typically) are never copied out of the CSAR. */
 const IN_PLACE_BYTES = 1024 * 1024;
 
-interface InPlaceEntry { path: string; offset: number; length: number }
+interface InPlaceEntry {
+  path: string;
+  offset: number;
+  length: number;
+}
 
 /** A stored entry too big to answer inline gets its own object (so downloads can be presigned), written in the same pass. */
 const ownObjectFor = (entry: InPlaceEntry): boolean => entry.length > MAX_INLINE_BYTES;
@@ -39,7 +43,9 @@ async function hashInOnePass(key: string, archive: CsarArchive, packageId: strin
   const whole = createHash('sha256');
   const pending = inPlace.map((entry) => {
     let settle!: { resolve: (digest: string) => void; reject: (error: unknown) => void };
-    const digest = new Promise<string>((resolve, reject) => { settle = { resolve, reject }; });
+    const digest = new Promise<string>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
     archive.primeHash(entry.path, 'sha256', digest);
     const sink = ownObjectFor(entry) ? new PassThrough() : undefined;
     const stored = sink ? putObject(extractedKey(packageId, entry.path), sink, 'application/octet-stream', SMALL_PARTS) : undefined;
@@ -83,12 +89,18 @@ async function hashInOnePass(key: string, archive: CsarArchive, packageId: strin
 async function indexFiles(archive: CsarArchive, packageId: string, inPlace: readonly InPlaceEntry[]): Promise<PackageIndex['files']> {
   const files: PackageIndex['files'] = {};
   for (const entry of inPlace) {
-    files[entry.path] = ownObjectFor(entry) ? { key: extractedKey(packageId, entry.path), size: entry.length } : { csarOffset: entry.offset, size: entry.length };
+    files[entry.path] = ownObjectFor(entry)
+      ? { key: extractedKey(packageId, entry.path), size: entry.length }
+      : { csarOffset: entry.offset, size: entry.length };
   }
   for (const entry of archive.entries()) {
     if (entry.isDirectory || files[entry.path]) continue;
     const key = extractedKey(packageId, entry.path);
-    await putObject(key, entry.uncompressedSize <= IN_PLACE_BYTES ? await archive.readBytes(entry.path, entry.uncompressedSize) : await archive.openStream(entry.path), 'application/octet-stream');
+    await putObject(
+      key,
+      entry.uncompressedSize <= IN_PLACE_BYTES ? await archive.readBytes(entry.path, entry.uncompressedSize) : await archive.openStream(entry.path),
+      'application/octet-stream',
+    );
     files[entry.path] = { key, size: entry.uncompressedSize };
   }
   return files;
@@ -104,9 +116,13 @@ async function inPlaceEntries(archive: CsarArchive): Promise<InPlaceEntry[]> {
   return found;
 }
 
-function signaturesOf(artifacts: ReadonlyArray<{ artifactPath: string; signaturePath?: string; certificatePath?: string }>): { artifactSignatures?: Record<string, string[]> } {
+function signaturesOf(artifacts: ReadonlyArray<{ artifactPath: string; signaturePath?: string; certificatePath?: string }>): {
+  artifactSignatures?: Record<string, string[]>;
+} {
   const entries = artifacts
-    .map((artifact) => [artifact.artifactPath, [artifact.signaturePath, artifact.certificatePath].filter((path): path is string => path !== undefined)] as const)
+    .map(
+      (artifact) => [artifact.artifactPath, [artifact.signaturePath, artifact.certificatePath].filter((path): path is string => path !== undefined)] as const,
+    )
     .filter(([, paths]) => paths.length > 0);
   return entries.length ? { artifactSignatures: Object.fromEntries(entries) } : {};
 }
@@ -132,7 +148,11 @@ function softwareImagesOf(vnfd: ParsedVnfd, createdAt: string): Array<Record<str
   }));
 }
 
-export async function onboardPackage(deps: CoreDeps, packageId: string, options: { trustAnchors?: string[]; requireSignature?: boolean } = {}): Promise<OnboardingOutcome> {
+export async function onboardPackage(
+  deps: CoreDeps,
+  packageId: string,
+  options: { trustAnchors?: string[]; requireSignature?: boolean } = {},
+): Promise<OnboardingOutcome> {
   const started = await deps.packages.change(packageId, {
     from: { onboardingState: ['CREATED', 'UPLOADING'] },
     set: { onboardingState: 'PROCESSING', stateSince: deps.now() },
@@ -160,8 +180,11 @@ export async function onboardPackage(deps: CoreDeps, packageId: string, options:
     const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors, requireSignature: options.requireSignature });
     const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
 
-    const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter((p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED');
-    if (others.length) throw new PackageError(`vnfdId ${vnfd.vnfdId} is already onboarded as VNF package ${others[0]?.id}; a VNFD can be onboarded once`, info.entryDefinitions);
+    const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter(
+      (p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED',
+    );
+    if (others.length)
+      throw new PackageError(`vnfdId ${vnfd.vnfdId} is already onboarded as VNF package ${others[0]?.id}; a VNFD can be onboarded once`, info.entryDefinitions);
 
     const files = await indexFiles(opened, packageId, inPlace);
     const index: PackageIndex = {
@@ -177,7 +200,13 @@ export async function onboardPackage(deps: CoreDeps, packageId: string, options:
     const imagePaths = new Set(vnfd.softwareImages.map((image) => image.imagePath));
     const descriptorFiles = new Set(vnfd.descriptorFiles);
     const additionalArtifacts = info.artifacts
-      .filter((artifact) => artifact.checksum && !imagePaths.has(artifact.artifactPath) && !descriptorFiles.has(artifact.artifactPath) && !artifact.artifactPath.startsWith('TOSCA-Metadata/'))
+      .filter(
+        (artifact) =>
+          artifact.checksum &&
+          !imagePaths.has(artifact.artifactPath) &&
+          !descriptorFiles.has(artifact.artifactPath) &&
+          !artifact.artifactPath.startsWith('TOSCA-Metadata/'),
+      )
       .map((artifact) => ({
         ...(artifact.isExternal ? { artifactURI: artifact.artifactPath } : { artifactPath: artifact.artifactPath }),
         checksum: artifact.checksum,
@@ -214,9 +243,14 @@ export async function onboardPackage(deps: CoreDeps, packageId: string, options:
     log.info('VNF package onboarded', { packageId, vnfdId: vnfd.vnfdId });
     return 'ONBOARDED';
   } catch (error) {
-    const problem: ProblemDetailsRecord = error instanceof PackageError
-      ? error.toProblem()
-      : { title: 'VNF package onboarding failed', status: 500, detail: 'Onboarding failed because of an internal error; it has been logged. Upload the package again.' };
+    const problem: ProblemDetailsRecord =
+      error instanceof PackageError
+        ? error.toProblem()
+        : {
+            title: 'VNF package onboarding failed',
+            status: 500,
+            detail: 'Onboarding failed because of an internal error; it has been logged. Upload the package again.',
+          };
     if (!(error instanceof PackageError)) log.error('onboarding failed unexpectedly', { packageId, error });
     else log.warn('VNF package refused', { packageId, detail: problem.detail });
     // The copying pass may still be writing under the prefix: let it end before removing it.

@@ -21,23 +21,29 @@ const keyValuePairs = z.record(z.string(), z.unknown());
 export const createVnfPkgInfoRequest = z.object({ userDefinedData: keyValuePairs.optional() }).strict();
 
 /** SOL005 9.5.2.4 VnfPkgInfoModifications */
-export const vnfPkgInfoModifications = z.object({
-  operationalState: z.enum(['ENABLED', 'DISABLED']).optional(),
-  userDefinedData: keyValuePairs.optional(),
-}).strict();
+export const vnfPkgInfoModifications = z
+  .object({
+    operationalState: z.enum(['ENABLED', 'DISABLED']).optional(),
+    userDefinedData: keyValuePairs.optional(),
+  })
+  .strict();
 
 /**
  * SOL005 9.5.2.3 UploadVnfPackageFromUriRequest; Tacker's clients send `userName`/`password`
  * (some `username`), the V3 model an OAuth 2.0 client; both are accepted.
  */
-export const uploadFromUriRequest = z.object({
-  addressInformation: httpUri('give them in userName and password (or paramsOauth2ClientCredentials)'),
-  authType: z.union([z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']), z.array(z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']))]).optional(),
-  userName: z.string().optional(),
-  username: z.string().optional(),
-  password: z.string().optional(),
-  paramsOauth2ClientCredentials: z.object({ clientId: z.string(), clientPassword: z.string(), tokenEndpoint: httpUri('give them in clientId and clientPassword') }).optional(),
-}).strict();
+export const uploadFromUriRequest = z
+  .object({
+    addressInformation: httpUri('give them in userName and password (or paramsOauth2ClientCredentials)'),
+    authType: z.union([z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']), z.array(z.enum(['BASIC', 'OAUTH2_CLIENT_CREDENTIALS']))]).optional(),
+    userName: z.string().optional(),
+    username: z.string().optional(),
+    password: z.string().optional(),
+    paramsOauth2ClientCredentials: z
+      .object({ clientId: z.string(), clientPassword: z.string(), tokenEndpoint: httpUri('give them in clientId and clientPassword') })
+      .optional(),
+  })
+  .strict();
 export type UploadFromUriRequest = z.infer<typeof uploadFromUriRequest>;
 
 /** Uploads stuck this long (a client that never sent the bytes, a crashed run) may be restarted. */
@@ -67,16 +73,20 @@ export async function getPackage(deps: CoreDeps, caller: Caller, id: string): Pr
 }
 
 export function listPackages(deps: CoreDeps, caller: Caller, version: 1 | 2, baseUrl: string, rawQuery: string, pageSize: number): Promise<ListResult> {
-  return listCollection({
-    resource: `vnfpkgm/v${version}/vnf_packages`,
-    attributes: VNF_PKG_ATTRIBUTES,
-    defaultExcluded: VNF_PKG_DEFAULT_EXCLUDED,
-    alwaysIncluded: ['id', '_links'],
-    scope: listScope(caller),
-    fetch: (scope, limit, after) => deps.packages.listPage(scope, limit, after),
-    render: (record) => renderVnfPkgInfo(record, version, baseUrl),
-    keyOf: packageListKey,
-  }, rawQuery, pageSize);
+  return listCollection(
+    {
+      resource: `vnfpkgm/v${version}/vnf_packages`,
+      attributes: VNF_PKG_ATTRIBUTES,
+      defaultExcluded: VNF_PKG_DEFAULT_EXCLUDED,
+      alwaysIncluded: ['id', '_links'],
+      scope: listScope(caller),
+      fetch: (scope, limit, after) => deps.packages.listPage(scope, limit, after),
+      render: (record) => renderVnfPkgInfo(record, version, baseUrl),
+      keyOf: packageListKey,
+    },
+    rawQuery,
+    pageSize,
+  );
 }
 
 /** SOL005 9.4.3.3.4 PATCH: operationalState and userDefinedData of an ONBOARDED package; 409 when nothing would change. */
@@ -86,7 +96,8 @@ export async function modifyPackage(deps: CoreDeps, caller: Caller, id: string, 
     throw new BadRequestError('Invalid VnfPkgInfoModifications: give operationalState and/or userDefinedData');
   }
   const current = await getPackage(deps, caller, id);
-  if (current.onboardingState !== 'ONBOARDED') throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; only an ONBOARDED package can be modified`);
+  if (current.onboardingState !== 'ONBOARDED')
+    throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; only an ONBOARDED package can be modified`);
   const set: Record<string, unknown> = {};
   const modifications: Record<string, unknown> = {};
   if (request.operationalState !== undefined && request.operationalState !== current.operationalState) {
@@ -101,7 +112,9 @@ export async function modifyPackage(deps: CoreDeps, caller: Caller, id: string, 
     }
   }
   if (Object.keys(set).length === 0) {
-    throw new ConflictError(`VNF package ${id} already is ${current.operationalState}${request.userDefinedData ? ' with that userDefinedData' : ''}; nothing to change`);
+    throw new ConflictError(
+      `VNF package ${id} already is ${current.operationalState}${request.userDefinedData ? ' with that userDefinedData' : ''}; nothing to change`,
+    );
   }
   const updated = await deps.packages.change(id, { from: { onboardingState: ['ONBOARDED'], operationalState: current.operationalState }, set });
   if (!updated) throw new ConflictError(`VNF package ${id} changed concurrently; read it again and retry`);
@@ -111,26 +124,30 @@ export async function modifyPackage(deps: CoreDeps, caller: Caller, id: string, 
 /** SOL005 9.4.3.3.5 DELETE: only a DISABLED package that no VNF instance uses. */
 export async function deletePackage(deps: CoreDeps, caller: Caller, id: string): Promise<void> {
   const current = await getPackage(deps, caller, id);
-  if (!await deps.packages.deleteUnused(id)) {
+  if (!(await deps.packages.deleteUnused(id))) {
     const now = await deps.packages.get(id);
     if (!now) throw new NotFoundError(`VNF package ${id} does not exist`);
     throw new ConflictError(`VNF package ${id} is ${now.operationalState} and ${now.usageState}; only a DISABLED, NOT_IN_USE package can be deleted`);
   }
-  await deletePrefix(`packages/${current.id}/`).catch((error: unknown) => log.error('could not remove a deleted package\'s objects', { packageId: id, error }));
+  await deletePrefix(`packages/${current.id}/`).catch((error: unknown) => log.error("could not remove a deleted package's objects", { packageId: id, error }));
 }
 
 /** Moves a package to UPLOADING for a new upload, or explains why it cannot take one. */
 async function beginUpload(deps: CoreDeps, caller: Caller, id: string): Promise<VnfPackageRecord> {
   const current = await getPackage(deps, caller, id);
-  const stale = (current.onboardingState === 'UPLOADING' || current.onboardingState === 'PROCESSING')
-    && Date.parse(current.stateSince ?? current.createdAt) < Date.now() - STALE_UPLOAD_MS;
+  const stale =
+    (current.onboardingState === 'UPLOADING' || current.onboardingState === 'PROCESSING') &&
+    Date.parse(current.stateSince ?? current.createdAt) < Date.now() - STALE_UPLOAD_MS;
   const from = stale ? [current.onboardingState] : UPLOADABLE;
   const updated = await deps.packages.change(id, {
     from: { onboardingState: from },
     set: { onboardingState: 'UPLOADING', stateSince: deps.now() },
     remove: ['onboardingFailureDetails'],
   });
-  if (!updated) throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; content can be uploaded only to a package in CREATED (after a failed onboarding it returns there)`);
+  if (!updated)
+    throw new ConflictError(
+      `VNF package ${id} is ${current.onboardingState}; content can be uploaded only to a package in CREATED (after a failed onboarding it returns there)`,
+    );
   return updated;
 }
 
@@ -174,7 +191,9 @@ export async function uploadFromUri(deps: CoreDeps, caller: Caller, id: string, 
     // Download credentials travel through the secret store, never through the execution's input.
     if (user !== undefined || request.password !== undefined || request.paramsOauth2ClientCredentials) {
       credentialsSecret = await deps.secrets.create(`vnf-packages/${id}/upload-${deps.newId()}`, {
-        userName: user, password: request.password, oauth2: request.paramsOauth2ClientCredentials,
+        userName: user,
+        password: request.password,
+        oauth2: request.paramsOauth2ClientCredentials,
       });
     }
     await deps.executor.start('PACKAGE_UPLOAD', `${id}-${Date.now()}`, { packageId: id, uri: request.addressInformation, credentialsSecret });
@@ -188,7 +207,8 @@ export async function uploadFromUri(deps: CoreDeps, caller: Caller, id: string, 
 /** Extension: a presigned S3 PUT URL for CSARs larger than an API request can carry. */
 export async function uploadUrl(deps: CoreDeps, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const current = await getPackage(deps, caller, id);
-  if (current.onboardingState !== 'CREATED') throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; content can be uploaded only to a package in CREATED`);
+  if (current.onboardingState !== 'CREATED')
+    throw new ConflictError(`VNF package ${id} is ${current.onboardingState}; content can be uploaded only to a package in CREATED`);
   const expiresIn = 3600;
   return {
     uploadUri: await presignedPut(contentKey(id), expiresIn),

@@ -31,7 +31,12 @@ export function bucket(): string {
 /** Smallest part S3 accepts: for a copy made beside other work, where memory matters more than speed. */
 export const SMALL_PARTS = { partSize: 5 * 1024 * 1024, queueSize: 1 } as const;
 
-export async function putObject(key: string, body: Buffer | string | Readable, contentType: string, parts: { partSize: number; queueSize: number } = { partSize: 8 * 1024 * 1024, queueSize: 2 }): Promise<void> {
+export async function putObject(
+  key: string,
+  body: Buffer | string | Readable,
+  contentType: string,
+  parts: { partSize: number; queueSize: number } = { partSize: 8 * 1024 * 1024, queueSize: 2 },
+): Promise<void> {
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     await s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }));
     return;
@@ -108,7 +113,7 @@ let trustStore: { anchors: string[]; loadedAt: number } | undefined;
 export async function trustAnchors(): Promise<string[]> {
   if (trustStore && Date.now() - trustStore.loadedAt < 5 * 60_000) return trustStore.anchors;
   let anchors: string[] = [];
-  if (await objectSize(TRUST_STORE_KEY) !== undefined) anchors = splitPemCertificates((await getBytes(TRUST_STORE_KEY)).toString('utf8'));
+  if ((await objectSize(TRUST_STORE_KEY)) !== undefined) anchors = splitPemCertificates((await getBytes(TRUST_STORE_KEY)).toString('utf8'));
   trustStore = { anchors, loadedAt: Date.now() };
   return anchors;
 }

@@ -17,7 +17,11 @@ export async function invokeScriptRunner(request: ScriptRequest, functionName = 
   if (!functionName) return failure(500, 'SCRIPT_RUNNER_FUNCTION is not set: there is no script runner to run vendor scripts', 'runner');
   const payload = Buffer.from(JSON.stringify(request));
   if (payload.length > MAX_INVOKE_PAYLOAD_BYTES) {
-    return failure(413, `The script ${request.script} and its files make a ${payload.length}-byte request; the script runner takes at most ${MAX_INVOKE_PAYLOAD_BYTES} bytes`, 'bad-request');
+    return failure(
+      413,
+      `The script ${request.script} and its files make a ${payload.length}-byte request; the script runner takes at most ${MAX_INVOKE_PAYLOAD_BYTES} bytes`,
+      'bad-request',
+    );
   }
   const answer = await lambda().send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: payload }));
   const text = answer.Payload ? Buffer.from(answer.Payload).toString('utf8') : '';
@@ -38,6 +42,7 @@ export async function invokeScriptRunner(request: ScriptRequest, functionName = 
     body = undefined;
   }
   const result = scriptResultSchema.safeParse(body);
-  if (!result.success) return failure(500, `The script runner answered something that is not a script result for ${request.script}: ${text.slice(0, 200)}`, 'runner');
+  if (!result.success)
+    return failure(500, `The script runner answered something that is not a script result for ${request.script}: ${text.slice(0, 200)}`, 'runner');
   return result.data;
 }

@@ -57,9 +57,11 @@ export const scriptRequestSchema = z.object({
   timeoutMs: z.number().int().positive().optional(),
   maxOutputBytes: z.number().int().positive().optional(),
   /** What the script may connect to; nothing when absent (the LCM request's additionalParams.scriptNetworkAccess, see network.ts). */
-  network: z.object({
-    allow: z.array(z.object({ host: z.union([z.ipv4(), z.ipv6()]), port: z.number().int().min(1).max(65535) })).max(MAX_ALLOWANCES),
-  }).optional(),
+  network: z
+    .object({
+      allow: z.array(z.object({ host: z.union([z.ipv4(), z.ipv6()]), port: z.number().int().min(1).max(65535) })).max(MAX_ALLOWANCES),
+    })
+    .optional(),
 });
 export type ScriptRequest = z.infer<typeof scriptRequestSchema>;
 
@@ -83,7 +85,15 @@ export const scriptResultSchema = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), output: z.unknown().optional(), stdout: z.string(), stderr: z.string(), durationMs: z.number() }),
   // `output`: what a failing script still reported (its stdout `error` object; Tacker's pickled dict with
   // `user_script_err_handling_data`), for the engine to keep for the retry or rollback.
-  z.object({ ok: z.literal(false), error: problemSchema, reason: z.enum(failureReasons), output: z.unknown().optional(), stdout: z.string(), stderr: z.string(), durationMs: z.number() }),
+  z.object({
+    ok: z.literal(false),
+    error: problemSchema,
+    reason: z.enum(failureReasons),
+    output: z.unknown().optional(),
+    stdout: z.string(),
+    stderr: z.string(),
+    durationMs: z.number(),
+  }),
 ]);
 export type ScriptResult = z.infer<typeof scriptResultSchema>;
 export type ScriptFailure = Extract<ScriptResult, { ok: false }>;
@@ -115,5 +125,9 @@ export function fitInvokePayload(result: ScriptResult, limit = MAX_INVOKE_PAYLOA
   const tail = (text: string) => (text.length > 64 * 1024 ? `...${text.slice(-64 * 1024)}` : text);
   const cut = { ...result, stdout: tail(result.stdout), stderr: tail(result.stderr) };
   if (size(cut) <= limit) return cut;
-  return { ...failure(500, 'The script\'s result is larger than the script runner may answer', 'invalid-output', result.durationMs), stdout: '', stderr: tail(result.stderr).slice(-4096) };
+  return {
+    ...failure(500, "The script's result is larger than the script runner may answer", 'invalid-output', result.durationMs),
+    stdout: '',
+    stderr: tail(result.stderr).slice(-4096),
+  };
 }

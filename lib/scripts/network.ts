@@ -33,9 +33,11 @@ export function parseAllowance(text: string): NetworkAllowance {
 
 /** `additionalParams.scriptNetworkAccess` of an LCM request: absent, or a list of host:port. */
 export function allowancesOf(additionalParams: unknown): NetworkAllowance[] {
-  const value = additionalParams !== null && typeof additionalParams === 'object' ? (additionalParams as Record<string, unknown>).scriptNetworkAccess : undefined;
+  const value =
+    additionalParams !== null && typeof additionalParams === 'object' ? (additionalParams as Record<string, unknown>).scriptNetworkAccess : undefined;
   if (value === undefined) return [];
-  if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string')) throw new Error('additionalParams.scriptNetworkAccess must be a list of "host:port" strings');
+  if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string'))
+    throw new Error('additionalParams.scriptNetworkAccess must be a list of "host:port" strings');
   if (value.length > MAX_ALLOWANCES) throw new Error(`additionalParams.scriptNetworkAccess allows at most ${MAX_ALLOWANCES} host:port pairs`);
   return value.map((entry) => {
     try {
@@ -48,7 +50,9 @@ export function allowancesOf(additionalParams: unknown): NetworkAllowance[] {
 
 /** The product's own endpoints, which no script may reach: the AWS endpoint overrides (the local stand-ins) and the API (its token issuer). */
 export function productEndpoints(env: NodeJS.ProcessEnv = process.env): NetworkAllowance[] {
-  const urls = Object.entries(env).filter(([name]) => name.startsWith('AWS_ENDPOINT_URL') || ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL'].includes(name)).map(([, value]) => value);
+  const urls = Object.entries(env)
+    .filter(([name]) => name.startsWith('AWS_ENDPOINT_URL') || ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL'].includes(name))
+    .map(([, value]) => value);
   const endpoints: NetworkAllowance[] = [];
   for (const text of urls) {
     try {
@@ -75,7 +79,9 @@ export function relayRefusal(target: NetworkAllowance, policy: EgressPolicy, end
   if (denied) return denied;
   const local = localAddresses();
   const isLocal = (host: string) => local.has(host) || /^127\./.test(host) || host === '::1';
-  const product = endpoints.find((endpoint) => endpoint.port === target.port && (endpoint.host === target.host || (isLocal(endpoint.host) && isLocal(target.host))));
+  const product = endpoints.find(
+    (endpoint) => endpoint.port === target.port && (endpoint.host === target.host || (isLocal(endpoint.host) && isLocal(target.host))),
+  );
   return product ? `${target.host}:${target.port} is one of the VNFM's own endpoints, which scripts may never reach` : undefined;
 }
 
@@ -86,7 +92,12 @@ export interface Relays {
 }
 
 /** Listens on one unix socket per allowance in `dir`; each connection is relayed to its host:port if relayRefusal allows it, else closed. */
-export async function startRelays(dir: string, allow: NetworkAllowance[], policy: EgressPolicy, endpoints: NetworkAllowance[] = productEndpoints()): Promise<Relays> {
+export async function startRelays(
+  dir: string,
+  allow: NetworkAllowance[],
+  policy: EgressPolicy,
+  endpoints: NetworkAllowance[] = productEndpoints(),
+): Promise<Relays> {
   await mkdir(dir, { recursive: true, mode: 0o711 });
   const servers: net.Server[] = [];
   const open = new Set<net.Socket>();
@@ -95,26 +106,31 @@ export async function startRelays(dir: string, allow: NetworkAllowance[], policy
     socket.on('close', () => open.delete(socket));
     socket.on('error', () => socket.destroy());
   };
-  const sockets = await Promise.all(allow.map((target, index) => new Promise<string>((resolve, reject) => {
-    const path = join(dir, `${index}.sock`);
-    const server = net.createServer({ allowHalfOpen: true }, (inbound) => {
-      track(inbound);
-      const refusal = relayRefusal(target, policy, endpoints);
-      if (refusal) {
-        log.warn('script connection refused', { host: target.host, port: target.port, reason: refusal });
-        inbound.destroy();
-        return;
-      }
-      const outbound = net.connect({ host: target.host, port: target.port, allowHalfOpen: true });
-      track(outbound);
-      outbound.on('error', () => inbound.destroy());
-      inbound.on('error', () => outbound.destroy());
-      inbound.pipe(outbound).pipe(inbound);
-    });
-    servers.push(server);
-    server.once('error', reject);
-    server.listen(path, () => resolve(path));
-  })));
+  const sockets = await Promise.all(
+    allow.map(
+      (target, index) =>
+        new Promise<string>((resolve, reject) => {
+          const path = join(dir, `${index}.sock`);
+          const server = net.createServer({ allowHalfOpen: true }, (inbound) => {
+            track(inbound);
+            const refusal = relayRefusal(target, policy, endpoints);
+            if (refusal) {
+              log.warn('script connection refused', { host: target.host, port: target.port, reason: refusal });
+              inbound.destroy();
+              return;
+            }
+            const outbound = net.connect({ host: target.host, port: target.port, allowHalfOpen: true });
+            track(outbound);
+            outbound.on('error', () => inbound.destroy());
+            inbound.on('error', () => outbound.destroy());
+            inbound.pipe(outbound).pipe(inbound);
+          });
+          servers.push(server);
+          server.once('error', reject);
+          server.listen(path, () => resolve(path));
+        }),
+    ),
+  );
   return {
     sockets,
     close: async () => {

@@ -47,9 +47,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { egressPolicyFromEnv, type EgressPolicy } from '#lib/egress.ts';
-import {
-  failure, scriptFailureTitle, type FailureReason, type ScriptFailure, type ScriptInput, type ScriptRequest, type ScriptResult,
-} from './contract.ts';
+import { failure, scriptFailureTitle, type FailureReason, type ScriptFailure, type ScriptInput, type ScriptRequest, type ScriptResult } from './contract.ts';
 import { FORWARDER_SOURCE, startRelays, type NetworkAllowance, type Relays } from './network.ts';
 
 export interface SandboxLimits {
@@ -123,7 +121,11 @@ function dropTo(uid: number | undefined): string[] {
 /** Memory, processes and CPU time (the wall-clock limit, rounded up, plus a second), then argv. */
 function limited(limits: SandboxLimits): string[] {
   return [
-    PRLIMIT ?? 'prlimit', `--data=${limits.memoryMb * 1024 * 1024}`, `--nproc=${limits.maxProcesses}`, `--cpu=${Math.ceil(limits.timeoutMs / 1000) + 1}`, '--',
+    PRLIMIT ?? 'prlimit',
+    `--data=${limits.memoryMb * 1024 * 1024}`,
+    `--nproc=${limits.maxProcesses}`,
+    `--cpu=${Math.ceil(limits.timeoutMs / 1000) + 1}`,
+    '--',
   ];
 }
 
@@ -224,10 +226,17 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
       child.stdout.destroy();
       child.stderr.destroy();
       // What runs next as this uid must not meet the kill meant for this run.
-      void Promise.resolve(killingUid).then(() => resolveRun({
-        code: exited?.code ?? null, signal: exited?.signal ?? null, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, overLimit,
-        ...(spawnError ? { spawnError } : {}),
-      }));
+      void Promise.resolve(killingUid).then(() =>
+        resolveRun({
+          code: exited?.code ?? null,
+          signal: exited?.signal ?? null,
+          stdout: Buffer.concat(out),
+          stderr: Buffer.concat(err),
+          timedOut,
+          overLimit,
+          ...(spawnError ? { spawnError } : {}),
+        }),
+      );
     };
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       if (overLimit) return;
@@ -243,12 +252,15 @@ function runProcess(spec: ProcessSpec): Promise<Exited> {
       captured += chunk.length;
     };
     // At the deadline: kill what still runs; if it ended but something it left behind holds the pipes open, stop waiting.
-    const timer = setTimeout(() => {
-      if (!exited) {
-        timedOut = true;
-        killGroup();
-      } else finish();
-    }, Math.max(0, spec.deadline - performance.now()));
+    const timer = setTimeout(
+      () => {
+        if (!exited) {
+          timedOut = true;
+          killGroup();
+        } else finish();
+      },
+      Math.max(0, spec.deadline - performance.now()),
+    );
 
     child.stdout.on('data', collect(out));
     child.stderr.on('data', collect(err));
@@ -272,7 +284,8 @@ async function privateDir(name: string): Promise<string> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const found = await lstat(dir);
   const own = process.getuid?.();
-  if (!found.isDirectory() || (own !== undefined && (found.uid !== own || (found.mode & 0o077) !== 0))) throw new Error(`${dir} is not a private directory of this user: refusing to use it`);
+  if (!found.isDirectory() || (own !== undefined && (found.uid !== own || (found.mode & 0o077) !== 0)))
+    throw new Error(`${dir} is not a private directory of this user: refusing to use it`);
   return dir;
 }
 
@@ -344,7 +357,11 @@ async function killProcessesOf(uid: number): Promise<void> {
   for (let round = 0; round < 10 && processesOf(uid).length; round++) {
     await runProcess({
       argv: [SETPRIV ?? 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/sh', '-c', 'kill -KILL -1 2>/dev/null; exit 0'],
-      cwd: '/', env: outerEnv(), stdin: Buffer.alloc(0), deadline: performance.now() + 10_000, maxOutputBytes: 4096,
+      cwd: '/',
+      env: outerEnv(),
+      stdin: Buffer.alloc(0),
+      deadline: performance.now() + 10_000,
+      maxOutputBytes: 4096,
     });
   }
 }
@@ -409,14 +426,38 @@ interface Confinement {
 function inNamespaces(argv: string[], base: string, env: Record<string, string>, confinement: Confinement): string[] {
   const { uid, network } = confinement;
   const ids = uid === undefined ? [] : [`--map-users=${uid},${SANDBOX_UID},1`, `--map-groups=${uid},${SANDBOX_UID},1`];
-  const addresses = (network?.allow ?? []).filter(({ host }) => !/^127\./.test(host) && host !== '::1').map(({ host }) => `${host}/${host.includes(':') ? 128 : 32}`);
+  const addresses = (network?.allow ?? [])
+    .filter(({ host }) => !/^127\./.test(host) && host !== '::1')
+    .map(({ host }) => `${host}/${host.includes(':') ? 128 : 32}`);
   const forwards = network?.allow.map(({ host, port }, index) => ({ host, port, socket: `${SANDBOX_NET}/${index}.sock` }));
   return [
-    ...dropTo(undefined), UNSHARE ?? 'unshare', '--user', '--map-root-user', ...ids, '--mount', '--pid', '--net', '--fork', '--kill-child', '--',
-    '/bin/sh', '-c', NAMESPACE_SETUP, 'vnfm-sandbox', join(base, 'root'), join(base, 'work'), confinement.node ?? '', network?.dir ?? '',
-    [...new Set(addresses)].join(' '), forwards?.length ? JSON.stringify(forwards) : '',
-    ...limited(confinement.limits), ...dropTo(SANDBOX_UID),
-    '/usr/bin/env', '-i', ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv,
+    ...dropTo(undefined),
+    UNSHARE ?? 'unshare',
+    '--user',
+    '--map-root-user',
+    ...ids,
+    '--mount',
+    '--pid',
+    '--net',
+    '--fork',
+    '--kill-child',
+    '--',
+    '/bin/sh',
+    '-c',
+    NAMESPACE_SETUP,
+    'vnfm-sandbox',
+    join(base, 'root'),
+    join(base, 'work'),
+    confinement.node ?? '',
+    network?.dir ?? '',
+    [...new Set(addresses)].join(' '),
+    forwards?.length ? JSON.stringify(forwards) : '',
+    ...limited(confinement.limits),
+    ...dropTo(SANDBOX_UID),
+    '/usr/bin/env',
+    '-i',
+    ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
+    ...argv,
   ];
 }
 
@@ -435,7 +476,11 @@ export function namespacesAvailable(): Promise<boolean> {
     try {
       const run = await runProcess({
         argv: inNamespaces(['/bin/sh', '-c', `[ "$(id -u)" = ${SANDBOX_UID} ]`], base, childEnv(SANDBOX_WORK), { uid, limits: DEFAULT_LIMITS }),
-        cwd: base, env: await namespaceEnv(), stdin: Buffer.alloc(0), deadline: performance.now() + 10_000, maxOutputBytes: 64 * 1024,
+        cwd: base,
+        env: await namespaceEnv(),
+        stdin: Buffer.alloc(0),
+        deadline: performance.now() + 10_000,
+        maxOutputBytes: 64 * 1024,
       });
       return run.code === 0;
     } finally {
@@ -495,7 +540,9 @@ async function writeFiles(work: string, files: Record<string, string>): Promise<
       await mkdir(dirname(target), { recursive: true, mode: 0o700 });
       await writeFile(target, Buffer.from(content, 'base64'), { flag: 'wx', mode: 0o600 });
     } catch (error) {
-      throw new BadRequest(`file path ${path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)}): a file and a directory of the same name?`);
+      throw new BadRequest(
+        `file path ${path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)}): a file and a directory of the same name?`,
+      );
     }
     written.add(path);
   }
@@ -509,9 +556,21 @@ async function writeFiles(work: string, files: Record<string, string>): Promise<
  *  `File ...` lines, error properties), a caret, lone punctuation or Node's version banner. */
 export function lastMeaningfulLine(stderr: string): string | undefined {
   const lines = stderr.split(/\r?\n/);
-  const meaningful = lines.filter((line) => line.trim() !== '' && !/^\s/.test(line) && !/^[\^~\s]+$/.test(line)
-    && !/^[{}[\]()]+,?$/.test(line.trim()) && !/^Node\.js v\d/.test(line) && line !== 'Traceback (most recent call last):');
-  const line = meaningful.at(-1) ?? lines.map((l) => l.trim()).filter(Boolean).at(-1);
+  const meaningful = lines.filter(
+    (line) =>
+      line.trim() !== '' &&
+      !/^\s/.test(line) &&
+      !/^[\^~\s]+$/.test(line) &&
+      !/^[{}[\]()]+,?$/.test(line.trim()) &&
+      !/^Node\.js v\d/.test(line) &&
+      line !== 'Traceback (most recent call last):',
+  );
+  const line =
+    meaningful.at(-1) ??
+    lines
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .at(-1);
   return line === undefined ? undefined : cut(line, 2000);
 }
 
@@ -573,7 +632,8 @@ function scriptFailure(ctx: Context, reason: FailureReason, detail: string, run:
 /** The failure for a run we ended (time or output limit), or undefined. */
 function limitFailure(ctx: Context, run: Exited, text: { stdout: string; stderr: string }): ScriptFailure | undefined {
   if (run.timedOut) return scriptFailure(ctx, 'timeout', `${label(ctx)} timed out after ${ctx.limits.timeoutMs} ms and was killed`, text);
-  if (run.overLimit) return scriptFailure(ctx, 'output-limit', `${label(ctx)} wrote more than ${ctx.limits.maxOutputBytes} bytes to stdout and stderr and was killed`, text);
+  if (run.overLimit)
+    return scriptFailure(ctx, 'output-limit', `${label(ctx)} wrote more than ${ctx.limits.maxOutputBytes} bytes to stdout and stderr and was killed`, text);
   return undefined;
 }
 
@@ -608,12 +668,32 @@ function sandbox(setup: SandboxSetup): Sandbox {
   const env = childEnv(workDir);
   return {
     workDir,
-    run: (argv, stdin, options = {}) => runProcess(namespaces
-      ? {
-        argv: inNamespaces(argv, base, env, { uid, limits, ...(options.node ? { node: process.execPath } : {}), ...(setup.network ? { network: setup.network } : {}) }),
-        cwd: base, env: setup.outer, stdin, deadline, maxOutputBytes: limits.maxOutputBytes,
-      }
-      : { argv: [...limited(limits), ...dropTo(uid), ...argv], cwd: work, env, stdin, deadline, maxOutputBytes: limits.maxOutputBytes, ...(uid === undefined ? {} : { uid }) }),
+    run: (argv, stdin, options = {}) =>
+      runProcess(
+        namespaces
+          ? {
+              argv: inNamespaces(argv, base, env, {
+                uid,
+                limits,
+                ...(options.node ? { node: process.execPath } : {}),
+                ...(setup.network ? { network: setup.network } : {}),
+              }),
+              cwd: base,
+              env: setup.outer,
+              stdin,
+              deadline,
+              maxOutputBytes: limits.maxOutputBytes,
+            }
+          : {
+              argv: [...limited(limits), ...dropTo(uid), ...argv],
+              cwd: work,
+              env,
+              stdin,
+              deadline,
+              maxOutputBytes: limits.maxOutputBytes,
+              ...(uid === undefined ? {} : { uid }),
+            },
+      ),
   };
 }
 
@@ -621,12 +701,21 @@ async function runJavaScript(ctx: Context, box: Sandbox, namespaces: boolean): P
   const { request } = ctx;
   const stdin = { ...request.input, kind: request.kind, ...(request.className ? { className: request.className } : {}), packageDir: box.workDir };
   const node = namespaces ? SANDBOX_NODE : process.execPath;
-  const run = await box.run([
-    // V8's heap limit below the memory limit, so that a script that fills its heap fails as V8 says, not in a failed allocation elsewhere.
-    node, '--permission', `--allow-fs-read=${box.workDir}`, `--max-old-space-size=${Math.max(16, Math.floor(ctx.limits.memoryMb * 0.75))}`, join(box.workDir, ctx.script),
-  ], Buffer.from(JSON.stringify(stdin)), { node: true });
+  const run = await box.run(
+    [
+      // V8's heap limit below the memory limit, so that a script that fills its heap fails as V8 says, not in a failed allocation elsewhere.
+      node,
+      '--permission',
+      `--allow-fs-read=${box.workDir}`,
+      `--max-old-space-size=${Math.max(16, Math.floor(ctx.limits.memoryMb * 0.75))}`,
+      join(box.workDir, ctx.script),
+    ],
+    Buffer.from(JSON.stringify(stdin)),
+    { node: true },
+  );
   const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
-  if (run.spawnError) return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
+  if (run.spawnError)
+    return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
   const limited = limitFailure(ctx, run, text);
   if (limited) return limited;
 
@@ -637,7 +726,12 @@ async function runJavaScript(ctx: Context, box: Sandbox, namespaces: boolean): P
     return scriptFailure(ctx, 'exit', `${label(ctx)} failed: ${lastMeaningfulLine(text.stderr) ?? exitDescription(run)}`, text, output);
   }
   if (parsed.kind === 'invalid') {
-    return scriptFailure(ctx, 'invalid-output', `${label(ctx)} printed something that is not one JSON object on stdout (log to stderr): ${cut(text.stdout.trim(), 200)}`, text);
+    return scriptFailure(
+      ctx,
+      'invalid-output',
+      `${label(ctx)} printed something that is not one JSON object on stdout (log to stderr): ${cut(text.stdout.trim(), 200)}`,
+      text,
+    );
   }
   return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
 }
@@ -677,20 +771,32 @@ export function tackerScriptDict(request: ScriptRequest, csarDir: string): Recor
 }
 
 async function runPython(ctx: Context, box: Sandbox, base: string, python: string | undefined, deadline: number): Promise<ScriptResult> {
-  if (!python) return failure(500, `${label(ctx)} cannot run: python3 is not available on the script runner`, 'unavailable', Math.round(performance.now() - ctx.started));
+  if (!python)
+    return failure(500, `${label(ctx)} cannot run: python3 is not available on the script runner`, 'unavailable', Math.round(performance.now() - ctx.started));
   const plainEnv = childEnv(join(base, 'work'));
   const empty = { stdout: '', stderr: '' };
   // Our own JSON -> pickle, on trusted data: no sandbox needed.
   const pickled = await runProcess({
-    argv: [python, '-I', '-c', PICKLE_INPUT], cwd: join(base, 'work'), env: plainEnv,
-    stdin: Buffer.from(JSON.stringify(tackerScriptDict(ctx.request, box.workDir))), deadline, maxOutputBytes: 64 * 1024 * 1024,
+    argv: [python, '-I', '-c', PICKLE_INPUT],
+    cwd: join(base, 'work'),
+    env: plainEnv,
+    stdin: Buffer.from(JSON.stringify(tackerScriptDict(ctx.request, box.workDir))),
+    deadline,
+    maxOutputBytes: 64 * 1024 * 1024,
   });
   if (pickled.timedOut) return limitFailure(ctx, pickled, empty) as ScriptFailure;
-  if (pickled.code !== 0) return failure(500, `${label(ctx)} could not be started: pickling its input failed: ${pickled.spawnError?.message ?? lastMeaningfulLine(pickled.stderr.toString('utf8')) ?? exitDescription(pickled)}`, 'runner', Math.round(performance.now() - ctx.started));
+  if (pickled.code !== 0)
+    return failure(
+      500,
+      `${label(ctx)} could not be started: pickling its input failed: ${pickled.spawnError?.message ?? lastMeaningfulLine(pickled.stderr.toString('utf8')) ?? exitDescription(pickled)}`,
+      'runner',
+      Math.round(performance.now() - ctx.started),
+    );
 
   const run = await box.run([python, join(box.workDir, ctx.script)], pickled.stdout);
   const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
-  if (run.spawnError) return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
+  if (run.spawnError)
+    return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
   const limited = limitFailure(ctx, run, text);
   if (limited) return limited;
 
@@ -704,7 +810,12 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
       output = JSON.parse(decoded.stdout.toString('utf8')) as unknown;
       text.stdout = ''; // it was a pickle, not text
     } else if (decoded.code !== 3) {
-      return scriptFailure(ctx, 'invalid-output', `${label(ctx)} wrote a pickle on stdout that cannot be read: ${lastMeaningfulLine(decoded.stderr.toString('utf8')) ?? exitDescription(decoded)}`, text);
+      return scriptFailure(
+        ctx,
+        'invalid-output',
+        `${label(ctx)} wrote a pickle on stdout that cannot be read: ${lastMeaningfulLine(decoded.stderr.toString('utf8')) ?? exitDescription(decoded)}`,
+        text,
+      );
     }
   }
   if (run.code !== 0) return scriptFailure(ctx, 'exit', `${label(ctx)} failed: ${lastMeaningfulLine(text.stderr) ?? exitDescription(run)}`, text, output);
@@ -714,7 +825,12 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
 /** A script that failed on the network it does not have says so in its own words; this adds where network comes from. */
 function withNetworkHint(result: ScriptResult, allow: NetworkAllowance[]): ScriptResult {
   if (result.ok || !['exit', 'error', 'timeout'].includes(result.reason)) return result;
-  if (!/ENETUNREACH|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|Network is unreachable|Connection refused|Name or service not known|Temporary failure in name resolution/i.test(`${result.error.detail}\n${result.stderr}`)) return result;
+  if (
+    !/ENETUNREACH|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|Network is unreachable|Connection refused|Name or service not known|Temporary failure in name resolution/i.test(
+      `${result.error.detail}\n${result.stderr}`,
+    )
+  )
+    return result;
   const hint = allow.length
     ? ` (the script may connect only to ${allow.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)).join(', ')}, as additionalParams.scriptNetworkAccess allows)`
     : ' (the script has no network: list each host:port it must reach in additionalParams.scriptNetworkAccess)';
@@ -740,7 +856,8 @@ async function withScriptSlot<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } finally {
     const next = waitingScripts.shift();
-    if (next) next(); // the slot passes on
+    if (next)
+      next(); // the slot passes on
     else runningScripts--;
   }
 }
@@ -769,9 +886,13 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
   if (!language) return failure(400, `script ${script} is neither JavaScript (.js, .mjs, .cjs) nor Python (.py)`, 'bad-request');
 
   const isolation = options.isolation ?? 'auto';
-  const namespaces = isolation !== 'plain' && await namespacesAvailable();
+  const namespaces = isolation !== 'plain' && (await namespacesAvailable());
   if (isolation !== 'plain' && !namespaces) {
-    return failure(500, 'Vendor scripts are not run: this machine does not allow the sandbox\'s user, mount, PID and network namespaces (the runner must run as root with unshare, setpriv and prlimit). Set SCRIPT_ISOLATION=plain to run them with the weaker isolation instead', 'runner');
+    return failure(
+      500,
+      "Vendor scripts are not run: this machine does not allow the sandbox's user, mount, PID and network namespaces (the runner must run as root with unshare, setpriv and prlimit). Set SCRIPT_ISOLATION=plain to run them with the weaker isolation instead",
+      'runner',
+    );
   }
   startupSweep ??= sweepLeftoverScripts().catch(() => 0);
   await startupSweep;
@@ -791,7 +912,7 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
     uid = await claimScriptUid(base);
     await handOver(join(base, 'work'), uid);
     // Without namespaces the script shares the runner's network: an allowance has nothing to open.
-    const allow = namespaces ? request.network?.allow ?? [] : [];
+    const allow = namespaces ? (request.network?.allow ?? []) : [];
     let network: NetworkPlan | undefined;
     if (allow.length) {
       network = { dir: join(base, 'net'), allow };
@@ -800,9 +921,10 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
     }
     const ctx: Context = { request, script, limits, started };
     const box = sandbox({ base, namespaces, limits, deadline, uid, ...(network ? { network } : {}), outer: namespaces ? await namespaceEnv() : outerEnv() });
-    const result = language === 'javascript'
-      ? await runJavaScript(ctx, box, namespaces)
-      : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
+    const result =
+      language === 'javascript'
+        ? await runJavaScript(ctx, box, namespaces)
+        : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
     return namespaces ? withNetworkHint(result, allow) : result;
   } finally {
     await relays?.close();

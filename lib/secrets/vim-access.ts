@@ -23,13 +23,15 @@ export class SecretsManagerStore implements SecretStore {
   }
 
   async create(name: string, value: Record<string, unknown>): Promise<string> {
-    const out = await this.client().send(new CreateSecretCommand({
-      Name: `${this.prefix}${name}`,
-      SecretString: JSON.stringify(value),
-      Description: 'VIM access information of a VNF instance',
-      // The product's customer managed key (template.yaml DataKey); Secrets Manager's own key otherwise.
-      ...(process.env.SECRETS_KMS_KEY_ID ? { KmsKeyId: process.env.SECRETS_KMS_KEY_ID } : {}),
-    }));
+    const out = await this.client().send(
+      new CreateSecretCommand({
+        Name: `${this.prefix}${name}`,
+        SecretString: JSON.stringify(value),
+        Description: 'VIM access information of a VNF instance',
+        // The product's customer managed key (template.yaml DataKey); Secrets Manager's own key otherwise.
+        ...(process.env.SECRETS_KMS_KEY_ID ? { KmsKeyId: process.env.SECRETS_KMS_KEY_ID } : {}),
+      }),
+    );
     return out.ARN ?? `${this.prefix}${name}`;
   }
 

@@ -17,7 +17,12 @@ export class ProblemError extends Error {
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(status: number, title: string, detail: string, options: { extra?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    status: number,
+    title: string,
+    detail: string,
+    options: { extra?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.status = status;
@@ -32,31 +37,49 @@ export class ProblemError extends Error {
 }
 
 export class BadRequestError extends ProblemError {
-  constructor(detail: string, extra?: Record<string, unknown>) { super(400, 'Bad Request', detail, { extra }); }
+  constructor(detail: string, extra?: Record<string, unknown>) {
+    super(400, 'Bad Request', detail, { extra });
+  }
 }
 export class NotFoundError extends ProblemError {
-  constructor(detail: string) { super(404, 'Not Found', detail); }
+  constructor(detail: string) {
+    super(404, 'Not Found', detail);
+  }
 }
 export class MethodNotAllowedError extends ProblemError {
   constructor(method: string, allowed: string[]) {
-    super(405, 'Method Not Allowed', `Method ${method} is not supported on this resource; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } });
+    super(405, 'Method Not Allowed', `Method ${method} is not supported on this resource; allowed: ${allowed.join(', ')}`, {
+      headers: { Allow: allowed.join(', ') },
+    });
   }
 }
 export class NotAcceptableError extends ProblemError {
-  constructor(detail: string) { super(406, 'Not Acceptable', detail); }
+  constructor(detail: string) {
+    super(406, 'Not Acceptable', detail);
+  }
 }
 export class ConflictError extends ProblemError {
-  constructor(detail: string) { super(409, 'Conflict', detail); }
+  constructor(detail: string) {
+    super(409, 'Conflict', detail);
+  }
 }
 export class PayloadTooLargeError extends ProblemError {
-  constructor(detail: string) { super(413, 'Payload Too Large', detail); }
+  constructor(detail: string) {
+    super(413, 'Payload Too Large', detail);
+  }
 }
 export class UnsupportedMediaTypeError extends ProblemError {
-  constructor(detail: string) { super(415, 'Unsupported Media Type', detail); }
+  constructor(detail: string) {
+    super(415, 'Unsupported Media Type', detail);
+  }
 }
 export class UnprocessableEntityError extends ProblemError {
-  constructor(detail: string) { super(422, 'Unprocessable Entity', detail); }
+  constructor(detail: string) {
+    super(422, 'Unprocessable Entity', detail);
+  }
 }
 export class InternalError extends ProblemError {
-  constructor(detail: string, cause?: unknown) { super(500, 'Internal Server Error', detail, { cause }); }
+  constructor(detail: string, cause?: unknown) {
+    super(500, 'Internal Server Error', detail, { cause });
+  }
 }

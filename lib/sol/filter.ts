@@ -46,7 +46,10 @@ function expressionText(raw: string, start: number): string {
   for (let i = start + 1; i < raw.length; i++) {
     const ch = raw[i];
     if (ch === "'") quoted = !quoted;
-    else if (ch === ')' && !quoted) { end = i + 1; break; }
+    else if (ch === ')' && !quoted) {
+      end = i + 1;
+      break;
+    }
   }
   const text = raw.slice(start, end);
   return text.length > MAX_SNIPPET ? `${text.slice(0, MAX_SNIPPET)}...` : text;
@@ -110,7 +113,11 @@ export function parseFilter(raw: string, options: ParseFilterOptions = {}): Filt
           const close = raw.indexOf("'", i);
           if (close === -1) fail(`unterminated quoted value in "${text}"`);
           value += raw.slice(i, close);
-          if (raw[close + 1] === "'") { value += "'"; i = close + 2; continue; }
+          if (raw[close + 1] === "'") {
+            value += "'";
+            i = close + 2;
+            continue;
+          }
           pos = close + 1;
           break;
         }
@@ -135,7 +142,10 @@ export function parseFilter(raw: string, options: ParseFilterOptions = {}): Filt
     expressions.push({ op, path, values });
 
     if (pos === raw.length) return { expressions };
-    if (raw[pos] === ';') { pos++; continue; }
+    if (raw[pos] === ';') {
+      pos++;
+      continue;
+    }
     if (raw[pos] === ')') fail(`unbalanced parentheses: unexpected ")" at position ${pos} after "${text}"`);
     fail(`unexpected "${raw[pos]}" at position ${pos} after "${text}" (expressions are separated by ";")`);
   }
@@ -153,7 +163,10 @@ function reach(value: unknown, path: readonly string[], i: number, out: unknown[
     for (const element of value) reach(element, path, i, out);
     return;
   }
-  if (i === path.length) { out.push(value); return; }
+  if (i === path.length) {
+    out.push(value);
+    return;
+  }
   if (!isObject(value)) return;
   const name = path[i] as string;
   if (name === MAP_KEY) {
@@ -177,10 +190,14 @@ function asNumber(text: string): number | undefined {
 
 function equals(actual: unknown, literal: string): boolean {
   switch (typeof actual) {
-    case 'number': return asNumber(literal) === actual;
-    case 'boolean': return literal === String(actual);
-    case 'string': return actual === literal;
-    default: return false;
+    case 'number':
+      return asNumber(literal) === actual;
+    case 'boolean':
+      return literal === String(actual);
+    case 'string':
+      return actual === literal;
+    default:
+      return false;
   }
 }
 
@@ -197,12 +214,30 @@ function compare(actual: unknown, literal: string): number | undefined {
 
 function satisfies(op: FilterOperator, actual: unknown, literal: string): boolean {
   switch (op) {
-    case 'eq': case 'neq': case 'in': case 'nin': return equals(actual, literal);
-    case 'cont': case 'ncont': return typeof actual === 'string' && actual.includes(literal);
-    case 'gt': { const c = compare(actual, literal); return c !== undefined && c > 0; }
-    case 'gte': { const c = compare(actual, literal); return c !== undefined && c >= 0; }
-    case 'lt': { const c = compare(actual, literal); return c !== undefined && c < 0; }
-    case 'lte': { const c = compare(actual, literal); return c !== undefined && c <= 0; }
+    case 'eq':
+    case 'neq':
+    case 'in':
+    case 'nin':
+      return equals(actual, literal);
+    case 'cont':
+    case 'ncont':
+      return typeof actual === 'string' && actual.includes(literal);
+    case 'gt': {
+      const c = compare(actual, literal);
+      return c !== undefined && c > 0;
+    }
+    case 'gte': {
+      const c = compare(actual, literal);
+      return c !== undefined && c >= 0;
+    }
+    case 'lt': {
+      const c = compare(actual, literal);
+      return c !== undefined && c < 0;
+    }
+    case 'lte': {
+      const c = compare(actual, literal);
+      return c !== undefined && c <= 0;
+    }
   }
 }
 

@@ -8,15 +8,23 @@ export type InstantiationState = (typeof INSTANTIATION_STATES)[number];
 
 /** SOL003 5.5.4.5 LcmOperationType */
 export const LCM_OPERATION_TYPES = [
-  'INSTANTIATE', 'SCALE', 'SCALE_TO_LEVEL', 'CHANGE_FLAVOUR', 'TERMINATE', 'HEAL', 'OPERATE',
-  'CHANGE_EXT_CONN', 'MODIFY_INFO', 'CREATE_SNAPSHOT', 'REVERT_TO_SNAPSHOT', 'CHANGE_VNFPKG',
+  'INSTANTIATE',
+  'SCALE',
+  'SCALE_TO_LEVEL',
+  'CHANGE_FLAVOUR',
+  'TERMINATE',
+  'HEAL',
+  'OPERATE',
+  'CHANGE_EXT_CONN',
+  'MODIFY_INFO',
+  'CREATE_SNAPSHOT',
+  'REVERT_TO_SNAPSHOT',
+  'CHANGE_VNFPKG',
 ] as const;
 export type LcmOperationType = (typeof LCM_OPERATION_TYPES)[number];
 
 /** SOL003 5.5.4.6 LcmOperationStateType */
-export const LCM_OPERATION_STATES = [
-  'STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK',
-] as const;
+export const LCM_OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
 export type LcmOperationState = (typeof LCM_OPERATION_STATES)[number];
 
 /** States in which an op occ holds its VNF instance's operation lock (SOL003 5.4.1.2). */
@@ -89,9 +97,21 @@ export interface VnfInstanceRecord {
 }
 
 export const VNF_INSTANCE_ATTRIBUTES = [
-  'id', 'vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfProvider', 'vnfProductName',
-  'vnfSoftwareVersion', 'vnfdVersion', 'vnfConfigurableProperties', 'vimConnectionInfo',
-  'instantiationState', 'instantiatedVnfInfo', 'metadata', 'extensions', '_links',
+  'id',
+  'vnfInstanceName',
+  'vnfInstanceDescription',
+  'vnfdId',
+  'vnfProvider',
+  'vnfProductName',
+  'vnfSoftwareVersion',
+  'vnfdVersion',
+  'vnfConfigurableProperties',
+  'vimConnectionInfo',
+  'instantiationState',
+  'instantiatedVnfInfo',
+  'metadata',
+  'extensions',
+  '_links',
 ] as const;
 /** v1 (SOL003 V2.6.1) adds vnfPkgId. */
 export const VNF_INSTANCE_ATTRIBUTES_V1 = [...VNF_INSTANCE_ATTRIBUTES, 'vnfPkgId'] as const;
@@ -156,16 +176,40 @@ export interface VnfLcmOpOccRecord {
 }
 
 export const VNF_LCM_OP_OCC_ATTRIBUTES = [
-  'id', 'operationState', 'stateEnteredTime', 'startTime', 'vnfInstanceId', 'grantId', 'operation',
-  'isAutomaticInvocation', 'operationParams', 'isCancelPending', 'cancelMode', 'error', 'resourceChanges',
-  'changedInfo', 'affectedVipCps', 'changedExtConnectivity', 'modificationsTriggeredByVnfPkgChange',
-  'vnfSnapshotInfoId', 'lcmCoordinations', 'rejectedLcmCoordinations', 'warnings', '_links',
+  'id',
+  'operationState',
+  'stateEnteredTime',
+  'startTime',
+  'vnfInstanceId',
+  'grantId',
+  'operation',
+  'isAutomaticInvocation',
+  'operationParams',
+  'isCancelPending',
+  'cancelMode',
+  'error',
+  'resourceChanges',
+  'changedInfo',
+  'affectedVipCps',
+  'changedExtConnectivity',
+  'modificationsTriggeredByVnfPkgChange',
+  'vnfSnapshotInfoId',
+  'lcmCoordinations',
+  'rejectedLcmCoordinations',
+  'warnings',
+  '_links',
 ] as const;
 
 /** SOL003 5.4.12.3.2 (exclude_default): complex attributes left out of lists unless asked for. */
 export const VNF_LCM_OP_OCC_DEFAULT_EXCLUDED = [
-  'operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations',
-  'modificationsTriggeredByVnfPkgChange', 'warnings',
+  'operationParams',
+  'error',
+  'resourceChanges',
+  'changedInfo',
+  'changedExtConnectivity',
+  'lcmCoordinations',
+  'modificationsTriggeredByVnfPkgChange',
+  'warnings',
 ] as const;
 
 export type ApiMajorVersion = 1 | 2;
@@ -226,7 +270,8 @@ export function v1OpOccParts(body: Record<string, unknown>): void {
     };
   }
   const changed = body.changedInfo;
-  if (isPlainObject(changed) && changed.vimConnectionInfo !== undefined) body.changedInfo = { ...changed, vimConnectionInfo: v1VimConnectionInfo(changed.vimConnectionInfo) };
+  if (isPlainObject(changed) && changed.vimConnectionInfo !== undefined)
+    body.changedInfo = { ...changed, vimConnectionInfo: v1VimConnectionInfo(changed.vimConnectionInfo) };
   if (body.changedExtConnectivity !== undefined) body.changedExtConnectivity = v1ExtVirtualLinks(body.changedExtConnectivity);
 }
 

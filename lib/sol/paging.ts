@@ -62,7 +62,8 @@ export function decodeMarker(raw: string, key: MarkerKey, expectedResource: stri
   // Compared as text, so there is exactly one valid spelling of each signature.
   const expected = Buffer.from(sign(payload, key));
   const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) invalid('signature mismatch (the marker was altered or not issued by this server)');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    invalid('signature mismatch (the marker was altered or not issued by this server)');
 
   let json: unknown;
   try {

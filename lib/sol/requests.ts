@@ -24,7 +24,9 @@ function isHttpUri(value: string): boolean {
  * the secret store). `hint` says which fields those are.
  */
 export function httpUri(hint = 'give credentials in the fields made for them') {
-  return z.string().max(2048)
+  return z
+    .string()
+    .max(2048)
     .refine(isHttpUri, 'must be an absolute http(s) URI')
     .refine((uri) => !isHttpUri(uri) || (new URL(uri).username === '' && new URL(uri).password === ''), `${CREDENTIALS_IN_URI}; ${hint}`);
 }
@@ -39,52 +41,62 @@ const interfaceInfoPairs = keyValuePairs.superRefine((pairs, ctx) => {
 });
 
 /** SOL003 4.4.1.6 VimConnectionInfo (a merge patch may carry only part of one). */
-export const vimConnectionInfoPatch = z.object({
-  vimId: identifier.nullable().optional(),
-  vimType: z.string().min(1).nullable().optional(),
-  interfaceInfo: interfaceInfoPairs.nullable().optional(),
-  accessInfo: keyValuePairs.nullable().optional(),
-  extra: keyValuePairs.nullable().optional(),
-}).strict();
+export const vimConnectionInfoPatch = z
+  .object({
+    vimId: identifier.nullable().optional(),
+    vimType: z.string().min(1).nullable().optional(),
+    interfaceInfo: interfaceInfoPairs.nullable().optional(),
+    accessInfo: keyValuePairs.nullable().optional(),
+    extra: keyValuePairs.nullable().optional(),
+  })
+  .strict();
 
-export const vimConnectionInfo = z.object({
-  vimId: identifier.optional(),
-  vimType: z.string().min(1),
-  interfaceInfo: interfaceInfoPairs.optional(),
-  accessInfo: keyValuePairs.optional(),
-  extra: keyValuePairs.optional(),
-}).strict();
+export const vimConnectionInfo = z
+  .object({
+    vimId: identifier.optional(),
+    vimType: z.string().min(1),
+    interfaceInfo: interfaceInfoPairs.optional(),
+    accessInfo: keyValuePairs.optional(),
+    extra: keyValuePairs.optional(),
+  })
+  .strict();
 
 /** SOL003 5.5.2.3 CreateVnfRequest */
-export const createVnfRequest = z.object({
-  vnfdId: identifier,
-  vnfInstanceName: z.string().max(255).optional(),
-  vnfInstanceDescription: z.string().max(1024).optional(),
-  metadata: keyValuePairs.optional(),
-}).strict();
+export const createVnfRequest = z
+  .object({
+    vnfdId: identifier,
+    vnfInstanceName: z.string().max(255).optional(),
+    vnfInstanceDescription: z.string().max(1024).optional(),
+    metadata: keyValuePairs.optional(),
+  })
+  .strict();
 export type CreateVnfRequest = z.infer<typeof createVnfRequest>;
 
-const vnfcInfoModification = z.object({
-  id: identifier,
-  vnfcConfigurableProperties: keyValuePairs,
-}).strict();
+const vnfcInfoModification = z
+  .object({
+    id: identifier,
+    vnfcConfigurableProperties: keyValuePairs,
+  })
+  .strict();
 
 /**
  * SOL003 5.5.2.12 VnfInfoModificationRequest. `vnfdId` is Tacker's v2 spelling of the package
  * change and is accepted beside the spec's `vnfPkgId`. v1 sends vimConnectionInfo as an array of
  * connections with their own `id`; it is normalised into the v2 map before validation.
  */
-export const vnfInfoModificationRequest = z.object({
-  vnfInstanceName: z.string().max(255).nullable().optional(),
-  vnfInstanceDescription: z.string().max(1024).nullable().optional(),
-  vnfPkgId: identifier.optional(),
-  vnfdId: identifier.optional(),
-  vnfConfigurableProperties: keyValuePairs.nullable().optional(),
-  metadata: keyValuePairs.nullable().optional(),
-  extensions: keyValuePairs.nullable().optional(),
-  vimConnectionInfo: z.record(identifier, vimConnectionInfoPatch.nullable()).optional(),
-  vnfcInfoModifications: z.array(vnfcInfoModification).optional(),
-}).strict();
+export const vnfInfoModificationRequest = z
+  .object({
+    vnfInstanceName: z.string().max(255).nullable().optional(),
+    vnfInstanceDescription: z.string().max(1024).nullable().optional(),
+    vnfPkgId: identifier.optional(),
+    vnfdId: identifier.optional(),
+    vnfConfigurableProperties: keyValuePairs.nullable().optional(),
+    metadata: keyValuePairs.nullable().optional(),
+    extensions: keyValuePairs.nullable().optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfoPatch.nullable()).optional(),
+    vnfcInfoModifications: z.array(vnfcInfoModification).optional(),
+  })
+  .strict();
 export type VnfInfoModificationRequest = z.infer<typeof vnfInfoModificationRequest>;
 
 /** Formats a zod failure as one readable sentence naming each offending attribute path. */
@@ -122,70 +134,84 @@ export function normaliseV1Modification(body: unknown): unknown {
   return { ...rest, vimConnectionInfo: map };
 }
 
-const extVirtualLink = z.object({
-  id: identifier,
-  vimConnectionId: identifier.optional(),
-  resourceProviderId: identifier.optional(),
-  resourceId: identifier,
-  extCps: z.array(z.object({ cpdId: identifier, cpConfig: z.record(z.string(), z.unknown()).optional() }).passthrough()).default([]),
-  extLinkPorts: z.array(z.record(z.string(), z.unknown())).optional(),
-}).passthrough();
+const extVirtualLink = z
+  .object({
+    id: identifier,
+    vimConnectionId: identifier.optional(),
+    resourceProviderId: identifier.optional(),
+    resourceId: identifier,
+    extCps: z.array(z.object({ cpdId: identifier, cpConfig: z.record(z.string(), z.unknown()).optional() }).passthrough()).default([]),
+    extLinkPorts: z.array(z.record(z.string(), z.unknown())).optional(),
+  })
+  .passthrough();
 
 /** SOL003 5.5.2.4 InstantiateVnfRequest (vimConnectionInfo as the v2 map; v1 arrays are normalised first). */
-export const instantiateVnfRequest = z.object({
-  flavourId: identifier,
-  instantiationLevelId: identifier.optional(),
-  extVirtualLinks: z.array(extVirtualLink).optional(),
-  extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
-  vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
-  localizationLanguage: z.string().optional(),
-  additionalParams: keyValuePairs.optional(),
-  extensions: keyValuePairs.optional(),
-  vnfConfigurableProperties: keyValuePairs.optional(),
-}).strict();
+export const instantiateVnfRequest = z
+  .object({
+    flavourId: identifier,
+    instantiationLevelId: identifier.optional(),
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    localizationLanguage: z.string().optional(),
+    additionalParams: keyValuePairs.optional(),
+    extensions: keyValuePairs.optional(),
+    vnfConfigurableProperties: keyValuePairs.optional(),
+  })
+  .strict();
 export type InstantiateVnfRequest = z.infer<typeof instantiateVnfRequest>;
 
 /** SOL003 5.5.2.8 TerminateVnfRequest */
-export const terminateVnfRequest = z.object({
-  terminationType: z.enum(['FORCEFUL', 'GRACEFUL']),
-  gracefulTerminationTimeout: z.number().int().min(0).max(86_400).optional(),
-  additionalParams: keyValuePairs.optional(),
-}).strict().refine((r) => r.terminationType === 'GRACEFUL' || r.gracefulTerminationTimeout === undefined, {
-  message: 'gracefulTerminationTimeout applies only to GRACEFUL termination', path: ['gracefulTerminationTimeout'],
-});
+export const terminateVnfRequest = z
+  .object({
+    terminationType: z.enum(['FORCEFUL', 'GRACEFUL']),
+    gracefulTerminationTimeout: z.number().int().min(0).max(86_400).optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict()
+  .refine((r) => r.terminationType === 'GRACEFUL' || r.gracefulTerminationTimeout === undefined, {
+    message: 'gracefulTerminationTimeout applies only to GRACEFUL termination',
+    path: ['gracefulTerminationTimeout'],
+  });
 export type TerminateVnfRequest = z.infer<typeof terminateVnfRequest>;
 
 /** SOL003 5.5.2.5 ScaleVnfRequest */
-export const scaleVnfRequest = z.object({
-  type: z.enum(['SCALE_OUT', 'SCALE_IN']),
-  aspectId: identifier,
-  numberOfSteps: z.number().int().min(1).max(1000).default(1),
-  additionalParams: keyValuePairs.optional(),
-}).strict();
+export const scaleVnfRequest = z
+  .object({
+    type: z.enum(['SCALE_OUT', 'SCALE_IN']),
+    aspectId: identifier,
+    numberOfSteps: z.number().int().min(1).max(1000).default(1),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict();
 export type ScaleVnfRequest = z.infer<typeof scaleVnfRequest>;
 
 /**
  * SOL003 5.5.2.9 HealVnfRequest. `vnfcInstanceId` names vnfcInfo ids (v2) or vnfcResourceInfo ids
  * (v1, as Tacker's v1 API uses them); `healScript` is the V2.6.1 attribute v1 clients may send.
  */
-export const healVnfRequest = z.object({
-  vnfcInstanceId: z.array(identifier).max(1000).optional(),
-  cause: z.string().max(1024).optional(),
-  additionalParams: keyValuePairs.optional(),
-  healScript: z.string().max(1024).optional(),
-}).strict();
+export const healVnfRequest = z
+  .object({
+    vnfcInstanceId: z.array(identifier).max(1000).optional(),
+    cause: z.string().max(1024).optional(),
+    additionalParams: keyValuePairs.optional(),
+    healScript: z.string().max(1024).optional(),
+  })
+  .strict();
 export type HealVnfRequest = z.infer<typeof healVnfRequest>;
 
 /** SOL003 5.5.2.11a ChangeCurrentVnfPkgRequest (additionalParams as seed 004 writes them are checked by the LCM engine). */
-export const changeCurrentVnfPkgRequest = z.object({
-  vnfdId: identifier,
-  extVirtualLinks: z.array(extVirtualLink).optional(),
-  extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
-  vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
-  additionalParams: keyValuePairs.optional(),
-  extensions: keyValuePairs.optional(),
-  vnfConfigurableProperties: keyValuePairs.optional(),
-}).strict();
+export const changeCurrentVnfPkgRequest = z
+  .object({
+    vnfdId: identifier,
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+    extensions: keyValuePairs.optional(),
+    vnfConfigurableProperties: keyValuePairs.optional(),
+  })
+  .strict();
 export type ChangeCurrentVnfPkgRequest = z.infer<typeof changeCurrentVnfPkgRequest>;
 
 /**
@@ -203,10 +229,15 @@ export function normaliseV1Instantiate(body: unknown): unknown {
       if (!link || typeof link !== 'object' || !Array.isArray((link as { extCps?: unknown }).extCps)) return link;
       return {
         ...link,
-        extCps: ((link as { extCps: unknown[] }).extCps).map((cp) => {
+        extCps: (link as { extCps: unknown[] }).extCps.map((cp) => {
           const config = (cp as { cpConfig?: unknown } | null)?.cpConfig;
           if (!Array.isArray(config)) return cp;
-          const map = Object.fromEntries(config.map((entry, i) => [String((entry as { cpInstanceId?: unknown } | null)?.cpInstanceId ?? `${(cp as { cpdId?: string }).cpdId ?? 'cp'}-${i}`), entry]));
+          const map = Object.fromEntries(
+            config.map((entry, i) => [
+              String((entry as { cpInstanceId?: unknown } | null)?.cpInstanceId ?? `${(cp as { cpdId?: string }).cpdId ?? 'cp'}-${i}`),
+              entry,
+            ]),
+          );
           return { ...(cp as object), cpConfig: map };
         }),
       };

@@ -126,7 +126,10 @@ function project(value: unknown, paths: readonly AttributePath[]): unknown {
   const out: Record<string, unknown> = {};
   for (const name of new Set(paths.map((path) => path[0] as string))) {
     if (!Object.hasOwn(value, name)) continue;
-    const projected = project(value[name], paths.filter((path) => path[0] === name).map((path) => path.slice(1)));
+    const projected = project(
+      value[name],
+      paths.filter((path) => path[0] === name).map((path) => path.slice(1)),
+    );
     if (projected !== REMOVED) out[name] = projected;
   }
   return out;

@@ -12,21 +12,35 @@ export const identifier = z.string().min(1).max(255);
 export const nonEmpty = <T extends z.ZodType>(item: T) => z.array(item).min(1);
 
 /** SOL003 4.4.1.5 VnfInstanceSubscriptionFilter */
-export const vnfInstanceSubscriptionFilter = z.object({
-  vnfdIds: nonEmpty(identifier).optional(),
-  vnfProductsFromProviders: nonEmpty(z.object({
-    vnfProvider: z.string().min(1),
-    vnfProducts: nonEmpty(z.object({
-      vnfProductName: z.string().min(1),
-      versions: nonEmpty(z.object({
-        vnfSoftwareVersion: z.string().min(1),
-        vnfdVersions: nonEmpty(z.string().min(1)).optional(),
-      }).strict()).optional(),
-    }).strict()).optional(),
-  }).strict()).optional(),
-  vnfInstanceIds: nonEmpty(identifier).optional(),
-  vnfInstanceNames: nonEmpty(z.string()).optional(),
-}).strict();
+export const vnfInstanceSubscriptionFilter = z
+  .object({
+    vnfdIds: nonEmpty(identifier).optional(),
+    vnfProductsFromProviders: nonEmpty(
+      z
+        .object({
+          vnfProvider: z.string().min(1),
+          vnfProducts: nonEmpty(
+            z
+              .object({
+                vnfProductName: z.string().min(1),
+                versions: nonEmpty(
+                  z
+                    .object({
+                      vnfSoftwareVersion: z.string().min(1),
+                      vnfdVersions: nonEmpty(z.string().min(1)).optional(),
+                    })
+                    .strict(),
+                ).optional(),
+              })
+              .strict(),
+          ).optional(),
+        })
+        .strict(),
+    ).optional(),
+    vnfInstanceIds: nonEmpty(identifier).optional(),
+    vnfInstanceNames: nonEmpty(z.string()).optional(),
+  })
+  .strict();
 export type VnfInstanceSubscriptionFilter = z.infer<typeof vnfInstanceSubscriptionFilter>;
 
 /** The VNF instance attributes subscription filters look at, as they were when the change happened. */
@@ -52,10 +66,24 @@ export function instanceSnapshot(record: VnfInstanceRecord): InstanceSnapshot {
 
 export function instanceMatches(filter: VnfInstanceSubscriptionFilter, vnfInstanceId: string, instance: InstanceSnapshot): boolean {
   if (filter.vnfdIds && !filter.vnfdIds.includes(instance.vnfdId)) return false;
-  if (filter.vnfProductsFromProviders && !filter.vnfProductsFromProviders.some((provider) => provider.vnfProvider === instance.vnfProvider
-    && (!provider.vnfProducts || provider.vnfProducts.some((product) => product.vnfProductName === instance.vnfProductName
-      && (!product.versions || product.versions.some((version) => version.vnfSoftwareVersion === instance.vnfSoftwareVersion
-        && (!version.vnfdVersions || version.vnfdVersions.includes(instance.vnfdVersion)))))))) {
+  if (
+    filter.vnfProductsFromProviders &&
+    !filter.vnfProductsFromProviders.some(
+      (provider) =>
+        provider.vnfProvider === instance.vnfProvider &&
+        (!provider.vnfProducts ||
+          provider.vnfProducts.some(
+            (product) =>
+              product.vnfProductName === instance.vnfProductName &&
+              (!product.versions ||
+                product.versions.some(
+                  (version) =>
+                    version.vnfSoftwareVersion === instance.vnfSoftwareVersion &&
+                    (!version.vnfdVersions || version.vnfdVersions.includes(instance.vnfdVersion)),
+                )),
+          )),
+    )
+  ) {
     return false;
   }
   if (filter.vnfInstanceIds && !filter.vnfInstanceIds.includes(vnfInstanceId)) return false;

@@ -95,12 +95,18 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
   }
 
   listActive(): Promise<AlarmRecord[]> {
-    return allItems<AlarmRecord>({ TableName: this.table, IndexName: 'active', KeyConditionExpression: 'active = :y', ExpressionAttributeValues: { ':y': 'Y' } });
+    return allItems<AlarmRecord>({
+      TableName: this.table,
+      IndexName: 'active',
+      KeyConditionExpression: 'active = :y',
+      ExpressionAttributeValues: { ':y': 'Y' },
+    });
   }
 
   listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]> {
     return allItems<AlarmRecord>({
-      TableName: this.table, IndexName: 'byVnfInstance',
+      TableName: this.table,
+      IndexName: 'byVnfInstance',
       KeyConditionExpression: 'managedObjectId = :i AND raisedSeq >= :s',
       ExpressionAttributeValues: { ':i': vnfInstanceId, ':s': since },
     });
@@ -109,7 +115,8 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
   clear(id: string, at: string, detail: string): Promise<AlarmRecord | undefined> {
     return this.updatedRecord({
       Key: { id },
-      UpdateExpression: 'SET alarmClearedTime = :t, alarmChangedTime = :t, perceivedSeverity = :c, faultDetails = list_append(if_not_exists(faultDetails, :empty), :d), revision = revision + :one REMOVE active, activeKey',
+      UpdateExpression:
+        'SET alarmClearedTime = :t, alarmChangedTime = :t, perceivedSeverity = :c, faultDetails = list_append(if_not_exists(faultDetails, :empty), :d), revision = revision + :one REMOVE active, activeKey',
       ConditionExpression: 'attribute_exists(active)',
       ExpressionAttributeValues: { ':t': at, ':c': 'CLEARED', ':d': [detail], ':empty': [], ':one': 1 },
     });
@@ -118,7 +125,11 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
   acknowledge(id: string, ackState: AckState, at: string): Promise<AlarmRecord | undefined> {
     const set: Record<string, unknown> = { ackState, alarmChangedTime: at };
     if (ackState === 'ACKNOWLEDGED') set.alarmAcknowledgedTime = at;
-    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1, ':want': ackState } }, set, ackState === 'ACKNOWLEDGED' ? [] : ['alarmAcknowledgedTime']);
+    const parts = updateExpression(
+      { sets: ['revision = revision + :one'], values: { ':one': 1, ':want': ackState } },
+      set,
+      ackState === 'ACKNOWLEDGED' ? [] : ['alarmAcknowledgedTime'],
+    );
     return this.updatedRecord({
       Key: { id },
       UpdateExpression: parts.expression,
@@ -131,8 +142,11 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
   update(id: string, set: Partial<AlarmRecord>): Promise<AlarmRecord | undefined> {
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':one': 1 } }, set);
     return this.updatedRecord({
-      Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(id)',
-      ExpressionAttributeNames: parts.names, ExpressionAttributeValues: parts.values,
+      Key: { id },
+      UpdateExpression: parts.expression,
+      ConditionExpression: 'attribute_exists(id)',
+      ExpressionAttributeNames: parts.names,
+      ExpressionAttributeValues: parts.values,
     });
   }
 }
@@ -142,23 +156,28 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
  * instances table (segments read at once), only the attributes the sweep uses.
  */
 export async function scanInstantiated(table = requiredEnv('VNF_INSTANCES_TABLE'), segments = 4): Promise<VnfInstanceRecord[]> {
-  const parts = await Promise.all(Array.from({ length: segments }, async (_, segment) => {
-    const found: VnfInstanceRecord[] = [];
-    let after: Record<string, unknown> | undefined;
-    do {
-      const out = await documentClient().send(new ScanCommand({
-        TableName: table,
-        Segment: segment,
-        TotalSegments: segments,
-        FilterExpression: 'instantiationState = :i',
-        ProjectionExpression: 'id, tenantId, vnfdId, vnfProvider, vnfProductName, vnfSoftwareVersion, vnfdVersion, vnfInstanceName, instantiationState, instantiatedVnfInfo, vimResources, lockOpOccId, vnfConfigurableProperties',
-        ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
-        ExclusiveStartKey: after,
-      }));
-      found.push(...((out.Items ?? []) as VnfInstanceRecord[]));
-      after = out.LastEvaluatedKey;
-    } while (after);
-    return found;
-  }));
+  const parts = await Promise.all(
+    Array.from({ length: segments }, async (_, segment) => {
+      const found: VnfInstanceRecord[] = [];
+      let after: Record<string, unknown> | undefined;
+      do {
+        const out = await documentClient().send(
+          new ScanCommand({
+            TableName: table,
+            Segment: segment,
+            TotalSegments: segments,
+            FilterExpression: 'instantiationState = :i',
+            ProjectionExpression:
+              'id, tenantId, vnfdId, vnfProvider, vnfProductName, vnfSoftwareVersion, vnfdVersion, vnfInstanceName, instantiationState, instantiatedVnfInfo, vimResources, lockOpOccId, vnfConfigurableProperties',
+            ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
+            ExclusiveStartKey: after,
+          }),
+        );
+        found.push(...((out.Items ?? []) as VnfInstanceRecord[]));
+        after = out.LastEvaluatedKey;
+      } while (after);
+      return found;
+    }),
+  );
   return parts.flat();
 }

@@ -3,7 +3,15 @@
 // locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  type QueryCommandInput,
+  type ScanCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 
 // The scope and page types are the API's (SOL013 paging); the stores speak them.
 export { ALL_TENANTS, type Page, type TenantScope };
@@ -25,7 +33,11 @@ export function requiredEnv(name: string): string {
 
 /** A create whose id is taken already: the conditional put's failure, named for what it means. */
 export class RecordExistsError extends Error {
-  constructor(readonly table: string, readonly id: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly table: string,
+    readonly id: string,
+    options?: { cause?: unknown },
+  ) {
     super(`A record with id ${id} exists already in ${table}`, options);
     this.name = 'RecordExistsError';
   }
@@ -50,12 +62,13 @@ export async function ifConditionHeld<T>(write: () => Promise<T>): Promise<T | u
 
 /** Runs a conditional write; false when its condition did not hold. */
 export async function conditionHeld(write: () => Promise<unknown>): Promise<boolean> {
-  return (await ifConditionHeld(async () => {
-    await write();
-    return true;
-  })) ?? false;
+  return (
+    (await ifConditionHeld(async () => {
+      await write();
+      return true;
+    })) ?? false
+  );
 }
-
 
 export interface UpdateParts {
   expression: string;
@@ -68,7 +81,11 @@ export interface UpdateParts {
  * for every attribute, on top of the clauses, names and values the caller already has (conditions,
  * counters).
  */
-export function updateExpression(base: { sets: string[]; names?: Record<string, string>; values: Record<string, unknown> }, set: Record<string, unknown>, remove: readonly string[] = []): UpdateParts {
+export function updateExpression(
+  base: { sets: string[]; names?: Record<string, string>; values: Record<string, unknown> },
+  set: Record<string, unknown>,
+  remove: readonly string[] = [],
+): UpdateParts {
   const names = { ...base.names };
   const values = { ...base.values };
   const sets = [...base.sets];
@@ -85,7 +102,6 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
   return { expression: clauses.filter(Boolean).join(' '), names, values };
 }
 
-
 /**
  * One page of a tenant's records from a table's `byTenant` index, in its sort-key order; for
  * ALL_TENANTS, one page of a Scan of the table (in no particular order) of the records that have a
@@ -93,21 +109,26 @@ export function updateExpression(base: { sets: string[]; names?: Record<string, 
  * and index sort key, as list markers carry): a Scan resumes after its `id`.
  */
 export async function tenantPage<T>(table: string, scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
-  const out = scope === ALL_TENANTS
-    ? await documentClient().send(new ScanCommand({
-      TableName: table,
-      FilterExpression: 'attribute_exists(tenantId)',
-      Limit: limit,
-      ExclusiveStartKey: after && { id: after.id },
-    }))
-    : await documentClient().send(new QueryCommand({
-      TableName: table,
-      IndexName: 'byTenant',
-      KeyConditionExpression: 'tenantId = :t',
-      ExpressionAttributeValues: { ':t': scope },
-      Limit: limit,
-      ExclusiveStartKey: after,
-    }));
+  const out =
+    scope === ALL_TENANTS
+      ? await documentClient().send(
+          new ScanCommand({
+            TableName: table,
+            FilterExpression: 'attribute_exists(tenantId)',
+            Limit: limit,
+            ExclusiveStartKey: after && { id: after.id },
+          }),
+        )
+      : await documentClient().send(
+          new QueryCommand({
+            TableName: table,
+            IndexName: 'byTenant',
+            KeyConditionExpression: 'tenantId = :t',
+            ExpressionAttributeValues: { ':t': scope },
+            Limit: limit,
+            ExclusiveStartKey: after,
+          }),
+        );
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
 }
 
@@ -117,9 +138,10 @@ export async function allItems<T>(input: QueryCommandInput | ScanCommandInput): 
   let after: Record<string, unknown> | undefined;
   do {
     const page = { ...input, ExclusiveStartKey: after };
-    const out = 'KeyConditionExpression' in input
-      ? await documentClient().send(new QueryCommand(page as QueryCommandInput))
-      : await documentClient().send(new ScanCommand(page));
+    const out =
+      'KeyConditionExpression' in input
+        ? await documentClient().send(new QueryCommand(page as QueryCommandInput))
+        : await documentClient().send(new ScanCommand(page));
     all.push(...((out.Items ?? []) as T[]));
     after = out.LastEvaluatedKey;
   } while (after);

@@ -18,11 +18,13 @@ export class StepFunctionsExecutor implements OperationExecutor {
   private readonly client = new SFNClient({});
 
   async start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void> {
-    await this.client.send(new StartExecutionCommand({
-      stateMachineArn: requiredEnv(`${operation}_STATE_MACHINE_ARN`),
-      name: executionName,
-      input: JSON.stringify(input),
-    }));
+    await this.client.send(
+      new StartExecutionCommand({
+        stateMachineArn: requiredEnv(`${operation}_STATE_MACHINE_ARN`),
+        name: executionName,
+        input: JSON.stringify(input),
+      }),
+    );
   }
 
   async status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined> {

@@ -49,11 +49,15 @@ export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRe
       values[`:f${i}`] = state;
       return `:f${i}`;
     });
-    const parts = updateExpression({
-      sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['sweep = :sweep'] : [])],
-      names: { '#state': 'operationState' },
-      values,
-    }, t.set ?? {}, [...(t.remove ?? []), ...(inFlight ? [] : ['sweep'])]);
+    const parts = updateExpression(
+      {
+        sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['sweep = :sweep'] : [])],
+        names: { '#state': 'operationState' },
+        values,
+      },
+      t.set ?? {},
+      [...(t.remove ?? []), ...(inFlight ? [] : ['sweep'])],
+    );
     return this.updatedRecord({
       Key: { id },
       UpdateExpression: parts.expression,
@@ -71,7 +75,8 @@ export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRe
       if (!(error instanceof Error && error.name === 'ValidationException' && /index/i.test(error.message))) throw error;
     }
     return allItems<VnfLcmOpOccRecord>({
-      TableName: this.table, FilterExpression: 'operationState IN (:a, :b, :c)',
+      TableName: this.table,
+      FilterExpression: 'operationState IN (:a, :b, :c)',
       ExpressionAttributeValues: { ':a': IN_FLIGHT_STATES[0], ':b': IN_FLIGHT_STATES[1], ':c': IN_FLIGHT_STATES[2] },
     });
   }

@@ -28,7 +28,15 @@ export interface OutboxEntry {
    * whether it exists; alarm: the notification (raised or cleared) and its time; package: whether
    * it exists and, if it does, its onboarding and operational state.
    */
-  expect: { operationState?: string; stateEnteredTime?: string; exists?: boolean; notificationType?: string; at?: string; onboardingState?: string; operationalState?: string };
+  expect: {
+    operationState?: string;
+    stateEnteredTime?: string;
+    exists?: boolean;
+    notificationType?: string;
+    at?: string;
+    onboardingState?: string;
+    operationalState?: string;
+  };
   /** instance, package: the whole event (a deleted record could not rebuild it). */
   event?: Record<string, unknown>;
   createdAt: string;
@@ -44,7 +52,9 @@ export class DynamoNotificationOutbox implements NotificationOutbox {
   constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
 
   async put(entry: OutboxEntry): Promise<void> {
-    await documentClient().send(new PutCommand({ TableName: this.table, Item: { ...entry, id: `${ID_PREFIX}${entry.id}`, sweep: OUTBOX, startSeq: `${entry.createdAt}#${entry.id}` } }));
+    await documentClient().send(
+      new PutCommand({ TableName: this.table, Item: { ...entry, id: `${ID_PREFIX}${entry.id}`, sweep: OUTBOX, startSeq: `${entry.createdAt}#${entry.id}` } }),
+    );
   }
 
   async remove(id: string): Promise<void> {

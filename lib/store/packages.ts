@@ -10,7 +10,10 @@ export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDE
 export type OperationalState = 'ENABLED' | 'DISABLED';
 export type UsageState = 'IN_USE' | 'NOT_IN_USE';
 
-export interface Checksum { algorithm: string; hash: string }
+export interface Checksum {
+  algorithm: string;
+  hash: string;
+}
 
 export interface VnfPackageRecord {
   id: string;
@@ -85,16 +88,22 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
   }
 
   listOnboarding(): Promise<VnfPackageRecord[]> {
-    return allItems<VnfPackageRecord>({ TableName: this.table, FilterExpression: 'onboardingState IN (:u, :p)', ExpressionAttributeValues: { ':u': 'UPLOADING', ':p': 'PROCESSING' } });
+    return allItems<VnfPackageRecord>({
+      TableName: this.table,
+      FilterExpression: 'onboardingState IN (:u, :p)',
+      ExpressionAttributeValues: { ':u': 'UPLOADING', ':p': 'PROCESSING' },
+    });
   }
 
   async findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]> {
-    const out = await documentClient().send(new QueryCommand({
-      TableName: this.table,
-      IndexName: 'byVnfdId',
-      KeyConditionExpression: 'vnfdId = :v',
-      ExpressionAttributeValues: { ':v': vnfdId },
-    }));
+    const out = await documentClient().send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'byVnfdId',
+        KeyConditionExpression: 'vnfdId = :v',
+        ExpressionAttributeValues: { ':v': vnfdId },
+      }),
+    );
     return (out.Items ?? []) as VnfPackageRecord[];
   }
 
@@ -105,7 +114,14 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
     const states = change.from.onboardingState ?? [];
     if (states.length) {
       names['#ob'] = 'onboardingState';
-      conditions.push(`#ob IN (${states.map((state, i) => { values[`:ob${i}`] = state; return `:ob${i}`; }).join(', ')})`);
+      conditions.push(
+        `#ob IN (${states
+          .map((state, i) => {
+            values[`:ob${i}`] = state;
+            return `:ob${i}`;
+          })
+          .join(', ')})`,
+      );
     }
     if (change.from.operationalState) {
       names['#op'] = 'operationalState';
@@ -128,39 +144,48 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
   }
 
   deleteUnused(id: string): Promise<boolean> {
-    return conditionHeld(() => this.deleteItem({
-      Key: { id },
-      ConditionExpression: 'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
-      ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
-    }));
+    return conditionHeld(() =>
+      this.deleteItem({
+        Key: { id },
+        ConditionExpression:
+          'attribute_exists(id) AND operationalState = :d AND usageState = :n AND (attribute_not_exists(instanceCount) OR instanceCount = :zero)',
+        ExpressionAttributeValues: { ':d': 'DISABLED', ':n': 'NOT_IN_USE', ':zero': 0 },
+      }),
+    );
   }
 
   acquireUse(id: string): Promise<boolean> {
-    return conditionHeld(() => this.updateItem({
-      Key: { id },
-      UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
-      ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
-      ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
-    }));
+    return conditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+        ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
+        ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
+      }),
+    );
   }
 
   async releaseUse(id: string): Promise<void> {
     // A failed condition: already at zero (a package created before counting, or a repeated release).
-    const out = await ifConditionHeld(() => this.updateItem({
-      Key: { id },
-      UpdateExpression: 'ADD instanceCount :minus',
-      ConditionExpression: 'instanceCount > :zero',
-      ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-      ReturnValues: 'UPDATED_NEW',
-    }));
+    const out = await ifConditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: 'ADD instanceCount :minus',
+        ConditionExpression: 'instanceCount > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
     if (out?.Attributes?.instanceCount === 0) {
       // A failed condition: a new instance took it into use again in between, and it stays IN_USE.
-      await conditionHeld(() => this.updateItem({
-        Key: { id },
-        UpdateExpression: 'SET usageState = :notInUse',
-        ConditionExpression: 'instanceCount = :zero',
-        ExpressionAttributeValues: { ':notInUse': 'NOT_IN_USE', ':zero': 0 },
-      }));
+      await conditionHeld(() =>
+        this.updateItem({
+          Key: { id },
+          UpdateExpression: 'SET usageState = :notInUse',
+          ConditionExpression: 'instanceCount = :zero',
+          ExpressionAttributeValues: { ':notInUse': 'NOT_IN_USE', ':zero': 0 },
+        }),
+      );
     }
   }
 }

@@ -2,7 +2,14 @@
 // with a conditional put (RecordExistsError when the id is taken), read strongly consistent, listed
 // a page at a time per tenant, and changed with conditional writes whose failed condition is an
 // answer ("not in that state") rather than a fault. Each store adds its own state changes.
-import { DeleteCommand, UpdateCommand, type DeleteCommandInput, type DeleteCommandOutput, type UpdateCommandInput, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type DeleteCommandOutput,
+  type UpdateCommandInput,
+  type UpdateCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import { documentClient, getById, ifConditionHeld, putNew, tenantPage, type Page, type TenantScope } from './dynamo.ts';
 
 /** A command's input without the table, which the repository fills in. */

@@ -21,7 +21,11 @@ export interface StoredSubscription {
   createdSeq: string;
 }
 
-export const subscriptionListKey = <R extends StoredSubscription>(r: R): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
+export const subscriptionListKey = <R extends StoredSubscription>(r: R): Record<string, string> => ({
+  id: r.id,
+  tenantId: r.tenantId,
+  createdSeq: r.createdSeq,
+});
 
 export class DynamoSubscriptionStore<R extends StoredSubscription> extends TenantRecordRepository<R> implements SubscriptionStore<R> {
   constructor(table = requiredEnv('SUBSCRIPTIONS_TABLE')) {

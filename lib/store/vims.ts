@@ -84,10 +84,18 @@ export class DynamoVimStore implements VimRegistryStore {
     const defined = Object.fromEntries(Object.entries(set).filter(([, value]) => value !== undefined));
     if (!Object.keys(defined).length && !remove.length) return Promise.resolve(true);
     const parts = updateExpression({ sets: [], names: { '#id': 'id' }, values: {} }, defined, remove);
-    return conditionHeld(() => documentClient().send(new UpdateCommand({
-      TableName: this.table, Key: { id }, UpdateExpression: parts.expression, ConditionExpression: 'attribute_exists(#id)',
-      ExpressionAttributeNames: parts.names, ...(Object.keys(parts.values).length ? { ExpressionAttributeValues: parts.values } : {}),
-    })));
+    return conditionHeld(() =>
+      documentClient().send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { id },
+          UpdateExpression: parts.expression,
+          ConditionExpression: 'attribute_exists(#id)',
+          ExpressionAttributeNames: parts.names,
+          ...(Object.keys(parts.values).length ? { ExpressionAttributeValues: parts.values } : {}),
+        }),
+      ),
+    );
   }
 
   async remove(id: string): Promise<void> {
@@ -99,23 +107,44 @@ export class DynamoVimStore implements VimRegistryStore {
   }
 
   claim(key: string, vimId: string): Promise<boolean> {
-    return conditionHeld(() => documentClient().send(new PutCommand({
-      TableName: this.table, Item: { id: `${MARKER}${key}`, vimId }, ConditionExpression: 'attribute_not_exists(id) OR vimId = :v', ExpressionAttributeValues: { ':v': vimId },
-    })));
+    return conditionHeld(() =>
+      documentClient().send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { id: `${MARKER}${key}`, vimId },
+          ConditionExpression: 'attribute_not_exists(id) OR vimId = :v',
+          ExpressionAttributeValues: { ':v': vimId },
+        }),
+      ),
+    );
   }
 
   move(key: string, from: string | undefined, to: string): Promise<boolean> {
-    return conditionHeld(() => documentClient().send(new PutCommand({
-      TableName: this.table, Item: { id: `${MARKER}${key}`, vimId: to },
-      ...(from === undefined ? { ConditionExpression: 'attribute_not_exists(id)' } : { ConditionExpression: 'vimId = :f', ExpressionAttributeValues: { ':f': from } }),
-    })));
+    return conditionHeld(() =>
+      documentClient().send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { id: `${MARKER}${key}`, vimId: to },
+          ...(from === undefined
+            ? { ConditionExpression: 'attribute_not_exists(id)' }
+            : { ConditionExpression: 'vimId = :f', ExpressionAttributeValues: { ':f': from } }),
+        }),
+      ),
+    );
   }
 
   async release(key: string, vimId: string): Promise<void> {
     // A failed condition: another VIM holds the key now, and it stays theirs.
-    await conditionHeld(() => documentClient().send(new DeleteCommand({
-      TableName: this.table, Key: { id: `${MARKER}${key}` }, ConditionExpression: 'vimId = :v', ExpressionAttributeValues: { ':v': vimId },
-    })));
+    await conditionHeld(() =>
+      documentClient().send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { id: `${MARKER}${key}` },
+          ConditionExpression: 'vimId = :v',
+          ExpressionAttributeValues: { ':v': vimId },
+        }),
+      ),
+    );
   }
 
   async holder(key: string): Promise<string | undefined> {

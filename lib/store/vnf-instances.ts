@@ -50,42 +50,53 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
       values[':state'] = lock.requireState;
       condition += ' AND #state = :state';
     }
-    return conditionHeld(() => this.updateItem({
-      Key: { id },
-      UpdateExpression: 'SET #lock = :op, lockedAt = :now, revision = revision + :one',
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }));
+    return conditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: 'SET #lock = :op, lockedAt = :now, revision = revision + :one',
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   async releaseLock(id: string, opOccId: string): Promise<void> {
     // A failed condition: already released (a retried step) or taken over, nothing of ours to release.
-    await conditionHeld(() => this.updateItem({
-      Key: { id },
-      UpdateExpression: 'REMOVE lockOpOccId, lockedAt SET revision = revision + :one',
-      ConditionExpression: 'lockOpOccId = :op',
-      ExpressionAttributeValues: { ':op': opOccId, ':one': 1 },
-    }));
+    await conditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: 'REMOVE lockOpOccId, lockedAt SET revision = revision + :one',
+        ConditionExpression: 'lockOpOccId = :op',
+        ExpressionAttributeValues: { ':op': opOccId, ':one': 1 },
+      }),
+    );
   }
 
   updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
     const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
-    return conditionHeld(() => this.updateItem({
-      Key: { id },
-      UpdateExpression: parts.expression,
-      ConditionExpression: 'lockOpOccId = :op',
-      ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
-      ExpressionAttributeValues: parts.values,
-    }));
+    return conditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: parts.expression,
+        ConditionExpression: 'lockOpOccId = :op',
+        ExpressionAttributeNames: Object.keys(parts.names).length ? parts.names : undefined,
+        ExpressionAttributeValues: parts.values,
+      }),
+    );
   }
 
   deleteIdle(id: string): Promise<VnfInstanceRecord | undefined> {
-    return ifConditionHeld(async () => (await this.deleteItem({
-      Key: { id },
-      ConditionExpression: 'attribute_exists(id) AND instantiationState = :ni AND attribute_not_exists(lockOpOccId)',
-      ExpressionAttributeValues: { ':ni': 'NOT_INSTANTIATED' },
-      ReturnValues: 'ALL_OLD',
-    })).Attributes as VnfInstanceRecord | undefined);
+    return ifConditionHeld(
+      async () =>
+        (
+          await this.deleteItem({
+            Key: { id },
+            ConditionExpression: 'attribute_exists(id) AND instantiationState = :ni AND attribute_not_exists(lockOpOccId)',
+            ExpressionAttributeValues: { ':ni': 'NOT_INSTANTIATED' },
+            ReturnValues: 'ALL_OLD',
+          })
+        ).Attributes as VnfInstanceRecord | undefined,
+    );
   }
 }

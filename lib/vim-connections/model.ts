@@ -44,11 +44,13 @@ export interface VimModification {
 
 const name = z.string().trim().min(1).max(255);
 const text = z.string().max(1024);
-const interfaceInfo = z.object({
-  endpoint: httpUri('give them in accessInfo (auth_cred)'),
-  ssl_ca_cert: z.string().optional(),
-  cert_verify: z.boolean().optional(),
-}).loose();
+const interfaceInfo = z
+  .object({
+    endpoint: httpUri('give them in accessInfo (auth_cred)'),
+    ssl_ca_cert: z.string().optional(),
+    cert_verify: z.boolean().optional(),
+  })
+  .loose();
 
 const productRegistration = z.object({
   name,
@@ -60,12 +62,14 @@ const productRegistration = z.object({
   extra: z.record(z.string(), z.unknown()).optional(),
 });
 
-const productModification = z.object({
-  name: name.optional(),
-  description: text.optional(),
-  isDefault: z.boolean().optional(),
-  accessInfo: z.record(z.string(), z.unknown()).optional(),
-}).strict();
+const productModification = z
+  .object({
+    name: name.optional(),
+    description: text.optional(),
+    isDefault: z.boolean().optional(),
+    accessInfo: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
 
 /** The credentials' description of a supported vimType (loading its driver). */
 async function credentialsOf(vimType: string): Promise<VimCredentials> {
@@ -185,8 +189,10 @@ export async function renderTackerVim(record: VimRecord): Promise<Record<string,
   const access = record.maskedAccessInfo ?? {};
   const iface = record.interfaceInfo;
   // A record of a type no longer supported shows as Tacker's default type does.
-  const { authCred, vimProject } = (await credentialsOf(canonicalVimType(record.vimType) ?? TACKER_DEFAULT_VIM))
-    .toTacker({ maskedAccessInfo: access, interfaceInfo: iface, vimProject: record.vimProject }, MASK);
+  const { authCred, vimProject } = (await credentialsOf(canonicalVimType(record.vimType) ?? TACKER_DEFAULT_VIM)).toTacker(
+    { maskedAccessInfo: access, interfaceInfo: iface, vimProject: record.vimProject },
+    MASK,
+  );
   return {
     id: record.id,
     tenant_id: record.tenantId,
@@ -209,10 +215,15 @@ export async function renderTackerVim(record: VimRecord): Promise<Record<string,
 /** New LCM operations on an UNREACHABLE VIM fail before 202 (the reachability sweep decides). */
 export class VimUnreachableError extends ProblemError {
   constructor(record: VimRecord) {
-    super(503, 'VIM Unreachable', `VIM ${record.name} (${record.id}) is UNREACHABLE since ${record.statusChangedAt ?? 'its last check'}${record.lastError ? `: ${record.lastError}` : ''}; the operation was not started`, {
-      extra: { vimId: record.id },
-      headers: { 'Retry-After': '60' },
-    });
+    super(
+      503,
+      'VIM Unreachable',
+      `VIM ${record.name} (${record.id}) is UNREACHABLE since ${record.statusChangedAt ?? 'its last check'}${record.lastError ? `: ${record.lastError}` : ''}; the operation was not started`,
+      {
+        extra: { vimId: record.id },
+        headers: { 'Retry-After': '60' },
+      },
+    );
     this.name = 'VimUnreachableError';
   }
 }

@@ -16,7 +16,10 @@ export function checkTimeoutMs(): number {
 const SWEEP_CONCURRENCY = 8;
 
 /** Why a VIM cannot be used, in words an operator can act on; undefined when it answered and accepted the credentials. */
-export async function vimProblem(vim: { id: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> }, timeoutMs = checkTimeoutMs()): Promise<string | undefined> {
+export async function vimProblem(
+  vim: { id: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> },
+  timeoutMs = checkTimeoutMs(),
+): Promise<string | undefined> {
   const driver = await loadDriver(vim.vimType);
   if (!driver) return `no driver for VIM type ${vim.vimType}`;
   let timer: NodeJS.Timeout | undefined;
@@ -25,7 +28,10 @@ export async function vimProblem(vim: { id: string; vimType: string; interfaceIn
   });
   try {
     return await Promise.race([
-      driver.verify({ vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: vim.accessInfo, extra: vim.extra }).then(() => undefined, (error: unknown) => messageOf(error)),
+      driver.verify({ vimId: vim.id, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo: vim.accessInfo, extra: vim.extra }).then(
+        () => undefined,
+        (error: unknown) => messageOf(error),
+      ),
       timeout,
     ]);
   } finally {
@@ -48,7 +54,11 @@ export interface SweepResult {
 }
 
 /** Checks one registered VIM and records the outcome; returns its new status. */
-export async function checkRegisteredVim(deps: SweepDeps, record: VimRecord, timeoutMs = checkTimeoutMs()): Promise<{ status: VimStatus; error?: string; changed: boolean }> {
+export async function checkRegisteredVim(
+  deps: SweepDeps,
+  record: VimRecord,
+  timeoutMs = checkTimeoutMs(),
+): Promise<{ status: VimStatus; error?: string; changed: boolean }> {
   let error: string | undefined;
   try {
     error = await vimProblem({ ...record, accessInfo: await deps.secrets.read(record.accessSecret) }, timeoutMs);
@@ -58,12 +68,16 @@ export async function checkRegisteredVim(deps: SweepDeps, record: VimRecord, tim
   const status: VimStatus = error ? 'UNREACHABLE' : 'REACHABLE';
   const now = deps.now();
   const changed = (record.status ?? 'REACHABLE') !== status || record.status === undefined;
-  await deps.vims.update(record.id, {
-    status,
-    lastCheckedAt: now,
-    ...(changed ? { statusChangedAt: now } : {}),
-    ...(error ? { lastError: error } : {}),
-  }, error ? [] : ['lastError']);
+  await deps.vims.update(
+    record.id,
+    {
+      status,
+      lastCheckedAt: now,
+      ...(changed ? { statusChangedAt: now } : {}),
+      ...(error ? { lastError: error } : {}),
+    },
+    error ? [] : ['lastError'],
+  );
   if (changed) log.info('VIM status changed', { vimId: record.id, from: record.status, to: status, error });
   return { status, error, changed };
 }
@@ -80,7 +94,8 @@ export async function sweepVims(deps: SweepDeps): Promise<SweepResult> {
       result.checked += 1;
       if (outcome.status === 'REACHABLE') result.reachable += 1;
       else result.unreachable += 1;
-      if (outcome.changed) result.changed.push({ vimId: record.id, from: record.status, to: outcome.status, ...(outcome.error ? { error: outcome.error } : {}) });
+      if (outcome.changed)
+        result.changed.push({ vimId: record.id, from: record.status, to: outcome.status, ...(outcome.error ? { error: outcome.error } : {}) });
     }
   };
   await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, vims.length) }, worker));

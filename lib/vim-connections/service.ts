@@ -21,12 +21,15 @@ async function nameTaken(deps: VimRegistryDeps, tenantId: string, name: string, 
 /** Names are unique within the VIM's tenant (an admin renaming another tenant's VIM checks that tenant's names). */
 async function claimName(deps: VimRegistryDeps, tenantId: string, name: string, vimId: string): Promise<void> {
   // The marker settles races between registrations; the list also covers VIMs registered without one (the local simulators).
-  if (await nameTaken(deps, tenantId, name, vimId) || !(await deps.vims.claim(nameKey(tenantId, name), vimId))) {
+  if ((await nameTaken(deps, tenantId, name, vimId)) || !(await deps.vims.claim(nameKey(tenantId, name), vimId))) {
     throw new ConflictError(`A VIM named "${name}" is already registered`);
   }
 }
 
-async function verifyOrRefuse(registration: { name: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> }, id: string): Promise<void> {
+async function verifyOrRefuse(
+  registration: { name: string; vimType: string; interfaceInfo: Record<string, unknown>; accessInfo: Record<string, unknown>; extra?: Record<string, unknown> },
+  id: string,
+): Promise<void> {
   const problem = await vimProblem({ id, ...registration });
   if (problem) throw new UnprocessableEntityError(`VIM "${registration.name}" could not be verified, so it was not registered: ${problem}`);
 }
@@ -42,7 +45,9 @@ async function makeDefault(deps: VimRegistryDeps, vim: VimRecord): Promise<void>
     throw new ConflictError(`The default ${vim.vimType} VIM was changed by another request at the same time; try again`);
   }
   await deps.vims.update(vim.id, { isDefault: true });
-  const others = (await deps.vims.listForTenant(vim.tenantId)).filter((other) => other.id !== vim.id && other.isDefault && canonicalVimType(other.vimType) === canonicalVimType(vim.vimType));
+  const others = (await deps.vims.listForTenant(vim.tenantId)).filter(
+    (other) => other.id !== vim.id && other.isDefault && canonicalVimType(other.vimType) === canonicalVimType(vim.vimType),
+  );
   for (const other of others) await deps.vims.update(other.id, { isDefault: false, updatedAt: deps.now() });
 }
 

@@ -64,12 +64,14 @@ export type Progress =
 /** A CoordinateVNF call a driver asks for: the new or the old VNF's script, for these VNFCs. */
 export interface Coordination {
   target: 'new' | 'old';
-  vnfcs: Array<VnfcRef & {
-    /** vnfcResourceInfo id when the VNFC is already recorded. */
-    id?: string;
-    /** IP addresses per connection point (CPD id), for the script's cp_name. */
-    addresses?: Record<string, string[]>;
-  }>;
+  vnfcs: Array<
+    VnfcRef & {
+      /** vnfcResourceInfo id when the VNFC is already recorded. */
+      id?: string;
+      /** IP addresses per connection point (CPD id), for the script's cp_name. */
+      addresses?: Record<string, string[]>;
+    }
+  >;
   /** Anything else the script needs from the VIM (no credentials), e.g. the Service switched. */
   details?: Record<string, unknown>;
 }
@@ -161,15 +163,23 @@ export interface VimCredentials {
   /** What a registration's accessInfo must hold; refusals name fields, never values. */
   accessInfo: ZodType;
   /** Tacker's auth_cred and vim_project (`openstack vim register`) -> SOL003 accessInfo, and additions to interfaceInfo. */
-  fromTacker(authCred: Record<string, unknown>, project: Record<string, unknown>, extra: Record<string, unknown> | undefined): { accessInfo: Record<string, unknown>; interfaceExtra: Record<string, unknown> };
+  fromTacker(
+    authCred: Record<string, unknown>,
+    project: Record<string, unknown>,
+    extra: Record<string, unknown> | undefined,
+  ): { accessInfo: Record<string, unknown>; interfaceExtra: Record<string, unknown> };
   /** A record as Tacker shows it: auth_cred with every secret replaced by `mask`, and vim_project. */
-  toTacker(vim: { maskedAccessInfo: Record<string, unknown>; interfaceInfo: Record<string, unknown>; vimProject?: Record<string, unknown> }, mask: string): { authCred: Record<string, unknown>; vimProject: Record<string, unknown> };
+  toTacker(
+    vim: { maskedAccessInfo: Record<string, unknown>; interfaceInfo: Record<string, unknown>; vimProject?: Record<string, unknown> },
+    mask: string,
+  ): { authCred: Record<string, unknown>; vimProject: Record<string, unknown> };
 }
 
 /** Tacker's loosely typed fields: a non-empty string, or nothing. */
 export const tackerString = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value : undefined);
 /** Tacker's loosely typed fields: true, 'true' or 'True' (and false likewise), or nothing. */
-export const tackerBoolean = (value: unknown): boolean | undefined => (value === undefined ? undefined : value === true || String(value).toLowerCase() === 'true');
+export const tackerBoolean = (value: unknown): boolean | undefined =>
+  value === undefined ? undefined : value === true || String(value).toLowerCase() === 'true';
 
 export interface InfraDriver {
   readonly credentials: VimCredentials;

@@ -5,7 +5,10 @@ import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 
 export function flavourOf(vnfd: ParsedVnfd, flavourId: string): FlavourInfo {
   const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);
-  if (!flavour) throw new UnprocessableEntityError(`The VNFD ${vnfd.vnfdId} has no deployment flavour "${flavourId}"; it has ${vnfd.flavours.map((candidate) => candidate.flavourId).join(', ')}`);
+  if (!flavour)
+    throw new UnprocessableEntityError(
+      `The VNFD ${vnfd.vnfdId} has no deployment flavour "${flavourId}"; it has ${vnfd.flavours.map((candidate) => candidate.flavourId).join(', ')}`,
+    );
   return flavour;
 }
 

@@ -56,7 +56,8 @@ export function sameVimType(a: string, b: string): boolean {
 /** The canonical vimType of a supported type name; a 422 naming the supported ones otherwise. */
 export function supportedVimType(type: string): string {
   const vimType = canonicalVimType(type);
-  if (!vimType) throw new UnprocessableEntityError(`VIM type "${type}" is not supported; use ${KINDS.map((kind) => `${kind.vimType} (${kind.tackerType})`).join(' or ')}`);
+  if (!vimType)
+    throw new UnprocessableEntityError(`VIM type "${type}" is not supported; use ${KINDS.map((kind) => `${kind.vimType} (${kind.tackerType})`).join(' or ')}`);
   return vimType;
 }
 

@@ -21,7 +21,7 @@ import {
   notFound,
   parseLabelSelector,
   statusObject,
-  Store,
+  type Store,
   StatusError,
   structuredSelector,
   timestamp,
@@ -41,11 +41,23 @@ const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
 const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH];
 
 /** Fields of a StatefulSet's spec that may change after creation. */
-const STATEFULSET_MUTABLE = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds', 'revisionHistoryLimit'];
+const STATEFULSET_MUTABLE = [
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+  'revisionHistoryLimit',
+];
 
 /** PatchOptions/DeleteOptions validation failures, shaped as kube-apiserver reports them. */
 function optionsInvalid(kind: 'PatchOptions' | 'DeleteOptions', field: string, reason: string, problem: string): StatusError {
-  return new StatusError(422, 'Invalid', `${kind}.meta.k8s.io "" is invalid: ${field}: ${problem}`, { group: 'meta.k8s.io', kind, causes: [{ reason, message: problem, field }] });
+  return new StatusError(422, 'Invalid', `${kind}.meta.k8s.io "" is invalid: ${field}: ${problem}`, {
+    group: 'meta.k8s.io',
+    kind,
+    causes: [{ reason, message: problem, field }],
+  });
 }
 
 export class Api {
@@ -101,14 +113,28 @@ export class Api {
   }
 
   /** Any of the four patch types; 201 when server-side apply created the object. */
-  patch(t: ResourceType, namespace: string | undefined, name: string, body: unknown, contentType: string, query: URLSearchParams, sub: Subresource): { status: number; body: JsonObject } {
+  patch(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    contentType: string,
+    query: URLSearchParams,
+    sub: Subresource,
+  ): { status: number; body: JsonObject } {
     const type = contentType.split(';')[0]!.trim().toLowerCase();
     if (!PATCH_TYPES.includes(type)) {
-      throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+      throw new StatusError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+      );
     }
     const manager = query.get('fieldManager') ?? '';
-    if (type === APPLY_PATCH && manager === '') throw optionsInvalid('PatchOptions', 'fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
-    if (type !== APPLY_PATCH && query.has('force')) throw optionsInvalid('PatchOptions', 'force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
+    if (type === APPLY_PATCH && manager === '')
+      throw optionsInvalid('PatchOptions', 'fieldManager', 'FieldValueRequired', 'Required value: is required for apply patch');
+    if (type !== APPLY_PATCH && query.has('force'))
+      throw optionsInvalid('PatchOptions', 'force', 'FieldValueForbidden', 'Forbidden: may not be specified for non-apply patch');
     if (type === APPLY_PATCH) return this.#apply(t, namespace, name, body, manager, query.get('force') === 'true', sub);
 
     const current = this.store.mustGet(t, namespace, name);
@@ -125,19 +151,38 @@ export class Api {
    * (unless forced) to change fields another applier owns, removing fields this manager applied
    * before and now leaves out, and recording the manager's field set in metadata.managedFields.
    */
-  #apply(t: ResourceType, namespace: string | undefined, name: string, body: unknown, manager: string, force: boolean, sub: Subresource): { status: number; body: JsonObject } {
+  #apply(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    manager: string,
+    force: boolean,
+    sub: Subresource,
+  ): { status: number; body: JsonObject } {
     if (sub === 'scale') throw badRequest('the simulator does not support server-side apply to the scale subresource');
     if (!isObject(body)) throw badRequest('the applied configuration must be an object');
     if (body.apiVersion !== apiVersionOf(t) || body.kind !== t.kind) {
-      throw badRequest(`the applied configuration must have apiVersion "${apiVersionOf(t)}" and kind "${t.kind}" (got "${String(body.apiVersion ?? '')}", "${String(body.kind ?? '')}")`);
+      throw badRequest(
+        `the applied configuration must have apiVersion "${apiVersionOf(t)}" and kind "${t.kind}" (got "${String(body.apiVersion ?? '')}", "${String(body.kind ?? '')}")`,
+      );
     }
     const config = clone(body);
     const meta = isObject(config.metadata) ? config.metadata : (config.metadata = {});
-    if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (meta.name !== undefined && meta.name !== name)
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
     if (meta.managedFields !== undefined) throw badRequest('metadata.managedFields must be nil');
     meta.name = name;
     const set = fieldSetOf(config);
-    const entry: JsonObject = { manager, operation: 'Apply', apiVersion: apiVersionOf(t), time: timestamp(), fieldsType: 'FieldsV1', fieldsV1: set, ...(sub ? { subresource: sub } : {}) };
+    const entry: JsonObject = {
+      manager,
+      operation: 'Apply',
+      apiVersion: apiVersionOf(t),
+      time: timestamp(),
+      fieldsType: 'FieldsV1',
+      fieldsV1: set,
+      ...(sub ? { subresource: sub } : {}),
+    };
 
     const current = this.store.get(t, namespace, name);
     if (!current) {
@@ -153,7 +198,10 @@ export class Api {
       .filter((c) => c.paths.length > 0);
     if (conflicts.length > 0 && !force) {
       const fields = conflicts.flatMap((c) => c.paths.map((p) => ({ manager: c.manager, field: describePath(p) })));
-      const list = fields.length === 1 ? `conflict with "${fields[0]!.manager}": ${fields[0]!.field}` : `conflicts with ${conflicts.map((c) => `"${c.manager}"`).join(', ')}:\n${fields.map((f) => `- ${f.field}`).join('\n')}`;
+      const list =
+        fields.length === 1
+          ? `conflict with "${fields[0]!.manager}": ${fields[0]!.field}`
+          : `conflicts with ${conflicts.map((c) => `"${c.manager}"`).join(', ')}:\n${fields.map((f) => `- ${f.field}`).join('\n')}`;
       throw new StatusError(409, 'Conflict', `Apply failed with ${fields.length} conflict${fields.length === 1 ? '' : 's'}: ${list}`, {
         causes: fields.map((f) => ({ reason: 'FieldManagerConflict', message: `conflict with "${f.manager}"`, field: f.field })),
       });
@@ -165,7 +213,16 @@ export class Api {
     });
     const next = strategicMerge(out(current), config) as unknown as KObject;
     const previous = mine >= 0 ? entries[mine]!.fieldsV1 : undefined;
-    if (isObject(previous)) pruneUnapplied(next as unknown as Json, previous, set, others.filter((_, i) => i !== mine).map((e) => e.fieldsV1).filter(isObject));
+    if (isObject(previous))
+      pruneUnapplied(
+        next as unknown as Json,
+        previous,
+        set,
+        others
+          .filter((_, i) => i !== mine)
+          .map((e) => e.fieldsV1)
+          .filter(isObject),
+      );
     next.metadata.managedFields = mine >= 0 ? others.map((e, i) => (i === mine ? entry : e)) : [...others, entry];
     const obj = this.#incoming(t, namespace, next, name);
     return { status: 200, body: out(this.store.update(t, this.#merged(t, current, obj, sub))) };
@@ -182,10 +239,18 @@ export class Api {
     let policy = query.get('propagationPolicy') ?? (typeof options.propagationPolicy === 'string' ? options.propagationPolicy : undefined);
     if (policy === undefined && (orphanDependents === 'true' || orphanDependents === true)) policy = 'Orphan';
     if (policy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(policy)) {
-      throw optionsInvalid('DeleteOptions', 'propagationPolicy', 'FieldValueNotSupported', `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+      throw optionsInvalid(
+        'DeleteOptions',
+        'propagationPolicy',
+        'FieldValueNotSupported',
+        `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      );
     }
     const preconditions = isObject(options.preconditions) ? options.preconditions : {};
-    if ((typeof preconditions.uid === 'string' && preconditions.uid !== current.metadata.uid) || (typeof preconditions.resourceVersion === 'string' && preconditions.resourceVersion !== current.metadata.resourceVersion)) {
+    if (
+      (typeof preconditions.uid === 'string' && preconditions.uid !== current.metadata.uid) ||
+      (typeof preconditions.resourceVersion === 'string' && preconditions.resourceVersion !== current.metadata.resourceVersion)
+    ) {
       throw conflict(t, name);
     }
     if (t === T.namespaces) {
@@ -214,15 +279,18 @@ export class Api {
   /** Validates an incoming body's shape and identity against the request path. */
   #incoming(t: ResourceType, namespace: string | undefined, body: unknown, name: string | undefined): KObject {
     if (!isObject(body)) throw badRequest(`the body of the request must be a ${t.kind} object`);
-    if (body.kind !== undefined && body.kind !== t.kind) throw badRequest(`the kind of the object (${String(body.kind)}) does not match the request (${t.kind})`);
+    if (body.kind !== undefined && body.kind !== t.kind)
+      throw badRequest(`the kind of the object (${String(body.kind)}) does not match the request (${t.kind})`);
     const obj = clone(body) as unknown as KObject;
     const meta = (isObject(obj.metadata) ? obj.metadata : (obj.metadata = {} as ObjectMeta)) as ObjectMeta;
     if (t.namespaced) {
-      if (meta.namespace !== undefined && meta.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (meta.namespace !== undefined && meta.namespace !== namespace)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = namespace!;
     }
     if (name !== undefined) {
-      if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+      if (meta.name !== undefined && meta.name !== name)
+        throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
       meta.name = name;
     }
     if (WORKLOADS.includes(t)) {
@@ -234,7 +302,8 @@ export class Api {
       if (!matchesLabels(selector, tlabels)) throw invalid(t, meta.name ?? '', 'spec.template.metadata.labels', '`selector` does not match template `labels`');
       const containers = isObject(template.spec) ? template.spec.containers : undefined;
       if (!Array.isArray(containers) || containers.length === 0) throw invalid(t, meta.name ?? '', 'spec.template.spec.containers', 'Required value');
-      if (typeof spec.replicas === 'number' && spec.replicas < 0) throw invalid(t, meta.name ?? '', 'spec.replicas', 'Invalid value: must be greater than or equal to 0');
+      if (typeof spec.replicas === 'number' && spec.replicas < 0)
+        throw invalid(t, meta.name ?? '', 'spec.replicas', 'Invalid value: must be greater than or equal to 0');
     }
     if (t === T.pods) {
       const containers = isObject(obj.spec) ? obj.spec.containers : undefined;
@@ -252,7 +321,12 @@ export class Api {
       return next;
     }
     const next = incoming;
-    next.metadata = { ...next.metadata, uid: current.metadata.uid, creationTimestamp: current.metadata.creationTimestamp, resourceVersion: current.metadata.resourceVersion };
+    next.metadata = {
+      ...next.metadata,
+      uid: current.metadata.uid,
+      creationTimestamp: current.metadata.creationTimestamp,
+      resourceVersion: current.metadata.resourceVersion,
+    };
     if (current.metadata.generation !== undefined) next.metadata.generation = current.metadata.generation;
     // managedFields left out of a write are kept; an empty list clears them.
     if (next.metadata.managedFields === undefined && current.metadata.managedFields !== undefined) next.metadata.managedFields = current.metadata.managedFields;
@@ -270,7 +344,12 @@ export class Api {
       statefulSetDefaults(next);
       const frozen = (o: KObject) => Object.fromEntries(Object.entries(o.spec ?? {}).filter(([k]) => !STATEFULSET_MUTABLE.includes(k)));
       if (!deepEqual(frozen(next), frozen(current))) {
-        throw invalid(t, current.metadata.name, 'spec', "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden");
+        throw invalid(
+          t,
+          current.metadata.name,
+          'spec',
+          "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        );
       }
     }
     if (t === T.daemonsets) daemonSetDefaults(next);
@@ -288,7 +367,8 @@ export class Api {
   #scaleTo(t: ResourceType, current: KObject, body: unknown): JsonObject {
     if (t !== T.deployments && t !== T.replicasets && t !== T.statefulsets) throw notFound(t, current.metadata.name);
     const spec = isObject(body) && isObject(body.spec) ? body.spec : {};
-    if (typeof spec.replicas !== 'number' || spec.replicas < 0) throw invalid(t, current.metadata.name, 'spec.replicas', 'Invalid value: must be greater than or equal to 0');
+    if (typeof spec.replicas !== 'number' || spec.replicas < 0)
+      throw invalid(t, current.metadata.name, 'spec.replicas', 'Invalid value: must be greater than or equal to 0');
     const next = clone(current);
     next.spec = { ...(next.spec ?? {}), replicas: spec.replicas };
     return scaleOf(t, this.store.update(t, next));
@@ -363,7 +443,7 @@ function out(obj: KObject): JsonObject {
   return clone(obj) as unknown as JsonObject;
 }
 
-function scaleOf(t: ResourceType, obj: KObject): JsonObject {
+function scaleOf(_t: ResourceType, obj: KObject): JsonObject {
   const m = obj.metadata;
   const selector = isObject(obj.spec?.selector) && isObject(obj.spec.selector.matchLabels) ? obj.spec.selector.matchLabels : {};
   return {
@@ -373,7 +453,9 @@ function scaleOf(t: ResourceType, obj: KObject): JsonObject {
     spec: { replicas: obj.spec?.replicas ?? 0 },
     status: {
       replicas: obj.status?.replicas ?? 0,
-      selector: Object.entries(selector).map(([k, v]) => `${k}=${String(v)}`).join(','),
+      selector: Object.entries(selector)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(','),
     },
   };
 }

@@ -9,7 +9,18 @@
 import { createHash } from 'node:crypto';
 import { containersOf, controllerRef, isPodReady, num, podFromTemplate, resolveIntOrPercent, T, templateHash } from './defaults.ts';
 import { isNodeReady, nodeInternalIp, podNetworkOf, schedulable } from './nodes.ts';
-import { clone, isObject, matchesLabels, structuredSelector, timestamp, type Json, type JsonObject, type KObject, type ResourceType, type Store } from './store.ts';
+import {
+  clone,
+  isObject,
+  matchesLabels,
+  structuredSelector,
+  timestamp,
+  type Json,
+  type JsonObject,
+  type KObject,
+  type ResourceType,
+  type Store,
+} from './store.ts';
 import { reconcileDaemonSet, reconcileStatefulSet, type WorkloadContext } from './workloads.ts';
 
 export { T } from './defaults.ts';
@@ -35,7 +46,10 @@ export class Controllers {
   #podIp = 1;
   readonly #workloads: WorkloadContext;
 
-  constructor(private readonly store: Store, private readonly opts: ControllerOptions) {
+  constructor(
+    private readonly store: Store,
+    private readonly opts: ControllerOptions,
+  ) {
     store.onChange = () => this.kick();
     this.#workloads = { store, ownedBy: (t, owner) => this.#ownedBy(t, owner), adopt: (owner, t, accept) => this.#adopt(owner, t, accept) };
   }
@@ -116,7 +130,13 @@ export class Controllers {
     const selector = structuredSelector(owner.spec?.selector);
     if (owner.metadata.deletionTimestamp || selector.length === 0) return;
     for (const o of this.store.list(t, owner.metadata.namespace)) {
-      if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).some((r) => r.controller) || !matchesLabels(selector, o.metadata.labels) || !accept(o)) continue;
+      if (
+        o.metadata.deletionTimestamp ||
+        (o.metadata.ownerReferences ?? []).some((r) => r.controller) ||
+        !matchesLabels(selector, o.metadata.labels) ||
+        !accept(o)
+      )
+        continue;
       const next = clone(o);
       next.metadata.ownerReferences = [...(next.metadata.ownerReferences ?? []), controllerRef(owner)];
       this.store.update(t, next);
@@ -124,7 +144,9 @@ export class Controllers {
   }
 
   #ownedBy(t: ResourceType, owner: KObject): KObject[] {
-    return this.store.list(t, owner.metadata.namespace).filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid));
+    return this.store
+      .list(t, owner.metadata.namespace)
+      .filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -161,7 +183,8 @@ export class Controllers {
       } else if (finalizers.includes('foregroundDeletion')) {
         // Dependants go first (in the foreground too when they have dependants of their own), the owner last.
         for (const dep of dependantsOf(obj.metadata.uid)) {
-          if (!dep.obj.metadata.deletionTimestamp) this.store.beginDelete(dep.type, dep.obj, dependantsOf(dep.obj.metadata.uid).length > 0 ? 'foregroundDeletion' : undefined);
+          if (!dep.obj.metadata.deletionTimestamp)
+            this.store.beginDelete(dep.type, dep.obj, dependantsOf(dep.obj.metadata.uid).length > 0 ? 'foregroundDeletion' : undefined);
         }
         const fresh = this.store.get(type, obj.metadata.namespace, obj.metadata.name);
         if (fresh && dependantsOf(obj.metadata.uid).length === 0) withoutFinalizer(type, fresh, 'foregroundDeletion');
@@ -266,7 +289,9 @@ export class Controllers {
         creationTimestamp: '',
         labels: { ...(tmeta.labels as Record<string, string>) },
         annotations: { 'deployment.kubernetes.io/revision': String(rev), 'deployment.kubernetes.io/desired-replicas': String(num(spec.replicas, 1)) },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true },
+        ],
       },
       spec: { replicas: 0, minReadySeconds: num(spec.minReadySeconds, 0), selector, template },
       status: { replicas: 0 },
@@ -307,8 +332,8 @@ export class Controllers {
       return {
         type,
         status,
-        lastUpdateTime: same ? old.lastUpdateTime ?? now : now,
-        lastTransitionTime: old && old.status === status ? old.lastTransitionTime ?? now : now,
+        lastUpdateTime: same ? (old.lastUpdateTime ?? now) : now,
+        lastTransitionTime: old && old.status === status ? (old.lastTransitionTime ?? now) : now,
         reason,
         message,
       };
@@ -351,7 +376,12 @@ export class Controllers {
       // Like the real controller: unready pods go first, then those with the lowest
       // controller.kubernetes.io/pod-deletion-cost (Kubernetes >= 1.22), then the youngest.
       const cost = (pod: KObject): number => Number(pod.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] ?? 0) || 0;
-      const victims = pods.sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || cost(a) - cost(b) || b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp)).slice(0, pods.length - want);
+      const victims = pods
+        .sort(
+          (a, b) =>
+            Number(isPodReady(a)) - Number(isPodReady(b)) || cost(a) - cost(b) || b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp),
+        )
+        .slice(0, pods.length - want);
       for (const p of victims) this.store.delete(T.pods, p.metadata.namespace, p.metadata.name);
     }
     const current = this.#ownedBy(T.pods, rs);
@@ -386,7 +416,13 @@ export class Controllers {
       const scheduled = (Array.isArray(status.conditions) ? status.conditions.filter(isObject) : []).find((c) => c.type === 'PodScheduled');
       const next = clone(pod);
       const setScheduled = (condition: JsonObject) => {
-        next.status = { ...(next.status ?? {}), conditions: [...conditionsExcept(next.status ?? {}, ['PodScheduled']), { type: 'PodScheduled', lastProbeTime: null, lastTransitionTime: timestamp(), ...condition }] };
+        next.status = {
+          ...(next.status ?? {}),
+          conditions: [
+            ...conditionsExcept(next.status ?? {}, ['PodScheduled']),
+            { type: 'PodScheduled', lastProbeTime: null, lastTransitionTime: timestamp(), ...condition },
+          ],
+        };
         this.store.update(T.pods, next);
       };
       if (typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '') {
@@ -432,8 +468,22 @@ export class Controllers {
     })) as Json[];
     status.conditions = [
       ...conditionsExcept(status, ['Ready', 'ContainersReady']),
-      { type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
-      { type: 'ContainersReady', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
+      {
+        type: 'Ready',
+        status: 'False',
+        lastProbeTime: null,
+        lastTransitionTime: now,
+        reason: 'ContainersNotReady',
+        message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]`,
+      },
+      {
+        type: 'ContainersReady',
+        status: 'False',
+        lastProbeTime: null,
+        lastTransitionTime: now,
+        reason: 'ContainersNotReady',
+        message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]`,
+      },
     ];
     next.status = status;
     this.store.update(T.pods, next);
@@ -483,8 +533,22 @@ export class Controllers {
         status.conditions = [
           ...conditionsExcept(status, ['Ready', 'ContainersReady', 'Initialized']),
           { type: 'Initialized', status: 'True', lastProbeTime: null, lastTransitionTime: now },
-          { type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
-          { type: 'ContainersReady', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]` },
+          {
+            type: 'Ready',
+            status: 'False',
+            lastProbeTime: null,
+            lastTransitionTime: now,
+            reason: 'ContainersNotReady',
+            message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]`,
+          },
+          {
+            type: 'ContainersReady',
+            status: 'False',
+            lastProbeTime: null,
+            lastTransitionTime: now,
+            reason: 'ContainersNotReady',
+            message: `containers with unready status: [${containers.map((c) => String(c.name)).join(' ')}]`,
+          },
         ];
       } else {
         status.phase = 'Running';
@@ -494,8 +558,12 @@ export class Controllers {
         status.containerStatuses = containers.map((c) => ({
           name: String(c.name ?? ''),
           image: String(c.image ?? ''),
-          imageID: `${String(c.image ?? '')}@sha256:${createHash('sha256').update(String(c.image ?? '')).digest('hex')}`,
-          containerID: `containerd://${createHash('sha256').update(`${uid}/${String(c.name)}`).digest('hex')}`,
+          imageID: `${String(c.image ?? '')}@sha256:${createHash('sha256')
+            .update(String(c.image ?? ''))
+            .digest('hex')}`,
+          containerID: `containerd://${createHash('sha256')
+            .update(`${uid}/${String(c.name)}`)
+            .digest('hex')}`,
           ready: true,
           started: true,
           restartCount: 0,

@@ -32,7 +32,8 @@ export function podDefaults(pod: KObject): void {
   spec.schedulerName ??= 'default-scheduler';
   spec.terminationGracePeriodSeconds ??= 30;
   if (Array.isArray(spec.containers)) {
-    for (const c of spec.containers) if (isObject(c)) c.imagePullPolicy ??= String(c.image ?? '').endsWith(':latest') || !String(c.image ?? '').includes(':') ? 'Always' : 'IfNotPresent';
+    for (const c of spec.containers)
+      if (isObject(c)) c.imagePullPolicy ??= String(c.image ?? '').endsWith(':latest') || !String(c.image ?? '').includes(':') ? 'Always' : 'IfNotPresent';
   }
   pod.status = { phase: 'Pending', qosClass: qosClassOf(spec) };
 }
@@ -78,7 +79,9 @@ export function statefulSetDefaults(s: KObject): void {
     const ru = isObject(strategy.rollingUpdate) ? strategy.rollingUpdate : (strategy.rollingUpdate = {});
     ru.partition ??= 0;
   }
-  const retention = isObject(spec.persistentVolumeClaimRetentionPolicy) ? spec.persistentVolumeClaimRetentionPolicy : (spec.persistentVolumeClaimRetentionPolicy = {});
+  const retention = isObject(spec.persistentVolumeClaimRetentionPolicy)
+    ? spec.persistentVolumeClaimRetentionPolicy
+    : (spec.persistentVolumeClaimRetentionPolicy = {});
   retention.whenDeleted ??= 'Retain';
   retention.whenScaled ??= 'Retain';
   s.status ??= { replicas: 0, availableReplicas: 0 };
@@ -103,7 +106,10 @@ export function persistentVolumeClaimDefaults(pvc: KObject): void {
   spec.accessModes ??= ['ReadWriteOnce'];
   spec.storageClassName ??= 'standard';
   spec.volumeMode ??= 'Filesystem';
-  spec.volumeName ??= `pvc-${createHash('sha256').update(`${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`).digest('hex').slice(0, 32)}`;
+  spec.volumeName ??= `pvc-${createHash('sha256')
+    .update(`${pvc.metadata.namespace ?? ''}/${pvc.metadata.name}`)
+    .digest('hex')
+    .slice(0, 32)}`;
   const resources = isObject(spec.resources) ? spec.resources : {};
   const requests = isObject(resources.requests) ? resources.requests : {};
   pvc.status = { phase: 'Bound', accessModes: spec.accessModes, capacity: { storage: requests.storage ?? '1Gi' } };
@@ -146,7 +152,12 @@ export function controllerRef(owner: KObject): OwnerReference {
 }
 
 /** A new pod from a controller's template: named `name` or generated from `generateName`, with extra labels. */
-export function podFromTemplate(owner: KObject, template: Json | undefined, naming: { name: string } | { generateName: string }, labels: Record<string, string> = {}): KObject {
+export function podFromTemplate(
+  owner: KObject,
+  template: Json | undefined,
+  naming: { name: string } | { generateName: string },
+  labels: Record<string, string> = {},
+): KObject {
   const tpl = isObject(template) ? clone(template) : {};
   const tmeta = isObject(tpl.metadata) ? tpl.metadata : {};
   const pod: KObject = {

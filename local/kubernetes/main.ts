@@ -16,7 +16,10 @@ const sim = await startKubernetesSimulator({
 process.stdout.write(`Kubernetes simulator: server=${sim.url} token=${sim.token}\n`);
 
 const stop = () => {
-  sim.close().then(() => process.exit(0), () => process.exit(1));
+  sim.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

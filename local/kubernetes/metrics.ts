@@ -7,7 +7,18 @@
 import { createHash } from 'node:crypto';
 import { containersOf, T } from './defaults.ts';
 import { isNodeReady } from './nodes.ts';
-import { isObject, matchesLabels, parseLabelSelector, structuredSelector, StatusError, timestamp, type JsonObject, type KObject, type ResourceType, type Store } from './store.ts';
+import {
+  isObject,
+  matchesLabels,
+  parseLabelSelector,
+  structuredSelector,
+  StatusError,
+  timestamp,
+  type JsonObject,
+  type KObject,
+  type ResourceType,
+  type Store,
+} from './store.ts';
 
 const GROUP = 'metrics.k8s.io';
 const VERSION = 'v1beta1';
@@ -35,7 +46,12 @@ interface WorkloadSetting extends Setting {
   name: string;
 }
 
-const WORKLOAD_KINDS: Record<string, ResourceType> = { deployment: T.deployments, statefulset: T.statefulsets, daemonset: T.daemonsets, replicaset: T.replicasets };
+const WORKLOAD_KINDS: Record<string, ResourceType> = {
+  deployment: T.deployments,
+  statefulset: T.statefulsets,
+  daemonset: T.daemonsets,
+  replicaset: T.replicasets,
+};
 
 export class Metrics {
   readonly #pods = new Map<string, Setting>();
@@ -51,7 +67,8 @@ export class Metrics {
     let found: (() => JsonObject) | undefined;
     if (rest[0] === 'nodes' && rest.length <= 2) found = rest[1] === undefined ? () => this.#nodeList(query) : () => this.#node(rest[1]!);
     else if (rest[0] === 'pods' && rest.length === 1) found = () => this.#podList(undefined, query);
-    else if (rest[0] === 'namespaces' && rest[2] === 'pods' && rest.length <= 4) found = rest[3] === undefined ? () => this.#podList(rest[1]!, query) : () => this.#pod(rest[1]!, rest[3]!);
+    else if (rest[0] === 'namespaces' && rest[2] === 'pods' && rest.length <= 4)
+      found = rest[3] === undefined ? () => this.#podList(rest[1]!, query) : () => this.#pod(rest[1]!, rest[3]!);
     if (!found) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     if (method !== 'GET') throw new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     return found();
@@ -84,10 +101,14 @@ export class Metrics {
     }
     const workload = isObject(body.workload) ? body.workload : undefined;
     const type = typeof workload?.kind === 'string' ? WORKLOAD_KINDS[workload.kind.toLowerCase()] : undefined;
-    if (!workload || !type || typeof workload.name !== 'string') throw badSetting('say "pod": "<name>" or "workload": {"kind": "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet", "name": "<name>"}');
+    if (!workload || !type || typeof workload.name !== 'string')
+      throw badSetting('say "pod": "<name>" or "workload": {"kind": "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet", "name": "<name>"}');
     const name = workload.name;
     if (!this.store.get(type, namespace, name)) throw new StatusError(404, 'NotFound', `${type.resource}.${type.group} "${name}" not found`);
-    this.#workloads = [...this.#workloads.filter((w) => !(w.namespace === namespace && w.type === type && w.name === name)), { namespace, type, name, ...setting }];
+    this.#workloads = [
+      ...this.#workloads.filter((w) => !(w.namespace === namespace && w.type === type && w.name === name)),
+      { namespace, type, name, ...setting },
+    ];
     return { namespace, workload: { kind: type.kind, name } };
   }
 
@@ -108,7 +129,9 @@ export class Metrics {
     const running = (name: string) => statuses.some((s) => s.name === name && isObject(s.state) && isObject(s.state.running));
     // metrics-server leaves out a pod while any of its containers has no sample.
     if (containers.length === 0 || !containers.every((c) => running(String(c.name ?? '')))) return undefined;
-    const settings = [this.#pods.get(`${pod.metadata.namespace}/${pod.metadata.name}`), this.#workloadSetting(pod)].filter((s): s is Setting => s !== undefined);
+    const settings = [this.#pods.get(`${pod.metadata.namespace}/${pod.metadata.name}`), this.#workloadSetting(pod)].filter(
+      (s): s is Setting => s !== undefined,
+    );
     return containers.map((c) => {
       const name = String(c.name ?? '');
       const usage = defaultUsage(pod, c);
@@ -138,7 +161,12 @@ export class Metrics {
     return {
       kind: 'PodMetrics',
       apiVersion: GROUP_VERSION,
-      metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace ?? '', creationTimestamp: timestamp(), ...(pod.metadata.labels ? { labels: { ...pod.metadata.labels } } : {}) },
+      metadata: {
+        name: pod.metadata.name,
+        namespace: pod.metadata.namespace ?? '',
+        creationTimestamp: timestamp(),
+        ...(pod.metadata.labels ? { labels: { ...pod.metadata.labels } } : {}),
+      },
       timestamp: timestamp(),
       window: WINDOW,
       containers: containers.map((c) => ({ name: c.name, usage: { cpu: cpuQuantity(c.usage.nanocores), memory: memoryQuantity(c.usage.bytes) } })),
@@ -148,13 +176,15 @@ export class Metrics {
   #pod(namespace: string, name: string): JsonObject {
     const pod = this.store.get(T.pods, namespace, name);
     const containers = pod ? this.podUsage(pod) : undefined;
-    if (!pod || !containers) throw new StatusError(404, 'NotFound', `podmetrics.${GROUP} "${namespace}/${name}" not found`, { name, group: GROUP, kind: 'pods' });
+    if (!pod || !containers)
+      throw new StatusError(404, 'NotFound', `podmetrics.${GROUP} "${namespace}/${name}" not found`, { name, group: GROUP, kind: 'pods' });
     return this.#podMetrics(pod, containers);
   }
 
   #podList(namespace: string | undefined, query: URLSearchParams): JsonObject {
     const selector = parseLabelSelector(query.get('labelSelector') ?? '');
-    const items = this.store.list(T.pods, namespace)
+    const items = this.store
+      .list(T.pods, namespace)
       .filter((pod) => matchesLabels(selector, pod.metadata.labels))
       .flatMap((pod) => {
         const containers = this.podUsage(pod);
@@ -190,13 +220,20 @@ export class Metrics {
 
   #nodeList(query: URLSearchParams): JsonObject {
     const selector = parseLabelSelector(query.get('labelSelector') ?? '');
-    const items = this.store.list(T.nodes).filter((n) => isNodeReady(n) && matchesLabels(selector, n.metadata.labels)).map((n) => this.#nodeMetrics(n));
+    const items = this.store
+      .list(T.nodes)
+      .filter((n) => isNodeReady(n) && matchesLabels(selector, n.metadata.labels))
+      .map((n) => this.#nodeMetrics(n));
     return { kind: 'NodeMetricsList', apiVersion: GROUP_VERSION, metadata: {}, items };
   }
 }
 
 /** /apis/metrics.k8s.io and its version, as metrics-server's APIService registers them. */
-export const METRICS_GROUP: JsonObject = { name: GROUP, versions: [{ groupVersion: GROUP_VERSION, version: VERSION }], preferredVersion: { groupVersion: GROUP_VERSION, version: VERSION } };
+export const METRICS_GROUP: JsonObject = {
+  name: GROUP,
+  versions: [{ groupVersion: GROUP_VERSION, version: VERSION }],
+  preferredVersion: { groupVersion: GROUP_VERSION, version: VERSION },
+};
 
 export function metricsDiscovery(path: string): JsonObject | undefined {
   if (path === `/apis/${GROUP}`) return { kind: 'APIGroup', apiVersion: 'v1', ...METRICS_GROUP };
@@ -217,7 +254,12 @@ export function metricsDiscovery(path: string): JsonObject | undefined {
 /** An idle container: a fifth of its CPU request and half its memory request, else a few millicores and some MiB; steady per pod. */
 function defaultUsage(pod: KObject, container: JsonObject): Usage {
   const requests = isObject(container.resources) && isObject(container.resources.requests) ? container.resources.requests : {};
-  const jitter = createHash('sha256').update(`${pod.metadata.uid}/${String(container.name)}`).digest().readUInt32BE(0) / 2 ** 32;
+  const jitter =
+    createHash('sha256')
+      .update(`${pod.metadata.uid}/${String(container.name)}`)
+      .digest()
+      .readUInt32BE(0) /
+    2 ** 32;
   const cpuRequest = typeof requests.cpu === 'string' || typeof requests.cpu === 'number' ? parseQuantity(String(requests.cpu)) : undefined;
   const memoryRequest = typeof requests.memory === 'string' || typeof requests.memory === 'number' ? parseQuantity(String(requests.memory)) : undefined;
   return {
@@ -245,7 +287,24 @@ function badSetting(message: string): StatusError {
   return new StatusError(400, 'BadRequest', `invalid metrics setting: ${message}`);
 }
 
-const SUFFIXES: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const SUFFIXES: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
 
 /** A Kubernetes quantity ("250m", "1.5", "64Mi", "1e3") in base units; undefined when it is not one. */
 export function parseQuantity(text: string): number | undefined {
@@ -259,7 +318,12 @@ export function parseQuantity(text: string): number | undefined {
 export function cpuQuantity(nanocores: number): string {
   const n = Math.max(0, Math.round(nanocores));
   if (n === 0) return '0';
-  for (const [suffix, scale] of [['', 1e9], ['m', 1e6], ['u', 1e3]] as const) if (n % scale === 0) return `${n / scale}${suffix}`;
+  for (const [suffix, scale] of [
+    ['', 1e9],
+    ['m', 1e6],
+    ['u', 1e3],
+  ] as const)
+    if (n % scale === 0) return `${n / scale}${suffix}`;
   return `${n}n`;
 }
 

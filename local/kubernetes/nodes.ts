@@ -26,7 +26,14 @@ export function nodeDefaults(node: KObject, index: number): void {
   spec.podCIDR ??= `10.244.${index}.0/24`;
   spec.podCIDRs ??= [spec.podCIDR];
   const now = timestamp();
-  const condition = (type: string, status: string, reason: string, message: string): JsonObject => ({ type, status, lastHeartbeatTime: now, lastTransitionTime: now, reason, message });
+  const condition = (type: string, status: string, reason: string, message: string): JsonObject => ({
+    type,
+    status,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+    reason,
+    message,
+  });
   const capacity = { cpu: '4', 'ephemeral-storage': '102400Mi', memory: '8Gi', pods: '110' };
   node.status = {
     capacity,

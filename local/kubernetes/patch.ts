@@ -206,7 +206,18 @@ function stripDirectives(v: Json): Json {
 // Field sets for server-side apply (the FieldsV1 format: "f:<field>", "k:<merge key JSON>", ".")
 
 /** Metadata fields the server owns; applying them is not recorded. */
-const SERVER_METADATA = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']);
+const SERVER_METADATA = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'selfLink',
+]);
 
 /** The FieldsV1 set of an applied configuration. */
 export function fieldSetOf(config: JsonObject): JsonObject {
@@ -278,7 +289,9 @@ export function describePath(path: string[]): string {
     .map((step) => {
       if (step.startsWith('f:')) return `.${step.slice(2)}`;
       const key = JSON.parse(step.slice(2)) as JsonObject;
-      return `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+      return `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}]`;
     })
     .join('');
 }

@@ -6,7 +6,7 @@
 // metrics.k8s.io (metrics.ts) as metrics-server serves it. A control API under /_sim/ injects
 // faults, sets pods' CPU and memory usage, reports what exists, and waits until every controller
 // has settled.
-import http from 'node:http';
+import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
 import { closeServer, listen } from '../aws-json.ts';
@@ -78,7 +78,17 @@ export interface KubernetesSimulator {
   close(): Promise<void>;
 }
 
-const VERSION = { major: '1', minor: '30', gitVersion: 'v1.30.0-sim', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2024-04-17T00:00:00Z', goVersion: 'go1.22.2', compiler: 'gc', platform: 'linux/amd64' };
+const VERSION = {
+  major: '1',
+  minor: '30',
+  gitVersion: 'v1.30.0-sim',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2024-04-17T00:00:00Z',
+  goVersion: 'go1.22.2',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
 
 const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update'];
 
@@ -101,25 +111,35 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
   store.create(T.namespaces, namespace('default'));
   store.create(T.namespaces, namespace('kube-system'));
   store.create(T.namespaces, namespace('kube-public'));
-  const nodeNames = typeof opts.nodes === 'number' ? Array.from({ length: opts.nodes }, (_, i) => `node-${i + 1}`) : opts.nodes ?? DEFAULT_NODES;
+  const nodeNames = typeof opts.nodes === 'number' ? Array.from({ length: opts.nodes }, (_, i) => `node-${i + 1}`) : (opts.nodes ?? DEFAULT_NODES);
   for (const name of nodeNames) api.create(T.nodes, undefined, { metadata: { name } });
 
   const inject = (fault: KubernetesFault): void => {
     if (fault.kind === 'image-pull-fail') failingImages.push(fault.image);
     else if (fault.kind === 'pod-crash') {
-      if (!controllers.crashPod(fault.namespace, fault.pod)) throw new StatusError(404, 'NotFound', `pods "${fault.pod}" not found in namespace "${fault.namespace}"`);
-    }
-    else failNext += fault.count;
+      if (!controllers.crashPod(fault.namespace, fault.pod))
+        throw new StatusError(404, 'NotFound', `pods "${fault.pod}" not found in namespace "${fault.namespace}"`);
+    } else failNext += fault.count;
   };
   const state = (): KubernetesSimulatorState => {
     const namespaces: Record<string, NamespaceState> = {};
     const entry = (t: ResourceType, ns?: string) => {
-      const names = store.list(t, ns).map((o) => o.metadata.name).sort();
+      const names = store
+        .list(t, ns)
+        .map((o) => o.metadata.name)
+        .sort();
       return { count: names.length, names };
     };
     for (const ns of store.list(T.namespaces)) {
       const n = ns.metadata.name;
-      namespaces[n] = { deployments: entry(T.deployments, n), replicasets: entry(T.replicasets, n), statefulsets: entry(T.statefulsets, n), daemonsets: entry(T.daemonsets, n), pods: entry(T.pods, n), services: entry(T.services, n) };
+      namespaces[n] = {
+        deployments: entry(T.deployments, n),
+        replicasets: entry(T.replicasets, n),
+        statefulsets: entry(T.statefulsets, n),
+        daemonsets: entry(T.daemonsets, n),
+        pods: entry(T.pods, n),
+        services: entry(T.services, n),
+      };
     }
     return { namespaces, nodes: entry(T.nodes), busy: controllers.busy };
   };
@@ -163,7 +183,10 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     }
     if (failNext > 0) {
       failNext--;
-      return { status: 500, body: statusObject('Failure', 500, 'InternalError', 'Internal error occurred: injected fault (http-5xx)', { causes: [{ message: 'injected fault' }] }) };
+      return {
+        status: 500,
+        body: statusObject('Failure', 500, 'InternalError', 'Internal error occurred: injected fault (http-5xx)', { causes: [{ message: 'injected fault' }] }),
+      };
     }
 
     const discovery = discover(path, address);
@@ -190,23 +213,34 @@ export async function startKubernetesSimulator(opts: KubernetesSimulatorOptions 
     throw new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
 
-  const server = createGuardedServer('Kubernetes simulator', async (req, res) => {
-    await handle(req)
-      .catch((err: unknown) => {
-        if (err instanceof StatusError) return { status: err.code, body: err.toStatus() as unknown };
-        if (err instanceof ClientRequestError) return { status: err.status, body: statusObject('Failure', err.status, 'BadRequest', err.message) as unknown };
-        if (err instanceof URIError) return { status: 400, body: statusObject('Failure', 400, 'BadRequest', 'bad percent-encoding in the path') as unknown };
-        if (isClientGone(err, req)) throw err;
-        log(`kubernetes simulator: ${req.method} ${req.url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-        return { status: 500, body: statusObject('Failure', 500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`) as unknown };
-      })
-      .then(({ status, body }) => {
-        log(`${req.method} ${req.url} -> ${status}`);
-        const text = typeof body === 'string' ? body : JSON.stringify(body);
-        res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(text), 'audit-id': randomBytes(16).toString('hex') });
-        res.end(text);
-      });
-  }, log);
+  const server = createGuardedServer(
+    'Kubernetes simulator',
+    async (req, res) => {
+      await handle(req)
+        .catch((err: unknown) => {
+          if (err instanceof StatusError) return { status: err.code, body: err.toStatus() as unknown };
+          if (err instanceof ClientRequestError) return { status: err.status, body: statusObject('Failure', err.status, 'BadRequest', err.message) as unknown };
+          if (err instanceof URIError) return { status: 400, body: statusObject('Failure', 400, 'BadRequest', 'bad percent-encoding in the path') as unknown };
+          if (isClientGone(err, req)) throw err;
+          log(`kubernetes simulator: ${req.method} ${req.url} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+          return {
+            status: 500,
+            body: statusObject('Failure', 500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`) as unknown,
+          };
+        })
+        .then(({ status, body }) => {
+          log(`${req.method} ${req.url} -> ${status}`);
+          const text = typeof body === 'string' ? body : JSON.stringify(body);
+          res.writeHead(status, {
+            'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+            'content-length': Buffer.byteLength(text),
+            'audit-id': randomBytes(16).toString('hex'),
+          });
+          res.end(text);
+        });
+    },
+    log,
+  );
   const { endpoint, port } = await listen(server, { name: 'Kubernetes simulator', host: opts.host, port: opts.port });
   address = `${opts.host ?? '127.0.0.1'}:${port}`;
   log(`kubernetes simulator: listening on ${endpoint} (timeScale ${timeScale})`);
@@ -265,12 +299,17 @@ function parseBody(text: string, yaml: boolean): unknown {
 }
 
 function parseFault(body: unknown): KubernetesFault {
-  if (isObject(body) && body.kind === 'image-pull-fail' && typeof body.image === 'string' && body.image !== '') return { kind: 'image-pull-fail', image: body.image };
+  if (isObject(body) && body.kind === 'image-pull-fail' && typeof body.image === 'string' && body.image !== '')
+    return { kind: 'image-pull-fail', image: body.image };
   if (isObject(body) && body.kind === 'http-5xx' && typeof body.count === 'number' && body.count >= 0) return { kind: 'http-5xx', count: body.count };
   if (isObject(body) && body.kind === 'pod-crash' && typeof body.pod === 'string' && body.pod !== '') {
     return { kind: 'pod-crash', pod: body.pod, namespace: typeof body.namespace === 'string' && body.namespace !== '' ? body.namespace : 'default' };
   }
-  throw new StatusError(400, 'BadRequest', 'a fault is {"kind":"image-pull-fail","image":"..."}, {"kind":"http-5xx","count":n} or {"kind":"pod-crash","pod":"...","namespace":"..."}');
+  throw new StatusError(
+    400,
+    'BadRequest',
+    'a fault is {"kind":"image-pull-fail","image":"..."}, {"kind":"http-5xx","count":n} or {"kind":"pod-crash","pod":"...","namespace":"..."}',
+  );
 }
 
 /** Maps /api/v1/... and /apis/apps/v1/... onto a resource, namespace, name and subresource. */
@@ -313,10 +352,26 @@ function discover(path: string, address: string): JsonObject | undefined {
     apiVersion: 'v1',
     groupVersion: group ? `${group}/${version}` : version,
     resources: RESOURCES.filter((r) => r.group === group).flatMap((r) => {
-      const main: JsonObject = { name: r.resource, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: VERBS, ...(r.shortNames.length ? { shortNames: r.shortNames } : {}) };
+      const main: JsonObject = {
+        name: r.resource,
+        singularName: r.kind.toLowerCase(),
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: VERBS,
+        ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+      };
       const subs: JsonObject[] = [];
       if (r.hasStatus) subs.push({ name: `${r.resource}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
-      if (r === T.deployments || r === T.replicasets || r === T.statefulsets) subs.push({ name: `${r.resource}/scale`, singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      if (r === T.deployments || r === T.replicasets || r === T.statefulsets)
+        subs.push({
+          name: `${r.resource}/scale`,
+          singularName: '',
+          namespaced: true,
+          group: 'autoscaling',
+          version: 'v1',
+          kind: 'Scale',
+          verbs: ['get', 'patch', 'update'],
+        });
       return [main, ...subs];
     }),
   });
@@ -339,5 +394,3 @@ function discover(path: string, address: string): JsonObject | undefined {
       return metricsDiscovery(path);
   }
 }
-
-

@@ -88,7 +88,12 @@ export function qualified(t: ResourceType): string {
 // Status errors
 
 export class StatusError extends Error {
-  constructor(readonly code: number, readonly reason: string, message: string, readonly details?: JsonObject) {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: JsonObject,
+  ) {
     super(message);
   }
 
@@ -109,11 +114,21 @@ export function statusObject(status: 'Success' | 'Failure', code: number, reason
 const detailsOf = (t: ResourceType, name: string): JsonObject => ({ name, ...(t.group ? { group: t.group } : {}), kind: t.resource });
 
 export const notFound = (t: ResourceType, name: string) => new StatusError(404, 'NotFound', `${qualified(t)} "${name}" not found`, detailsOf(t, name));
-export const alreadyExists = (t: ResourceType, name: string) => new StatusError(409, 'AlreadyExists', `${qualified(t)} "${name}" already exists`, detailsOf(t, name));
+export const alreadyExists = (t: ResourceType, name: string) =>
+  new StatusError(409, 'AlreadyExists', `${qualified(t)} "${name}" already exists`, detailsOf(t, name));
 export const conflict = (t: ResourceType, name: string) =>
-  new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, detailsOf(t, name));
+  new StatusError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualified(t)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    detailsOf(t, name),
+  );
 export const invalid = (t: ResourceType, name: string, field: string, problem: string) =>
-  new StatusError(422, 'Invalid', `${t.kind} "${name}" is invalid: ${field}: ${problem}`, { ...detailsOf(t, name), kind: t.kind, causes: [{ reason: 'FieldValueInvalid', message: problem, field }] });
+  new StatusError(422, 'Invalid', `${t.kind} "${name}" is invalid: ${field}: ${problem}`, {
+    ...detailsOf(t, name),
+    kind: t.kind,
+    causes: [{ reason: 'FieldValueInvalid', message: problem, field }],
+  });
 export const badRequest = (message: string) => new StatusError(400, 'BadRequest', message);
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +154,14 @@ export function parseLabelSelector(text: string): Requirement[] {
   for (const raw of parts.map((p) => p.trim()).filter((p) => p !== '')) {
     let m: RegExpMatchArray | null;
     if ((m = raw.match(/^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      reqs.push({ key: m[1]!, op: m[2] as 'in' | 'notin', values: m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '') });
+      reqs.push({
+        key: m[1]!,
+        op: m[2] as 'in' | 'notin',
+        values: m[3]!
+          .split(',')
+          .map((v) => v.trim())
+          .filter((v) => v !== ''),
+      });
     } else if ((m = raw.match(/^([\w./-]+)\s*(==|=|!=)\s*([\w./-]*)$/))) {
       reqs.push({ key: m[1]!, op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]!] });
     } else if ((m = raw.match(/^(!?)([\w./-]+)$/))) {
@@ -183,13 +205,18 @@ export function matchesLabels(reqs: Requirement[], labels: Record<string, string
         return has;
       case '!exists':
         return !has;
+      default:
+        return false;
     }
   });
 }
 
 /** Field selectors: only the fields kube-apiserver supports everywhere plus pods' status.phase/spec.nodeName. */
 export function matchesFields(text: string, obj: KObject): boolean {
-  for (const raw of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const raw of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const m = raw.match(/^([\w.]+)\s*(==|=|!=)\s*(.*)$/);
     if (!m) throw badRequest(`invalid field selector: ${raw}`);
     const [, field, op, want] = m as unknown as [string, string, string, string];
@@ -249,7 +276,7 @@ export class Store {
   onChange: () => void = () => {};
 
   static key(t: ResourceType, namespace: string | undefined, name: string): string {
-    return `${t.resource}/${t.namespaced ? namespace ?? '' : ''}/${name}`;
+    return `${t.resource}/${t.namespaced ? (namespace ?? '') : ''}/${name}`;
   }
 
   get(t: ResourceType, namespace: string | undefined, name: string): KObject | undefined {
@@ -277,7 +304,12 @@ export class Store {
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix(5)}`;
     if (!meta.name) throw invalid(t, '', 'metadata.name', 'Required value: name or generateName is required');
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(meta.name) || meta.name.length > 253) {
-      throw invalid(t, meta.name, 'metadata.name', `Invalid value: "${meta.name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`);
+      throw invalid(
+        t,
+        meta.name,
+        'metadata.name',
+        `Invalid value: "${meta.name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      );
     }
     const key = Store.key(t, meta.namespace, meta.name);
     if (this.#objects.has(key)) throw alreadyExists(t, meta.name);

@@ -74,7 +74,9 @@ function syncRevisions(ctx: WorkloadContext, owner: KObject, liveHashes: Set<str
   const current = all.find((r) => r.metadata.name === currentName && r.metadata.name !== name) ?? update;
 
   const keep = new Set([update.metadata.name, current.metadata.name]);
-  const unused = all.filter((r) => !keep.has(r.metadata.name) && !liveHashes.has(r.metadata.labels?.[REVISION_LABEL] ?? '') && !liveHashes.has(r.metadata.name));
+  const unused = all.filter(
+    (r) => !keep.has(r.metadata.name) && !liveHashes.has(r.metadata.labels?.[REVISION_LABEL] ?? '') && !liveHashes.has(r.metadata.name),
+  );
   const limit = num(spec.revisionHistoryLimit, 10);
   for (const r of unused.slice(0, Math.max(0, unused.length - limit))) ctx.store.delete(T.controllerrevisions, r.metadata.namespace, r.metadata.name);
   return { update, current };
@@ -165,17 +167,24 @@ function statefulSetStep(ctx: WorkloadContext, sts: KObject, revisions: Revision
 function createStatefulPod(ctx: WorkloadContext, sts: KObject, revision: KObject, ordinal: number): KObject {
   const spec = sts.spec ?? {};
   const name = `${sts.metadata.name}-${ordinal}`;
-  const pod = podFromTemplate(sts, templateOf(revision), { name }, {
-    [REVISION_LABEL]: revision.metadata.name,
-    'statefulset.kubernetes.io/pod-name': name,
-    'apps.kubernetes.io/pod-index': String(ordinal),
-  });
+  const pod = podFromTemplate(
+    sts,
+    templateOf(revision),
+    { name },
+    {
+      [REVISION_LABEL]: revision.metadata.name,
+      'statefulset.kubernetes.io/pod-name': name,
+      'apps.kubernetes.io/pod-index': String(ordinal),
+    },
+  );
   const podSpec = pod.spec!;
   podSpec.hostname = name;
   if (typeof spec.serviceName === 'string' && spec.serviceName !== '') podSpec.subdomain = spec.serviceName;
   const claims = Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates.filter(isObject) : [];
   if (claims.length > 0) {
-    const volumes = (Array.isArray(podSpec.volumes) ? podSpec.volumes.filter(isObject) : []).filter((v) => !claims.some((c) => isObject(c.metadata) && c.metadata.name === v.name));
+    const volumes = (Array.isArray(podSpec.volumes) ? podSpec.volumes.filter(isObject) : []).filter(
+      (v) => !claims.some((c) => isObject(c.metadata) && c.metadata.name === v.name),
+    );
     for (const claim of claims) {
       const claimName = ensureClaim(ctx, sts, claim, ordinal);
       volumes.push({ name: isObject(claim.metadata) ? String(claim.metadata.name) : '', persistentVolumeClaim: { claimName } });
@@ -261,14 +270,27 @@ export function reconcileDaemonSet(ctx: WorkloadContext, ds: KObject, nodes: KOb
   const byNode = new Map<string, KObject[]>();
   for (const pod of pods) {
     const node = String(pod.spec?.nodeName ?? '');
-    byNode.set(node, [...(byNode.get(node) ?? []), pod].sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp) || a.metadata.uid.localeCompare(b.metadata.uid)));
+    byNode.set(
+      node,
+      [...(byNode.get(node) ?? []), pod].sort(
+        (a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp) || a.metadata.uid.localeCompare(b.metadata.uid),
+      ),
+    );
   }
   const eligible = nodes.filter((n) => podFitsNode(podSpec, n));
   daemonSetStep(ctx, ds, eligible, nodes, byNode, hash, podSpec);
   daemonSetStatus(ctx, ds, eligible, nodes, hash);
 }
 
-function daemonSetStep(ctx: WorkloadContext, ds: KObject, eligible: KObject[], nodes: KObject[], byNode: Map<string, KObject[]>, hash: string, podSpec: JsonObject): void {
+function daemonSetStep(
+  ctx: WorkloadContext,
+  ds: KObject,
+  eligible: KObject[],
+  nodes: KObject[],
+  byNode: Map<string, KObject[]>,
+  hash: string,
+  podSpec: JsonObject,
+): void {
   const del = (p: KObject) => ctx.store.delete(T.pods, p.metadata.namespace, p.metadata.name);
   const eligibleNames = new Set(eligible.map((n) => n.metadata.name));
   // Pods on nodes that should not run one go; failed pods go and come back.
@@ -277,7 +299,10 @@ function daemonSetStep(ctx: WorkloadContext, ds: KObject, eligible: KObject[], n
   for (const node of eligible) {
     const mine = byNode.get(node.metadata.name) ?? [];
     for (const p of mine.filter((p) => p.status?.phase === 'Failed')) del(p);
-    live.set(node.metadata.name, mine.filter((p) => p.status?.phase !== 'Failed'));
+    live.set(
+      node.metadata.name,
+      mine.filter((p) => p.status?.phase !== 'Failed'),
+    );
   }
   for (const node of eligible) if (live.get(node.metadata.name)!.length === 0) createDaemonPod(ctx, ds, node, hash, podSpec);
 
@@ -286,7 +311,8 @@ function daemonSetStep(ctx: WorkloadContext, ds: KObject, eligible: KObject[], n
   const ru = isObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {};
   const desired = eligible.length;
   const maxSurge = resolveIntOrPercent(ru.maxSurge, desired, true, 0);
-  const maxUnavailable = maxSurge === 0 ? Math.max(1, resolveIntOrPercent(ru.maxUnavailable ?? 1, desired, true)) : resolveIntOrPercent(ru.maxUnavailable ?? 0, desired, true);
+  const maxUnavailable =
+    maxSurge === 0 ? Math.max(1, resolveIntOrPercent(ru.maxUnavailable ?? 1, desired, true)) : resolveIntOrPercent(ru.maxUnavailable ?? 0, desired, true);
   const onNode = (node: KObject) => live.get(node.metadata.name) ?? [];
   let unavailable = eligible.filter((n) => !onNode(n).some(isPodReady)).length;
   let surging = eligible.filter((n) => onNode(n).some((p) => podRevision(p) === hash) && onNode(n).some((p) => podRevision(p) !== hash)).length;
@@ -316,10 +342,15 @@ function daemonSetStep(ctx: WorkloadContext, ds: KObject, eligible: KObject[], n
 
 function createDaemonPod(ctx: WorkloadContext, ds: KObject, node: KObject, hash: string, podSpec: JsonObject): void {
   const template = isObject(ds.spec?.template) ? { ...ds.spec.template, spec: clone(podSpec) } : { spec: clone(podSpec) };
-  const pod = podFromTemplate(ds, template, { generateName: `${ds.metadata.name}-` }, {
-    [REVISION_LABEL]: hash,
-    'pod-template-generation': String(ds.metadata.generation ?? 1),
-  });
+  const pod = podFromTemplate(
+    ds,
+    template,
+    { generateName: `${ds.metadata.name}-` },
+    {
+      [REVISION_LABEL]: hash,
+      'pod-template-generation': String(ds.metadata.generation ?? 1),
+    },
+  );
   const spec = pod.spec!;
   spec.nodeName = node.metadata.name;
   spec.affinity = {
@@ -336,7 +367,10 @@ function createDaemonPod(ctx: WorkloadContext, ds: KObject, node: KObject, hash:
 /** Upstream's updateDaemonSetStatus (the oldest pod on each node counts), fields in DaemonSetStatus order. */
 function daemonSetStatus(ctx: WorkloadContext, ds: KObject, eligible: KObject[], nodes: KObject[], hash: string): void {
   const pods = ctx.ownedBy(T.pods, ds).filter((p) => !isDeleting(p));
-  const onNode = (name: string) => pods.filter((p) => p.spec?.nodeName === name).sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp) || a.metadata.name.localeCompare(b.metadata.name));
+  const onNode = (name: string) =>
+    pods
+      .filter((p) => p.spec?.nodeName === name)
+      .sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp) || a.metadata.name.localeCompare(b.metadata.name));
   const eligibleNames = new Set(eligible.map((n) => n.metadata.name));
   let current = 0;
   let ready = 0;

@@ -6,9 +6,25 @@ import { empty, json, Router, type SimReply, type SimRequest } from './http.ts';
 import type { Token } from './keystone.ts';
 import { ApiError, isoCinder, isRecord, uuid, type Cloud } from './state.ts';
 
-export type VolumeStatus = 'creating' | 'downloading' | 'available' | 'reserved' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error' | 'error_deleting';
+export type VolumeStatus =
+  | 'creating'
+  | 'downloading'
+  | 'available'
+  | 'reserved'
+  | 'attaching'
+  | 'in-use'
+  | 'detaching'
+  | 'deleting'
+  | 'error'
+  | 'error_deleting';
 
-export interface Attachment { id: string; serverId: string; device: string; hostName: string; attachedAt: number }
+export interface Attachment {
+  id: string;
+  serverId: string;
+  device: string;
+  hostName: string;
+  attachedAt: number;
+}
 
 export interface Volume {
   id: string;
@@ -46,7 +62,15 @@ export interface Snapshot {
   updatedAt: number | null;
 }
 
-const KEYS: Record<number, string> = { 400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod', 409: 'conflictingRequest', 413: 'overLimit', 500: 'computeFault' };
+const KEYS: Record<number, string> = {
+  400: 'badRequest',
+  403: 'forbidden',
+  404: 'itemNotFound',
+  405: 'badMethod',
+  409: 'conflictingRequest',
+  413: 'overLimit',
+  500: 'computeFault',
+};
 
 export function cinderError(err: ApiError): SimReply {
   return json(err.status, { [KEYS[err.status] ?? 'computeFault']: { code: err.status, message: err.message } });
@@ -85,32 +109,48 @@ export class Cinder {
     let snapshot: Snapshot | undefined;
     if (input.snapshot_id !== undefined && input.snapshot_id !== null) {
       snapshot = this.requireSnapshot(String(input.snapshot_id));
-      if (snapshot.status !== 'available') throw new ApiError(400, 'Invalid snapshot: Originating snapshot status must be one of available values', 'InvalidSnapshot');
+      if (snapshot.status !== 'available')
+        throw new ApiError(400, 'Invalid snapshot: Originating snapshot status must be one of available values', 'InvalidSnapshot');
     }
     // Cinder takes the size of the snapshot (or source volume) when none is given.
     const source = typeof input.source_volid === 'string' ? this.volumes.get(input.source_volid) : undefined;
-    const size = input.size === undefined || input.size === null ? snapshot?.size ?? source?.size ?? Number.NaN : Number(input.size);
+    const size = input.size === undefined || input.size === null ? (snapshot?.size ?? source?.size ?? Number.NaN) : Number(input.size);
     const imageRef = input.imageRef ?? input.image_id;
     let imageId: string | null = null;
     let minSize = 1;
     if (imageRef !== undefined && imageRef !== null) {
       const image = this.cloud.glance.get(String(imageRef));
-      if (!image || image.status !== 'active') throw new ApiError(400, 'Invalid image identifier or unable to access requested image.', 'InvalidInput');
+      if (image?.status !== 'active') throw new ApiError(400, 'Invalid image identifier or unable to access requested image.', 'InvalidInput');
       imageId = image.id;
       minSize = Math.max(1, image.minDisk, Math.ceil((image.size ?? 0) / 2 ** 30));
     }
     let sourceVolId: string | null = null;
     if (typeof input.source_volid === 'string') sourceVolId = this.require(input.source_volid).id;
-    if (!Number.isInteger(size) || size < 1) throw new ApiError(400, `Invalid input received: Volume size '${String(input.size)}' must be an integer and greater than 0.`, 'InvalidInput');
-    if (size < minSize) throw new ApiError(400, `Invalid input received: Size of specified image ${minSize}GB is larger than volume size ${size}GB.`, 'InvalidInput');
-    if (snapshot && size < snapshot.size) throw new ApiError(400, `Invalid input received: Volume size '${size}'GB cannot be smaller than the snapshot size ${snapshot.size}GB. They must be >= original snapshot size.`, 'InvalidInput');
+    if (!Number.isInteger(size) || size < 1)
+      throw new ApiError(400, `Invalid input received: Volume size '${String(input.size)}' must be an integer and greater than 0.`, 'InvalidInput');
+    if (size < minSize)
+      throw new ApiError(400, `Invalid input received: Size of specified image ${minSize}GB is larger than volume size ${size}GB.`, 'InvalidInput');
+    if (snapshot && size < snapshot.size)
+      throw new ApiError(
+        400,
+        `Invalid input received: Volume size '${size}'GB cannot be smaller than the snapshot size ${snapshot.size}GB. They must be >= original snapshot size.`,
+        'InvalidInput',
+      );
     const mine = [...this.volumes.values()].filter((v) => v.projectId === projectId);
     if (this.quota.volumes >= 0 && mine.length + 1 > this.quota.volumes) {
-      throw new ApiError(413, `VolumeLimitExceeded: Maximum number of volumes allowed (${this.quota.volumes}) exceeded for quota 'volumes'.`, 'VolumeLimitExceeded');
+      throw new ApiError(
+        413,
+        `VolumeLimitExceeded: Maximum number of volumes allowed (${this.quota.volumes}) exceeded for quota 'volumes'.`,
+        'VolumeLimitExceeded',
+      );
     }
     const used = this.#gigabytesUsed(projectId);
     if (this.quota.gigabytes >= 0 && used + size > this.quota.gigabytes) {
-      throw new ApiError(413, `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`, 'VolumeSizeExceedsAvailableQuota');
+      throw new ApiError(
+        413,
+        `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`,
+        'VolumeSizeExceedsAvailableQuota',
+      );
     }
     // A volume from a snapshot is as bootable as the volume the snapshot was taken of.
     if (snapshot && imageId === null) imageId = this.volumes.get(snapshot.volumeId)?.imageId ?? null;
@@ -153,9 +193,14 @@ export class Cinder {
   /** Nova reserving a volume for a server being built. */
   reserve(volume: Volume, serverId: string): void {
     if (volume.status !== 'available' && !(volume.multiattach && volume.status === 'in-use')) {
-      throw new ApiError(400, `Invalid volume: Volume ${volume.id} status must be available or downloading to reserve, but the current status is ${volume.status}.`, 'InvalidVolume');
+      throw new ApiError(
+        400,
+        `Invalid volume: Volume ${volume.id} status must be available or downloading to reserve, but the current status is ${volume.status}.`,
+        'InvalidVolume',
+      );
     }
-    if (volume.attachments.some((a) => a.serverId === serverId)) throw new ApiError(400, `Invalid volume: volume ${volume.id} already attached`, 'InvalidVolume');
+    if (volume.attachments.some((a) => a.serverId === serverId))
+      throw new ApiError(400, `Invalid volume: volume ${volume.id} already attached`, 'InvalidVolume');
     this.#set(volume, volume.status === 'in-use' ? 'in-use' : 'reserved');
   }
 
@@ -174,8 +219,15 @@ export class Cinder {
   /** Starts deleting; the volume disappears after a delay. `cascade` deletes its snapshots too. */
   delete(volume: Volume, force = false, cascade = false): void {
     const snapshots = [...this.snapshots.values()].filter((s) => s.volumeId === volume.id);
-    if ((!force && !['available', 'error', 'error_restoring', 'error_extending', 'error_managing'].includes(volume.status)) || (snapshots.length > 0 && !cascade)) {
-      throw new ApiError(400, 'Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer.', 'InvalidVolume');
+    if (
+      (!force && !['available', 'error', 'error_restoring', 'error_extending', 'error_managing'].includes(volume.status)) ||
+      (snapshots.length > 0 && !cascade)
+    ) {
+      throw new ApiError(
+        400,
+        'Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer.',
+        'InvalidVolume',
+      );
     }
     if (volume.status === 'deleting') return;
     if (cascade && snapshots.some((s) => s.status !== 'available' && s.status !== 'error')) {
@@ -214,20 +266,33 @@ export class Cinder {
    * (Nova forces it when it snapshots a volume-backed server).
    */
   createSnapshot(owner: { projectId: string; userId: string }, input: Record<string, unknown>): Snapshot {
-    if (typeof input.volume_id !== 'string') throw new ApiError(400, "Invalid input for field/attribute snapshot. Value: ... 'volume_id' is a required property", 'ValidationError');
+    if (typeof input.volume_id !== 'string')
+      throw new ApiError(400, "Invalid input for field/attribute snapshot. Value: ... 'volume_id' is a required property", 'ValidationError');
     const volume = this.volumes.get(input.volume_id);
     if (!volume) throw new ApiError(404, `Volume ${input.volume_id} could not be found.`, 'VolumeNotFound');
     const force = input.force === true || input.force === 'true' || input.force === 'True';
     if (force ? !['available', 'in-use'].includes(volume.status) : volume.status !== 'available') {
-      throw new ApiError(400, `Invalid volume: Volume ${volume.id} status must be ${force ? 'available or in-use' : 'available'}, but current status is: ${volume.status}.`, 'InvalidVolume');
+      throw new ApiError(
+        400,
+        `Invalid volume: Volume ${volume.id} status must be ${force ? 'available or in-use' : 'available'}, but current status is: ${volume.status}.`,
+        'InvalidVolume',
+      );
     }
     const mine = [...this.snapshots.values()].filter((s) => s.projectId === owner.projectId);
     if (this.quota.snapshots >= 0 && mine.length + 1 > this.quota.snapshots) {
-      throw new ApiError(413, `SnapshotLimitExceeded: Maximum number of snapshots allowed (${this.quota.snapshots}) exceeded for quota 'snapshots'.`, 'SnapshotLimitExceeded');
+      throw new ApiError(
+        413,
+        `SnapshotLimitExceeded: Maximum number of snapshots allowed (${this.quota.snapshots}) exceeded for quota 'snapshots'.`,
+        'SnapshotLimitExceeded',
+      );
     }
     const used = this.#gigabytesUsed(owner.projectId);
     if (this.quota.gigabytes >= 0 && used + volume.size > this.quota.gigabytes) {
-      throw new ApiError(413, `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${volume.size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`, 'VolumeSizeExceedsAvailableQuota');
+      throw new ApiError(
+        413,
+        `VolumeSizeExceedsAvailableQuota: Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${volume.size}G, quota is ${this.quota.gigabytes}G and ${used}G has been consumed.`,
+        'VolumeSizeExceedsAvailableQuota',
+      );
     }
     const snapshot: Snapshot = {
       id: uuid(),
@@ -266,25 +331,81 @@ export class Cinder {
 
   snapshotBody(s: Snapshot, detail: boolean): Record<string, unknown> {
     return {
-      id: s.id, name: s.name, description: s.description, volume_id: s.volumeId, status: s.status, size: s.size, metadata: { ...s.metadata },
-      created_at: isoCinder(s.createdAt), updated_at: s.updatedAt === null ? null : isoCinder(s.updatedAt),
-      ...(detail ? { 'os-extended-snapshot-attributes:progress': s.status === 'creating' ? '0%' : '100%', 'os-extended-snapshot-attributes:project_id': s.projectId } : {}),
+      id: s.id,
+      name: s.name,
+      description: s.description,
+      volume_id: s.volumeId,
+      status: s.status,
+      size: s.size,
+      metadata: { ...s.metadata },
+      created_at: isoCinder(s.createdAt),
+      updated_at: s.updatedAt === null ? null : isoCinder(s.updatedAt),
+      ...(detail
+        ? { 'os-extended-snapshot-attributes:progress': s.status === 'creating' ? '0%' : '100%', 'os-extended-snapshot-attributes:project_id': s.projectId }
+        : {}),
     };
   }
 
   body(v: Volume, origin: string): Record<string, unknown> {
     const image = v.imageId ? this.cloud.glance.get(v.imageId) : undefined;
     return {
-      id: v.id, name: v.name, description: v.description, status: v.status, size: v.size, availability_zone: v.availabilityZone,
-      bootable: v.imageId ? 'true' : 'false', encrypted: false, multiattach: v.multiattach, metadata: { ...v.metadata },
-      attachments: v.attachments.map((a) => ({ id: v.id, attachment_id: a.id, volume_id: v.id, server_id: a.serverId, host_name: a.hostName, device: a.device, attached_at: isoCinder(a.attachedAt) })),
-      volume_type: VOLUME_TYPE.name, volume_type_id: VOLUME_TYPE.id, snapshot_id: v.snapshotId, source_volid: v.sourceVolId, consistencygroup_id: null, group_id: null,
-      replication_status: null, migration_status: null, user_id: v.userId, 'os-vol-tenant-attr:tenant_id': v.projectId,
-      'os-vol-host-attr:host': 'sim-volume@lvmdriver-1#lvmdriver-1', 'os-vol-mig-status-attr:migstat': null, 'os-vol-mig-status-attr:name_id': null,
-      shared_targets: true, service_uuid: '3f7b8a2e-0000-4000-8000-000000000001', cluster_name: null, provider_id: null, consumes_quota: true,
-      created_at: isoCinder(v.createdAt), updated_at: isoCinder(v.updatedAt),
-      ...(image ? { volume_image_metadata: { image_id: image.id, image_name: image.name ?? '', checksum: image.checksum ?? '', container_format: image.containerFormat ?? '', disk_format: image.diskFormat ?? '', size: String(image.size ?? 0), min_disk: String(image.minDisk), min_ram: String(image.minRam) } } : {}),
-      links: [{ rel: 'self', href: `${origin}/volume/v3/${v.projectId}/volumes/${v.id}` }, { rel: 'bookmark', href: `${origin}/volume/volumes/${v.id}` }],
+      id: v.id,
+      name: v.name,
+      description: v.description,
+      status: v.status,
+      size: v.size,
+      availability_zone: v.availabilityZone,
+      bootable: v.imageId ? 'true' : 'false',
+      encrypted: false,
+      multiattach: v.multiattach,
+      metadata: { ...v.metadata },
+      attachments: v.attachments.map((a) => ({
+        id: v.id,
+        attachment_id: a.id,
+        volume_id: v.id,
+        server_id: a.serverId,
+        host_name: a.hostName,
+        device: a.device,
+        attached_at: isoCinder(a.attachedAt),
+      })),
+      volume_type: VOLUME_TYPE.name,
+      volume_type_id: VOLUME_TYPE.id,
+      snapshot_id: v.snapshotId,
+      source_volid: v.sourceVolId,
+      consistencygroup_id: null,
+      group_id: null,
+      replication_status: null,
+      migration_status: null,
+      user_id: v.userId,
+      'os-vol-tenant-attr:tenant_id': v.projectId,
+      'os-vol-host-attr:host': 'sim-volume@lvmdriver-1#lvmdriver-1',
+      'os-vol-mig-status-attr:migstat': null,
+      'os-vol-mig-status-attr:name_id': null,
+      shared_targets: true,
+      service_uuid: '3f7b8a2e-0000-4000-8000-000000000001',
+      cluster_name: null,
+      provider_id: null,
+      consumes_quota: true,
+      created_at: isoCinder(v.createdAt),
+      updated_at: isoCinder(v.updatedAt),
+      ...(image
+        ? {
+            volume_image_metadata: {
+              image_id: image.id,
+              image_name: image.name ?? '',
+              checksum: image.checksum ?? '',
+              container_format: image.containerFormat ?? '',
+              disk_format: image.diskFormat ?? '',
+              size: String(image.size ?? 0),
+              min_disk: String(image.minDisk),
+              min_ram: String(image.minRam),
+            },
+          }
+        : {}),
+      links: [
+        { rel: 'self', href: `${origin}/volume/v3/${v.projectId}/volumes/${v.id}` },
+        { rel: 'bookmark', href: `${origin}/volume/volumes/${v.id}` },
+      ],
     };
   }
 
@@ -294,7 +415,15 @@ export class Cinder {
 
   #routes(): void {
     const r = this.router;
-    const version = (req: SimRequest) => ({ id: 'v3.0', status: 'CURRENT', version: '3.70', min_version: '3.0', updated: '2023-08-31T00:00:00Z', links: [{ rel: 'self', href: `${req.origin}/volume/v3/` }], 'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' }] });
+    const version = (req: SimRequest) => ({
+      id: 'v3.0',
+      status: 'CURRENT',
+      version: '3.70',
+      min_version: '3.0',
+      updated: '2023-08-31T00:00:00Z',
+      links: [{ rel: 'self', href: `${req.origin}/volume/v3/` }],
+      'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' }],
+    });
     r.on('GET', '/', (req) => json(300, { versions: [version(req)] }));
     const list = (req: SimRequest, token: Token, detail: boolean): SimReply => {
       let items = [...this.volumes.values()].filter((v) => this.#visible(token, v));
@@ -303,7 +432,9 @@ export class Cinder {
       if (name !== null) items = items.filter((v) => v.name === name);
       const status = req.query.get('status');
       if (status !== null) items = items.filter((v) => v.status === status);
-      return json(200, { volumes: items.map((v) => detail ? this.body(v, req.origin) : { id: v.id, name: v.name, links: (this.body(v, req.origin).links as unknown[]) }) });
+      return json(200, {
+        volumes: items.map((v) => (detail ? this.body(v, req.origin) : { id: v.id, name: v.name, links: this.body(v, req.origin).links as unknown[] })),
+      });
     };
     r.on('GET', '/volumes', (req, _p, t) => list(req, t, false));
     r.on('GET', '/volumes/detail', (req, _p, t) => list(req, t, true));
@@ -331,7 +462,11 @@ export class Cinder {
     const snapshots = (req: SimRequest, t: Token, detail: boolean): SimReply => {
       const everyone = this.cloud.keystone.isAdmin(t) && req.query.get('all_tenants') !== null;
       let items = [...this.snapshots.values()].filter((s) => everyone || s.projectId === t.project?.id);
-      for (const [key, get] of [['name', (s: Snapshot) => s.name], ['status', (s: Snapshot) => s.status], ['volume_id', (s: Snapshot) => s.volumeId]] as const) {
+      for (const [key, get] of [
+        ['name', (s: Snapshot) => s.name],
+        ['status', (s: Snapshot) => s.status],
+        ['volume_id', (s: Snapshot) => s.volumeId],
+      ] as const) {
         const want = req.query.get(key);
         if (want !== null) items = items.filter((s) => get(s) === want);
       }
@@ -353,10 +488,40 @@ export class Cinder {
       this.deleteSnapshot(snapshot(t, id));
       return empty(202);
     });
-    r.on('GET', '/types', (req) => json(200, { volume_types: [{ ...VOLUME_TYPE, description: 'Default Volume Type', is_public: true, extra_specs: { volume_backend_name: 'lvmdriver-1' }, qos_specs_id: null, 'os-volume-type-access:is_public': true, links: [{ rel: 'self', href: `${req.origin}/volume/v3/types/${VOLUME_TYPE.id}` }] }] }));
+    r.on('GET', '/types', (req) =>
+      json(200, {
+        volume_types: [
+          {
+            ...VOLUME_TYPE,
+            description: 'Default Volume Type',
+            is_public: true,
+            extra_specs: { volume_backend_name: 'lvmdriver-1' },
+            qos_specs_id: null,
+            'os-volume-type-access:is_public': true,
+            links: [{ rel: 'self', href: `${req.origin}/volume/v3/types/${VOLUME_TYPE.id}` }],
+          },
+        ],
+      }),
+    );
     r.on('GET', '/os-quota-sets/:project', (_req, { project = '' }) => {
       const mine = [...this.volumes.values()].filter((v) => v.projectId === project);
-      return json(200, { quota_set: { id: project, volumes: this.quota.volumes, gigabytes: this.quota.gigabytes, snapshots: this.quota.snapshots, backups: 10, backup_gigabytes: 1000, per_volume_gigabytes: -1, groups: 10, in_use: { volumes: mine.length, gigabytes: this.#gigabytesUsed(project), snapshots: [...this.snapshots.values()].filter((s) => s.projectId === project).length } } });
+      return json(200, {
+        quota_set: {
+          id: project,
+          volumes: this.quota.volumes,
+          gigabytes: this.quota.gigabytes,
+          snapshots: this.quota.snapshots,
+          backups: 10,
+          backup_gigabytes: 1000,
+          per_volume_gigabytes: -1,
+          groups: 10,
+          in_use: {
+            volumes: mine.length,
+            gigabytes: this.#gigabytesUsed(project),
+            snapshots: [...this.snapshots.values()].filter((s) => s.projectId === project).length,
+          },
+        },
+      });
     });
   }
 }

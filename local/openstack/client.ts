@@ -18,7 +18,11 @@ export interface Session {
   tokenBody: Record<string, unknown>;
   /** Public URL of a service type from the catalog. */
   endpoint(type: string): string;
-  request<T = unknown>(type: string, path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: Uint8Array | string; redirect?: 'follow' | 'manual' | 'error' }): Promise<Reply<T>>;
+  request<T = unknown>(
+    type: string,
+    path: string,
+    init?: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: Uint8Array | string; redirect?: 'follow' | 'manual' | 'error' },
+  ): Promise<Reply<T>>;
 }
 
 interface CatalogEntry {
@@ -26,7 +30,10 @@ interface CatalogEntry {
   endpoints: Array<{ interface: string; region: string; url: string }>;
 }
 
-export async function send<T = unknown>(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: Uint8Array | string; redirect?: 'follow' | 'manual' | 'error' } = {}): Promise<Reply<T>> {
+export async function send<T = unknown>(
+  url: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: Uint8Array | string; redirect?: 'follow' | 'manual' | 'error' } = {},
+): Promise<Reply<T>> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
   let body: string | Uint8Array | undefined;
   if (init.raw !== undefined) body = init.raw;
@@ -44,14 +51,20 @@ export async function send<T = unknown>(url: string, init: { method?: string; bo
 export function passwordAuth(credentials: SimulatorCredentials): Record<string, unknown> {
   return {
     auth: {
-      identity: { methods: ['password'], password: { user: { name: credentials.username, domain: { name: credentials.userDomain }, password: credentials.password } } },
+      identity: {
+        methods: ['password'],
+        password: { user: { name: credentials.username, domain: { name: credentials.userDomain }, password: credentials.password } },
+      },
       scope: { project: { name: credentials.project, domain: { name: credentials.projectDomain } } },
     },
   };
 }
 
 export async function login(authUrl: string, credentials: SimulatorCredentials): Promise<Session> {
-  const reply = await send<{ token: { project: { id: string }; catalog: CatalogEntry[] } }>(`${authUrl}/auth/tokens`, { method: 'POST', body: passwordAuth(credentials) });
+  const reply = await send<{ token: { project: { id: string }; catalog: CatalogEntry[] } }>(`${authUrl}/auth/tokens`, {
+    method: 'POST',
+    body: passwordAuth(credentials),
+  });
   if (reply.status !== 201) throw new Error(`login failed: ${reply.status} ${reply.text}`);
   const token = reply.headers.get('x-subject-token') ?? '';
   const catalog = reply.body.token.catalog;

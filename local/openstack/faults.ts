@@ -8,12 +8,21 @@ export const SERVICES = ['keystone', 'glance', 'nova', 'neutron', 'cinder', 'hea
 export type ServiceName = (typeof SERVICES)[number];
 
 const ALIASES: Record<string, ServiceName> = {
-  keystone: 'keystone', identity: 'keystone',
-  glance: 'glance', image: 'glance',
-  nova: 'nova', compute: 'nova',
-  neutron: 'neutron', network: 'neutron', networking: 'neutron',
-  cinder: 'cinder', volume: 'cinder', volumev3: 'cinder', 'block-storage': 'cinder',
-  heat: 'heat', orchestration: 'heat',
+  keystone: 'keystone',
+  identity: 'keystone',
+  glance: 'glance',
+  image: 'glance',
+  nova: 'nova',
+  compute: 'nova',
+  neutron: 'neutron',
+  network: 'neutron',
+  networking: 'neutron',
+  cinder: 'cinder',
+  volume: 'cinder',
+  volumev3: 'cinder',
+  'block-storage': 'cinder',
+  heat: 'heat',
+  orchestration: 'heat',
 };
 
 const service = z.string().transform((value, ctx) => {
@@ -27,15 +36,17 @@ const service = z.string().transform((value, ctx) => {
 const count = z.number().int().positive().optional();
 const reason = z.string().min(1).optional();
 
-export const quotaSchema = z.object({
-  instances: z.number().int().min(-1).optional(),
-  cores: z.number().int().min(-1).optional(),
-  ram: z.number().int().min(-1).optional(),
-  volumes: z.number().int().min(-1).optional(),
-  gigabytes: z.number().int().min(-1).optional(),
-  snapshots: z.number().int().min(-1).optional(),
-  ports: z.number().int().min(-1).optional(),
-}).strict();
+export const quotaSchema = z
+  .object({
+    instances: z.number().int().min(-1).optional(),
+    cores: z.number().int().min(-1).optional(),
+    ram: z.number().int().min(-1).optional(),
+    volumes: z.number().int().min(-1).optional(),
+    gigabytes: z.number().int().min(-1).optional(),
+    snapshots: z.number().int().min(-1).optional(),
+    ports: z.number().int().min(-1).optional(),
+  })
+  .strict();
 export type QuotaLimits = z.infer<typeof quotaSchema>;
 
 export const faultSchema = z.discriminatedUnion('kind', [
@@ -48,14 +59,16 @@ export const faultSchema = z.discriminatedUnion('kind', [
   /** The next volumes go to error while creating. */
   z.object({ kind: z.literal('volume-error'), count }).strict(),
   /** The next requests to a service answer 5xx; optionally only for one method or a path fragment. */
-  z.object({
-    kind: z.literal('http-5xx'),
-    service,
-    count,
-    status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)]).optional(),
-    method: z.string().optional(),
-    path: z.string().optional(),
-  }).strict(),
+  z
+    .object({
+      kind: z.literal('http-5xx'),
+      service,
+      count,
+      status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)]).optional(),
+      method: z.string().optional(),
+      path: z.string().optional(),
+    })
+    .strict(),
   /** Requests to a service take `ms` longer (not scaled by timeScale); for `count` requests or until cleared. */
   z.object({ kind: z.literal('slow'), service, ms: z.number().int().min(0).max(600_000), count }).strict(),
   /** Sets project quotas (Nova instances/cores/ram, Cinder volumes/gigabytes/snapshots, Neutron ports); -1 is unlimited. */

@@ -39,11 +39,37 @@ export interface Image {
 
 const DISK_FORMATS = ['ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2', 'vdi', 'iso', 'ploop'];
 const CONTAINER_FORMATS = ['ami', 'ari', 'aki', 'bare', 'ovf', 'ova', 'docker', 'compressed'];
-const READ_ONLY = ['status', 'size', 'virtual_size', 'checksum', 'os_hash_algo', 'os_hash_value', 'created_at', 'updated_at', 'self', 'file', 'schema', 'direct_url', 'locations', 'stores'];
+const READ_ONLY = [
+  'status',
+  'size',
+  'virtual_size',
+  'checksum',
+  'os_hash_algo',
+  'os_hash_value',
+  'created_at',
+  'updated_at',
+  'self',
+  'file',
+  'schema',
+  'direct_url',
+  'locations',
+  'stores',
+];
 const CORE = ['id', 'name', 'visibility', 'protected', 'os_hidden', 'min_disk', 'min_ram', 'disk_format', 'container_format', 'tags', 'owner'];
 const KEEP_DATA_BYTES = 32 * 1024 * 1024;
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Request Entity Too Large', 415: 'Unsupported Media Type', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Request Entity Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 const EXPLANATION: Record<number, string> = {
   400: 'The server could not comply with the request since it is either malformed or otherwise incorrect.',
   403: 'Access was denied to this resource.',
@@ -88,11 +114,28 @@ export class Glance {
     const data = Buffer.from('QFI\xfb simulated cirros-0.5.2-x86_64-disk image\n'.repeat(64), 'latin1');
     const now = Date.now();
     const image: Image = {
-      id: uuid(), name: 'cirros-0.5.2-x86_64-disk', status: 'active', diskFormat: 'qcow2', containerFormat: 'bare', visibility: 'public',
-      protected: false, hidden: false, minDisk: 0, minRam: 0, size: data.length, virtualSize: 117440512,
-      checksum: createHash('md5').update(data).digest('hex'), hashValue: createHash('sha512').update(data).digest('hex'),
-      owner: this.cloud.keystone.adminProject.id, tags: [], properties: { hw_rng_model: 'virtio', owner_specified_openstack_object: 'image' },
-      createdAt: now, updatedAt: now, data, staged: undefined, preloaded: true,
+      id: uuid(),
+      name: 'cirros-0.5.2-x86_64-disk',
+      status: 'active',
+      diskFormat: 'qcow2',
+      containerFormat: 'bare',
+      visibility: 'public',
+      protected: false,
+      hidden: false,
+      minDisk: 0,
+      minRam: 0,
+      size: data.length,
+      virtualSize: 117440512,
+      checksum: createHash('md5').update(data).digest('hex'),
+      hashValue: createHash('sha512').update(data).digest('hex'),
+      owner: this.cloud.keystone.adminProject.id,
+      tags: [],
+      properties: { hw_rng_model: 'virtio', owner_specified_openstack_object: 'image' },
+      createdAt: now,
+      updatedAt: now,
+      data,
+      staged: undefined,
+      preloaded: true,
     };
     this.images.set(image.id, image);
   }
@@ -128,7 +171,8 @@ export class Glance {
 
   #require(id: string, token: Token): Image {
     const image = this.images.get(id);
-    if (!image || (!this.#visible(image, token.project?.id ?? '') && !this.cloud.keystone.isAdmin(token))) throw new ApiError(404, `No image found with ID ${id}`);
+    if (!image || (!this.#visible(image, token.project?.id ?? '') && !this.cloud.keystone.isAdmin(token)))
+      throw new ApiError(404, `No image found with ID ${id}`);
     return image;
   }
 
@@ -140,13 +184,36 @@ export class Glance {
   create(token: Token, input: Record<string, unknown>): Image {
     for (const key of READ_ONLY) if (key in input) throw new ApiError(403, `Attribute '${key}' is read-only.`);
     const id = input.id === undefined ? uuid() : String(input.id);
-    if (input.id !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new ApiError(400, `Provided object does not match schema 'image': '${id}' does not match '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$'`);
+    if (input.id !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+      throw new ApiError(
+        400,
+        `Provided object does not match schema 'image': '${id}' does not match '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$'`,
+      );
     if (this.images.has(id)) throw new ApiError(409, `Image with identifier ${id} already exists!`);
     const now = Date.now();
     const image: Image = {
-      id, name: null, status: 'queued', diskFormat: null, containerFormat: null, visibility: 'shared', protected: false, hidden: false,
-      minDisk: 0, minRam: 0, size: null, virtualSize: null, checksum: null, hashValue: null, owner: token.project?.id ?? '',
-      tags: [], properties: {}, createdAt: now, updatedAt: now, data: undefined, staged: undefined, preloaded: false,
+      id,
+      name: null,
+      status: 'queued',
+      diskFormat: null,
+      containerFormat: null,
+      visibility: 'shared',
+      protected: false,
+      hidden: false,
+      minDisk: 0,
+      minRam: 0,
+      size: null,
+      virtualSize: null,
+      checksum: null,
+      hashValue: null,
+      owner: token.project?.id ?? '',
+      tags: [],
+      properties: {},
+      createdAt: now,
+      updatedAt: now,
+      data: undefined,
+      staged: undefined,
+      preloaded: false,
     };
     this.#apply(image, input, token);
     this.images.set(id, image);
@@ -168,11 +235,13 @@ export class Glance {
           image.diskFormat = value;
           break;
         case 'container_format':
-          if (value !== null && (typeof value !== 'string' || !CONTAINER_FORMATS.includes(value))) throw schemaError(value, `one of ${CONTAINER_FORMATS.join(', ')}`);
+          if (value !== null && (typeof value !== 'string' || !CONTAINER_FORMATS.includes(value)))
+            throw schemaError(value, `one of ${CONTAINER_FORMATS.join(', ')}`);
           image.containerFormat = value;
           break;
         case 'visibility':
-          if (value !== 'public' && value !== 'private' && value !== 'shared' && value !== 'community') throw schemaError(value, "one of ['community', 'public', 'private', 'shared']");
+          if (value !== 'public' && value !== 'private' && value !== 'shared' && value !== 'community')
+            throw schemaError(value, "one of ['community', 'public', 'private', 'shared']");
           if (value === 'public' && !this.cloud.keystone.isAdmin(token)) throw new ApiError(403, 'You are not authorized to complete publicize_image action.');
           image.visibility = value;
           break;
@@ -313,7 +382,14 @@ export class Glance {
 
   #routes(): void {
     const r = this.router;
-    const versions = (req: SimRequest) => json(300, { versions: ['2.16', '2.15', '2.9', '2.7', '2.6', '2.5', '2.4', '2.3', '2.2', '2.1', '2.0'].map((id, n) => ({ id: `v${id}`, status: n === 0 ? 'CURRENT' : 'SUPPORTED', links: [{ rel: 'self', href: `${req.origin}/image/v2/` }] })) });
+    const versions = (req: SimRequest) =>
+      json(300, {
+        versions: ['2.16', '2.15', '2.9', '2.7', '2.6', '2.5', '2.4', '2.3', '2.2', '2.1', '2.0'].map((id, n) => ({
+          id: `v${id}`,
+          status: n === 0 ? 'CURRENT' : 'SUPPORTED',
+          links: [{ rel: 'self', href: `${req.origin}/image/v2/` }],
+        })),
+      });
     r.on('GET', '/', versions);
     r.on('GET', '/versions', (req) => ({ ...versions(req), status: 200 }));
     r.on('GET', '/v2/images', (req, _p, token) => this.#list(req, token));
@@ -330,7 +406,8 @@ export class Glance {
       const ops = await req.json();
       if (!Array.isArray(ops)) throw new ApiError(400, 'Request body must be a JSON array of operation objects.');
       for (const op of ops) {
-        if (!isRecord(op) || typeof op.op !== 'string' || typeof op.path !== 'string') throw new ApiError(400, 'Operation objects must contain exactly one member named "op" and "path".');
+        if (!isRecord(op) || typeof op.op !== 'string' || typeof op.path !== 'string')
+          throw new ApiError(400, 'Operation objects must contain exactly one member named "op" and "path".');
         const key = op.path.replace(/^\//, '');
         if (READ_ONLY.includes(key) || key === 'id') throw new ApiError(403, `Attribute '${key}' is read-only.`);
         if (op.op === 'remove') {
@@ -390,7 +467,7 @@ export class Glance {
         this.cloud.sched.spawn(() => this.#store(image, 'uploading', staged, 'importing'));
       } else if (name === 'web-download') {
         const uri = method?.uri;
-        if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) throw new ApiError(400, 'URI for web-download does not pass filtering: ' + String(uri));
+        if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) throw new ApiError(400, `URI for web-download does not pass filtering: ${String(uri)}`);
         this.#checkUploadable(image, ['queued'], 'importing');
         image.status = 'importing';
         this.#touch(image);
@@ -411,7 +488,9 @@ export class Glance {
       } else throw new ApiError(400, `Import method ${String(name)} is not valid for this image.`);
       return empty(202);
     });
-    r.on('GET', '/v2/info/import', () => json(200, { 'import-methods': { description: 'Import methods available.', type: 'array', value: ['glance-direct', 'web-download'] } }));
+    r.on('GET', '/v2/info/import', () =>
+      json(200, { 'import-methods': { description: 'Import methods available.', type: 'array', value: ['glance-direct', 'web-download'] } }),
+    );
     r.on('GET', '/v2/schemas/image', () => json(200, { name: 'image', additionalProperties: { type: 'string' }, properties: {} }));
   }
 }

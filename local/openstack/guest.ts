@@ -44,26 +44,42 @@ interface GuestLoad {
 }
 
 const amount = z.number().finite().min(0);
-const nicSettings = z.object({
-  /** A port id or MAC address: only that NIC (default: every NIC). */
-  port: z.string().min(1).optional(),
-  ...Object.fromEntries(NIC_COUNTERS.flatMap((k) => [[k, amount.optional()], [`${k}PerSecond`, amount.optional()]])),
-}).strict();
-const diskSettings = z.object({
-  /** A device name such as "vda" (default: every disk). */
-  device: z.string().min(1).optional(),
-  ...Object.fromEntries(DISK_COUNTERS.flatMap((k) => [[k, amount.optional()], [`${k}PerSecond`, amount.optional()]])),
-}).strict();
+const nicSettings = z
+  .object({
+    /** A port id or MAC address: only that NIC (default: every NIC). */
+    port: z.string().min(1).optional(),
+    ...Object.fromEntries(
+      NIC_COUNTERS.flatMap((k) => [
+        [k, amount.optional()],
+        [`${k}PerSecond`, amount.optional()],
+      ]),
+    ),
+  })
+  .strict();
+const diskSettings = z
+  .object({
+    /** A device name such as "vda" (default: every disk). */
+    device: z.string().min(1).optional(),
+    ...Object.fromEntries(
+      DISK_COUNTERS.flatMap((k) => [
+        [k, amount.optional()],
+        [`${k}PerSecond`, amount.optional()],
+      ]),
+    ),
+  })
+  .strict();
 
-export const loadSchema = z.object({
-  /** Percent of each vCPU, 0-100. */
-  cpuUtilisation: z.number().finite().min(0).max(100).optional(),
-  memoryUsedMb: amount.optional(),
-  nic: z.union([nicSettings, z.array(nicSettings)]).optional(),
-  disk: z.union([diskSettings, z.array(diskSettings)]).optional(),
-  /** Lets this many simulated seconds pass for this guest at once (as if it had run that long). */
-  advanceSeconds: amount.optional(),
-}).strict();
+export const loadSchema = z
+  .object({
+    /** Percent of each vCPU, 0-100. */
+    cpuUtilisation: z.number().finite().min(0).max(100).optional(),
+    memoryUsedMb: amount.optional(),
+    nic: z.union([nicSettings, z.array(nicSettings)]).optional(),
+    disk: z.union([diskSettings, z.array(diskSettings)]).optional(),
+    /** Lets this many simulated seconds pass for this guest at once (as if it had run that long). */
+    advanceSeconds: amount.optional(),
+  })
+  .strict();
 export type LoadSettings = z.input<typeof loadSchema>;
 
 /** Who the guest is: its server, its NICs (ports) and its disks (device names). */
@@ -84,8 +100,16 @@ export class Guests {
     let load = this.#loads.get(server.id);
     if (!load) {
       load = {
-        cpuUtilisation: DEFAULT_CPU_UTILISATION, memoryUsedMb: undefined, cpuTimeNs: 0, uptimeMs: 0, nics: new Map(), disks: new Map(),
-        nicRates: { ...DEFAULT_NIC_RATES }, diskRates: { ...DEFAULT_DISK_RATES }, running: false, accountedAt: now,
+        cpuUtilisation: DEFAULT_CPU_UTILISATION,
+        memoryUsedMb: undefined,
+        cpuTimeNs: 0,
+        uptimeMs: 0,
+        nics: new Map(),
+        disks: new Map(),
+        nicRates: { ...DEFAULT_NIC_RATES },
+        diskRates: { ...DEFAULT_DISK_RATES },
+        running: false,
+        accountedAt: now,
       };
       this.#loads.set(server.id, load);
     }
@@ -115,8 +139,13 @@ export class Guests {
     if (settings.memoryUsedMb !== undefined && settings.memoryUsedMb > view.server.flavor.ram) {
       throw badRequest(`invalid load: memoryUsedMb ${settings.memoryUsedMb} is more than the flavor's ${view.server.flavor.ram} MB`);
     }
-    const nicPicks = [settings.nic ?? []].flat().map((s) => ({ s: s as Record<string, unknown>, devices: pick(load.nics, s.port, (id) => id === s.port || view.ports.find((p) => p.id === id)?.macAddress === s.port, 'port') }));
-    const diskPicks = [settings.disk ?? []].flat().map((s) => ({ s: s as Record<string, unknown>, devices: pick(load.disks, s.device, (id) => id === s.device, 'device') }));
+    const nicPicks = [settings.nic ?? []].flat().map((s) => ({
+      s: s as Record<string, unknown>,
+      devices: pick(load.nics, s.port, (id) => id === s.port || view.ports.find((p) => p.id === id)?.macAddress === s.port, 'port'),
+    }));
+    const diskPicks = [settings.disk ?? []]
+      .flat()
+      .map((s) => ({ s: s as Record<string, unknown>, devices: pick(load.disks, s.device, (id) => id === s.device, 'device') }));
     // Validate everything before changing anything, so a refused request leaves no trace.
     for (const { s, devices } of nicPicks) checkGrowth(devices, s, NIC_COUNTERS);
     for (const { s, devices } of diskPicks) checkGrowth(devices, s, DISK_COUNTERS);
@@ -162,13 +191,28 @@ export class Guests {
       nic_details: view.ports.map((p) => {
         const c = load.nics.get(p.id)?.counters ?? zero(NIC_COUNTERS);
         return {
-          mac_address: p.macAddress, rx_octets: whole(c.rxOctets), rx_errors: whole(c.rxErrors), rx_drop: whole(c.rxDrop), rx_packets: whole(c.rxPackets), rx_rate: null,
-          tx_octets: whole(c.txOctets), tx_errors: whole(c.txErrors), tx_drop: whole(c.txDrop), tx_packets: whole(c.txPackets), tx_rate: null,
+          mac_address: p.macAddress,
+          rx_octets: whole(c.rxOctets),
+          rx_errors: whole(c.rxErrors),
+          rx_drop: whole(c.rxDrop),
+          rx_packets: whole(c.rxPackets),
+          rx_rate: null,
+          tx_octets: whole(c.txOctets),
+          tx_errors: whole(c.txErrors),
+          tx_drop: whole(c.txDrop),
+          tx_packets: whole(c.txPackets),
+          tx_rate: null,
         };
       }),
       disk_details: view.disks.map((d) => {
         const c = load.disks.get(d)?.counters ?? zero(DISK_COUNTERS);
-        return { read_bytes: whole(c.readBytes), read_requests: whole(c.readRequests), write_bytes: whole(c.writeBytes), write_requests: whole(c.writeRequests), errors_count: 0 };
+        return {
+          read_bytes: whole(c.readBytes),
+          read_requests: whole(c.readRequests),
+          write_bytes: whole(c.writeBytes),
+          write_requests: whole(c.writeRequests),
+          errors_count: 0,
+        };
       }),
     };
   }
@@ -184,14 +228,26 @@ export class Guests {
     out['memory-rss'] = this.#memoryUsedMb(load, server) * 1024;
     for (const d of view.disks) {
       const c = load.disks.get(d)?.counters ?? zero(DISK_COUNTERS);
-      Object.assign(out, { [`${d}_read`]: whole(c.readBytes), [`${d}_read_req`]: whole(c.readRequests), [`${d}_write`]: whole(c.writeBytes), [`${d}_write_req`]: whole(c.writeRequests), [`${d}_errors`]: -1 });
+      Object.assign(out, {
+        [`${d}_read`]: whole(c.readBytes),
+        [`${d}_read_req`]: whole(c.readRequests),
+        [`${d}_write`]: whole(c.writeBytes),
+        [`${d}_write_req`]: whole(c.writeRequests),
+        [`${d}_errors`]: -1,
+      });
     }
     for (const p of view.ports) {
       const c = load.nics.get(p.id)?.counters ?? zero(NIC_COUNTERS);
       const tap = `tap${p.id.slice(0, 11)}`;
       Object.assign(out, {
-        [`${tap}_rx`]: whole(c.rxOctets), [`${tap}_rx_packets`]: whole(c.rxPackets), [`${tap}_rx_errors`]: whole(c.rxErrors), [`${tap}_rx_drop`]: whole(c.rxDrop),
-        [`${tap}_tx`]: whole(c.txOctets), [`${tap}_tx_packets`]: whole(c.txPackets), [`${tap}_tx_errors`]: whole(c.txErrors), [`${tap}_tx_drop`]: whole(c.txDrop),
+        [`${tap}_rx`]: whole(c.rxOctets),
+        [`${tap}_rx_packets`]: whole(c.rxPackets),
+        [`${tap}_rx_errors`]: whole(c.rxErrors),
+        [`${tap}_rx_drop`]: whole(c.rxDrop),
+        [`${tap}_tx`]: whole(c.txOctets),
+        [`${tap}_tx_packets`]: whole(c.txPackets),
+        [`${tap}_tx_errors`]: whole(c.txErrors),
+        [`${tap}_tx_drop`]: whole(c.txDrop),
       });
     }
     return out;

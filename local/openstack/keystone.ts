@@ -5,10 +5,27 @@ import { randomBytes } from 'node:crypto';
 import { empty, json, Router, type SimReply, type SimRequest } from './http.ts';
 import { ApiError, hexId, isoMicros, isRecord, type Cloud } from './state.ts';
 
-export interface Domain { id: string; name: string }
-export interface Project { id: string; name: string; domainId: string; description: string }
-export interface User { id: string; name: string; domainId: string; password: string; defaultProjectId: string }
-export interface Role { id: string; name: string }
+export interface Domain {
+  id: string;
+  name: string;
+}
+export interface Project {
+  id: string;
+  name: string;
+  domainId: string;
+  description: string;
+}
+export interface User {
+  id: string;
+  name: string;
+  domainId: string;
+  password: string;
+  defaultProjectId: string;
+}
+export interface Role {
+  id: string;
+  name: string;
+}
 export interface Token {
   id: string;
   user: User;
@@ -43,7 +60,16 @@ export const DEFAULT_PASSWORD = 'devstack';
 
 /** Keystone's own error shape. */
 export function keystoneError(err: ApiError): SimReply {
-  const titles: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Request Entity Too Large', 500: 'Internal Server Error' };
+  const titles: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    409: 'Conflict',
+    413: 'Request Entity Too Large',
+    500: 'Internal Server Error',
+  };
   return json(err.status, { error: { code: err.status, message: err.message, title: titles[err.status] ?? 'Error' } });
 }
 
@@ -61,7 +87,10 @@ export class Keystone {
   readonly #endpointIds = new Map<string, string>();
   readonly router = new Router<Keystone>();
 
-  constructor(private readonly cloud: Cloud, readonly tokenTtlSeconds: number) {
+  constructor(
+    private readonly cloud: Cloud,
+    readonly tokenTtlSeconds: number,
+  ) {
     const admin: Project = { id: hexId(), name: 'admin', domainId: 'default', description: 'Bootstrap project for initializing the cloud.' };
     const demo: Project = { id: hexId(), name: 'demo', domainId: 'default', description: '' };
     const service: Project = { id: hexId(), name: 'service', domainId: 'default', description: '' };
@@ -73,7 +102,13 @@ export class Keystone {
     ];
     const [adminUser, demoUser] = this.users as [User, User];
     const role = (name: string) => this.roles.find((r) => r.name === name)?.id ?? '';
-    this.#assignments.set(adminUser.id, new Map([[admin.id, [role('admin'), role('member'), role('reader')]], [demo.id, [role('admin'), role('member'), role('reader')]]]));
+    this.#assignments.set(
+      adminUser.id,
+      new Map([
+        [admin.id, [role('admin'), role('member'), role('reader')]],
+        [demo.id, [role('admin'), role('member'), role('reader')]],
+      ]),
+    );
     this.#assignments.set(demoUser.id, new Map([[demo.id, [role('member'), role('reader'), role('heat_stack_owner')]]]));
     for (const svc of this.catalogServices) for (const iface of ['public', 'internal', 'admin']) this.#endpointIds.set(`${svc.id}/${iface}`, hexId());
     this.#routes();
@@ -193,12 +228,14 @@ export class Keystone {
         audit_ids: [token.auditId],
         expires_at: isoMicros(token.expiresAt),
         issued_at: isoMicros(token.issuedAt),
-        ...(token.project ? {
-          project: { domain, id: token.project.id, name: token.project.name },
-          is_domain: false,
-          roles: token.roles.map((r) => ({ id: r.id, name: r.name })),
-          ...(withCatalog ? { catalog: this.catalog(token.project) } : {}),
-        } : {}),
+        ...(token.project
+          ? {
+              project: { domain, id: token.project.id, name: token.project.name },
+              is_domain: false,
+              roles: token.roles.map((r) => ({ id: r.id, name: r.name })),
+              ...(withCatalog ? { catalog: this.catalog(token.project) } : {}),
+            }
+          : {}),
       },
     };
   }
@@ -273,61 +310,135 @@ export class Keystone {
     });
     r.on('GET', '/v3/auth/catalog', (req) => {
       const token = this.#requireToken(req);
-      return json(200, { catalog: token.project ? this.catalog(token.project) : [], links: { self: `${req.origin}/identity/v3/auth/catalog`, previous: null, next: null } });
+      return json(200, {
+        catalog: token.project ? this.catalog(token.project) : [],
+        links: { self: `${req.origin}/identity/v3/auth/catalog`, previous: null, next: null },
+      });
     });
     r.on('GET', '/v3/auth/projects', (req) => {
       const token = this.#requireToken(req);
       const mine = this.projects.filter((p) => (this.#assignments.get(token.user.id)?.get(p.id)?.length ?? 0) > 0);
-      return json(200, { projects: mine.map((p) => this.#projectBody(req, p)), links: { self: `${req.origin}/identity/v3/auth/projects`, previous: null, next: null } });
+      return json(200, {
+        projects: mine.map((p) => this.#projectBody(req, p)),
+        links: { self: `${req.origin}/identity/v3/auth/projects`, previous: null, next: null },
+      });
     });
     r.on('GET', '/v3/projects', (req) => {
       this.#requireAdmin(req, 'list_projects');
       const name = req.query.get('name');
       const list = this.projects.filter((p) => name === null || p.name === name);
-      return json(200, { projects: list.map((p) => this.#projectBody(req, p)), links: { self: `${req.origin}/identity/v3/projects`, previous: null, next: null } });
+      return json(200, {
+        projects: list.map((p) => this.#projectBody(req, p)),
+        links: { self: `${req.origin}/identity/v3/projects`, previous: null, next: null },
+      });
     });
     r.on('GET', '/v3/projects/:id', (req, { id }) => {
       const token = this.#requireToken(req);
       const project = this.project(id ?? '');
       if (!project) throw new ApiError(404, `Could not find project: ${id}.`);
-      if (!this.isAdmin(token) && token.project?.id !== project.id) throw new ApiError(403, 'You are not authorized to perform the requested action: identity:get_project.');
+      if (!this.isAdmin(token) && token.project?.id !== project.id)
+        throw new ApiError(403, 'You are not authorized to perform the requested action: identity:get_project.');
       return json(200, { project: this.#projectBody(req, project) });
     });
     r.on('GET', '/v3/users/:id', (req, { id }) => {
       const token = this.#requireToken(req);
       const user = this.users.find((u) => u.id === id);
       if (!user) throw new ApiError(404, `Could not find user: ${id}.`);
-      if (!this.isAdmin(token) && token.user.id !== user.id) throw new ApiError(403, 'You are not authorized to perform the requested action: identity:get_user.');
-      return json(200, { user: { id: user.id, name: user.name, domain_id: user.domainId, enabled: true, default_project_id: user.defaultProjectId, password_expires_at: null, options: {}, links: { self: `${req.origin}/identity/v3/users/${user.id}` } } });
+      if (!this.isAdmin(token) && token.user.id !== user.id)
+        throw new ApiError(403, 'You are not authorized to perform the requested action: identity:get_user.');
+      return json(200, {
+        user: {
+          id: user.id,
+          name: user.name,
+          domain_id: user.domainId,
+          enabled: true,
+          default_project_id: user.defaultProjectId,
+          password_expires_at: null,
+          options: {},
+          links: { self: `${req.origin}/identity/v3/users/${user.id}` },
+        },
+      });
     });
     r.on('GET', '/v3/domains', (req) => {
       this.#requireAdmin(req, 'list_domains');
-      return json(200, { domains: [{ id: this.domain.id, name: this.domain.name, description: 'The default domain', enabled: true, tags: [], options: {}, links: { self: `${req.origin}/identity/v3/domains/default` } }] });
+      return json(200, {
+        domains: [
+          {
+            id: this.domain.id,
+            name: this.domain.name,
+            description: 'The default domain',
+            enabled: true,
+            tags: [],
+            options: {},
+            links: { self: `${req.origin}/identity/v3/domains/default` },
+          },
+        ],
+      });
     });
     r.on('GET', '/v3/roles', (req) => {
       this.#requireAdmin(req, 'list_roles');
-      return json(200, { roles: this.roles.map((role) => ({ id: role.id, name: role.name, domain_id: null, description: null, options: {}, links: { self: `${req.origin}/identity/v3/roles/${role.id}` } })) });
+      return json(200, {
+        roles: this.roles.map((role) => ({
+          id: role.id,
+          name: role.name,
+          domain_id: null,
+          description: null,
+          options: {},
+          links: { self: `${req.origin}/identity/v3/roles/${role.id}` },
+        })),
+      });
     });
     r.on('GET', '/v3/regions', (req) => {
       this.#requireToken(req);
-      return json(200, { regions: [{ id: this.cloud.region, description: '', parent_region_id: null, links: { self: `${req.origin}/identity/v3/regions/${this.cloud.region}` } }] });
+      return json(200, {
+        regions: [
+          { id: this.cloud.region, description: '', parent_region_id: null, links: { self: `${req.origin}/identity/v3/regions/${this.cloud.region}` } },
+        ],
+      });
     });
     r.on('GET', '/v3/services', (req) => {
       this.#requireAdmin(req, 'list_services');
-      return json(200, { services: this.catalogServices.map((s) => ({ id: s.id, type: s.type, name: s.name, enabled: true, description: '', links: { self: `${req.origin}/identity/v3/services/${s.id}` } })) });
+      return json(200, {
+        services: this.catalogServices.map((s) => ({
+          id: s.id,
+          type: s.type,
+          name: s.name,
+          enabled: true,
+          description: '',
+          links: { self: `${req.origin}/identity/v3/services/${s.id}` },
+        })),
+      });
     });
     r.on('GET', '/v3/endpoints', (req) => {
       this.#requireAdmin(req, 'list_endpoints');
-      const endpoints = this.catalogServices.flatMap((s) => ['public', 'internal', 'admin'].map((iface) => ({
-        id: this.#endpointIds.get(`${s.id}/${iface}`), interface: iface, region: this.cloud.region, region_id: this.cloud.region,
-        service_id: s.id, url: this.cloud.publicBase + s.path.replace('{project_id}', '$(project_id)s'), enabled: true,
-      })));
+      const endpoints = this.catalogServices.flatMap((s) =>
+        ['public', 'internal', 'admin'].map((iface) => ({
+          id: this.#endpointIds.get(`${s.id}/${iface}`),
+          interface: iface,
+          region: this.cloud.region,
+          region_id: this.cloud.region,
+          service_id: s.id,
+          url: this.cloud.publicBase + s.path.replace('{project_id}', '$(project_id)s'),
+          enabled: true,
+        })),
+      );
       return json(200, { endpoints });
     });
   }
 
   #projectBody(req: SimRequest, p: Project): Record<string, unknown> {
-    return { id: p.id, name: p.name, domain_id: p.domainId, description: p.description, enabled: true, is_domain: false, parent_id: p.domainId, tags: [], options: {}, links: { self: `${req.origin}/identity/v3/projects/${p.id}` } };
+    return {
+      id: p.id,
+      name: p.name,
+      domain_id: p.domainId,
+      description: p.description,
+      enabled: true,
+      is_domain: false,
+      parent_id: p.domainId,
+      tags: [],
+      options: {},
+      links: { self: `${req.origin}/identity/v3/projects/${p.id}` },
+    };
   }
 }
 

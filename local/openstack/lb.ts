@@ -24,12 +24,20 @@ interface Pool {
 
 const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
-const membersBody = z.object({
-  members: z.array(z.object({
-    address: z.string().refine((value) => isIP(value) !== 0, 'must be an IPv4 or IPv6 address'),
-    serverId: z.string().min(1).nullish(),
-  }).strict()).max(256),
-}).strict();
+const membersBody = z
+  .object({
+    members: z
+      .array(
+        z
+          .object({
+            address: z.string().refine((value) => isIP(value) !== 0, 'must be an IPv4 or IPv6 address'),
+            serverId: z.string().min(1).nullish(),
+          })
+          .strict(),
+      )
+      .max(256),
+  })
+  .strict();
 
 export function lbError(err: ApiError): SimReply {
   return json(err.status, { error: { code: err.status, message: err.message } });
@@ -64,7 +72,7 @@ export class LoadBalancer {
       : [...neutron.ports.values()].filter((port) => port.fixedIps.some((ip) => ip.ipAddress === member.address)).map((port) => port.deviceId);
     return serverIds.some((id) => {
       const server = nova.servers.get(id);
-      if (!server || server.status !== 'ACTIVE' || server.deleting) return false;
+      if (server?.status !== 'ACTIVE' || server.deleting) return false;
       return server.ports.some(({ portId }) => neutron.ports.get(portId)?.fixedIps.some((ip) => ip.ipAddress === member.address));
     });
   }
@@ -87,7 +95,11 @@ export class LoadBalancer {
   }
 
   #body(pool: Pool): Record<string, unknown> {
-    return { name: pool.name, members: pool.members.map((member) => ({ ...member, live: this.live(member) })), updatedAt: new Date(pool.updatedAt).toISOString() };
+    return {
+      name: pool.name,
+      members: pool.members.map((member) => ({ ...member, live: this.live(member) })),
+      updatedAt: new Date(pool.updatedAt).toISOString(),
+    };
   }
 
   #routes(): void {

@@ -11,10 +11,15 @@ const sim = await startOpenStackSimulator({
   ...(verbose ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),
 });
 const c = sim.credentials;
-process.stdout.write(`OpenStack simulator: auth_url=${sim.authUrl} username=${c.username} password=${c.password} project=${c.project} project_domain=${c.projectDomain} user_domain=${c.userDomain} region=${c.region}\n`);
+process.stdout.write(
+  `OpenStack simulator: auth_url=${sim.authUrl} username=${c.username} password=${c.password} project=${c.project} project_domain=${c.projectDomain} user_domain=${c.userDomain} region=${c.region}\n`,
+);
 
 const stop = () => {
-  sim.close().then(() => process.exit(0), () => process.exit(1));
+  sim.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -43,7 +43,10 @@ export interface Subnet {
   preloaded: boolean;
 }
 
-export interface FixedIp { subnetId: string; ipAddress: string }
+export interface FixedIp {
+  subnetId: string;
+  ipAddress: string;
+}
 
 export interface Port {
   id: string;
@@ -68,9 +71,22 @@ export interface Port {
   revision: number;
 }
 
-export interface SecurityGroup { id: string; name: string; projectId: string; createdAt: number }
+export interface SecurityGroup {
+  id: string;
+  name: string;
+  projectId: string;
+  createdAt: number;
+}
 
-const TYPES: Record<number, string> = { 400: 'HTTPBadRequest', 403: 'HTTPForbidden', 404: 'HTTPNotFound', 405: 'HTTPMethodNotAllowed', 409: 'Conflict', 413: 'HTTPRequestEntityTooLarge', 500: 'HTTPInternalServerError' };
+const TYPES: Record<number, string> = {
+  400: 'HTTPBadRequest',
+  403: 'HTTPForbidden',
+  404: 'HTTPNotFound',
+  405: 'HTTPMethodNotAllowed',
+  409: 'Conflict',
+  413: 'HTTPRequestEntityTooLarge',
+  500: 'HTTPInternalServerError',
+};
 
 export function neutronError(err: ApiError): SimReply {
   return json(err.status, { NeutronError: { type: err.type ?? TYPES[err.status] ?? 'NeutronException', message: err.message, detail: '' } });
@@ -127,7 +143,11 @@ export class Neutron {
     const admin = this.cloud.keystone.adminProject.id;
     const net = this.createNetwork(admin, { name: 'public', 'router:external': true, shared: false }, true);
     net.preloaded = true;
-    const subnet = this.createSubnet(admin, { name: 'public-subnet', network_id: net.id, cidr: '172.24.4.0/22', ip_version: 4, gateway_ip: '172.24.4.1', enable_dhcp: false }, true);
+    const subnet = this.createSubnet(
+      admin,
+      { name: 'public-subnet', network_id: net.id, cidr: '172.24.4.0/22', ip_version: 4, gateway_ip: '172.24.4.1', enable_dhcp: false },
+      true,
+    );
     subnet.preloaded = true;
   }
 
@@ -165,7 +185,8 @@ export class Neutron {
     const byId = this.networks.get(ref);
     if (byId) return byId;
     const matches = [...this.networks.values()].filter((n) => n.name === ref && this.visibleNetwork(n, projectId, false));
-    if (matches.length > 1) throw new ApiError(409, `Multiple network matches found for name '${ref}', use an ID to be more specific.`, 'NeutronClientNoUniqueMatch');
+    if (matches.length > 1)
+      throw new ApiError(409, `Multiple network matches found for name '${ref}', use an ID to be more specific.`, 'NeutronClientNoUniqueMatch');
     const found = matches[0];
     if (!found) throw new ApiError(404, `Unable to find network with name or id '${ref}'`, 'NotFound');
     return found;
@@ -174,8 +195,12 @@ export class Neutron {
   findSubnet(ref: string, projectId: string): Subnet {
     const byId = this.subnets.get(ref);
     if (byId) return byId;
-    const matches = [...this.subnets.values()].filter((s) => s.name === ref && (s.projectId === projectId || this.networks.get(s.networkId)?.shared === true || this.networks.get(s.networkId)?.external === true));
-    if (matches.length > 1) throw new ApiError(409, `Multiple subnet matches found for name '${ref}', use an ID to be more specific.`, 'NeutronClientNoUniqueMatch');
+    const matches = [...this.subnets.values()].filter(
+      (s) =>
+        s.name === ref && (s.projectId === projectId || this.networks.get(s.networkId)?.shared === true || this.networks.get(s.networkId)?.external === true),
+    );
+    if (matches.length > 1)
+      throw new ApiError(409, `Multiple subnet matches found for name '${ref}', use an ID to be more specific.`, 'NeutronClientNoUniqueMatch');
     const found = matches[0];
     if (!found) throw new ApiError(404, `Unable to find subnet with name or id '${ref}'`, 'NotFound');
     return found;
@@ -198,7 +223,12 @@ export class Neutron {
   createNetwork(projectId: string, input: Record<string, unknown>, admin: boolean): Network {
     const now = Date.now();
     const external = input['router:external'] === true;
-    if ((external || input.shared === true) && !admin) throw new ApiError(403, `(rule:create_network and (rule:create_network:${external ? 'router:external' : 'shared'})) is disallowed by policy`, 'PolicyNotAuthorized');
+    if ((external || input.shared === true) && !admin)
+      throw new ApiError(
+        403,
+        `(rule:create_network and (rule:create_network:${external ? 'router:external' : 'shared'})) is disallowed by policy`,
+        'PolicyNotAuthorized',
+      );
     const net: Network = {
       id: uuid(),
       name: str(input.name, 'name') ?? '',
@@ -251,7 +281,8 @@ export class Neutron {
     if (input.gateway_ip === null) gatewayIp = null;
     else if (input.gateway_ip !== undefined) {
       const gw = ipToInt(String(input.gateway_ip));
-      if (gw === undefined || gw < cidr.base || gw >= cidr.base + cidr.size) throw invalid(`Gateway IP ${String(input.gateway_ip)} is not in subnet ${cidrText}.`);
+      if (gw === undefined || gw < cidr.base || gw >= cidr.base + cidr.size)
+        throw invalid(`Gateway IP ${String(input.gateway_ip)} is not in subnet ${cidrText}.`);
       gatewayIp = intToIp(gw);
     }
     let pools: Array<{ start: string; end: string }>;
@@ -260,16 +291,21 @@ export class Neutron {
         if (!isRecord(p) || typeof p.start !== 'string' || typeof p.end !== 'string') throw invalid('allocation_pools need start and end');
         const s = ipToInt(p.start);
         const e = ipToInt(p.end);
-        if (s === undefined || e === undefined || s > e || s < cidr.base || e >= cidr.base + cidr.size) throw invalid(`The allocation pool ${p.start}-${p.end} spans beyond the subnet cidr ${cidrText}.`);
+        if (s === undefined || e === undefined || s > e || s < cidr.base || e >= cidr.base + cidr.size)
+          throw invalid(`The allocation pool ${p.start}-${p.end} spans beyond the subnet cidr ${cidrText}.`);
         return { start: p.start, end: p.end };
       });
     } else {
       const gw = gatewayIp === null ? undefined : ipToInt(gatewayIp);
       const start = gw === first ? first + 1 : first;
       const end = gw === last ? last - 1 : last;
-      pools = gw !== undefined && gw > start && gw < end
-        ? [{ start: intToIp(start), end: intToIp(gw - 1) }, { start: intToIp(gw + 1), end: intToIp(end) }]
-        : [{ start: intToIp(start), end: intToIp(end) }];
+      pools =
+        gw !== undefined && gw > start && gw < end
+          ? [
+              { start: intToIp(start), end: intToIp(gw - 1) },
+              { start: intToIp(gw + 1), end: intToIp(end) },
+            ]
+          : [{ start: intToIp(start), end: intToIp(end) }];
     }
     const now = Date.now();
     const subnet: Subnet = {
@@ -283,7 +319,9 @@ export class Neutron {
       pools,
       enableDhcp: bool(input.enable_dhcp, 'enable_dhcp') ?? true,
       dnsNameservers: Array.isArray(input.dns_nameservers) ? input.dns_nameservers.map(String) : [],
-      hostRoutes: Array.isArray(input.host_routes) ? input.host_routes.filter(isRecord).map((h) => ({ destination: String(h.destination), nexthop: String(h.nexthop) })) : [],
+      hostRoutes: Array.isArray(input.host_routes)
+        ? input.host_routes.filter(isRecord).map((h) => ({ destination: String(h.destination), nexthop: String(h.nexthop) }))
+        : [],
       tags: [],
       createdAt: now,
       updatedAt: now,
@@ -343,7 +381,8 @@ export class Neutron {
         });
         const c = subnet ? parseCidr(subnet.cidr) : undefined;
         if (!subnet || !c || n < c.base || n >= c.base + c.size) throw invalid(`IP address ${address} is not a valid IP for the specified subnet.`);
-        if (this.#inUse(subnet.id).has(n) || out.some((o) => o.ipAddress === address)) throw new ApiError(409, `IP address ${address} already allocated in subnet ${subnet.id}`, 'IpAddressAlreadyAllocated');
+        if (this.#inUse(subnet.id).has(n) || out.some((o) => o.ipAddress === address))
+          throw new ApiError(409, `IP address ${address} already allocated in subnet ${subnet.id}`, 'IpAddressAlreadyAllocated');
         out.push({ subnetId: subnet.id, ipAddress: intToIp(n) });
       } else if (subnet) {
         const ip = this.#allocate(subnet);
@@ -359,7 +398,8 @@ export class Neutron {
     if (!networkId) throw new ApiError(400, "Failed to parse request. Required attribute 'network_id' not specified", 'HTTPBadRequest');
     const net = this.requireNetwork(networkId);
     if (!this.visibleNetwork(net, projectId, admin)) throw new ApiError(404, `Network ${networkId} could not be found.`, 'NetworkNotFound');
-    if (!admin && !net.shared && net.projectId !== projectId) throw new ApiError(403, `Tenant ${projectId} not allowed to create port on this network`, 'HTTPForbidden');
+    if (!admin && !net.shared && net.projectId !== projectId)
+      throw new ApiError(403, `Tenant ${projectId} not allowed to create port on this network`, 'HTTPForbidden');
     const owner = str(input.project_id ?? input.tenant_id, 'project_id') ?? projectId;
     if (this.portQuota >= 0 && [...this.ports.values()].filter((p) => p.projectId === owner).length >= this.portQuota) {
       throw new ApiError(409, "Quota exceeded for resources: ['port'].", 'OverQuota');
@@ -391,7 +431,9 @@ export class Neutron {
       portSecurity,
       bindingHost: str(input['binding:host_id'], 'binding:host_id') ?? '',
       vnicType: str(input['binding:vnic_type'], 'binding:vnic_type') ?? 'normal',
-      allowedAddressPairs: Array.isArray(input.allowed_address_pairs) ? input.allowed_address_pairs.filter(isRecord).map((p) => ({ ip_address: String(p.ip_address), mac_address: String(p.mac_address ?? mac ?? '') })) : [],
+      allowedAddressPairs: Array.isArray(input.allowed_address_pairs)
+        ? input.allowed_address_pairs.filter(isRecord).map((p) => ({ ip_address: String(p.ip_address), mac_address: String(p.mac_address ?? mac ?? '') }))
+        : [],
       tags: [],
       createdAt: now,
       updatedAt: now,
@@ -403,7 +445,8 @@ export class Neutron {
   }
 
   updatePort(port: Port, input: Record<string, unknown>): Port {
-    if ('network_id' in input || 'mac_address' in input && input.mac_address !== port.macAddress) throw new ApiError(400, "Cannot update read-only attribute network_id", 'HTTPBadRequest');
+    if ('network_id' in input || ('mac_address' in input && input.mac_address !== port.macAddress))
+      throw new ApiError(400, 'Cannot update read-only attribute network_id', 'HTTPBadRequest');
     if ('name' in input) port.name = str(input.name, 'name') ?? '';
     if ('description' in input) port.description = str(input.description, 'description') ?? '';
     if ('device_id' in input) port.deviceId = str(input.device_id, 'device_id') ?? '';
@@ -466,7 +509,8 @@ export class Neutron {
   deleteSubnet(id: string): void {
     const subnet = this.requireSubnet(id);
     for (const port of this.ports.values()) {
-      if (port.fixedIps.some((ip) => ip.subnetId === id)) throw new ApiError(409, `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`, 'SubnetInUse');
+      if (port.fixedIps.some((ip) => ip.subnetId === id))
+        throw new ApiError(409, `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`, 'SubnetInUse');
     }
     this.subnets.delete(subnet.id);
     const net = this.networks.get(subnet.networkId);
@@ -477,7 +521,8 @@ export class Neutron {
   deleteNetwork(id: string): void {
     const net = this.requireNetwork(id);
     const inUse = [...this.ports.values()].filter((p) => p.networkId === id && !p.deviceOwner.startsWith('network:dhcp'));
-    if (inUse.length > 0) throw new ApiError(409, `Unable to complete operation on network ${id}. There are one or more ports still in use on the network.`, 'NetworkInUse');
+    if (inUse.length > 0)
+      throw new ApiError(409, `Unable to complete operation on network ${id}. There are one or more ports still in use on the network.`, 'NetworkInUse');
     for (const subnet of this.subnetsOf(id)) this.subnets.delete(subnet.id);
     this.networks.delete(net.id);
     this.#changed();
@@ -488,46 +533,121 @@ export class Neutron {
 
   networkBody(net: Network): Record<string, unknown> {
     return {
-      id: net.id, name: net.name, tenant_id: net.projectId, project_id: net.projectId, description: net.description,
-      admin_state_up: net.adminStateUp, status: 'ACTIVE', shared: net.shared, 'router:external': net.external,
-      subnets: this.subnetsOf(net.id).map((s) => s.id), mtu: net.mtu, port_security_enabled: net.portSecurity,
-      availability_zone_hints: [], availability_zones: ['nova'], ipv4_address_scope: null, ipv6_address_scope: null,
-      l2_adjacency: true, qos_policy_id: null, is_default: false, tags: [...net.tags],
-      'provider:network_type': net.external ? 'flat' : 'geneve', 'provider:physical_network': net.external ? 'public' : null,
+      id: net.id,
+      name: net.name,
+      tenant_id: net.projectId,
+      project_id: net.projectId,
+      description: net.description,
+      admin_state_up: net.adminStateUp,
+      status: 'ACTIVE',
+      shared: net.shared,
+      'router:external': net.external,
+      subnets: this.subnetsOf(net.id).map((s) => s.id),
+      mtu: net.mtu,
+      port_security_enabled: net.portSecurity,
+      availability_zone_hints: [],
+      availability_zones: ['nova'],
+      ipv4_address_scope: null,
+      ipv6_address_scope: null,
+      l2_adjacency: true,
+      qos_policy_id: null,
+      is_default: false,
+      tags: [...net.tags],
+      'provider:network_type': net.external ? 'flat' : 'geneve',
+      'provider:physical_network': net.external ? 'public' : null,
       'provider:segmentation_id': net.external ? null : net.segmentationId,
-      created_at: isoSeconds(net.createdAt), updated_at: isoSeconds(net.updatedAt), revision_number: net.revision,
+      created_at: isoSeconds(net.createdAt),
+      updated_at: isoSeconds(net.updatedAt),
+      revision_number: net.revision,
     };
   }
 
   subnetBody(s: Subnet): Record<string, unknown> {
     return {
-      id: s.id, name: s.name, network_id: s.networkId, tenant_id: s.projectId, project_id: s.projectId, description: s.description,
-      ip_version: 4, cidr: s.cidr, gateway_ip: s.gatewayIp, allocation_pools: s.pools.map((p) => ({ ...p })), enable_dhcp: s.enableDhcp,
-      dns_nameservers: [...s.dnsNameservers], host_routes: s.hostRoutes.map((h) => ({ ...h })), ipv6_address_mode: null, ipv6_ra_mode: null,
-      segment_id: null, subnetpool_id: null, service_types: [], dns_publish_fixed_ip: false, tags: [...s.tags],
-      created_at: isoSeconds(s.createdAt), updated_at: isoSeconds(s.updatedAt), revision_number: s.revision,
+      id: s.id,
+      name: s.name,
+      network_id: s.networkId,
+      tenant_id: s.projectId,
+      project_id: s.projectId,
+      description: s.description,
+      ip_version: 4,
+      cidr: s.cidr,
+      gateway_ip: s.gatewayIp,
+      allocation_pools: s.pools.map((p) => ({ ...p })),
+      enable_dhcp: s.enableDhcp,
+      dns_nameservers: [...s.dnsNameservers],
+      host_routes: s.hostRoutes.map((h) => ({ ...h })),
+      ipv6_address_mode: null,
+      ipv6_ra_mode: null,
+      segment_id: null,
+      subnetpool_id: null,
+      service_types: [],
+      dns_publish_fixed_ip: false,
+      tags: [...s.tags],
+      created_at: isoSeconds(s.createdAt),
+      updated_at: isoSeconds(s.updatedAt),
+      revision_number: s.revision,
     };
   }
 
   portBody(p: Port): Record<string, unknown> {
     const bound = p.bindingHost !== '';
     return {
-      id: p.id, name: p.name, network_id: p.networkId, tenant_id: p.projectId, project_id: p.projectId, description: p.description,
-      mac_address: p.macAddress, fixed_ips: p.fixedIps.map((ip) => ({ subnet_id: ip.subnetId, ip_address: ip.ipAddress })),
-      device_id: p.deviceId, device_owner: p.deviceOwner, status: p.status, admin_state_up: p.adminStateUp,
-      security_groups: [...p.securityGroups], port_security_enabled: p.portSecurity, allowed_address_pairs: p.allowedAddressPairs.map((a) => ({ ...a })),
-      extra_dhcp_opts: [], 'binding:host_id': p.bindingHost, 'binding:vnic_type': p.vnicType, 'binding:profile': {},
-      'binding:vif_type': bound ? 'ovs' : 'unbound', 'binding:vif_details': bound ? { port_filter: true, connectivity: 'l2' } : {},
-      ip_allocation: 'immediate', propagate_uplink_status: false, qos_policy_id: null, qos_network_policy_id: null, tags: [...p.tags],
-      created_at: isoSeconds(p.createdAt), updated_at: isoSeconds(p.updatedAt), revision_number: p.revision,
+      id: p.id,
+      name: p.name,
+      network_id: p.networkId,
+      tenant_id: p.projectId,
+      project_id: p.projectId,
+      description: p.description,
+      mac_address: p.macAddress,
+      fixed_ips: p.fixedIps.map((ip) => ({ subnet_id: ip.subnetId, ip_address: ip.ipAddress })),
+      device_id: p.deviceId,
+      device_owner: p.deviceOwner,
+      status: p.status,
+      admin_state_up: p.adminStateUp,
+      security_groups: [...p.securityGroups],
+      port_security_enabled: p.portSecurity,
+      allowed_address_pairs: p.allowedAddressPairs.map((a) => ({ ...a })),
+      extra_dhcp_opts: [],
+      'binding:host_id': p.bindingHost,
+      'binding:vnic_type': p.vnicType,
+      'binding:profile': {},
+      'binding:vif_type': bound ? 'ovs' : 'unbound',
+      'binding:vif_details': bound ? { port_filter: true, connectivity: 'l2' } : {},
+      ip_allocation: 'immediate',
+      propagate_uplink_status: false,
+      qos_policy_id: null,
+      qos_network_policy_id: null,
+      tags: [...p.tags],
+      created_at: isoSeconds(p.createdAt),
+      updated_at: isoSeconds(p.updatedAt),
+      revision_number: p.revision,
     };
   }
 
   sgBody(sg: SecurityGroup): Record<string, unknown> {
     return {
-      id: sg.id, name: sg.name, tenant_id: sg.projectId, project_id: sg.projectId, description: 'Default security group', stateful: true, tags: [],
-      security_group_rules: ['IPv4', 'IPv6'].map((ethertype) => ({ id: `${sg.id.slice(0, 24)}${ethertype === 'IPv4' ? '00000004' : '00000006'}`.slice(0, 36), direction: 'egress', ethertype, protocol: null, port_range_min: null, port_range_max: null, remote_ip_prefix: null, remote_group_id: null, security_group_id: sg.id })),
-      created_at: isoSeconds(sg.createdAt), updated_at: isoSeconds(sg.createdAt), revision_number: 1,
+      id: sg.id,
+      name: sg.name,
+      tenant_id: sg.projectId,
+      project_id: sg.projectId,
+      description: 'Default security group',
+      stateful: true,
+      tags: [],
+      security_group_rules: ['IPv4', 'IPv6'].map((ethertype) => ({
+        id: `${sg.id.slice(0, 24)}${ethertype === 'IPv4' ? '00000004' : '00000006'}`.slice(0, 36),
+        direction: 'egress',
+        ethertype,
+        protocol: null,
+        port_range_min: null,
+        port_range_max: null,
+        remote_ip_prefix: null,
+        remote_group_id: null,
+        security_group_id: sg.id,
+      })),
+      created_at: isoSeconds(sg.createdAt),
+      updated_at: isoSeconds(sg.createdAt),
+      revision_number: 1,
     };
   }
 
@@ -589,11 +709,28 @@ export class Neutron {
       return b[key] as Record<string, unknown>;
     };
     r.on('GET', '/', (req) => json(200, { versions: [{ id: 'v2.0', status: 'CURRENT', links: [{ rel: 'self', href: `${req.origin}/networking/v2.0/` }] }] }));
-    r.on('GET', '/v2.0', () => json(200, { resources: ['networks', 'subnets', 'ports', 'security-groups'].map((name) => ({ name, collection: name, links: [] })) }));
-    r.on('GET', '/v2.0/extensions', () => json(200, { extensions: [{ alias: 'binding', name: 'Port Binding', description: '', updated: '2014-02-03T10:00:00-00:00', links: [] }, { alias: 'external-net', name: 'Neutron external network', description: '', updated: '2013-01-14T10:00:00-00:00', links: [] }] }));
+    r.on('GET', '/v2.0', () =>
+      json(200, { resources: ['networks', 'subnets', 'ports', 'security-groups'].map((name) => ({ name, collection: name, links: [] })) }),
+    );
+    r.on('GET', '/v2.0/extensions', () =>
+      json(200, {
+        extensions: [
+          { alias: 'binding', name: 'Port Binding', description: '', updated: '2014-02-03T10:00:00-00:00', links: [] },
+          { alias: 'external-net', name: 'Neutron external network', description: '', updated: '2013-01-14T10:00:00-00:00', links: [] },
+        ],
+      }),
+    );
 
-    r.on('GET', '/v2.0/networks', (req, _p, t) => this.#list(req, 'networks', [...this.networks.values()].filter((n) => this.visibleNetwork(n, project(t), admin(t))).map((n) => this.networkBody(n))));
-    r.on('POST', '/v2.0/networks', async (req, _p, t) => json(201, { network: this.networkBody(this.createNetwork(project(t), await body(req, 'network'), admin(t))) }));
+    r.on('GET', '/v2.0/networks', (req, _p, t) =>
+      this.#list(
+        req,
+        'networks',
+        [...this.networks.values()].filter((n) => this.visibleNetwork(n, project(t), admin(t))).map((n) => this.networkBody(n)),
+      ),
+    );
+    r.on('POST', '/v2.0/networks', async (req, _p, t) =>
+      json(201, { network: this.networkBody(this.createNetwork(project(t), await body(req, 'network'), admin(t))) }),
+    );
     r.on('GET', '/v2.0/networks/:id', (req, { id = '' }, t) => {
       const net = this.requireNetwork(id);
       if (!this.visibleNetwork(net, project(t), admin(t))) throw new ApiError(404, `Network ${id} could not be found.`, 'NetworkNotFound');
@@ -618,11 +755,21 @@ export class Neutron {
       return empty(204);
     });
 
-    r.on('GET', '/v2.0/subnets', (req, _p, t) => this.#list(req, 'subnets', [...this.subnets.values()].filter((s) => {
-      const net = this.networks.get(s.networkId);
-      return net !== undefined && this.visibleNetwork(net, project(t), admin(t));
-    }).map((s) => this.subnetBody(s))));
-    r.on('POST', '/v2.0/subnets', async (req, _p, t) => json(201, { subnet: this.subnetBody(this.createSubnet(project(t), await body(req, 'subnet'), admin(t))) }));
+    r.on('GET', '/v2.0/subnets', (req, _p, t) =>
+      this.#list(
+        req,
+        'subnets',
+        [...this.subnets.values()]
+          .filter((s) => {
+            const net = this.networks.get(s.networkId);
+            return net !== undefined && this.visibleNetwork(net, project(t), admin(t));
+          })
+          .map((s) => this.subnetBody(s)),
+      ),
+    );
+    r.on('POST', '/v2.0/subnets', async (req, _p, t) =>
+      json(201, { subnet: this.subnetBody(this.createSubnet(project(t), await body(req, 'subnet'), admin(t))) }),
+    );
     r.on('GET', '/v2.0/subnets/:id', (req, { id = '' }, t) => {
       const subnet = this.requireSubnet(id);
       const net = this.networks.get(subnet.networkId);
@@ -633,7 +780,8 @@ export class Neutron {
       const subnet = this.requireSubnet(id);
       this.#owns(t, subnet.projectId, 'Subnet', id, 'SubnetNotFound');
       const input = await body(req, 'subnet');
-      if ('cidr' in input || 'network_id' in input || 'ip_version' in input) throw new ApiError(400, 'Cannot update read-only attribute cidr', 'HTTPBadRequest');
+      if ('cidr' in input || 'network_id' in input || 'ip_version' in input)
+        throw new ApiError(400, 'Cannot update read-only attribute cidr', 'HTTPBadRequest');
       if ('name' in input) subnet.name = str(input.name, 'name') ?? '';
       if ('description' in input) subnet.description = str(input.description, 'description') ?? '';
       if ('enable_dhcp' in input) subnet.enableDhcp = bool(input.enable_dhcp, 'enable_dhcp') ?? true;
@@ -650,7 +798,13 @@ export class Neutron {
       return empty(204);
     });
 
-    r.on('GET', '/v2.0/ports', (req, _p, t) => this.#list(req, 'ports', [...this.ports.values()].filter((p) => admin(t) || p.projectId === project(t)).map((p) => this.portBody(p))));
+    r.on('GET', '/v2.0/ports', (req, _p, t) =>
+      this.#list(
+        req,
+        'ports',
+        [...this.ports.values()].filter((p) => admin(t) || p.projectId === project(t)).map((p) => this.portBody(p)),
+      ),
+    );
     r.on('POST', '/v2.0/ports', async (req, _p, t) => json(201, { port: this.portBody(this.createPort(project(t), await body(req, 'port'), admin(t))) }));
     r.on('GET', '/v2.0/ports/:id', (req, { id = '' }, t) => {
       const port = this.requirePort(id);
@@ -671,20 +825,29 @@ export class Neutron {
 
     r.on('GET', '/v2.0/security-groups', (req, _p, t) => {
       this.defaultSecurityGroup(project(t));
-      return this.#list(req, 'security_groups', [...this.securityGroups.values()].filter((sg) => admin(t) || sg.projectId === project(t)).map((sg) => this.sgBody(sg)));
+      return this.#list(
+        req,
+        'security_groups',
+        [...this.securityGroups.values()].filter((sg) => admin(t) || sg.projectId === project(t)).map((sg) => this.sgBody(sg)),
+      );
     });
     r.on('GET', '/v2.0/security-groups/:id', (req, { id = '' }, t) => {
       const sg = this.securityGroups.get(id);
       if (!sg || (!admin(t) && sg.projectId !== project(t))) throw new ApiError(404, `Security group ${id} does not exist`, 'SecurityGroupNotFound');
       return this.#show(req, 'security_group', this.sgBody(sg));
     });
-    r.on('GET', '/v2.0/quotas/:project', (_req, { project: p = '' }) => json(200, { quota: { network: 100, subnet: 100, port: this.portQuota, router: 10, floatingip: 50, security_group: 10, security_group_rule: 100, project_id: p } }));
+    r.on('GET', '/v2.0/quotas/:project', (_req, { project: p = '' }) =>
+      json(200, {
+        quota: { network: 100, subnet: 100, port: this.portQuota, router: 10, floatingip: 50, security_group: 10, security_group_rule: 100, project_id: p },
+      }),
+    );
   }
 }
 
 function str(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new ApiError(400, `Invalid input for ${field}. Reason: '${JSON.stringify(value)}' is not a valid string.`, 'HTTPBadRequest');
+  if (typeof value !== 'string')
+    throw new ApiError(400, `Invalid input for ${field}. Reason: '${JSON.stringify(value)}' is not a valid string.`, 'HTTPBadRequest');
   return value;
 }
 

@@ -47,8 +47,15 @@ export interface ServerGroup {
 
 export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'ERROR' | 'REBOOT' | 'HARD_REBOOT' | 'REBUILD' | 'RESIZE' | 'VERIFY_RESIZE';
 
-interface RequestedNic { kind: 'port'; portId: string } 
-interface RequestedNet { kind: 'network'; networkId: string; fixedIp: string | undefined }
+interface RequestedNic {
+  kind: 'port';
+  portId: string;
+}
+interface RequestedNet {
+  kind: 'network';
+  networkId: string;
+  fixedIp: string | undefined;
+}
 type Nic = RequestedNic | RequestedNet;
 
 interface Bdm {
@@ -102,11 +109,35 @@ const MAX_VERSION = '2.96';
 /** nova.compute.power_state.STATE_MAP. */
 const POWER_STATES: Record<number, string> = { 0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown', 6: 'crashed', 7: 'suspended' };
 /** Image properties a snapshot never inherits from the server's image (nova.compute.utils plus the default non_inheritable_image_properties). */
-const NON_INHERITABLE_IMAGE_PROPERTIES = ['cinder_encryption_key_id', 'cinder_encryption_key_deletion_policy', 'img_signature', 'img_signature_hash_method', 'img_signature_key_type', 'img_signature_certificate_uuid', 'cache_in_nova', 'bittorrent'];
-const KEYS: Record<number, string> = { 400: 'badRequest', 401: 'unauthorized', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod', 406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 500: 'computeFault', 501: 'notImplemented', 503: 'serviceUnavailable' };
+const NON_INHERITABLE_IMAGE_PROPERTIES = [
+  'cinder_encryption_key_id',
+  'cinder_encryption_key_deletion_policy',
+  'img_signature',
+  'img_signature_hash_method',
+  'img_signature_key_type',
+  'img_signature_certificate_uuid',
+  'cache_in_nova',
+  'bittorrent',
+];
+const KEYS: Record<number, string> = {
+  400: 'badRequest',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'itemNotFound',
+  405: 'badMethod',
+  406: 'notAcceptable',
+  409: 'conflictingRequest',
+  413: 'overLimit',
+  500: 'computeFault',
+  501: 'notImplemented',
+  503: 'serviceUnavailable',
+};
 
 export function novaError(err: ApiError): SimReply {
-  const message = err.status === 500 && !err.message ? 'Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.' : err.message;
+  const message =
+    err.status === 500 && !err.message
+      ? 'Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.'
+      : err.message;
   return json(err.status, { [KEYS[err.status] ?? 'computeFault']: { code: err.status, message } });
 }
 
@@ -167,7 +198,10 @@ export class Nova {
   readonly guests: Guests;
   #instanceCounter = 0;
 
-  constructor(private readonly cloud: Cloud, hosts?: ComputeHost[]) {
+  constructor(
+    private readonly cloud: Cloud,
+    hosts?: ComputeHost[],
+  ) {
     this.guests = new Guests(cloud.sched.timeScale);
     for (const [id, name, ram, vcpus, disk] of DEVSTACK_FLAVORS) {
       this.flavors.set(id, { id, name, ram, vcpus, disk, ephemeral: 0, swap: 0, isPublic: true, description: null, extraSpecs: {} });
@@ -216,11 +250,16 @@ export class Nova {
 
   /** POST /servers: validates synchronously as Nova's API does, then builds in the background. */
   createServer(token: Token, body: unknown, microversion: number): Server {
-    if (!isRecord(body) || !isRecord(body.server)) throw new ApiError(400, "Invalid input for field/attribute server. Value: None. None is not of type 'object'");
+    if (!isRecord(body) || !isRecord(body.server))
+      throw new ApiError(400, "Invalid input for field/attribute server. Value: None. None is not of type 'object'");
     const input = body.server;
     const projectId = token.project?.id ?? '';
     const name = input.name;
-    if (typeof name !== 'string' || name.trim().length === 0 || name.length > 255) throw new ApiError(400, `Invalid input for field/attribute name. Value: ${JSON.stringify(name ?? null)}. ${name === undefined ? "'name' is a required property" : 'is not a valid name'}`);
+    if (typeof name !== 'string' || name.trim().length === 0 || name.length > 255)
+      throw new ApiError(
+        400,
+        `Invalid input for field/attribute name. Value: ${JSON.stringify(name ?? null)}. ${name === undefined ? "'name' is a required property" : 'is not a valid name'}`,
+      );
     const flavorRef = lastSegment(input.flavorRef);
     if (!flavorRef) throw new ApiError(400, "Invalid input for field/attribute server. Value: {...}. 'flavorRef' is a required property");
     const flavor = this.flavors.get(flavorRef);
@@ -235,7 +274,11 @@ export class Nova {
       if (!image) throw new ApiError(400, `Image ${imageRef} could not be found.`);
       if (image.status !== 'active') throw new ApiError(400, `Image ${imageRef} is not active.`);
       if (!bootBdm || bootBdm.destination === 'local') {
-        if (flavor.disk > 0 && (image.size ?? 0) > flavor.disk * 2 ** 30) throw new ApiError(400, `Flavor's disk is too small for requested image. Flavor disk is ${flavor.disk * 2 ** 30} bytes, image is ${image.size} bytes.`);
+        if (flavor.disk > 0 && (image.size ?? 0) > flavor.disk * 2 ** 30)
+          throw new ApiError(
+            400,
+            `Flavor's disk is too small for requested image. Flavor disk is ${flavor.disk * 2 ** 30} bytes, image is ${image.size} bytes.`,
+          );
         if (flavor.disk > 0 && image.minDisk > flavor.disk) throw new ApiError(400, "Flavor's disk is too small for requested image.");
       }
       if (image.minRam > flavor.ram) throw new ApiError(400, "Flavor's memory is too small for requested image.");
@@ -249,30 +292,38 @@ export class Nova {
         if (!image) throw new ApiError(400, `Image ${String(bdm.uuid)} could not be found.`);
         if (image.status !== 'active') throw new ApiError(400, `Image ${image.id} is not active.`);
         if (bdm.bootIndex === 0) imageId = bdm.destination === 'local' ? image.id : imageId;
-        if (bdm.destination === 'volume' && !bdm.volumeSize) throw new ApiError(400, 'Block Device Mapping is Invalid: You specified more local devices than the limit allows');
+        if (bdm.destination === 'volume' && !bdm.volumeSize)
+          throw new ApiError(400, 'Block Device Mapping is Invalid: You specified more local devices than the limit allows');
       } else if (bdm.source === 'volume') {
-        if (!bdm.uuid || !this.cloud.cinder.volumes.has(bdm.uuid)) throw new ApiError(400, `Block Device Mapping is Invalid: failed to get volume ${String(bdm.uuid)}.`);
+        if (!bdm.uuid || !this.cloud.cinder.volumes.has(bdm.uuid))
+          throw new ApiError(400, `Block Device Mapping is Invalid: failed to get volume ${String(bdm.uuid)}.`);
       } else if (bdm.source === 'snapshot') {
-        if (!bdm.uuid || !this.cloud.cinder.snapshots.has(bdm.uuid)) throw new ApiError(400, `Block Device Mapping is Invalid: failed to get snapshot ${String(bdm.uuid)}.`);
+        if (!bdm.uuid || !this.cloud.cinder.snapshots.has(bdm.uuid))
+          throw new ApiError(400, `Block Device Mapping is Invalid: failed to get snapshot ${String(bdm.uuid)}.`);
       }
     }
 
     let requestedZone: string | null = null;
     let requestedHost: string | null = null;
     if (input.availability_zone !== undefined) {
-      if (typeof input.availability_zone !== 'string' || input.availability_zone === '') throw new ApiError(400, `Invalid input for field/attribute availability_zone. Value: ${JSON.stringify(input.availability_zone)}. '' is too short`);
+      if (typeof input.availability_zone !== 'string' || input.availability_zone === '')
+        throw new ApiError(400, `Invalid input for field/attribute availability_zone. Value: ${JSON.stringify(input.availability_zone)}. '' is too short`);
       const [zone, host] = input.availability_zone.split(':');
       if (!zone || !this.zones.includes(zone)) throw new ApiError(400, 'The requested availability zone is not available');
       requestedZone = zone;
       if (host) {
-        if (!this.cloud.keystone.isAdmin(token)) throw new ApiError(403, 'Policy doesn\'t allow os_compute_api:servers:create:forced_host to be performed.');
+        if (!this.cloud.keystone.isAdmin(token)) throw new ApiError(403, "Policy doesn't allow os_compute_api:servers:create:forced_host to be performed.");
         if (!this.hosts.some((h) => h.name === host && h.zone === zone)) throw new ApiError(400, `Compute host ${host} could not be found.`);
         requestedHost = host;
       }
     }
 
     const nics = this.#parseNetworks(token, input.networks, microversion);
-    const hints = isRecord(body['os:scheduler_hints']) ? body['os:scheduler_hints'] : isRecord(body['OS-SCH-HNT:scheduler_hints']) ? body['OS-SCH-HNT:scheduler_hints'] : {};
+    const hints = isRecord(body['os:scheduler_hints'])
+      ? body['os:scheduler_hints']
+      : isRecord(body['OS-SCH-HNT:scheduler_hints'])
+        ? body['OS-SCH-HNT:scheduler_hints']
+        : {};
     let groupId: string | null = null;
     if (hints.group !== undefined) {
       const group = this.groups.get(String(hints.group));
@@ -286,14 +337,16 @@ export class Nova {
     }
     let userData: string | null = null;
     if (input.user_data !== undefined && input.user_data !== null) {
-      if (typeof input.user_data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(input.user_data.replace(/\s/g, ''))) throw new ApiError(400, 'User data needs to be valid base 64.');
+      if (typeof input.user_data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(input.user_data.replace(/\s/g, '')))
+        throw new ApiError(400, 'User data needs to be valid base 64.');
       userData = input.user_data;
     }
     const metadata: Record<string, string> = {};
     if (input.metadata !== undefined) {
       if (!isRecord(input.metadata)) throw new ApiError(400, "Invalid input for field/attribute metadata. Value: ... is not of type 'object'");
       for (const [k, v] of Object.entries(input.metadata)) {
-        if (typeof v !== 'string') throw new ApiError(400, `Invalid input for field/attribute ${k}. Value: ${JSON.stringify(v)}. ${JSON.stringify(v)} is not of type 'string'`);
+        if (typeof v !== 'string')
+          throw new ApiError(400, `Invalid input for field/attribute ${k}. Value: ${JSON.stringify(v)}. ${JSON.stringify(v)} is not of type 'string'`);
         metadata[k] = v;
       }
     }
@@ -367,7 +420,11 @@ export class Nova {
     for (const resource of ['instances', 'cores', 'ram'] as const) {
       const limit = this.quota[resource];
       if (limit >= 0 && usage[resource] + want[resource] > limit) {
-        throw new ApiError(403, `Quota exceeded for ${resource}: Requested ${want[resource]}, but already used ${usage[resource]} of ${limit} ${resource}`, 'OverQuota');
+        throw new ApiError(
+          403,
+          `Quota exceeded for ${resource}: Requested ${want[resource]}, but already used ${usage[resource]} of ${limit} ${resource}`,
+          'OverQuota',
+        );
       }
     }
   }
@@ -392,9 +449,11 @@ export class Nova {
     return value.map((item: unknown) => {
       if (!isRecord(item)) throw new ApiError(400, 'Block Device Mapping is Invalid: unparseable mapping.');
       const source = String(item.source_type ?? (item.uuid ? 'volume' : 'blank'));
-      if (!['image', 'volume', 'blank', 'snapshot'].includes(source)) throw new ApiError(400, `Block Device Mapping is Invalid: source_type ${source} is invalid.`);
+      if (!['image', 'volume', 'blank', 'snapshot'].includes(source))
+        throw new ApiError(400, `Block Device Mapping is Invalid: source_type ${source} is invalid.`);
       const destination = String(item.destination_type ?? (source === 'image' ? 'local' : 'volume'));
-      if (destination !== 'volume' && destination !== 'local') throw new ApiError(400, `Block Device Mapping is Invalid: destination_type ${destination} is invalid.`);
+      if (destination !== 'volume' && destination !== 'local')
+        throw new ApiError(400, `Block Device Mapping is Invalid: destination_type ${destination} is invalid.`);
       const bootIndex = item.boot_index === undefined || item.boot_index === null ? null : Number(item.boot_index);
       return {
         source: source as Bdm['source'],
@@ -435,7 +494,9 @@ export class Nova {
   }
 
   #autoNetworks(projectId: string, admin: boolean, explicit: boolean): Nic[] {
-    const candidates = [...this.cloud.neutron.networks.values()].filter((n) => !n.external && this.cloud.neutron.visibleNetwork(n, projectId, admin) && (n.projectId === projectId || n.shared));
+    const candidates = [...this.cloud.neutron.networks.values()].filter(
+      (n) => !n.external && this.cloud.neutron.visibleNetwork(n, projectId, admin) && (n.projectId === projectId || n.shared),
+    );
     if (candidates.length > 1) throw new ApiError(409, 'Multiple possible networks found, use a Network ID to be more specific.');
     const only = candidates[0];
     if (!only) {
@@ -457,7 +518,14 @@ export class Nova {
   /** The filter scheduler in miniature: zone, host, group policy, free resources; spreads by free RAM. */
   #schedule(server: Server): ComputeHost | undefined {
     const group = server.groupId ? this.groups.get(server.groupId) : undefined;
-    const memberHosts = new Set(group ? group.members.filter((id) => id !== server.id).map((id) => this.servers.get(id)?.host).filter((h): h is string => typeof h === 'string') : []);
+    const memberHosts = new Set(
+      group
+        ? group.members
+            .filter((id) => id !== server.id)
+            .map((id) => this.servers.get(id)?.host)
+            .filter((h): h is string => typeof h === 'string')
+        : [],
+    );
     const bootFromVolume = server.imageId === null;
     let candidates = this.hosts.filter((h) => {
       if (server.requestedZone && h.zone !== server.requestedZone) return false;
@@ -502,13 +570,22 @@ export class Nova {
           if (port.deviceId !== '' && port.deviceId !== server.id) throw new ApiError(409, `Port ${port.id} is still in use.`);
           server.ports.push({ portId: port.id, owned: false });
         } else {
-          port = this.cloud.neutron.createPort(server.projectId, { network_id: nic.networkId, ...(nic.fixedIp ? { fixed_ips: [{ ip_address: nic.fixedIp }] } : {}) }, true);
+          port = this.cloud.neutron.createPort(
+            server.projectId,
+            { network_id: nic.networkId, ...(nic.fixedIp ? { fixed_ips: [{ ip_address: nic.fixedIp }] } : {}) },
+            true,
+          );
           server.ports.push({ portId: port.id, owned: true });
         }
         this.cloud.neutron.bindPort(port, server.id, host.name);
       }
     } catch (err) {
-      this.#fail(server, `Build of instance ${server.id} aborted: Failed to allocate the network(s), not rescheduling.`, err instanceof Error ? err.message : String(err), reserved);
+      this.#fail(
+        server,
+        `Build of instance ${server.id} aborted: Failed to allocate the network(s), not rescheduling.`,
+        err instanceof Error ? err.message : String(err),
+        reserved,
+      );
       return;
     }
     const devices = ['vda', 'vdb', 'vdc', 'vdd', 'vde', 'vdf', 'vdg', 'vdh'];
@@ -527,14 +604,31 @@ export class Nova {
           volume = this.cloud.cinder.require(bdm.uuid ?? '');
         } else {
           try {
-            volume = this.cloud.cinder.create({ projectId: server.projectId, userId: server.userId }, { size: bdm.volumeSize, ...(bdm.source === 'image' ? { imageRef: bdm.uuid } : bdm.source === 'snapshot' ? { snapshot_id: bdm.uuid } : {}), name: '' });
+            volume = this.cloud.cinder.create(
+              { projectId: server.projectId, userId: server.userId },
+              {
+                size: bdm.volumeSize,
+                ...(bdm.source === 'image' ? { imageRef: bdm.uuid } : bdm.source === 'snapshot' ? { snapshot_id: bdm.uuid } : {}),
+                name: '',
+              },
+            );
           } catch (err) {
-            this.#fail(server, `Build of instance ${server.id} aborted: Failure prepping block device.`, err instanceof Error ? err.message : String(err), reserved);
+            this.#fail(
+              server,
+              `Build of instance ${server.id} aborted: Failure prepping block device.`,
+              err instanceof Error ? err.message : String(err),
+              reserved,
+            );
             return;
           }
           await sched.until(() => volume.status !== 'creating' && volume.status !== 'downloading');
           if (volume.status !== 'available') {
-            this.#fail(server, `Build of instance ${server.id} aborted: Volume ${volume.id} did not finish being created even after we waited 0 seconds or 1 attempts. And its status is error.`, 'BuildAbortException', reserved);
+            this.#fail(
+              server,
+              `Build of instance ${server.id} aborted: Volume ${volume.id} did not finish being created even after we waited 0 seconds or 1 attempts. And its status is error.`,
+              'BuildAbortException',
+              reserved,
+            );
             return;
           }
           this.cloud.cinder.reserve(volume, server.id);
@@ -660,7 +754,10 @@ export class Nova {
   /** A lifecycle action: checks the state, moves through the task state, lands in `to`. */
   #transition(server: Server, action: string, allowed: string[], status: ServerStatus, taskState: string, ms: number, done: () => void): void {
     if (server.deleting || server.taskState !== null || !allowed.includes(server.vmState)) {
-      throw new ApiError(409, `Cannot '${action}' instance ${server.id} while it is in ${server.taskState ? `task_state ${server.taskState}` : `vm_state ${server.vmState}`}`);
+      throw new ApiError(
+        409,
+        `Cannot '${action}' instance ${server.id} while it is in ${server.taskState ? `task_state ${server.taskState}` : `vm_state ${server.vmState}`}`,
+      );
     }
     server.status = status;
     server.taskState = taskState;
@@ -676,16 +773,27 @@ export class Nova {
   }
 
   stop(server: Server): void {
-    this.#transition(server, 'stop', ['active', 'error'], server.status, 'powering-off', 500, () => Object.assign(server, { status: 'SHUTOFF', vmState: 'stopped', powerState: 4 }));
+    this.#transition(server, 'stop', ['active', 'error'], server.status, 'powering-off', 500, () =>
+      Object.assign(server, { status: 'SHUTOFF', vmState: 'stopped', powerState: 4 }),
+    );
   }
 
   start(server: Server): void {
-    this.#transition(server, 'start', ['stopped'], server.status, 'powering-on', 500, () => Object.assign(server, { status: 'ACTIVE', vmState: 'active', powerState: 1 }));
+    this.#transition(server, 'start', ['stopped'], server.status, 'powering-on', 500, () =>
+      Object.assign(server, { status: 'ACTIVE', vmState: 'active', powerState: 1 }),
+    );
   }
 
   reboot(server: Server, hard: boolean): void {
-    this.#transition(server, 'reboot', hard ? ['active', 'stopped', 'error'] : ['active'], hard ? 'HARD_REBOOT' : 'REBOOT', hard ? 'reboot_started_hard' : 'reboot_started', hard ? 800 : 1000,
-      () => Object.assign(server, { status: 'ACTIVE', vmState: 'active', powerState: 1 }));
+    this.#transition(
+      server,
+      'reboot',
+      hard ? ['active', 'stopped', 'error'] : ['active'],
+      hard ? 'HARD_REBOOT' : 'REBOOT',
+      hard ? 'reboot_started_hard' : 'reboot_started',
+      hard ? 800 : 1000,
+      () => Object.assign(server, { status: 'ACTIVE', vmState: 'active', powerState: 1 }),
+    );
   }
 
   rebuild(server: Server, imageId: string): void {
@@ -701,7 +809,11 @@ export class Nova {
     if (flavor.id === server.flavor.id) throw new ApiError(400, 'When resizing, instances must change flavor!');
     const others = { ...this.quota };
     const usedWithout = [...this.servers.values()].filter((s) => s.projectId === server.projectId && s !== server);
-    if (others.cores >= 0 && usedWithout.reduce((n, s) => n + s.flavor.vcpus, 0) + flavor.vcpus > others.cores) throw new ApiError(403, `Quota exceeded for cores: Requested ${flavor.vcpus - server.flavor.vcpus}, but already used ${usedWithout.reduce((n, s) => n + s.flavor.vcpus, 0) + server.flavor.vcpus} of ${others.cores} cores`);
+    if (others.cores >= 0 && usedWithout.reduce((n, s) => n + s.flavor.vcpus, 0) + flavor.vcpus > others.cores)
+      throw new ApiError(
+        403,
+        `Quota exceeded for cores: Requested ${flavor.vcpus - server.flavor.vcpus}, but already used ${usedWithout.reduce((n, s) => n + s.flavor.vcpus, 0) + server.flavor.vcpus} of ${others.cores} cores`,
+      );
     this.#transition(server, 'resize', ['active', 'stopped'], 'RESIZE', 'resize_prep', 1500, () => {
       server.oldFlavor = server.flavor;
       server.flavor = flavor;
@@ -719,7 +831,8 @@ export class Nova {
   }
 
   revertResize(server: Server): void {
-    if (server.vmState !== 'resized' || !server.oldFlavor) throw new ApiError(409, `Cannot 'revertResize' instance ${server.id} while it is in vm_state ${server.vmState}`);
+    if (server.vmState !== 'resized' || !server.oldFlavor)
+      throw new ApiError(409, `Cannot 'revertResize' instance ${server.id} while it is in vm_state ${server.vmState}`);
     server.flavor = server.oldFlavor;
     server.oldFlavor = null;
     server.status = 'ACTIVE';
@@ -735,7 +848,10 @@ export class Nova {
    */
   createImage(server: Server, token: Token, name: string, metadata: Record<string, string>): Image {
     if (server.deleting || server.taskState !== null || !['active', 'stopped', 'paused', 'suspended'].includes(server.vmState)) {
-      throw new ApiError(409, `Cannot 'createImage' instance ${server.id} while it is in ${server.taskState ? `task_state ${server.taskState}` : `vm_state ${server.vmState}`}`);
+      throw new ApiError(
+        409,
+        `Cannot 'createImage' instance ${server.id} while it is in ${server.taskState ? `task_state ${server.taskState}` : `vm_state ${server.vmState}`}`,
+      );
     }
     const base = server.imageId ? this.cloud.glance.get(server.imageId) : undefined;
     const inherited = Object.fromEntries(Object.entries(base?.properties ?? {}).filter(([k]) => !NON_INHERITABLE_IMAGE_PROPERTIES.includes(k)));
@@ -792,14 +908,36 @@ export class Nova {
     const owner = { projectId: token.project?.id ?? '', userId: token.user.id };
     const mapping = server.volumes.map((v, n) => {
       const volume = this.cloud.cinder.require(v.volumeId);
-      const snapshot = this.cloud.cinder.createSnapshot(owner, { volume_id: volume.id, force: true, name: `snapshot for ${String(input.name)}`, ...(volume.description ? { description: volume.description } : {}) });
+      const snapshot = this.cloud.cinder.createSnapshot(owner, {
+        volume_id: volume.id,
+        force: true,
+        name: `snapshot for ${String(input.name)}`,
+        ...(volume.description ? { description: volume.description } : {}),
+      });
       const bdm = server.bdms.find((b) => b.uuid === volume.id) ?? server.bdms.filter((b) => b.destination === 'volume')[n];
       return {
-        source_type: 'snapshot', destination_type: 'volume', snapshot_id: snapshot.id, volume_size: volume.size, boot_index: bdm?.bootIndex ?? (v.device === '/dev/vda' ? 0 : null),
-        device_name: v.device, delete_on_termination: false, disk_bus: 'virtio', device_type: 'disk', guest_format: null, volume_type: null, tag: null, no_device: null, image_id: null, volume_id: null,
+        source_type: 'snapshot',
+        destination_type: 'volume',
+        snapshot_id: snapshot.id,
+        volume_size: volume.size,
+        boot_index: bdm?.bootIndex ?? (v.device === '/dev/vda' ? 0 : null),
+        device_name: v.device,
+        delete_on_termination: false,
+        disk_bus: 'virtio',
+        device_type: 'disk',
+        guest_format: null,
+        volume_type: null,
+        tag: null,
+        no_device: null,
+        image_id: null,
+        volume_id: null,
       };
     });
-    const image = this.cloud.glance.create(token, { ...input, root_device_name: '/dev/vda', ...(mapping.length ? { block_device_mapping: JSON.stringify(mapping), bdm_v2: 'True' } : {}) });
+    const image = this.cloud.glance.create(token, {
+      ...input,
+      root_device_name: '/dev/vda',
+      ...(mapping.length ? { block_device_mapping: JSON.stringify(mapping), bdm_v2: 'True' } : {}),
+    });
     // No data: the image is only a bucket of properties, active at once with size 0.
     this.cloud.sched.spawn(() => this.cloud.glance.storeSnapshot(image, Buffer.alloc(0), null));
     return image;
@@ -822,21 +960,41 @@ export class Nova {
   }
 
   flavorBody(f: Flavor, origin: string, version: number, detail = true): Record<string, unknown> {
-    const links = [{ rel: 'self', href: `${origin}/compute/v2.1/flavors/${f.id}` }, { rel: 'bookmark', href: `${origin}/compute/flavors/${f.id}` }];
+    const links = [
+      { rel: 'self', href: `${origin}/compute/v2.1/flavors/${f.id}` },
+      { rel: 'bookmark', href: `${origin}/compute/flavors/${f.id}` },
+    ];
     if (!detail) return { id: f.id, name: f.name, links, ...(version >= mv('2.55') ? { description: f.description } : {}) };
     return {
-      id: f.id, name: f.name, ram: f.ram, vcpus: f.vcpus, disk: f.disk, 'OS-FLV-EXT-DATA:ephemeral': f.ephemeral,
-      swap: version >= mv('2.75') ? f.swap : f.swap === 0 ? '' : f.swap, 'os-flavor-access:is_public': f.isPublic,
-      'OS-FLV-DISABLED:disabled': false, rxtx_factor: 1.0, links,
+      id: f.id,
+      name: f.name,
+      ram: f.ram,
+      vcpus: f.vcpus,
+      disk: f.disk,
+      'OS-FLV-EXT-DATA:ephemeral': f.ephemeral,
+      swap: version >= mv('2.75') ? f.swap : f.swap === 0 ? '' : f.swap,
+      'os-flavor-access:is_public': f.isPublic,
+      'OS-FLV-DISABLED:disabled': false,
+      rxtx_factor: 1.0,
+      links,
       ...(version >= mv('2.55') ? { description: f.description } : {}),
       ...(version >= mv('2.61') ? { extra_specs: { ...f.extraSpecs } } : {}),
     };
   }
 
   serverBody(s: Server, origin: string, version: number, admin: boolean): Record<string, unknown> {
-    const flavor = version >= mv('2.47')
-      ? { vcpus: s.flavor.vcpus, ram: s.flavor.ram, disk: s.flavor.disk, ephemeral: s.flavor.ephemeral, swap: s.flavor.swap, original_name: s.flavor.name, extra_specs: { ...s.flavor.extraSpecs } }
-      : { id: s.flavor.id, links: [{ rel: 'bookmark', href: `${origin}/compute/flavors/${s.flavor.id}` }] };
+    const flavor =
+      version >= mv('2.47')
+        ? {
+            vcpus: s.flavor.vcpus,
+            ram: s.flavor.ram,
+            disk: s.flavor.disk,
+            ephemeral: s.flavor.ephemeral,
+            swap: s.flavor.swap,
+            original_name: s.flavor.name,
+            extra_specs: { ...s.flavor.extraSpecs },
+          }
+        : { id: s.flavor.id, links: [{ rel: 'bookmark', href: `${origin}/compute/flavors/${s.flavor.id}` }] };
     const body: Record<string, unknown> = {
       id: s.id,
       name: s.name,
@@ -852,7 +1010,10 @@ export class Nova {
       addresses: this.addresses(s),
       accessIPv4: '',
       accessIPv6: '',
-      links: [{ rel: 'self', href: `${origin}/compute/v2.1/servers/${s.id}` }, { rel: 'bookmark', href: `${origin}/compute/servers/${s.id}` }],
+      links: [
+        { rel: 'self', href: `${origin}/compute/v2.1/servers/${s.id}` },
+        { rel: 'bookmark', href: `${origin}/compute/servers/${s.id}` },
+      ],
       'OS-DCF:diskConfig': 'MANUAL',
       progress: s.status === 'BUILD' ? 0 : s.status === 'ACTIVE' ? 100 : 0,
       'OS-EXT-AZ:availability_zone': s.host ? s.zone : '',
@@ -863,7 +1024,10 @@ export class Nova {
       'OS-EXT-STS:task_state': s.taskState,
       'OS-EXT-STS:vm_state': s.vmState,
       'OS-EXT-STS:power_state': s.powerState,
-      'os-extended-volumes:volumes_attached': s.volumes.map((v) => ({ id: v.volumeId, ...(version >= mv('2.3') ? { delete_on_termination: v.deleteOnTermination } : {}) })),
+      'os-extended-volumes:volumes_attached': s.volumes.map((v) => ({
+        id: v.volumeId,
+        ...(version >= mv('2.3') ? { delete_on_termination: v.deleteOnTermination } : {}),
+      })),
       security_groups: s.ports.length > 0 ? [{ name: 'default' }] : undefined,
     };
     if (body.security_groups === undefined) delete body.security_groups;
@@ -873,9 +1037,13 @@ export class Nova {
       body['OS-EXT-SRV-ATTR:instance_name'] = s.instanceName;
       if (version >= mv('2.3')) {
         Object.assign(body, {
-          'OS-EXT-SRV-ATTR:hostname': s.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-'), 'OS-EXT-SRV-ATTR:launch_index': 0,
-          'OS-EXT-SRV-ATTR:reservation_id': `r-${s.id.slice(0, 8)}`, 'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda',
-          'OS-EXT-SRV-ATTR:kernel_id': '', 'OS-EXT-SRV-ATTR:ramdisk_id': '', 'OS-EXT-SRV-ATTR:user_data': s.userData,
+          'OS-EXT-SRV-ATTR:hostname': s.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-'),
+          'OS-EXT-SRV-ATTR:launch_index': 0,
+          'OS-EXT-SRV-ATTR:reservation_id': `r-${s.id.slice(0, 8)}`,
+          'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda',
+          'OS-EXT-SRV-ATTR:kernel_id': '',
+          'OS-EXT-SRV-ATTR:ramdisk_id': '',
+          'OS-EXT-SRV-ATTR:user_data': s.userData,
         });
       }
     }
@@ -883,29 +1051,50 @@ export class Nova {
     if (version >= mv('2.19')) body.description = s.description;
     if (version >= mv('2.26')) body.tags = [...s.tags];
     if (version >= mv('2.71')) body.server_groups = s.groupId ? [s.groupId] : [];
-    if (s.fault) body.fault = { code: s.fault.code, created: isoSeconds(s.fault.created), message: s.fault.message, ...(admin ? { details: s.fault.details } : {}) };
+    if (s.fault)
+      body.fault = { code: s.fault.code, created: isoSeconds(s.fault.created), message: s.fault.message, ...(admin ? { details: s.fault.details } : {}) };
     return body;
   }
 
   groupBody(g: ServerGroup, version: number): Record<string, unknown> {
     return version >= mv('2.64')
       ? { id: g.id, name: g.name, policy: g.policy, rules: { ...g.rules }, members: [...g.members], project_id: g.projectId, user_id: g.userId }
-      : { id: g.id, name: g.name, policies: [g.policy], members: [...g.members], metadata: {}, ...(version >= mv('2.13') ? { project_id: g.projectId, user_id: g.userId } : {}) };
+      : {
+          id: g.id,
+          name: g.name,
+          policies: [g.policy],
+          members: [...g.members],
+          metadata: {},
+          ...(version >= mv('2.13') ? { project_id: g.projectId, user_id: g.userId } : {}),
+        };
   }
 
   createGroup(token: Token, input: Record<string, unknown>, version: number): ServerGroup {
     const name = input.name;
-    if (typeof name !== 'string' || name.length === 0) throw new ApiError(400, "Invalid input for field/attribute server_group. Value: {...}. 'name' is a required property");
+    if (typeof name !== 'string' || name.length === 0)
+      throw new ApiError(400, "Invalid input for field/attribute server_group. Value: {...}. 'name' is a required property");
     let policy: unknown;
     if (version >= mv('2.64')) policy = input.policy;
     else {
-      if (!Array.isArray(input.policies) || input.policies.length !== 1) throw new ApiError(400, "Invalid input for field/attribute policies. Value: ... 'policies' is a required property");
+      if (!Array.isArray(input.policies) || input.policies.length !== 1)
+        throw new ApiError(400, "Invalid input for field/attribute policies. Value: ... 'policies' is a required property");
       policy = input.policies[0];
     }
     if (policy !== 'affinity' && policy !== 'anti-affinity' && policy !== 'soft-affinity' && policy !== 'soft-anti-affinity') {
-      throw new ApiError(400, `Invalid input for field/attribute policy. Value: ${JSON.stringify(policy)}. ${JSON.stringify(policy)} is not one of ['anti-affinity', 'affinity', 'soft-anti-affinity', 'soft-affinity']`);
+      throw new ApiError(
+        400,
+        `Invalid input for field/attribute policy. Value: ${JSON.stringify(policy)}. ${JSON.stringify(policy)} is not one of ['anti-affinity', 'affinity', 'soft-anti-affinity', 'soft-affinity']`,
+      );
     }
-    const group: ServerGroup = { id: uuid(), name, policy, rules: isRecord(input.rules) ? input.rules : {}, members: [], projectId: token.project?.id ?? '', userId: token.user.id };
+    const group: ServerGroup = {
+      id: uuid(),
+      name,
+      policy,
+      rules: isRecord(input.rules) ? input.rules : {},
+      members: [],
+      projectId: token.project?.id ?? '',
+      userId: token.user.id,
+    };
     this.groups.set(group.id, group);
     this.cloud.sched.changed();
     return group;
@@ -923,15 +1112,31 @@ export class Nova {
       if (!s || !visible(t, s)) throw new ApiError(404, `Instance ${id} could not be found.`);
       return s;
     };
-    const version = (req: SimRequest) => ({ id: 'v2.1', status: 'CURRENT', version: MAX_VERSION, min_version: '2.1', updated: '2013-07-23T11:33:21Z', links: [{ rel: 'self', href: `${req.origin}/compute/v2.1/` }], 'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.compute+json;version=2.1' }] });
+    const version = (req: SimRequest) => ({
+      id: 'v2.1',
+      status: 'CURRENT',
+      version: MAX_VERSION,
+      min_version: '2.1',
+      updated: '2013-07-23T11:33:21Z',
+      links: [{ rel: 'self', href: `${req.origin}/compute/v2.1/` }],
+      'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.compute+json;version=2.1' }],
+    });
     r.on('GET', '/', (req) => json(200, { versions: [version(req)] }));
     r.on('GET', '/v2.1', (req) => json(200, { version: version(req) }));
 
-    r.on('GET', '/v2.1/flavors', (req, _p, t) => json(200, { flavors: [...this.flavors.values()].filter((f) => f.isPublic || admin(t)).map((f) => this.flavorBody(f, req.origin, requestedMicroversion(req), false)) }));
+    r.on('GET', '/v2.1/flavors', (req, _p, t) =>
+      json(200, {
+        flavors: [...this.flavors.values()].filter((f) => f.isPublic || admin(t)).map((f) => this.flavorBody(f, req.origin, requestedMicroversion(req), false)),
+      }),
+    );
     r.on('GET', '/v2.1/flavors/detail', (req, _p, t) => {
       const minRam = Number(req.query.get('minRam') ?? 0);
       const minDisk = Number(req.query.get('minDisk') ?? 0);
-      return json(200, { flavors: [...this.flavors.values()].filter((f) => (f.isPublic || admin(t)) && f.ram >= minRam && f.disk >= minDisk).map((f) => this.flavorBody(f, req.origin, requestedMicroversion(req))) });
+      return json(200, {
+        flavors: [...this.flavors.values()]
+          .filter((f) => (f.isPublic || admin(t)) && f.ram >= minRam && f.disk >= minDisk)
+          .map((f) => this.flavorBody(f, req.origin, requestedMicroversion(req))),
+      });
     });
     r.on('GET', '/v2.1/flavors/:id', (req, { id = '' }) => {
       const f = this.flavors.get(id);
@@ -947,11 +1152,23 @@ export class Nova {
       if (!admin(t)) throw new ApiError(403, "Policy doesn't allow os_compute_api:os-flavor-manage:create to be performed.");
       const b = await req.json();
       const f = isRecord(b) && isRecord(b.flavor) ? b.flavor : undefined;
-      if (!f || typeof f.name !== 'string' || typeof f.ram !== 'number' || typeof f.vcpus !== 'number' || typeof f.disk !== 'number') throw new ApiError(400, "Invalid input for field/attribute flavor. 'name', 'ram', 'vcpus' and 'disk' are required properties");
+      if (!f || typeof f.name !== 'string' || typeof f.ram !== 'number' || typeof f.vcpus !== 'number' || typeof f.disk !== 'number')
+        throw new ApiError(400, "Invalid input for field/attribute flavor. 'name', 'ram', 'vcpus' and 'disk' are required properties");
       const id = typeof f.id === 'string' && f.id !== '' ? f.id : uuid();
       if (this.flavors.has(id)) throw new ApiError(409, `Flavor with ID ${id} already exists.`);
       if ([...this.flavors.values()].some((x) => x.name === f.name)) throw new ApiError(409, `Flavor with name ${f.name} already exists.`);
-      const flavor: Flavor = { id, name: f.name, ram: f.ram, vcpus: f.vcpus, disk: f.disk, ephemeral: Number(f['OS-FLV-EXT-DATA:ephemeral'] ?? 0), swap: Number(f.swap ?? 0), isPublic: f['os-flavor-access:is_public'] !== false, description: typeof f.description === 'string' ? f.description : null, extraSpecs: {} };
+      const flavor: Flavor = {
+        id,
+        name: f.name,
+        ram: f.ram,
+        vcpus: f.vcpus,
+        disk: f.disk,
+        ephemeral: Number(f['OS-FLV-EXT-DATA:ephemeral'] ?? 0),
+        swap: Number(f.swap ?? 0),
+        isPublic: f['os-flavor-access:is_public'] !== false,
+        description: typeof f.description === 'string' ? f.description : null,
+        extraSpecs: {},
+      };
       this.flavors.set(id, flavor);
       return json(200, { flavor: this.flavorBody(flavor, req.origin, requestedMicroversion(req)) });
     });
@@ -993,7 +1210,18 @@ export class Nova {
       const limit = req.query.get('limit') === null ? 1000 : Number(req.query.get('limit'));
       const page = items.slice(0, limit);
       const out: Record<string, unknown> = {
-        servers: page.map((s) => detail ? this.serverBody(s, req.origin, v, admin(t)) : { id: s.id, name: s.name, links: [{ rel: 'self', href: `${req.origin}/compute/v2.1/servers/${s.id}` }, { rel: 'bookmark', href: `${req.origin}/compute/servers/${s.id}` }] }),
+        servers: page.map((s) =>
+          detail
+            ? this.serverBody(s, req.origin, v, admin(t))
+            : {
+                id: s.id,
+                name: s.name,
+                links: [
+                  { rel: 'self', href: `${req.origin}/compute/v2.1/servers/${s.id}` },
+                  { rel: 'bookmark', href: `${req.origin}/compute/servers/${s.id}` },
+                ],
+              },
+        ),
       };
       if (items.length > page.length && page.length > 0) {
         const next = new URLSearchParams(req.query);
@@ -1008,9 +1236,26 @@ export class Nova {
       const v = requestedMicroversion(req);
       const s = this.createServer(t, await req.json(), v);
       const adminPass = randomBytes(9).toString('base64url').slice(0, 12);
-      return json(202, { server: { id: s.id, links: [{ rel: 'self', href: `${req.origin}/compute/v2.1/servers/${s.id}` }, { rel: 'bookmark', href: `${req.origin}/compute/servers/${s.id}` }], 'OS-DCF:diskConfig': 'MANUAL', security_groups: [{ name: 'default' }], adminPass } }, { location: `${req.origin}/compute/v2.1/servers/${s.id}` });
+      return json(
+        202,
+        {
+          server: {
+            id: s.id,
+            links: [
+              { rel: 'self', href: `${req.origin}/compute/v2.1/servers/${s.id}` },
+              { rel: 'bookmark', href: `${req.origin}/compute/servers/${s.id}` },
+            ],
+            'OS-DCF:diskConfig': 'MANUAL',
+            security_groups: [{ name: 'default' }],
+            adminPass,
+          },
+        },
+        { location: `${req.origin}/compute/v2.1/servers/${s.id}` },
+      );
     });
-    r.on('GET', '/v2.1/servers/:id', (req, { id = '' }, t) => json(200, { server: this.serverBody(server(t, id), req.origin, requestedMicroversion(req), admin(t)) }));
+    r.on('GET', '/v2.1/servers/:id', (req, { id = '' }, t) =>
+      json(200, { server: this.serverBody(server(t, id), req.origin, requestedMicroversion(req), admin(t)) }),
+    );
     r.on('PUT', '/v2.1/servers/:id', async (req, { id = '' }, t) => {
       const s = server(t, id);
       const b = await req.json();
@@ -1038,7 +1283,8 @@ export class Nova {
           break;
         case 'reboot': {
           const type = isRecord(b.reboot) ? String(b.reboot.type ?? '').toUpperCase() : '';
-          if (type !== 'SOFT' && type !== 'HARD') throw new ApiError(400, `Invalid input for field/attribute type. Value: ${type}. '${type}' does not match '^(SOFT|HARD)$'`);
+          if (type !== 'SOFT' && type !== 'HARD')
+            throw new ApiError(400, `Invalid input for field/attribute type. Value: ${type}. '${type}' does not match '^(SOFT|HARD)$'`);
           this.reboot(s, type === 'HARD');
           break;
         }
@@ -1063,21 +1309,34 @@ export class Nova {
           break;
         case 'createImage': {
           const input = b.createImage;
-          if (!isRecord(input)) throw new ApiError(400, `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input ?? null)}. ${JSON.stringify(input ?? null)} is not of type 'object'`);
+          if (!isRecord(input))
+            throw new ApiError(
+              400,
+              `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input ?? null)}. ${JSON.stringify(input ?? null)} is not of type 'object'`,
+            );
           const name = input.name;
-          if (typeof name !== 'string') throw new ApiError(400, `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input)}. 'name' is a required property`);
-          if (name.trim().length === 0 || name.length > 255) throw new ApiError(400, `Invalid input for field/attribute name. Value: ${name}. ${JSON.stringify(name)} is not a valid name`);
+          if (typeof name !== 'string')
+            throw new ApiError(400, `Invalid input for field/attribute createImage. Value: ${JSON.stringify(input)}. 'name' is a required property`);
+          if (name.trim().length === 0 || name.length > 255)
+            throw new ApiError(400, `Invalid input for field/attribute name. Value: ${name}. ${JSON.stringify(name)} is not a valid name`);
           const metadata: Record<string, string> = {};
           if (input.metadata !== undefined) {
-            if (!isRecord(input.metadata)) throw new ApiError(400, `Invalid input for field/attribute metadata. Value: ${JSON.stringify(input.metadata)}. ${JSON.stringify(input.metadata)} is not of type 'object'`);
+            if (!isRecord(input.metadata))
+              throw new ApiError(
+                400,
+                `Invalid input for field/attribute metadata. Value: ${JSON.stringify(input.metadata)}. ${JSON.stringify(input.metadata)} is not of type 'object'`,
+              );
             for (const [k, v] of Object.entries(input.metadata)) {
-              if (typeof v !== 'string') throw new ApiError(400, `Invalid input for field/attribute ${k}. Value: ${JSON.stringify(v)}. ${JSON.stringify(v)} is not of type 'string'`);
+              if (typeof v !== 'string')
+                throw new ApiError(400, `Invalid input for field/attribute ${k}. Value: ${JSON.stringify(v)}. ${JSON.stringify(v)} is not of type 'string'`);
               metadata[k] = v;
             }
           }
           const image = this.createImage(s, t, name, metadata);
           // 2.45 moved the image id from the Location header (a Glance URL) to the body.
-          return requestedMicroversion(req) >= mv('2.45') ? json(202, { image_id: image.id }) : empty(202, { location: `${this.cloud.glance.publicUrl(req.origin)}/images/${image.id}` });
+          return requestedMicroversion(req) >= mv('2.45')
+            ? json(202, { image_id: image.id })
+            : empty(202, { location: `${this.cloud.glance.publicUrl(req.origin)}/images/${image.id}` });
         }
         default:
           throw new ApiError(400, `There is no such action: ${String(action)}`);
@@ -1091,9 +1350,16 @@ export class Nova {
     r.on('GET', '/v2.1/servers/:id/os-interface', (_req, { id = '' }, t) => {
       const s = server(t, id);
       return json(200, {
-        interfaceAttachments: s.ports.map(({ portId }) => this.cloud.neutron.ports.get(portId)).filter((p): p is Port => p !== undefined).map((p) => ({
-          port_id: p.id, net_id: p.networkId, mac_addr: p.macAddress, port_state: p.status, fixed_ips: p.fixedIps.map((ip) => ({ subnet_id: ip.subnetId, ip_address: ip.ipAddress })),
-        })),
+        interfaceAttachments: s.ports
+          .map(({ portId }) => this.cloud.neutron.ports.get(portId))
+          .filter((p): p is Port => p !== undefined)
+          .map((p) => ({
+            port_id: p.id,
+            net_id: p.networkId,
+            mac_addr: p.macAddress,
+            port_state: p.status,
+            fixed_ips: p.fixedIps.map((ip) => ({ subnet_id: ip.subnetId, ip_address: ip.ipAddress })),
+          })),
       });
     });
     r.on('GET', '/v2.1/servers/:id/diagnostics', (req, { id = '' }, t) => {
@@ -1101,16 +1367,27 @@ export class Nova {
       const s = server(t, id);
       if (!admin(t)) throw new ApiError(403, "Policy doesn't allow os_compute_api:os-server-diagnostics to be performed.");
       if (!s.host) throw new ApiError(409, `Instance ${s.id} is not ready`);
-      if (s.powerState !== 1) throw new ApiError(409, `Cannot 'get_diagnostics' instance ${s.id} while it is in power state ${POWER_STATES[s.powerState] ?? 'pending'}`);
+      if (s.powerState !== 1)
+        throw new ApiError(409, `Cannot 'get_diagnostics' instance ${s.id} while it is in power state ${POWER_STATES[s.powerState] ?? 'pending'}`);
       const view = this.guestView(s);
-      return json(200, requestedMicroversion(req) >= mv('2.48') ? this.guests.diagnostics(view, s.configDrive === 'True') : this.guests.legacyDiagnostics(view));
+      return json(
+        200,
+        requestedMicroversion(req) >= mv('2.48') ? this.guests.diagnostics(view, s.configDrive === 'True') : this.guests.legacyDiagnostics(view),
+      );
     });
     r.on('GET', '/v2.1/servers/:id/metadata', (_req, { id = '' }, t) => json(200, { metadata: { ...server(t, id).metadata } }));
 
-    r.on('GET', '/v2.1/os-server-groups', (req, _p, t) => json(200, { server_groups: [...this.groups.values()].filter((g) => admin(t) && req.query.has('all_projects') || g.projectId === t.project?.id).map((g) => this.groupBody(g, requestedMicroversion(req))) }));
+    r.on('GET', '/v2.1/os-server-groups', (req, _p, t) =>
+      json(200, {
+        server_groups: [...this.groups.values()]
+          .filter((g) => (admin(t) && req.query.has('all_projects')) || g.projectId === t.project?.id)
+          .map((g) => this.groupBody(g, requestedMicroversion(req))),
+      }),
+    );
     r.on('POST', '/v2.1/os-server-groups', async (req, _p, t) => {
       const b = await req.json();
-      if (!isRecord(b) || !isRecord(b.server_group)) throw new ApiError(400, "Invalid input for field/attribute server_group. 'server_group' is a required property");
+      if (!isRecord(b) || !isRecord(b.server_group))
+        throw new ApiError(400, "Invalid input for field/attribute server_group. 'server_group' is a required property");
       const v = requestedMicroversion(req);
       return json(200, { server_group: this.groupBody(this.createGroup(t, b.server_group, v), v) });
     });
@@ -1128,11 +1405,18 @@ export class Nova {
       return empty(204);
     });
 
-    r.on('GET', '/v2.1/os-keypairs', (_req, _p, t) => json(200, { keypairs: [...this.keypairs.values()].filter((k) => k.userId === t.user.id).map((k) => ({ keypair: { name: k.name, public_key: k.publicKey, fingerprint: fingerprint(k.publicKey), type: 'ssh' } })) }));
+    r.on('GET', '/v2.1/os-keypairs', (_req, _p, t) =>
+      json(200, {
+        keypairs: [...this.keypairs.values()]
+          .filter((k) => k.userId === t.user.id)
+          .map((k) => ({ keypair: { name: k.name, public_key: k.publicKey, fingerprint: fingerprint(k.publicKey), type: 'ssh' } })),
+      }),
+    );
     r.on('POST', '/v2.1/os-keypairs', async (req, _p, t) => {
       const b = await req.json();
       const k = isRecord(b) && isRecord(b.keypair) ? b.keypair : undefined;
-      if (!k || typeof k.name !== 'string' || k.name === '') throw new ApiError(400, "Invalid input for field/attribute keypair. 'name' is a required property");
+      if (!k || typeof k.name !== 'string' || k.name === '')
+        throw new ApiError(400, "Invalid input for field/attribute keypair. 'name' is a required property");
       if (this.keypairs.has(`${t.user.id}/${k.name}`)) throw new ApiError(409, `Key pair '${k.name}' already exists.`);
       const publicKey = typeof k.public_key === 'string' ? k.public_key : `ssh-ed25519 ${randomBytes(32).toString('base64')} Generated-by-Nova`;
       this.keypairs.set(`${t.user.id}/${k.name}`, { name: k.name, publicKey, userId: t.user.id, createdAt: Date.now() });
@@ -1143,29 +1427,88 @@ export class Nova {
       return empty(202);
     });
 
-    r.on('GET', '/v2.1/os-availability-zone', () => json(200, { availabilityZoneInfo: this.zones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })) }));
+    r.on('GET', '/v2.1/os-availability-zone', () =>
+      json(200, { availabilityZoneInfo: this.zones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })) }),
+    );
     r.on('GET', '/v2.1/os-availability-zone/detail', (_req, _p, t) => {
       if (!admin(t)) throw new ApiError(403, "Policy doesn't allow os_compute_api:os-availability-zone:detail to be performed.");
-      return json(200, { availabilityZoneInfo: this.zones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: Object.fromEntries(this.hosts.filter((h) => h.zone === zoneName).map((h) => [h.name, { 'nova-compute': { available: true, active: true, updated_at: isoSeconds(Date.now()) } }])) })) });
+      return json(200, {
+        availabilityZoneInfo: this.zones.map((zoneName) => ({
+          zoneName,
+          zoneState: { available: true },
+          hosts: Object.fromEntries(
+            this.hosts
+              .filter((h) => h.zone === zoneName)
+              .map((h) => [h.name, { 'nova-compute': { available: true, active: true, updated_at: isoSeconds(Date.now()) } }]),
+          ),
+        })),
+      });
     });
     r.on('GET', '/v2.1/os-hypervisors/detail', (_req, _p, t) => {
       if (!admin(t)) throw new ApiError(403, "Policy doesn't allow os_compute_api:os-hypervisors:list-detail to be performed.");
-      return json(200, { hypervisors: this.hosts.map((h, n) => {
-        const used = this.#usage(h.name);
-        return { id: n + 1, hypervisor_hostname: h.name, state: 'up', status: 'enabled', hypervisor_type: 'fake', vcpus: h.vcpus, vcpus_used: used.vcpus, memory_mb: h.memoryMb, memory_mb_used: used.ram, local_gb: h.diskGb, local_gb_used: used.disk, running_vms: [...this.servers.values()].filter((s) => s.host === h.name).length, host_ip: '127.0.0.1', service: { host: h.name, id: n + 1, disabled_reason: null } };
-      }) });
+      return json(200, {
+        hypervisors: this.hosts.map((h, n) => {
+          const used = this.#usage(h.name);
+          return {
+            id: n + 1,
+            hypervisor_hostname: h.name,
+            state: 'up',
+            status: 'enabled',
+            hypervisor_type: 'fake',
+            vcpus: h.vcpus,
+            vcpus_used: used.vcpus,
+            memory_mb: h.memoryMb,
+            memory_mb_used: used.ram,
+            local_gb: h.diskGb,
+            local_gb_used: used.disk,
+            running_vms: [...this.servers.values()].filter((s) => s.host === h.name).length,
+            host_ip: '127.0.0.1',
+            service: { host: h.name, id: n + 1, disabled_reason: null },
+          };
+        }),
+      });
     });
-    const quotaSet = (project: string) => ({ id: project, instances: this.quota.instances, cores: this.quota.cores, ram: this.quota.ram, key_pairs: 100, metadata_items: 128, server_groups: 10, server_group_members: 10 });
+    const quotaSet = (project: string) => ({
+      id: project,
+      instances: this.quota.instances,
+      cores: this.quota.cores,
+      ram: this.quota.ram,
+      key_pairs: 100,
+      metadata_items: 128,
+      server_groups: 10,
+      server_group_members: 10,
+    });
     r.on('GET', '/v2.1/os-quota-sets/:project', (_req, { project = '' }) => json(200, { quota_set: quotaSet(project) }));
     r.on('GET', '/v2.1/os-quota-sets/:project/detail', (_req, { project = '' }) => {
       const mine = [...this.servers.values()].filter((s) => s.projectId === project);
       const used = { instances: mine.length, cores: mine.reduce((n, s) => n + s.flavor.vcpus, 0), ram: mine.reduce((n, s) => n + s.flavor.ram, 0) };
       const q = quotaSet(project);
-      return json(200, { quota_set: Object.fromEntries(Object.entries(q).map(([k, v]) => [k, k === 'id' ? v : { limit: v, in_use: used[k as keyof typeof used] ?? 0, reserved: 0 }])) });
+      return json(200, {
+        quota_set: Object.fromEntries(
+          Object.entries(q).map(([k, v]) => [k, k === 'id' ? v : { limit: v, in_use: used[k as keyof typeof used] ?? 0, reserved: 0 }]),
+        ),
+      });
     });
     r.on('GET', '/v2.1/limits', (_req, _p, t) => {
       const mine = [...this.servers.values()].filter((s) => s.projectId === t.project?.id);
-      return json(200, { limits: { rate: [], absolute: { maxTotalInstances: this.quota.instances, maxTotalCores: this.quota.cores, maxTotalRAMSize: this.quota.ram, maxServerMeta: 128, maxTotalKeypairs: 100, maxServerGroups: 10, maxServerGroupMembers: 10, totalInstancesUsed: mine.length, totalCoresUsed: mine.reduce((n, s) => n + s.flavor.vcpus, 0), totalRAMUsed: mine.reduce((n, s) => n + s.flavor.ram, 0), totalServerGroupsUsed: [...this.groups.values()].filter((g) => g.projectId === t.project?.id).length } } });
+      return json(200, {
+        limits: {
+          rate: [],
+          absolute: {
+            maxTotalInstances: this.quota.instances,
+            maxTotalCores: this.quota.cores,
+            maxTotalRAMSize: this.quota.ram,
+            maxServerMeta: 128,
+            maxTotalKeypairs: 100,
+            maxServerGroups: 10,
+            maxServerGroupMembers: 10,
+            totalInstancesUsed: mine.length,
+            totalCoresUsed: mine.reduce((n, s) => n + s.flavor.vcpus, 0),
+            totalRAMUsed: mine.reduce((n, s) => n + s.flavor.ram, 0),
+            totalServerGroupsUsed: [...this.groups.values()].filter((g) => g.projectId === t.project?.id).length,
+          },
+        },
+      });
     });
   }
 }
@@ -1178,7 +1521,9 @@ function lastSegment(ref: unknown): string | undefined {
 
 /** Nova's hostId: sha224 of project id and host, so tenants cannot learn host names. */
 function hostId(projectId: string, host: string): string {
-  return createHash('sha224').update(projectId + host).digest('hex');
+  return createHash('sha224')
+    .update(projectId + host)
+    .digest('hex');
 }
 
 function fingerprint(publicKey: string): string {

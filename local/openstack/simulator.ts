@@ -4,7 +4,7 @@
 // use to inject faults, inspect what exists, wait until everything has settled, read a stack's
 // own work time, signal software deployments and set the load inside servers (what their
 // diagnostics report), and a tiny load balancer under /_lb/.
-import http from 'node:http';
+import type http from 'node:http';
 import { closeServer, listen } from '../aws-json.ts';
 import { createGuardedServer, isClientGone, requestUrl } from '../http-guard.ts';
 import { Cinder, cinderError } from './cinder.ts';
@@ -69,7 +69,12 @@ export interface SimulatorState {
   serverGroups: Listed<{ id: string; name: string; members: number }>;
   deployments: Listed<{ id: string; stackId: string; resource: string; state: string }>;
   /** What devstack has before anyone starts (not counted above). */
-  preloaded: { images: Array<{ id: string; name: string | null }>; networks: Array<{ id: string; name: string }>; subnets: Array<{ id: string; name: string }>; flavors: Array<{ id: string; name: string }> };
+  preloaded: {
+    images: Array<{ id: string; name: string | null }>;
+    networks: Array<{ id: string; name: string }>;
+    subnets: Array<{ id: string; name: string }>;
+    flavors: Array<{ id: string; name: string }>;
+  };
   quotas: { instances: number; cores: number; ram: number; volumes: number; gigabytes: number; snapshots: number; ports: number };
   /** Tracked work in flight (0 when settled). */
   busy: number;
@@ -123,7 +128,13 @@ class SimCloud implements Cloud {
   cinder!: Cinder;
   heat!: HeatEngine;
 
-  constructor(readonly sched: Scheduler, readonly faults: FaultRegistry, readonly log: (line: string) => void, public publicBase: string, readonly region: string) {}
+  constructor(
+    readonly sched: Scheduler,
+    readonly faults: FaultRegistry,
+    readonly log: (line: string) => void,
+    public publicBase: string,
+    readonly region: string,
+  ) {}
 }
 
 const UNAUTHORIZED = { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } };
@@ -141,7 +152,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   const log = opts.log ?? (() => {});
   const timeScale = opts.timeScale ?? 1;
   if (!(timeScale >= 0)) throw new Error('timeScale must be a number >= 0');
-  const sched = new Scheduler(timeScale, (err) => log(`simulator: background task failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`));
+  const sched = new Scheduler(timeScale, (err) => log(`simulator: background task failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
   let cloud!: SimCloud;
   const applyQuota = (limits: QuotaLimits) => {
     if (limits.instances !== undefined) cloud.nova.quota.instances = limits.instances;
@@ -162,7 +173,16 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
   cloud.heat = new HeatEngine(cloud, opts.heatRetryLimit ?? 5);
   const heatApi = new HeatApi(cloud, cloud.heat);
   const lb = new LoadBalancer(cloud);
-  const defaultQuotas: Required<QuotaLimits> = { instances: 10, cores: 20, ram: 51200, volumes: 10, gigabytes: 1000, snapshots: 10, ports: 500, ...opts.quotas };
+  const defaultQuotas: Required<QuotaLimits> = {
+    instances: 10,
+    cores: 20,
+    ram: 51200,
+    volumes: 10,
+    gigabytes: 1000,
+    snapshots: 10,
+    ports: 500,
+    ...opts.quotas,
+  };
   applyQuota(defaultQuotas);
 
   const route = async <C>(router: Router<C>, req: SimRequest, path: string, ctx: C, render: (err: ApiError) => SimReply): Promise<SimReply> => {
@@ -172,20 +192,39 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
     return found.handler({ ...req, path }, found.params, ctx);
   };
   // Unauthenticated requests only reach version discovery routes, which ignore who asks.
-  const anonymous: Token = { id: '', user: { id: '', name: 'anonymous', domainId: 'default', password: '', defaultProjectId: '' }, project: undefined, roles: [], methods: [], issuedAt: 0, expiresAt: 0, auditId: '', revoked: false };
+  const anonymous: Token = {
+    id: '',
+    user: { id: '', name: 'anonymous', domainId: 'default', password: '', defaultProjectId: '' },
+    project: undefined,
+    roles: [],
+    methods: [],
+    issuedAt: 0,
+    expiresAt: 0,
+    auditId: '',
+    revoked: false,
+  };
   const caller = (token: Token | undefined): Token => token ?? anonymous;
 
   const services: Service[] = [
     {
-      name: 'keystone', prefix: '/identity', render: keystoneError, open: () => true,
+      name: 'keystone',
+      prefix: '/identity',
+      render: keystoneError,
+      open: () => true,
       handle: (req) => route(cloud.keystone.router, req, req.path, cloud.keystone, keystoneError),
     },
     {
-      name: 'glance', prefix: '/image', render: glanceError, open: (m, p) => m === 'GET' && (p === '/' || p === '' || p === '/versions'),
+      name: 'glance',
+      prefix: '/image',
+      render: glanceError,
+      open: (m, p) => m === 'GET' && (p === '/' || p === '' || p === '/versions'),
       handle: (req, token) => route(cloud.glance.router, req, req.path, caller(token), glanceError),
     },
     {
-      name: 'nova', prefix: '/compute', render: novaError, open: (m, p) => m === 'GET' && ['', '/', '/v2.1', '/v2.1/'].includes(p),
+      name: 'nova',
+      prefix: '/compute',
+      render: novaError,
+      open: (m, p) => m === 'GET' && ['', '/', '/v2.1', '/v2.1/'].includes(p),
       handle: async (req, token) => {
         let path = req.path;
         const t = token;
@@ -195,15 +234,29 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
         const version = requestedMicroversion(req);
         const reply = await route(cloud.nova.router, req, path, caller(t), novaError);
         const text = microversionText(version);
-        return { ...reply, headers: { ...reply.headers, 'openstack-api-version': `compute ${text}`, 'x-openstack-nova-api-version': text, vary: 'OpenStack-API-Version, X-OpenStack-Nova-API-Version' } };
+        return {
+          ...reply,
+          headers: {
+            ...reply.headers,
+            'openstack-api-version': `compute ${text}`,
+            'x-openstack-nova-api-version': text,
+            vary: 'OpenStack-API-Version, X-OpenStack-Nova-API-Version',
+          },
+        };
       },
     },
     {
-      name: 'neutron', prefix: '/networking', render: neutronError, open: (m, p) => m === 'GET' && (p === '' || p === '/'),
+      name: 'neutron',
+      prefix: '/networking',
+      render: neutronError,
+      open: (m, p) => m === 'GET' && (p === '' || p === '/'),
       handle: (req, token) => route(cloud.neutron.router, req, req.path.replace(/\.json$/, ''), caller(token), neutronError),
     },
     {
-      name: 'cinder', prefix: '/volume', render: cinderError, open: (m, p) => m === 'GET' && (p === '' || p === '/'),
+      name: 'cinder',
+      prefix: '/volume',
+      render: cinderError,
+      open: (m, p) => m === 'GET' && (p === '' || p === '/'),
       handle: async (req, token) => {
         const t = caller(token);
         const m = /^\/v3\/([^/]+)(\/.*)?$/.exec(req.path);
@@ -214,7 +267,10 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       },
     },
     {
-      name: 'heat', prefix: '/heat-api', render: heatError, open: (m, p) => m === 'GET' && (p === '' || p === '/'),
+      name: 'heat',
+      prefix: '/heat-api',
+      render: heatError,
+      open: (m, p) => m === 'GET' && (p === '' || p === '/'),
       handle: async (req, token) => {
         if (req.path === '/') return json(300, { versions: [{ id: 'v1.0', status: 'CURRENT', links: [{ rel: 'self', href: `${req.origin}/heat-api/v1/` }] }] });
         const t = caller(token);
@@ -249,15 +305,21 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
     if (forced && req.method === 'POST') {
       const body = await req.json();
       const status = isRecord(body) ? body.status : undefined;
-      if (status !== 'ERROR' && status !== 'SHUTOFF' && status !== 'ACTIVE') return json(400, { error: 'body must be {"status": "ERROR" | "SHUTOFF" | "ACTIVE"}' });
+      if (status !== 'ERROR' && status !== 'SHUTOFF' && status !== 'ACTIVE')
+        return json(400, { error: 'body must be {"status": "ERROR" | "SHUTOFF" | "ACTIVE"}' });
       const server = cloud.nova.servers.get(decodeURIComponent(forced[1] as string));
       if (!server) return json(404, { error: `no server ${forced[1]}` });
       const message = isRecord(body) && typeof body.message === 'string' ? body.message : 'injected fault: the hypervisor reported the instance failed';
       // The guest's counters are brought up to now before its power state changes under them.
       cloud.nova.syncGuest(server);
-      Object.assign(server, status === 'ERROR'
-        ? { status, vmState: 'error', powerState: 0, taskState: null, fault: { code: 500, message, details: message, created: Date.now() } }
-        : status === 'SHUTOFF' ? { status, vmState: 'stopped', powerState: 4, taskState: null } : { status, vmState: 'active', powerState: 1, taskState: null, fault: null });
+      Object.assign(
+        server,
+        status === 'ERROR'
+          ? { status, vmState: 'error', powerState: 0, taskState: null, fault: { code: 500, message, details: message, created: Date.now() } }
+          : status === 'SHUTOFF'
+            ? { status, vmState: 'stopped', powerState: 4, taskState: null }
+            : { status, vmState: 'active', powerState: 1, taskState: null, fault: null },
+      );
       cloud.nova.syncGuest(server);
       log(`simulator: server ${server.id} forced to ${status}`);
       return json(200, { id: server.id, status: server.status });
@@ -297,10 +359,14 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       return {
         stacks: listed(cloud.heat.live().map((s) => ({ id: s.id, name: s.name, status: s.state, nested: s.parent !== null }))),
         servers: listed([...cloud.nova.servers.values()].map((s) => ({ id: s.id, name: s.name, status: s.status, host: s.host }))),
-        ports: listed([...cloud.neutron.ports.values()].map((p) => ({ id: p.id, name: p.name, status: p.status, networkId: p.networkId, deviceId: p.deviceId }))),
+        ports: listed(
+          [...cloud.neutron.ports.values()].map((p) => ({ id: p.id, name: p.name, status: p.status, networkId: p.networkId, deviceId: p.deviceId })),
+        ),
         networks: listed([...cloud.neutron.networks.values()].filter((n) => !n.preloaded).map((n) => ({ id: n.id, name: n.name }))),
         subnets: listed([...cloud.neutron.subnets.values()].filter((n) => !n.preloaded).map((n) => ({ id: n.id, name: n.name, cidr: n.cidr }))),
-        images: listed([...cloud.glance.images.values()].filter((i) => !i.preloaded).map((i) => ({ id: i.id, name: i.name, status: i.status, storeMs: i.storeMs ?? null }))),
+        images: listed(
+          [...cloud.glance.images.values()].filter((i) => !i.preloaded).map((i) => ({ id: i.id, name: i.name, status: i.status, storeMs: i.storeMs ?? null })),
+        ),
         volumes: listed([...cloud.cinder.volumes.values()].map((v) => ({ id: v.id, name: v.name, status: v.status }))),
         snapshots: listed([...cloud.cinder.snapshots.values()].map((v) => ({ id: v.id, name: v.name, status: v.status, volumeId: v.volumeId }))),
         serverGroups: listed([...cloud.nova.groups.values()].map((g) => ({ id: g.id, name: g.name, members: g.members.length }))),
@@ -311,7 +377,13 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
           subnets: [...cloud.neutron.subnets.values()].filter((n) => n.preloaded).map((n) => ({ id: n.id, name: n.name })),
           flavors: [...cloud.nova.flavors.values()].map((f) => ({ id: f.id, name: f.name })),
         },
-        quotas: { ...cloud.nova.quota, volumes: cloud.cinder.quota.volumes, gigabytes: cloud.cinder.quota.gigabytes, snapshots: cloud.cinder.quota.snapshots, ports: cloud.neutron.portQuota },
+        quotas: {
+          ...cloud.nova.quota,
+          volumes: cloud.cinder.quota.volumes,
+          gigabytes: cloud.cinder.quota.gigabytes,
+          snapshots: cloud.cinder.quota.snapshots,
+          ports: cloud.neutron.portQuota,
+        },
         busy: sched.busy,
       };
     },
@@ -333,7 +405,13 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
         stackId: s.id,
         stackName: s.name,
         timeScale,
-        actions: s.work.map((w) => ({ action: w.action, status: w.status, startedAt: new Date(w.startedAt).toISOString(), finishedAt: w.finishedAt === null ? null : new Date(w.finishedAt).toISOString(), workMs: w.workMs })),
+        actions: s.work.map((w) => ({
+          action: w.action,
+          status: w.status,
+          startedAt: new Date(w.startedAt).toISOString(),
+          finishedAt: w.finishedAt === null ? null : new Date(w.finishedAt).toISOString(),
+          workMs: w.workMs,
+        })),
       };
     },
   };
@@ -359,7 +437,8 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       const headers = { 'x-openstack-request-id': rid, ...reply.headers };
       writeReply(res, { ...reply, headers }, base.method === 'HEAD');
       // Successful reads are the bulk (clients poll); they stay out of the log.
-      if (!((base.method === 'GET' || base.method === 'HEAD') && reply.status < 400)) log(`${base.method} ${url.pathname}${url.search} -> ${reply.status} (${Date.now() - started} ms)`);
+      if (!((base.method === 'GET' || base.method === 'HEAD') && reply.status < 400))
+        log(`${base.method} ${url.pathname}${url.search} -> ${reply.status} (${Date.now() - started} ms)`);
     };
 
     if (url.pathname.startsWith('/_lb/')) {
@@ -371,7 +450,13 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
         send(await control({ ...base, path: url.pathname.slice('/_sim'.length) }));
       } catch (err) {
         if (isClientGone(err, raw)) throw err;
-        send(err instanceof ApiError ? json(err.status, { error: err.message }) : err instanceof URIError ? json(400, { error: 'bad percent-encoding in the path' }) : json(500, { error: String(err) }));
+        send(
+          err instanceof ApiError
+            ? json(err.status, { error: err.message })
+            : err instanceof URIError
+              ? json(400, { error: 'bad percent-encoding in the path' })
+              : json(500, { error: String(err) }),
+        );
       }
       return;
     }
@@ -386,7 +471,13 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       try {
         const slow = faults.take('slow', (f) => f.service === service.name);
         if (slow) await sched.sleepExactly(slow.ms);
-        const failure = faults.take('http-5xx', (f) => f.service === service.name && (f.method === undefined || f.method.toUpperCase() === req.method) && (f.path === undefined || url.pathname.includes(f.path)));
+        const failure = faults.take(
+          'http-5xx',
+          (f) =>
+            f.service === service.name &&
+            (f.method === undefined || f.method.toUpperCase() === req.method) &&
+            (f.path === undefined || url.pathname.includes(f.path)),
+        );
         if (failure) {
           send(serverError(service, failure.status ?? 500));
           return;
@@ -407,7 +498,7 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
           return;
         }
         if (isClientGone(err, raw)) throw err;
-        log(`simulator: ${req.method} ${url.pathname} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+        log(`simulator: ${req.method} ${url.pathname} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
         send(serverError(service, 500));
       }
     });
@@ -440,16 +531,24 @@ function serverError(service: Service, status: number): SimReply {
   if (status !== 500) {
     const titles: Record<number, string> = { 502: 'Proxy Error', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
     const title = titles[status] ?? 'Error';
-    return { status, body: `<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>${status} ${title}</title>\n</head><body>\n<h1>${title}</h1>\n<p>The server is temporarily unable to service your request.</p>\n</body></html>\n`, contentType: 'text/html; charset=iso-8859-1' };
+    return {
+      status,
+      body: `<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>${status} ${title}</title>\n</head><body>\n<h1>${title}</h1>\n<p>The server is temporarily unable to service your request.</p>\n</body></html>\n`,
+      contentType: 'text/html; charset=iso-8859-1',
+    };
   }
   const messages: Record<ServiceName, string> = {
     keystone: 'An unexpected error prevented the server from fulfilling your request.',
     glance: 'The server has either erred or is incapable of performing the requested operation.',
-    nova: 'Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.\n<class \'oslo_messaging.exceptions.MessagingTimeout\'>',
+    nova: "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.\n<class 'oslo_messaging.exceptions.MessagingTimeout'>",
     neutron: 'Request Failed: internal server error while processing your request.',
     cinder: 'The server has either erred or is incapable of performing the requested operation.',
     heat: 'Timed out waiting for a reply to message ID 5d1f8e2a0e4c4f6c8b7d2a1e3f4b5c6d',
   };
-  const err = new ApiError(500, messages[service.name], service.name === 'heat' ? 'MessagingTimeout' : service.name === 'neutron' ? 'HTTPInternalServerError' : undefined);
+  const err = new ApiError(
+    500,
+    messages[service.name],
+    service.name === 'heat' ? 'MessagingTimeout' : service.name === 'neutron' ? 'HTTPInternalServerError' : undefined,
+  );
   return service.render(err);
 }

@@ -48,7 +48,11 @@ export const isoCinder = (t: number): string => new Date(t).toISOString().replac
  * type, Nova fault key is derived from the status); each service module renders it.
  */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly type?: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type?: string,
+  ) {
     super(message);
     this.name = type ?? `Http${status}`;
   }
@@ -94,7 +98,10 @@ export class Scheduler {
   #closed = false;
   #checkQueued = false;
 
-  constructor(readonly timeScale: number, private readonly onError: (err: unknown) => void) {}
+  constructor(
+    readonly timeScale: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   get closed(): boolean {
     return this.#closed;
@@ -114,11 +121,14 @@ export class Scheduler {
         this.#timers.delete(timer);
         reject(new Aborted(abortReason(signal)));
       };
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          this.#timers.delete(timer);
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
       this.#timers.set(timer, reject);
       if (signal) {
         if (signal.aborted) onAbort();
@@ -199,10 +209,13 @@ export class Scheduler {
   /** An untracked timer (timeouts must not hold settled() back); returns its cancel function. */
   timer(ms: number, fn: () => void): () => void {
     if (this.#closed) return () => {};
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      fn();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(timer);
+        fn();
+      },
+      Math.max(0, ms),
+    );
     this.#timers.set(timer, () => {});
     return () => {
       clearTimeout(timer);
@@ -242,12 +255,14 @@ export class Scheduler {
     if (this.#checkQueued) return;
     this.#checkQueued = true;
     // Two macrotask hops: work resumed by a resolved promise re-registers itself before then.
-    setImmediate(() => setImmediate(() => {
-      this.#checkQueued = false;
-      if ((this.#busy === 0 || this.#closed) && this.#idleWaiters.length > 0) {
-        for (const resolve of this.#idleWaiters.splice(0)) resolve();
-      }
-    }));
+    setImmediate(() =>
+      setImmediate(() => {
+        this.#checkQueued = false;
+        if ((this.#busy === 0 || this.#closed) && this.#idleWaiters.length > 0) {
+          for (const resolve of this.#idleWaiters.splice(0)) resolve();
+        }
+      }),
+    );
   }
 }
 
@@ -265,7 +280,6 @@ export { isRecord } from '#lib/json.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The cloud: every service, reachable from every other (Heat drives Nova, Nova binds Neutron ports).
-
 
 export interface Cloud {
   sched: Scheduler;

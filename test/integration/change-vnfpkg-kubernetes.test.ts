@@ -37,18 +37,27 @@ after(async () => {
   await vnfm.stop();
 });
 
-type Pod = { metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string }; spec: { containers: Array<{ image: string }> }; status?: { conditions?: Array<{ type: string; status: string }> } };
+type Pod = {
+  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: { containers: Array<{ image: string }> };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+};
 
 async function kube<T = Record<string, unknown>>(path: string): Promise<{ status: number; body: T }> {
   const response = await fetch(`${cluster.endpoint}${path}`, { headers: { Authorization: `Bearer ${cluster.bearer_token}` } });
-  return { status: response.status, body: await response.json() as T };
+  return { status: response.status, body: (await response.json()) as T };
 }
 
-const selectorOf = (labels: Record<string, string>): string => Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(',');
+const selectorOf = (labels: Record<string, string>): string =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
 const ready = (pod: Pod): boolean => !pod.metadata.deletionTimestamp && Boolean(pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
 async function pods(namespace: string, selector: string): Promise<Pod[]> {
-  return ((await kube<{ items: Pod[] }>(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`)).body.items ?? []).filter((pod) => !pod.metadata.deletionTimestamp);
+  return ((await kube<{ items: Pod[] }>(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`)).body.items ?? []).filter(
+    (pod) => !pod.metadata.deletionTimestamp,
+  );
 }
 
 /** What a client of the CNF sees: the Service's selector picks at least one Ready pod. */
@@ -58,21 +67,27 @@ async function serviceHasBackend(namespace: string): Promise<boolean> {
   return (await pods(namespace, selectorOf(service.body.spec.selector))).some(ready);
 }
 
-
-
-
 /** A CNF on v1 with two pods in its own namespace. */
 async function runningCnf(namespace: string): Promise<string> {
   const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: V1 } })).body as { id: string }).id;
-  await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } }), 'COMPLETED');
+  await ended(
+    await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      flavourId: 'simple',
+      additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace },
+    }),
+    'COMPLETED',
+  );
   await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' }), 'COMPLETED');
   assert.equal((await pods(namespace, `${LABEL}=${id}`)).length, 2);
   return id;
 }
 
-type Instance = { vnfdId: string; metadata?: Record<string, unknown>; instantiatedVnfInfo: { vnfcResourceInfo: Array<{ computeResource: { resourceId: string } }> } };
+type Instance = {
+  vnfdId: string;
+  metadata?: Record<string, unknown>;
+  instantiatedVnfInfo: { vnfcResourceInfo: Array<{ computeResource: { resourceId: string } }> };
+};
 const instance = (id: string): Promise<Instance> => steps.instance<Instance>(id);
-
 
 const changeRequest = (upgradeType: string, extra: Record<string, unknown> = {}) => ({
   vnfdId: V2,
@@ -109,12 +124,24 @@ describe('change current VNF package on Kubernetes', () => {
       assert.deepEqual(after.metadata?.['lcm-kubernetes-def-files'], DEF_FILES);
       const running = await pods(namespace, `${LABEL}=${id}`);
       assert.equal(running.length, 2);
-      assert.ok(running.every((pod) => pod.spec.containers[0]?.image === 'nginx:1.27-alpine'), 'every pod runs the new image');
-      assert.ok(running.every((pod) => !oldPods.has(pod.metadata.name)), 'every pod is new');
+      assert.ok(
+        running.every((pod) => pod.spec.containers[0]?.image === 'nginx:1.27-alpine'),
+        'every pod runs the new image',
+      );
+      assert.ok(
+        running.every((pod) => !oldPods.has(pod.metadata.name)),
+        'every pod is new',
+      );
       assert.deepEqual(after.instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.computeResource.resourceId).sort(), running.map((p) => p.metadata.name).sort());
       const service = await kube<{ spec: { selector: Record<string, string> } }>(`/api/v1/namespaces/${namespace}/services/vdu1-svc`);
-      assert.deepEqual((await pods(namespace, selectorOf(service.body.spec.selector))).map((p) => p.metadata.name).sort(), running.map((p) => p.metadata.name).sort(), 'the Service selects only the new pods');
-      const deployments = (await kube<{ items: Array<{ metadata: { name: string } }> }>(`/apis/apps/v1/namespaces/${namespace}/deployments`)).body.items.map((d) => d.metadata.name);
+      assert.deepEqual(
+        (await pods(namespace, selectorOf(service.body.spec.selector))).map((p) => p.metadata.name).sort(),
+        running.map((p) => p.metadata.name).sort(),
+        'the Service selects only the new pods',
+      );
+      const deployments = (await kube<{ items: Array<{ metadata: { name: string } }> }>(`/apis/apps/v1/namespaces/${namespace}/deployments`)).body.items.map(
+        (d) => d.metadata.name,
+      );
       if (upgradeType === 'RollingUpdate') assert.deepEqual(deployments, ['vdu1'], 'the Deployment is updated in place');
       else assert.ok(deployments.length === 1 && deployments[0] !== 'vdu1', `a new Deployment replaced the old one: ${deployments.join(', ')}`);
 
@@ -126,9 +153,12 @@ describe('change current VNF package on Kubernetes', () => {
       const filter = encodeURIComponent(`(eq,id,${String(occ.id)})`);
       const listed = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${filter}`);
       assert.equal(listed.status, 200);
-      assert.deepEqual((listed.body as Array<Record<string, unknown>>).map((o) => [o.id, 'modificationsTriggeredByVnfPkgChange' in o]), [[occ.id, false]]);
+      assert.deepEqual(
+        (listed.body as Array<Record<string, unknown>>).map((o) => [o.id, 'modificationsTriggeredByVnfPkgChange' in o]),
+        [[occ.id, false]],
+      );
       const full = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${filter}&all_fields`);
-      assert.equal(((full.body as Array<{ modificationsTriggeredByVnfPkgChange?: { vnfdId: string } }>)[0]?.modificationsTriggeredByVnfPkgChange)?.vnfdId, V2);
+      assert.equal((full.body as Array<{ modificationsTriggeredByVnfPkgChange?: { vnfdId: string } }>)[0]?.modificationsTriggeredByVnfPkgChange?.vnfdId, V2);
       assert.equal(await usage('k8s-cnf-v1'), 'NOT_IN_USE');
       assert.equal(await usage('k8s-cnf-v2'), 'IN_USE');
       await finish(id);
@@ -140,7 +170,13 @@ describe('change current VNF package on Kubernetes', () => {
     const namespace = 'cnf-same-package';
     const id = await runningCnf(namespace);
     const before = await instance(id);
-    const occ = await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V1, additionalParams: { upgrade_type: 'RollingUpdate', 'lcm-kubernetes-def-files': DEF_FILES } }), 'COMPLETED');
+    const occ = await ended(
+      await operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, {
+        vnfdId: V1,
+        additionalParams: { upgrade_type: 'RollingUpdate', 'lcm-kubernetes-def-files': DEF_FILES },
+      }),
+      'COMPLETED',
+    );
     assert.equal((occ.modificationsTriggeredByVnfPkgChange as { vnfdId: string }).vnfdId, V1);
     const after = await instance(id);
     assert.equal(after.vnfdId, V1);
@@ -151,12 +187,14 @@ describe('change current VNF package on Kubernetes', () => {
     assert.equal(await usage('k8s-cnf-v1'), 'NOT_IN_USE');
   });
 
-  it('an image pull failure half-way ends FAILED_TEMP with the pod\'s reason; rollback restores v1 completely', async () => {
+  it("an image pull failure half-way ends FAILED_TEMP with the pod's reason; rollback restores v1 completely", async () => {
     const namespace = 'cnf-pull-failure-change';
     const id = await runningCnf(namespace);
     const before = await instance(id);
-    const deploymentBefore = (await kube<{ metadata: { uid: string }; spec: { replicas: number } }>(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body;
-    const control = (path: string, method: string, body?: unknown) => fetch(`${cluster.control}${path}`, { method, headers: { 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const deploymentBefore = (await kube<{ metadata: { uid: string }; spec: { replicas: number } }>(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`))
+      .body;
+    const control = (path: string, method: string, body?: unknown) =>
+      fetch(`${cluster.control}${path}`, { method, headers: { 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     assert.ok((await control('faults', 'POST', { kind: 'image-pull-fail', image: 'nginx:1.27-alpine' })).ok);
     let path: string;
     try {
@@ -172,8 +210,12 @@ describe('change current VNF package on Kubernetes', () => {
     assert.equal(after.vnfdId, V1);
     const running = await pods(namespace, `${LABEL}=${id}`);
     assert.equal(running.length, 2);
-    assert.ok(running.every((pod) => pod.spec.containers[0]?.image === 'nginx:1.26-alpine'), 'back on the old image');
-    const deploymentAfter = (await kube<{ metadata: { uid: string }; spec: { replicas: number } }>(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body;
+    assert.ok(
+      running.every((pod) => pod.spec.containers[0]?.image === 'nginx:1.26-alpine'),
+      'back on the old image',
+    );
+    const deploymentAfter = (await kube<{ metadata: { uid: string }; spec: { replicas: number } }>(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`))
+      .body;
     assert.equal(deploymentAfter.metadata.uid, deploymentBefore.metadata.uid);
     assert.equal(deploymentAfter.spec.replicas, deploymentBefore.spec.replicas);
     assert.equal(after.instantiatedVnfInfo.vnfcResourceInfo.length, before.instantiatedVnfInfo.vnfcResourceInfo.length);
@@ -183,7 +225,7 @@ describe('change current VNF package on Kubernetes', () => {
     await finish(id);
   });
 
-  it('a failing coordinate script ends FAILED_TEMP with the script\'s own message; the request is checked before 202', async () => {
+  it("a failing coordinate script ends FAILED_TEMP with the script's own message; the request is checked before 202", async () => {
     const namespace = 'cnf-coordinate-failure';
     const id = await runningCnf(namespace);
     const problem = async (body: unknown, status: number) => {
@@ -194,8 +236,20 @@ describe('change current VNF package on Kubernetes', () => {
     await problem({ vnfdId: V2, additionalParams: { upgrade_type: 'Canary' } }, 400);
     await problem({ vnfdId: V2 }, 400);
     await problem({ vnfdId: 'no-such-vnfd', additionalParams: { upgrade_type: 'RollingUpdate' } }, 422);
-    await problem({ ...changeRequest('RollingUpdate'), additionalParams: { ...changeRequest('RollingUpdate').additionalParams, 'lcm-kubernetes-def-files': ['Files/kubernetes/nope.yaml'] } }, 422);
-    await problem({ ...changeRequest('RollingUpdate'), additionalParams: { ...changeRequest('RollingUpdate').additionalParams, 'lcm-operation-coordinate-new-vnf': 'Scripts/nope.js' } }, 422);
+    await problem(
+      {
+        ...changeRequest('RollingUpdate'),
+        additionalParams: { ...changeRequest('RollingUpdate').additionalParams, 'lcm-kubernetes-def-files': ['Files/kubernetes/nope.yaml'] },
+      },
+      422,
+    );
+    await problem(
+      {
+        ...changeRequest('RollingUpdate'),
+        additionalParams: { ...changeRequest('RollingUpdate').additionalParams, 'lcm-operation-coordinate-new-vnf': 'Scripts/nope.js' },
+      },
+      422,
+    );
     assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,operation,CHANGE_VNFPKG);(eq,vnfInstanceId,${id})`)).body, []);
 
     const path = await operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, changeRequest('BlueGreen', { coordinate_fail: true }));

@@ -27,7 +27,13 @@ const V1 = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 const V2 = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
 const INSTANTIATE = {
   flavourId: 'simple',
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
 };
 
 before(async () => {
@@ -51,12 +57,14 @@ async function openstack<T>(service: 'compute' | 'network' | 'image', path: stri
     const response = await fetch(`${os.authUrl}/auth/tokens`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ auth: {
-        identity: { methods: ['password'], password: { user: { name: os.username, domain: { name: os.userDomain }, password: os.password } } },
-        scope: { project: { name: os.project, domain: { name: os.projectDomain } } },
-      } }),
+      body: JSON.stringify({
+        auth: {
+          identity: { methods: ['password'], password: { user: { name: os.username, domain: { name: os.userDomain }, password: os.password } } },
+          scope: { project: { name: os.project, domain: { name: os.projectDomain } } },
+        },
+      }),
     });
-    const body = await response.json() as { token: { catalog: Array<{ type: string; endpoints: Array<{ interface: string; url: string }> }> } };
+    const body = (await response.json()) as { token: { catalog: Array<{ type: string; endpoints: Array<{ interface: string; url: string }> }> } };
     session = {
       token: response.headers.get('x-subject-token') ?? '',
       endpoints: Object.fromEntries(body.token.catalog.map((entry) => [entry.type, entry.endpoints.find((e) => e.interface === 'public')?.url ?? ''])),
@@ -76,7 +84,10 @@ async function serverImage(serverId: string): Promise<string> {
 async function publicAddress(serverId: string): Promise<string> {
   const { networks } = await openstack<{ networks: Array<{ id: string; name: string }> }>('network', '/v2.0/networks');
   const publicNet = networks.find((network) => network.name === 'public')?.id;
-  const { ports } = await openstack<{ ports: Array<{ network_id: string; fixed_ips: Array<{ ip_address: string }> }> }>('network', `/v2.0/ports?device_id=${serverId}`);
+  const { ports } = await openstack<{ ports: Array<{ network_id: string; fixed_ips: Array<{ ip_address: string }> }> }>(
+    'network',
+    `/v2.0/ports?device_id=${serverId}`,
+  );
   const address = ports.find((port) => port.network_id === publicNet)?.fixed_ips[0]?.ip_address;
   assert.ok(address, `server ${serverId} has an address on the public network`);
   return address;
@@ -103,13 +114,11 @@ const hasBackend = async (pool: string): Promise<boolean> => (await fetch(`${sim
 
 // ---------------------------------------------------------------------------------------------
 
-
-
-
 type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
 type Instance = { vnfdId: string; instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[] } };
 const instance = (id: string): Promise<Instance> => steps.instance<Instance>(id);
-const servers = (shown: Instance, vduId?: string): string[] => shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => !vduId || v.vduId === vduId).map((v) => v.computeResource.resourceId);
+const servers = (shown: Instance, vduId?: string): string[] =>
+  shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => !vduId || v.vduId === vduId).map((v) => v.computeResource.resourceId);
 
 /** The sample VNF on v1 with VDU1 scaled to two servers, both in a load balancer pool. */
 async function runningVnf(pool: string): Promise<{ id: string; shown: Instance }> {
@@ -123,7 +132,6 @@ async function runningVnf(pool: string): Promise<{ id: string; shown: Instance }
   assert.ok(await hasBackend(pool));
   return { id, shown };
 }
-
 
 const vnfcParam = (username = 'ubuntu') => ({ cp_name: 'VDU1_CP1', username, password: 'vnfc-secret-password' });
 
@@ -163,7 +171,10 @@ describe('change current VNF package on OpenStack', () => {
     const imagesAfter = await Promise.all(servers(after, 'VDU1').map(serverImage));
     for (const image of imagesAfter) assert.ok(!imagesBefore.includes(image), 'every VDU1 server runs a new image');
     const names = await imageNames();
-    assert.ok(!names.some((name) => name.startsWith(`vnf-${id}`) && !name.includes(packages['openstack-vnf-v2']!.slice(0, 8))), `only the v2 images remain: ${names.join(', ')}`);
+    assert.ok(
+      !names.some((name) => name.startsWith(`vnf-${id}`) && !name.includes(packages['openstack-vnf-v2']!.slice(0, 8))),
+      `only the v2 images remain: ${names.join(', ')}`,
+    );
     const changes = (occ.resourceChanges as { affectedVnfcs: Array<{ vduId: string; changeType: string }> }).affectedVnfcs;
     assert.equal(changes.filter((c) => c.vduId === 'VDU1' && c.changeType === 'MODIFIED').length, 2);
     assert.equal(await usage('openstack-vnf-v1'), 'NOT_IN_USE');
@@ -198,10 +209,16 @@ describe('change current VNF package on OpenStack', () => {
     assert.equal(after.vnfdId, V2);
     const [oldServers, newServers] = [servers(shown), servers(after)];
     assert.equal(newServers.length, oldServers.length);
-    assert.ok(newServers.every((server) => !oldServers.includes(server)), 'every VNFC is new');
+    assert.ok(
+      newServers.every((server) => !oldServers.includes(server)),
+      'every VNFC is new',
+    );
     assert.deepEqual(await poolServers(pool), servers(after, 'VDU1').sort(), 'the load balancer points only at the new VNFCs');
     const { servers: live } = await openstack<{ servers: Array<{ id: string }> }>('compute', '/servers');
-    assert.ok(oldServers.every((server) => !live.some((s) => s.id === server)), 'the old VNFCs are gone');
+    assert.ok(
+      oldServers.every((server) => !live.some((s) => s.id === server)),
+      'the old VNFCs are gone',
+    );
     const changes = (occ.resourceChanges as { affectedVnfcs: Array<{ changeType: string }> }).affectedVnfcs;
     assert.equal(changes.filter((c) => c.changeType === 'REMOVED').length, oldServers.length);
     assert.equal(changes.filter((c) => c.changeType === 'ADDED').length, newServers.length);
@@ -260,7 +277,10 @@ describe('change current VNF package on OpenStack', () => {
     assert.equal(after.vnfdId, V1);
     assert.deepEqual(servers(after).sort(), servers(shown).sort());
     const { servers: live } = await openstack<{ servers: Array<{ id: string }> }>('compute', '/servers');
-    assert.deepEqual(live.map((s) => s.id).filter((s) => !servers(shown).includes(s) && servers(after).includes(s)), []);
+    assert.deepEqual(
+      live.map((s) => s.id).filter((s) => !servers(shown).includes(s) && servers(after).includes(s)),
+      [],
+    );
     assert.deepEqual(await poolServers(pool), servers(shown, 'VDU1').sort());
     assert.ok(await hasBackend(pool));
     assert.equal(await usage('openstack-vnf-v2'), 'NOT_IN_USE');

@@ -36,7 +36,11 @@ let vimId: string;
 
 /** The OpenStack simulator as a process of its own, at real time (a server builds in ~1.5 s). */
 async function startSimulator(): Promise<Simulator> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/openstack/main.ts'], { cwd: ROOT, env: { ...process.env, PORT: '0', TIME_SCALE: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/openstack/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', TIME_SCALE: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -51,15 +55,25 @@ async function startSimulator(): Promise<Simulator> {
     process: child,
     authUrl,
     control: new URL('/_sim/', authUrl).href,
-    accessInfo: { username: field('username'), password: field('password'), project: field('project'), projectDomain: field('project_domain'), userDomain: field('user_domain'), region: field('region') },
+    accessInfo: {
+      username: field('username'),
+      password: field('password'),
+      project: field('project'),
+      projectDomain: field('project_domain'),
+      userDomain: field('user_domain'),
+      region: field('region'),
+    },
   };
 }
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${sim.control}${path}`, { method, ...(body ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+  const response = await fetch(`${sim.control}${path}`, {
+    method,
+    ...(body ? { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {}),
+  });
   const text = await response.text();
   assert.ok(response.ok, `${method} /_sim/${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) as unknown : undefined;
+  return text ? (JSON.parse(text) as unknown) : undefined;
 }
 
 const stackStatus = async (instanceId: string) => (await heat.getStack(`vnf-${instanceId}`))?.stack_status;
@@ -77,7 +91,22 @@ async function opOccState(path: string): Promise<string> {
 const instantiate = () => ({
   flavourId: 'simple',
   vimConnectionInfo: { site: { vimId, vimType: OPENSTACK } },
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [
+        {
+          cpdId: 'VDU1_CP1',
+          cpConfig: {
+            VDU1_CP1_1: {
+              cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }],
+            },
+          },
+        },
+      ],
+    },
+  ],
 });
 
 async function createInstance(): Promise<string> {
@@ -98,7 +127,9 @@ before(async () => {
   heat = new HeatClient(new OpenStackSession({ vimId: 'sim', vimType: OPENSTACK, interfaceInfo: { endpoint: sim.authUrl }, accessInfo: sim.accessInfo }));
   vnfm = await startVnfm({ dataDir, processGroup: true });
   const { call, onboard } = api();
-  const registered = await call('POST', '/vnfm/v1/vims', { body: { name: 'outlives-the-vnfm', vimType: OPENSTACK, interfaceInfo: { endpoint: sim.authUrl }, accessInfo: sim.accessInfo } });
+  const registered = await call('POST', '/vnfm/v1/vims', {
+    body: { name: 'outlives-the-vnfm', vimType: OPENSTACK, interfaceInfo: { endpoint: sim.authUrl }, accessInfo: sim.accessInfo },
+  });
   assert.equal(registered.status, 201, registered.text);
   vimId = (registered.body as { id: string }).id;
   await onboard(['openstack-vnf-v1', 'openstack-vnf-v2']);
@@ -126,7 +157,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const id = await createInstance();
     await control('POST', 'faults', { kind: 'slow', service: 'glance', ms: 600_000 });
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await waitFor('the op occ is PROCESSING', async () => await opOccState(path) === 'PROCESSING', LIMIT_MS);
+    await waitFor('the op occ is PROCESSING', async () => (await opOccState(path)) === 'PROCESSING', LIMIT_MS);
     assert.equal(await stackStatus(id), undefined);
     await control('DELETE', 'faults');
     await crashAndRestart();
@@ -138,7 +169,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
   it('an INSTANTIATE killed while its stack is CREATE_IN_PROGRESS resumes polling and completes', async () => {
     const id = await createInstance();
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await waitFor('the stack is CREATE_IN_PROGRESS', async () => await stackStatus(id) === 'CREATE_IN_PROGRESS', LIMIT_MS);
+    await waitFor('the stack is CREATE_IN_PROGRESS', async () => (await stackStatus(id)) === 'CREATE_IN_PROGRESS', LIMIT_MS);
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
     instantiated.push(id);
@@ -150,7 +181,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     vnfm = await startVnfm({ dataDir, processGroup: true, env: { VNFM_WAIT_SCALE: '5' } });
     const id = await createInstance();
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await waitFor('the stack is CREATE_COMPLETE', async () => await stackStatus(id) === 'CREATE_COMPLETE', LIMIT_MS);
+    await waitFor('the stack is CREATE_COMPLETE', async () => (await stackStatus(id)) === 'CREATE_COMPLETE', LIMIT_MS);
     assert.equal(await opOccState(path), 'PROCESSING');
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
@@ -161,7 +192,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const id = await createInstance();
     await control('POST', 'faults', { kind: 'stack-create-fail', reason: 'Injected: no valid host while the VNFM was down', count: 1 });
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate());
-    await waitFor('the stack exists', async () => await stackStatus(id) !== undefined, LIMIT_MS);
+    await waitFor('the stack exists', async () => (await stackStatus(id)) !== undefined, LIMIT_MS);
     await crashAndRestart();
     const failed = await api().ended(path, 'FAILED_TEMP');
     assert.match((failed.error as { detail: string }).detail, /no valid host while the VNFM was down/);
@@ -174,7 +205,7 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
   it('a TERMINATE killed while its stack is DELETE_IN_PROGRESS resumes and completes: NOT_INSTANTIATED', async () => {
     const id = instantiated.shift() as string;
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
-    await waitFor('the stack is DELETE_IN_PROGRESS', async () => await stackStatus(id) === 'DELETE_IN_PROGRESS', LIMIT_MS);
+    await waitFor('the stack is DELETE_IN_PROGRESS', async () => (await stackStatus(id)) === 'DELETE_IN_PROGRESS', LIMIT_MS);
     await crashAndRestart();
     await api().ended(path, 'COMPLETED');
     assert.equal((await api().instance<{ instantiationState: string }>(id)).instantiationState, 'NOT_INSTANTIATED');
@@ -185,8 +216,12 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     const id = instantiated.shift() as string;
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V2, additionalParams: { upgrade_type: 'BlueGreen' } });
     // Blue-green builds the new VNF as a second stack, vnf-<instance>-<package>, beside the first.
-    const stacks = async () => (await control('GET', 'state') as { stacks: { items: Array<{ name?: string }> } }).stacks.items;
-    await waitFor('the new stack is being built', async () => (await stacks()).some((stack) => stack.name?.startsWith(`vnf-${id}-`)) || await opOccState(path) !== 'PROCESSING', LIMIT_MS);
+    const stacks = async () => ((await control('GET', 'state')) as { stacks: { items: Array<{ name?: string }> } }).stacks.items;
+    await waitFor(
+      'the new stack is being built',
+      async () => (await stacks()).some((stack) => stack.name?.startsWith(`vnf-${id}-`)) || (await opOccState(path)) !== 'PROCESSING',
+      LIMIT_MS,
+    );
     await crashAndRestart();
     const state = await opOccState(path);
     assert.ok(ACTIONABLE.includes(state), state);
@@ -199,8 +234,9 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
 
   it('after the crashes, terminating every VNF leaves nothing on the VIM', async () => {
     for (const id of instantiated.splice(0)) await api().terminateAndDelete(id);
-    const state = await control('GET', 'state') as Record<string, { count: number }>;
-    for (const kind of ['stacks', 'servers', 'ports', 'volumes', 'images']) assert.equal(state[kind]?.count, 0, `${kind} left on the VIM: ${JSON.stringify(state[kind])}`);
+    const state = (await control('GET', 'state')) as Record<string, { count: number }>;
+    for (const kind of ['stacks', 'servers', 'ports', 'volumes', 'images'])
+      assert.equal(state[kind]?.count, 0, `${kind} left on the VIM: ${JSON.stringify(state[kind])}`);
   });
 });
 
@@ -228,17 +264,27 @@ describe('the start-up sweep', () => {
     const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
     // Large enough (a 64 MiB image) that onboarding is still reading it when the kill comes.
     const { path: csar } = await buildCsarFile('openstack-vnf-v1', join(dataDir, '..', `large-${id}.zip`), { imageBytes: 64 * 2 ** 20 });
-    const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as { uploadUri: string; method: string; headers: Record<string, string> };
+    const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as {
+      uploadUri: string;
+      method: string;
+      headers: Record<string, string>;
+    };
     const put = await fetch(grant.uploadUri, { method: grant.method, headers: grant.headers, body: readFileSync(csar) });
     assert.equal(put.status, 200);
     rmSync(csar);
     const state = async () => ((await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string }).onboardingState;
-    await waitFor('onboarding is under way', async () => await state() === 'PROCESSING', LIMIT_MS);
+    await waitFor('onboarding is under way', async () => (await state()) === 'PROCESSING', LIMIT_MS);
     await crashAndRestart();
-    const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    const shown = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails?: { detail: string };
+    };
     assert.equal(shown.onboardingState, 'CREATED');
     assert.match(shown.onboardingFailureDetails?.detail ?? '', /interrupted/);
-    const upload = await api().call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await buildCsar('k8s-cnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    const upload = await api().call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, {
+      raw: await buildCsar('k8s-cnf-v1'),
+      headers: { 'Content-Type': 'application/zip' },
+    });
     assert.equal(upload.status, 202, upload.text);
     await settle(vnfm);
     assert.equal(await state(), 'ONBOARDED');

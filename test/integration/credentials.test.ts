@@ -15,7 +15,9 @@ const run = promisify(execFile);
 const PATH = '/vnflcm/v2/vnf_instances';
 
 let vnfm: LocalVnfm;
-before(async () => { vnfm = await startVnfm(); });
+before(async () => {
+  vnfm = await startVnfm();
+});
 after(() => vnfm?.stop());
 
 function newClient(): ClientCredentials {
@@ -24,7 +26,10 @@ function newClient(): ClientCredentials {
 
 /** `npm run clients -- <args>` against this VNFM's data folder, with `env` added; its standard output. */
 async function clientsCommandWith(env: Record<string, string>, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/clients.ts', ...args], { cwd: ROOT, env: { ...process.env, VNFM_DATA_DIR: vnfm.dataDir, ...env } });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/clients.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, VNFM_DATA_DIR: vnfm.dataDir, ...env },
+  });
   return stdout;
 }
 const clientsCommand = (...args: string[]): Promise<string> => clientsCommandWith({}, ...args);
@@ -42,7 +47,7 @@ function tokenRequest(c: { clientId: string; clientSecret: string }): Promise<Re
 }
 
 describe('rotation and deletion take effect at once', () => {
-  it('refuses a rotated client\'s old token and old Basic secret, and takes the new secret', async () => {
+  it("refuses a rotated client's old token and old Basic secret, and takes the new secret", async () => {
     const old = newClient();
     const oldToken = await accessToken(old);
     assert.equal((await withToken(oldToken)).status, 200);
@@ -69,36 +74,48 @@ describe('rotation and deletion take effect at once', () => {
     const token = await accessToken(target);
     assert.equal((await withToken(token)).status, 200);
     const { dynamodb, region } = vnfm.endpoints;
-    const aws = { CLIENTS_TABLE: 'ClientsTable', AWS_ENDPOINT_URL_DYNAMODB: dynamodb, AWS_REGION: region, AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey };
+    const aws = {
+      CLIENTS_TABLE: 'ClientsTable',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb,
+      AWS_REGION: region,
+      AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
+    };
     assert.match(await clientsCommandWith(aws, 'rotated', target.clientId), /Recorded in ClientsTable/);
     await waitFor('the token to be refused', async () => (await withToken(token)).status === 401);
   });
 
-  it('refuses a deleted client\'s tokens and Basic credentials', async () => {
+  it("refuses a deleted client's tokens and Basic credentials", async () => {
     const gone = newClient();
     const token = await accessToken(gone);
     assert.equal((await withToken(token)).status, 200);
     assert.equal((await withBasic(gone)).status, 200);
 
     await clientsCommand('delete', gone.clientId);
-    await waitFor('the deleted client\'s token to be refused', async () => (await withToken(token)).status === 401);
+    await waitFor("the deleted client's token to be refused", async () => (await withToken(token)).status === 401);
     assert.match(((await withToken(token)).body as { detail: string }).detail, /deleted/);
     assert.equal((await withBasic(gone)).status, 401);
     assert.equal((await tokenRequest(gone)).status, 401);
   });
 
-  it('does not revive a deleted client\'s tokens when a client of the same id is created again', async () => {
-    const first = { ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-c', scopes: ['vnflcm:read'], clientId: 'reused-id' }), tokenUrl: adminCredentials(vnfm).tokenUrl };
+  it("does not revive a deleted client's tokens when a client of the same id is created again", async () => {
+    const first = {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-c', scopes: ['vnflcm:read'], clientId: 'reused-id' }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    };
     const firstToken = await accessToken(first);
     // Token times have a second's resolution: the id is re-created in a later second than its old
     // token's (an operator re-creating an id within the same second is the known limit).
     const issuedAt = decodeJwt(firstToken).iat ?? 0;
-    await waitFor('a second after the old token\'s', async () => Math.floor(Date.now() / 1000) > issuedAt);
+    await waitFor("a second after the old token's", async () => Math.floor(Date.now() / 1000) > issuedAt);
     await clientsCommand('delete', first.clientId);
-    await waitFor('the deleted client\'s token to be refused', async () => (await withToken(firstToken)).status === 401);
-    const second = JSON.parse(await clientsCommand('create', '--tenant', 'tenant-c', '--scopes', 'vnflcm:read', '--id', 'reused-id')) as { clientId: string; clientSecret: string };
+    await waitFor("the deleted client's token to be refused", async () => (await withToken(firstToken)).status === 401);
+    const second = JSON.parse(await clientsCommand('create', '--tenant', 'tenant-c', '--scopes', 'vnflcm:read', '--id', 'reused-id')) as {
+      clientId: string;
+      clientSecret: string;
+    };
     const secondToken = await accessToken({ ...second, tokenUrl: first.tokenUrl });
-    await waitFor('the new client\'s token to be accepted', async () => (await withToken(secondToken)).status === 200);
+    await waitFor("the new client's token to be accepted", async () => (await withToken(secondToken)).status === 200);
     assert.equal((await withToken(firstToken)).status, 401);
   });
 });

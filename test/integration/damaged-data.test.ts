@@ -21,7 +21,10 @@ before(async () => {
   const call = client(vnfm);
   const created = await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} });
   packageId = (created.body as { id: string }).id;
-  const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${packageId}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+  const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${packageId}/package_content`, {
+    raw: await buildCsar('openstack-vnf-v1'),
+    headers: { 'Content-Type': 'application/zip' },
+  });
   assert.equal(upload.status, 202, upload.text);
   await settle(vnfm);
   assert.equal(((await call('GET', `/vnfpkgm/v1/vnf_packages/${packageId}`)).body as { onboardingState: string }).onboardingState, 'ONBOARDED');
@@ -42,7 +45,9 @@ function copyOfBase(): string {
 }
 
 function levelDbFile(dir: string, extension: '.log' | '.ldb'): string {
-  const files = readdirSync(join(dir, 'dynamodb')).filter((name) => name.endsWith(extension)).map((name) => join(dir, 'dynamodb', name));
+  const files = readdirSync(join(dir, 'dynamodb'))
+    .filter((name) => name.endsWith(extension))
+    .map((name) => join(dir, 'dynamodb', name));
   const largest = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
   assert.ok(largest && statSync(largest).size > 0, `no ${extension} file with data in ${dir}/dynamodb`);
   return largest;
@@ -57,10 +62,13 @@ function flipBits(path: string): void {
 
 /** Starts the VNFM on `dir` expecting it to refuse; gives its output. */
 async function refusedStart(dir: string): Promise<string> {
-  const outcome = await startVnfm({ dataDir: dir, env: ENV }).then((vnfm) => {
-    started.push(vnfm);
-    return undefined;
-  }, (error: Error) => error.message);
+  const outcome = await startVnfm({ dataDir: dir, env: ENV }).then(
+    (vnfm) => {
+      started.push(vnfm);
+      return undefined;
+    },
+    (error: Error) => error.message,
+  );
   assert.ok(outcome !== undefined, `the VNFM started on a damaged folder (${dir})`);
   const code = /VNFM exited with (\S+) before listening/.exec(outcome)?.[1];
   assert.ok(code !== undefined && code !== '0' && code !== 'null', `exit code ${code}:\n${outcome}`);
@@ -90,7 +98,10 @@ describe('a damaged LevelDB', () => {
     assert.match(await refusedStart(dir), new RegExp(`${log.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has a record whose checksum does not match`));
     const vnfm = await repairedStart(dir);
     assert.match(vnfm.output(), /moved aside to .*dynamodb\.damaged-.*records are lost/);
-    assert.ok(readdirSync(dir).some((name) => name.startsWith('dynamodb.damaged-')), 'the damaged database is kept');
+    assert.ok(
+      readdirSync(dir).some((name) => name.startsWith('dynamodb.damaged-')),
+      'the damaged database is kept',
+    );
     assert.deepEqual(await adminCanList(vnfm), []);
   });
 
@@ -134,7 +145,10 @@ describe('a deleted S3 folder', () => {
 });
 
 describe('damaged credential files', () => {
-  for (const [name, file] of [['garbage in credentials.json', 'credentials.json'], ['garbage in auth/signing-key.json', join('auth', 'signing-key.json')]] as const) {
+  for (const [name, file] of [
+    ['garbage in credentials.json', 'credentials.json'],
+    ['garbage in auth/signing-key.json', join('auth', 'signing-key.json')],
+  ] as const) {
     it(`names ${name}, and --repair starts with a new one`, async () => {
       const dir = copyOfBase();
       writeFileSync(join(dir, file), '{"kty": "EC", \u0000 garbage');

@@ -12,7 +12,7 @@ import { newDataDir, ROOT } from '../support/runtime.ts';
 
 const template = loadTemplate(join(ROOT, 'template.yaml'));
 const functions = Object.entries(applyGlobals(template)).map(([logicalId]) => {
-  const entry = (template.Resources[logicalId]?.Metadata as { BuildProperties: { EntryPoints: string[] } }).BuildProperties.EntryPoints[0] as string;
+  const entry = (template.Resources[logicalId]!.Metadata as { BuildProperties: { EntryPoints: string[] } }).BuildProperties.EntryPoints[0] as string;
   return { logicalId, entry, event: join(ROOT, 'events', `${basename(entry, '.ts')}.json`) };
 });
 
@@ -111,7 +111,10 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
   },
   VnfHealthMonitorFunction: async (invocation) => {
     const report = (await invocation) as { instances: number; vims: number; raised: number; cleared: number; healsStarted: string[] };
-    assert.deepEqual({ instances: report.instances, vims: report.vims, raised: report.raised, cleared: report.cleared, healsStarted: report.healsStarted }, { instances: 0, vims: 0, raised: 0, cleared: 0, healsStarted: [] });
+    assert.deepEqual(
+      { instances: report.instances, vims: report.vims, raised: report.raised, cleared: report.cleared, healsStarted: report.healsStarted },
+      { instances: 0, vims: 0, raised: 0, cleared: 0, healsStarted: [] },
+    );
   },
   PackageOnboardingFunction: async (invocation) => {
     assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });

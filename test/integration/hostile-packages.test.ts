@@ -23,34 +23,77 @@ const META = 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-by: test\
 
 const corpus: Array<{ name: string; build: () => Promise<Buffer> | Buffer; detail: RegExp }> = [
   { name: 'truncated zip', build: async () => (await buildCsar('openstack-vnf-v1')).subarray(0, 2000), detail: /zip|central directory|truncated/i },
-  { name: 'zip slip', build: () => craftZip([{ name: 'TOSCA-Metadata/TOSCA.meta', content: META }, { name: '../../evil.sh', content: 'rm -rf /' }]), detail: /\.\.\/\.\.\/evil\.sh/ },
-  { name: 'absolute path', build: () => craftZip([{ name: 'TOSCA-Metadata/TOSCA.meta', content: META }, { name: '/etc/passwd', content: 'x' }]), detail: /\/etc\/passwd/ },
-  { name: 'symlink', build: () => craftZip([{ name: 'TOSCA-Metadata/TOSCA.meta', content: META }, { name: 'Definitions/link', content: '/etc/shadow', externalAttributes: unixMode(0o120777) }]), detail: /link/i },
+  {
+    name: 'zip slip',
+    build: () =>
+      craftZip([
+        { name: 'TOSCA-Metadata/TOSCA.meta', content: META },
+        { name: '../../evil.sh', content: 'rm -rf /' },
+      ]),
+    detail: /\.\.\/\.\.\/evil\.sh/,
+  },
+  {
+    name: 'absolute path',
+    build: () =>
+      craftZip([
+        { name: 'TOSCA-Metadata/TOSCA.meta', content: META },
+        { name: '/etc/passwd', content: 'x' },
+      ]),
+    detail: /\/etc\/passwd/,
+  },
+  {
+    name: 'symlink',
+    build: () =>
+      craftZip([
+        { name: 'TOSCA-Metadata/TOSCA.meta', content: META },
+        { name: 'Definitions/link', content: '/etc/shadow', externalAttributes: unixMode(0o120777) },
+      ]),
+    detail: /link/i,
+  },
   // A ZipCrypto entry: 12 bytes of encryption header before the data.
-  { name: 'encrypted entry', build: () => craftZip([{ name: 'TOSCA-Metadata/TOSCA.meta', content: META }, { name: 'Files/secret.bin', data: randomBytes(40), uncompressedSize: 28, flags: 0x801 }]), detail: /encrypted/i },
+  {
+    name: 'encrypted entry',
+    build: () =>
+      craftZip([
+        { name: 'TOSCA-Metadata/TOSCA.meta', content: META },
+        { name: 'Files/secret.bin', data: randomBytes(40), uncompressedSize: 28, flags: 0x801 },
+      ]),
+    detail: /encrypted/i,
+  },
   {
     name: 'zip bomb',
     build: async () => {
       const zeros = await deflatedZeros(512 * 1024 * 1024);
-      return craftZip([{ name: 'TOSCA-Metadata/TOSCA.meta', content: META }, { name: 'Files/bomb.bin', method: 8, data: zeros.data, crc32: zeros.crc32, uncompressedSize: 512 * 1024 * 1024 }]);
+      return craftZip([
+        { name: 'TOSCA-Metadata/TOSCA.meta', content: META },
+        { name: 'Files/bomb.bin', method: 8, data: zeros.data, crc32: zeros.crc32, uncompressedSize: 512 * 1024 * 1024 },
+      ]);
     },
     detail: /ratio|too large|exceeds/i,
   },
   {
     name: 'YAML alias bomb',
-    build: () => buildCsar('openstack-vnf-v1', {
-      mutate: (files) => files.set('Definitions/sample_vnfd_top.yaml', Buffer.from(`tosca_definitions_version: tosca_simple_yaml_1_2\na: &a ["x","x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`)),
-    }),
+    build: () =>
+      buildCsar('openstack-vnf-v1', {
+        mutate: (files) =>
+          files.set(
+            'Definitions/sample_vnfd_top.yaml',
+            Buffer.from(
+              `tosca_definitions_version: tosca_simple_yaml_1_2\na: &a ["x","x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`,
+            ),
+          ),
+      }),
     detail: /alias/i,
   },
   {
     name: 'import outside the archive',
-    build: () => buildCsar('openstack-vnf-v1', {
-      mutate: (files) => {
-        const top = files.get('Definitions/sample_vnfd_top.yaml')?.toString() ?? '';
-        files.set('Definitions/sample_vnfd_top.yaml', Buffer.from(top.replace(/imports:\n/, 'imports:\n  - ../../../etc/passwd\n')));
-      },
-    }),
+    build: () =>
+      buildCsar('openstack-vnf-v1', {
+        mutate: (files) => {
+          const top = files.get('Definitions/sample_vnfd_top.yaml')?.toString() ?? '';
+          files.set('Definitions/sample_vnfd_top.yaml', Buffer.from(top.replace(/imports:\n/, 'imports:\n  - ../../../etc/passwd\n')));
+        },
+      }),
     detail: /etc\/passwd|outside/i,
   },
   {
@@ -60,14 +103,19 @@ const corpus: Array<{ name: string; build: () => Promise<Buffer> | Buffer; detai
   },
   {
     name: 'hash mismatch',
-    build: () => buildCsar('openstack-vnf-v1', { mutateAfterManifest: (files) => files.set('BaseHOT/simple/sample_hot.yaml', Buffer.from('heat_template_version: 2013-05-23\n')) }),
+    build: () =>
+      buildCsar('openstack-vnf-v1', {
+        mutateAfterManifest: (files) => files.set('BaseHOT/simple/sample_hot.yaml', Buffer.from('heat_template_version: 2013-05-23\n')),
+      }),
     detail: /BaseHOT\/simple\/sample_hot\.yaml.*hash|hash.*BaseHOT/i,
   },
   {
     name: 'VNFD without a VNF node',
-    build: () => buildCsar('openstack-vnf-v1', {
-      mutate: (files) => files.set('Definitions/sample_vnfd_top.yaml', Buffer.from('tosca_definitions_version: tosca_simple_yaml_1_2\ndescription: nothing here\n')),
-    }),
+    build: () =>
+      buildCsar('openstack-vnf-v1', {
+        mutate: (files) =>
+          files.set('Definitions/sample_vnfd_top.yaml', Buffer.from('tosca_definitions_version: tosca_simple_yaml_1_2\ndescription: nothing here\n')),
+      }),
     detail: /tosca\.nodes\.nfv\.VNF/,
   },
 ];
@@ -78,13 +126,19 @@ it('refuses every hostile or broken CSAR with specific failure details and keeps
   for (const sample of corpus) {
     const created = await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} });
     const id = (created.body as { id: string }).id;
-    const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await sample.build(), headers: { 'Content-Type': 'application/zip' } });
+    const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, {
+      raw: await sample.build(),
+      headers: { 'Content-Type': 'application/zip' },
+    });
     if (upload.status !== 202) {
       assert.ok(upload.status >= 400 && upload.status < 500, `${sample.name}: ${upload.status}`);
       continue;
     }
     await settle(vnfm);
-    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails?: { status: number; detail: string } };
+    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails?: { status: number; detail: string };
+    };
     assert.equal(pkg.onboardingState, 'CREATED', `${sample.name}: ${JSON.stringify(pkg)}`);
     assert.equal(pkg.onboardingFailureDetails?.status, 422, `${sample.name}: ${JSON.stringify(pkg.onboardingFailureDetails)}`);
     assert.match(pkg.onboardingFailureDetails?.detail ?? '', sample.detail, sample.name);

@@ -29,12 +29,16 @@ after(async () => {
   await vnfm.stop();
 });
 
-type KObject = { metadata: { name: string; uid: string; labels?: Record<string, string>; namespace?: string }; spec?: Record<string, unknown>; status?: Record<string, unknown> };
+type KObject = {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; namespace?: string };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
 
 /** Reads the cluster directly, as kubectl would. */
 async function kube(path: string): Promise<{ status: number; body: { items?: KObject[] } & KObject }> {
   const response = await fetch(`${cluster.endpoint}${path}`, { headers: { Authorization: `Bearer ${cluster.bearer_token}` } });
-  return { status: response.status, body: await response.json() as { items?: KObject[] } & KObject };
+  return { status: response.status, body: (await response.json()) as { items?: KObject[] } & KObject };
 }
 
 async function pods(namespace: string, instanceId: string): Promise<KObject[]> {
@@ -43,7 +47,11 @@ async function pods(namespace: string, instanceId: string): Promise<KObject[]> {
 }
 
 async function control(path: string, method: string, body?: unknown): Promise<void> {
-  const response = await fetch(`${cluster.control}${path}`, { method, headers: { 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const response = await fetch(`${cluster.control}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   assert.ok(response.ok, await response.text());
 }
 
@@ -74,7 +82,15 @@ async function completed(path: string, state = 'COMPLETED'): Promise<Record<stri
 }
 
 type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string; vimLevelResourceType: string } };
-type Instance = { instantiationState: string; vimConnectionInfo?: Record<string, unknown>; instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>; scaleStatus: Array<{ aspectId: string; scaleLevel: number }> } };
+type Instance = {
+  instantiationState: string;
+  vimConnectionInfo?: Record<string, unknown>;
+  instantiatedVnfInfo: {
+    vnfcResourceInfo: Vnfc[];
+    vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+    scaleStatus: Array<{ aspectId: string; scaleLevel: number }>;
+  };
+};
 
 async function instance(id: string): Promise<Instance> {
   const reply = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
@@ -84,7 +100,11 @@ async function instance(id: string): Promise<Instance> {
 }
 
 type Changes = { affectedVnfcs: Array<{ changeType: string; computeResource: { resourceId: string } }> };
-const changed = (occ: Record<string, unknown>, type: string): string[] => (occ.resourceChanges as Changes).affectedVnfcs.filter((c) => c.changeType === type).map((c) => c.computeResource.resourceId).sort();
+const changed = (occ: Record<string, unknown>, type: string): string[] =>
+  (occ.resourceChanges as Changes).affectedVnfcs
+    .filter((c) => c.changeType === type)
+    .map((c) => c.computeResource.resourceId)
+    .sort();
 
 describe('the CNF lifecycle on the Kubernetes VIM', () => {
   it('instantiates, scales out and in, heals one pod and terminates, as the cluster shows', async () => {
@@ -105,7 +125,10 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     assert.equal(running.length, 1);
     let shown = await instance(id);
     assert.equal(shown.instantiationState, 'INSTANTIATED');
-    assert.deepEqual(shown.instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.computeResource.resourceId), running.map((p) => p.metadata.name));
+    assert.deepEqual(
+      shown.instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.computeResource.resourceId),
+      running.map((p) => p.metadata.name),
+    );
     assert.equal(shown.instantiatedVnfInfo.vnfcResourceInfo[0]?.computeResource.vimLevelResourceType, 'Deployment');
     assert.deepEqual(shown.instantiatedVnfInfo.scaleStatus, [{ aspectId: 'vdu1_aspect', scaleLevel: 0 }]);
     const first = running[0]?.metadata.name ?? '';
@@ -117,7 +140,13 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     running = await pods(namespace, id);
     assert.equal(running.length, 3);
     assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body.spec?.replicas, 3);
-    assert.deepEqual(changed(out, 'ADDED'), running.map((p) => p.metadata.name).filter((name) => name !== first).sort());
+    assert.deepEqual(
+      changed(out, 'ADDED'),
+      running
+        .map((p) => p.metadata.name)
+        .filter((name) => name !== first)
+        .sort(),
+    );
     shown = await instance(id);
     assert.equal(shown.instantiatedVnfInfo.vnfcResourceInfo.length, 3);
     assert.deepEqual(shown.instantiatedVnfInfo.scaleStatus, [{ aspectId: 'vdu1_aspect', scaleLevel: 2 }]);
@@ -173,7 +202,8 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
         const top = 'Definitions/sample_cnf_top.vnfd.yaml';
         files.set(top, Buffer.from(String(files.get(top)).replace(vnfdId, twoVdus)));
         const df = 'Definitions/sample_cnf_df_simple.yaml';
-        const vdu2 = '    VDU2:\n      type: tosca.nodes.nfv.Vdu.Compute\n      properties:\n        name: vdu2\n        description: a VDU whose manifest is not chosen\n        vdu_profile:\n          min_number_of_instances: 1\n          max_number_of_instances: 1\n\n  policies:\n';
+        const vdu2 =
+          '    VDU2:\n      type: tosca.nodes.nfv.Vdu.Compute\n      properties:\n        name: vdu2\n        description: a VDU whose manifest is not chosen\n        vdu_profile:\n          min_number_of_instances: 1\n          max_number_of_instances: 1\n\n  policies:\n';
         files.set(df, Buffer.from(String(files.get(df)).replace('\n  policies:\n', `\n${vdu2}`)));
       },
     });
@@ -183,16 +213,27 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
     const onboarded = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as { onboardingState: string; onboardingFailureDetails?: unknown };
     assert.equal(onboarded.onboardingState, 'ONBOARDED', JSON.stringify(onboarded.onboardingFailureDetails));
     const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: twoVdus } })).body as { id: string }).id;
-    const occ = await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-      flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml'], namespace: 'cnf-skipped-vdu' },
-    }));
+    const occ = await completed(
+      await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        flavourId: 'simple',
+        additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml'], namespace: 'cnf-skipped-vdu' },
+      }),
+    );
     const full = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,id,${String(occ.id)})&all_fields`)).body as Array<{ warnings?: string[] }>;
     assert.match(full[0]?.warnings?.join('\n') ?? '', /VDU VDU2 \(vdu2\) was not deployed/);
     const info = (await instance(id)).instantiatedVnfInfo as unknown as {
       vnfcResourceInfo: Array<{ id: string; vduId: string; vnfcCpInfo: Array<{ id: string; cpdId: string; vnfExtCpId?: string }> }>;
-      extCpInfo: Array<{ id: string; cpdId: string; associatedVnfcCpId?: string; cpProtocolInfo?: Array<{ ipOverEthernet?: { ipAddresses: Array<{ addresses: string[] }> } }> }>;
+      extCpInfo: Array<{
+        id: string;
+        cpdId: string;
+        associatedVnfcCpId?: string;
+        cpProtocolInfo?: Array<{ ipOverEthernet?: { ipAddresses: Array<{ addresses: string[] }> } }>;
+      }>;
     };
-    assert.deepEqual(info.vnfcResourceInfo.map((vnfc) => vnfc.vduId), ['VDU1']);
+    assert.deepEqual(
+      info.vnfcResourceInfo.map((vnfc) => vnfc.vduId),
+      ['VDU1'],
+    );
     // No Service: the pod's own address is the VNF's external CP (SOL003 wants 1..N), tied to its VNFC CP.
     const [vnfc] = info.vnfcResourceInfo;
     assert.equal(info.extCpInfo.length, 1);
@@ -210,24 +251,33 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
 
   it('refuses manifests the package does not declare, before anything starts', async () => {
     const id = await createInstance();
-    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-      body: { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/nope.yaml'] } },
-    }), 422);
-    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-      body: { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': 'Files/kubernetes/deployment.yaml' } },
-    }), 400);
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        body: { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/nope.yaml'] } },
+      }),
+      422,
+    );
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        body: { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': 'Files/kubernetes/deployment.yaml' } },
+      }),
+      400,
+    );
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/scale`, { body: { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' } }), 409);
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/heal`, { body: {} }), 409);
     assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, []);
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 
-  it('an image pull failure ends FAILED_TEMP with the pod\'s reason; rollback removes every object it created', async () => {
+  it("an image pull failure ends FAILED_TEMP with the pod's reason; rollback removes every object it created", async () => {
     const id = await createInstance();
     const namespace = 'cnf-pull-failure';
     await control('faults', 'POST', { kind: 'image-pull-fail', image: 'nginx:1.26-alpine' });
     try {
-      const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } });
+      const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        flavourId: 'simple',
+        additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace },
+      });
       const failed = await completed(path, 'FAILED_TEMP');
       assert.match((failed.error as { detail: string }).detail, /ImagePullBackOff|ErrImagePull/);
       assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).status, 200);
@@ -248,16 +298,25 @@ describe('the CNF lifecycle on the Kubernetes VIM', () => {
   // VIM choice and the driver registry share one normaliser, so Tacker's 'kubernetes' is the ETSI type.
   it('runs a CNF on the registered VIM a request names with Tacker\'s vimType "kubernetes"', async () => {
     const registered = await call('POST', '/vnfm/v1/vims', {
-      body: { name: 'k8s-tacker-style', vimType: 'kubernetes', interfaceInfo: { endpoint: cluster.endpoint }, accessInfo: { bearer_token: cluster.bearer_token } },
+      body: {
+        name: 'k8s-tacker-style',
+        vimType: 'kubernetes',
+        interfaceInfo: { endpoint: cluster.endpoint },
+        accessInfo: { bearer_token: cluster.bearer_token },
+      },
     });
     assert.equal(registered.status, 201, registered.text);
     const vimId = (registered.body as { id: string }).id;
     const id = await createInstance();
     const namespace = 'cnf-tacker-vim-type';
     try {
-      await completed(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-        flavourId: 'simple', vimConnectionInfo: { vim1: { vimId, vimType: 'kubernetes' } }, additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace },
-      }));
+      await completed(
+        await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+          flavourId: 'simple',
+          vimConnectionInfo: { vim1: { vimId, vimType: 'kubernetes' } },
+          additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace },
+        }),
+      );
       const vnfcs = (await instance(id)).instantiatedVnfInfo.vnfcResourceInfo as unknown as Array<{ computeResource: { vimConnectionId?: string } }>;
       assert.ok(vnfcs.length > 0);
       for (const vnfc of vnfcs) assert.equal(vnfc.computeResource.vimConnectionId, vimId);

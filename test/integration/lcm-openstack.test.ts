@@ -16,7 +16,13 @@ const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 /** VDU1_CP1 is the sample VNF's external CP: it goes on the VIM's "public" network. */
 const INSTANTIATE = {
   flavourId: 'simple',
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
 };
 
 before(async () => {
@@ -24,7 +30,10 @@ before(async () => {
   call = client(vnfm);
   sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'];
   const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+    raw: await buildCsar('openstack-vnf-v1'),
+    headers: { 'Content-Type': 'application/zip' },
+  });
   await settle(vnfm);
 });
 after(async () => {
@@ -81,21 +90,33 @@ describe('instantiate and terminate', () => {
 
     const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
     await assertEtsiResponse('vnflcm', '/vnf_instances/{vnfInstanceId}', 'get', 200, shown.body);
-    const instance = shown.body as { instantiationState: string; instantiatedVnfInfo: Record<string, unknown> & { vnfcResourceInfo: Array<{ vduId: string; computeResource: { resourceId: string } }> } };
+    const instance = shown.body as {
+      instantiationState: string;
+      instantiatedVnfInfo: Record<string, unknown> & { vnfcResourceInfo: Array<{ vduId: string; computeResource: { resourceId: string } }> };
+    };
     assert.equal(instance.instantiationState, 'INSTANTIATED');
     assert.equal(instance.instantiatedVnfInfo.flavourId, 'simple');
     const servers = (await simState()).servers?.items ?? [];
     for (const vnfc of instance.instantiatedVnfInfo.vnfcResourceInfo) {
-      assert.ok(servers.some((s) => s.id === vnfc.computeResource.resourceId), `server ${vnfc.computeResource.resourceId} exists in Nova`);
+      assert.ok(
+        servers.some((s) => s.id === vnfc.computeResource.resourceId),
+        `server ${vnfc.computeResource.resourceId} exists in Nova`,
+      );
     }
     assert.ok(!shown.text.includes(JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'].password));
     // The same records through /vnflcm/v1 show the v1 model (SOL003 V2.6.1): cpConfig is an array.
     type CpData = { cpdId: string; cpConfig: unknown };
     const v2Links = instance.instantiatedVnfInfo.extVirtualLinkInfo as Array<{ currentVnfExtCpData: CpData[] }>;
     assert.deepEqual(Object.keys(v2Links[0]?.currentVnfExtCpData[0]?.cpConfig as object), ['VDU1_CP1_1']);
-    const v1Instance = (await call('GET', `/vnflcm/v1/vnf_instances/${id}`, { version: null })).body as { instantiatedVnfInfo: { extVirtualLinkInfo: Array<{ currentVnfExtCpData: CpData[] }> } };
-    assert.deepEqual(v1Instance.instantiatedVnfInfo.extVirtualLinkInfo[0]?.currentVnfExtCpData[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
-    const v1Occ = (await call('GET', occPath.replace('/v2/', '/v1/'), { version: null })).body as { operationParams: { extVirtualLinks: Array<{ extCps: CpData[] }> } };
+    const v1Instance = (await call('GET', `/vnflcm/v1/vnf_instances/${id}`, { version: null })).body as {
+      instantiatedVnfInfo: { extVirtualLinkInfo: Array<{ currentVnfExtCpData: CpData[] }> };
+    };
+    assert.deepEqual(v1Instance.instantiatedVnfInfo.extVirtualLinkInfo[0]?.currentVnfExtCpData[0]?.cpConfig, [
+      { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] },
+    ]);
+    const v1Occ = (await call('GET', occPath.replace('/v2/', '/v1/'), { version: null })).body as {
+      operationParams: { extVirtualLinks: Array<{ extCps: CpData[] }> };
+    };
     assert.deepEqual(v1Occ.operationParams.extVirtualLinks[0]?.extCps[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
 
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE }), 409);
@@ -117,7 +138,8 @@ describe('instantiate and terminate', () => {
   it('hands the Vnflcm hooks the additionalParams as given, credentials included, and records them without', async () => {
     const id = await createInstance();
     const occPath = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
-      ...INSTANTIATE, additionalParams: { sample_script_require: 'ssh_password', ssh_password: 'hook-only-pw-7f3a' },
+      ...INSTANTIATE,
+      additionalParams: { sample_script_require: 'ssh_password', ssh_password: 'hook-only-pw-7f3a' },
     });
     await settle(vnfm);
     const occ = await opOcc(`${occPath}`);
@@ -126,7 +148,10 @@ describe('instantiate and terminate', () => {
     assert.ok(!recorded.includes('hook-only-pw-7f3a'), 'the password is not recorded');
     assert.match(recorded, /sample_script_require/);
     const missing = await createInstance();
-    const failed = await operate(`/vnflcm/v2/vnf_instances/${missing}/instantiate`, { ...INSTANTIATE, additionalParams: { sample_script_require: 'ssh_password' } });
+    const failed = await operate(`/vnflcm/v2/vnf_instances/${missing}/instantiate`, {
+      ...INSTANTIATE,
+      additionalParams: { sample_script_require: 'ssh_password' },
+    });
     await settle(vnfm);
     assert.match(((await opOcc(failed)).error as { detail: string }).detail, /needs additionalParams\.ssh_password/);
     assert.equal((await call('POST', `${failed}/fail`)).status, 200);
@@ -170,7 +195,7 @@ describe('faults and the op-occ tasks', () => {
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   }
 
-  it('a failed stack create ends FAILED_TEMP with Heat\'s reason; retry then completes', async () => {
+  it("a failed stack create ends FAILED_TEMP with Heat's reason; retry then completes", async () => {
     const { id, path } = await failedInstantiate('Injected: quota of cores exceeded');
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);
     await holdExecutions(vnfm, true);
@@ -213,7 +238,7 @@ describe('faults and the op-occ tasks', () => {
     await terminateAndDelete(id);
   });
 
-  it('a rollback that fails ends FAILED_TEMP again with the VIM\'s reason, and can be asked for again', async () => {
+  it("a rollback that fails ends FAILED_TEMP again with the VIM's reason, and can be asked for again", async () => {
     const { id, path } = await failedInstantiate('Injected: image service down');
     await injectFault({ kind: 'stack-delete-fail', reason: 'Injected: delete refused by the VIM', count: 1 });
     assert.equal((await call('POST', `${path}/rollback`)).status, 202);
@@ -242,7 +267,11 @@ describe('faults and the op-occ tasks', () => {
 
   it('an execution that dies never leaves the instance locked', async () => {
     const id = await createInstance();
-    const sfn = new SFNClient({ endpoint: JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')).stepfunctions, region: 'us-east-1', credentials: vnfm.awsCredentials });
+    const sfn = new SFNClient({
+      endpoint: JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')).stepfunctions,
+      region: 'us-east-1',
+      credentials: vnfm.awsCredentials,
+    });
     await holdExecutions(vnfm, true);
     let path: string;
     try {
@@ -268,13 +297,30 @@ describe('faults and the op-occ tasks', () => {
 
 describe('VIM and grant', () => {
   it('instantiates on a VIM given in the request (credentials never returned)', async () => {
-    const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<string, { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string; region: string }>;
+    const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as Record<
+      string,
+      { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string; region: string }
+    >;
     const os = vims['local-openstack'];
     assert.ok(os);
     const id = await createInstance();
     const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
       ...INSTANTIATE,
-      vimConnectionInfo: { vim1: { vimId: 'my-openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: os.authUrl }, accessInfo: { username: os.username, password: os.password, project: os.project, projectDomain: os.projectDomain, userDomain: os.userDomain, region: os.region } } },
+      vimConnectionInfo: {
+        vim1: {
+          vimId: 'my-openstack',
+          vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+          interfaceInfo: { endpoint: os.authUrl },
+          accessInfo: {
+            username: os.username,
+            password: os.password,
+            project: os.project,
+            projectDomain: os.projectDomain,
+            userDomain: os.userDomain,
+            region: os.region,
+          },
+        },
+      },
     });
     await settle(vnfm);
     const occ = await opOcc(path);
@@ -291,15 +337,27 @@ describe('VIM and grant', () => {
 
   it('refuses an INSTANTIATE naming an unknown VIM, starting nothing', async () => {
     const id = await createInstance();
-    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: { ...INSTANTIATE, vimConnectionInfo: { vim1: { vimId: 'no-such-vim', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } } }), 422);
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        body: { ...INSTANTIATE, vimConnectionInfo: { vim1: { vimId: 'no-such-vim', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } },
+      }),
+      422,
+    );
     assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, []);
   });
 });
 
 describe('scale and heal', () => {
   type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
-  type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>; scaleStatus: Array<{ aspectId: string; scaleLevel: number }> } };
-  const serversOf = (shown: Shown, vduId: string): string[] => shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === vduId).map((v) => v.computeResource.resourceId);
+  type Shown = {
+    instantiatedVnfInfo: {
+      vnfcResourceInfo: Vnfc[];
+      vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+      scaleStatus: Array<{ aspectId: string; scaleLevel: number }>;
+    };
+  };
+  const serversOf = (shown: Shown, vduId: string): string[] =>
+    shown.instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === vduId).map((v) => v.computeResource.resourceId);
   async function show(id: string): Promise<Shown> {
     const reply = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
     await assertEtsiResponse('vnflcm', '/vnf_instances/{vnfInstanceId}', 'get', 200, reply.body);
@@ -319,8 +377,11 @@ describe('scale and heal', () => {
     await done(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   }
-  const changed = (occ: Record<string, unknown>, type: string): string[] => (occ.resourceChanges as { affectedVnfcs: Array<{ changeType: string; computeResource: { resourceId: string } }> }).affectedVnfcs
-    .filter((c) => c.changeType === type).map((c) => c.computeResource.resourceId).sort();
+  const changed = (occ: Record<string, unknown>, type: string): string[] =>
+    (occ.resourceChanges as { affectedVnfcs: Array<{ changeType: string; computeResource: { resourceId: string } }> }).affectedVnfcs
+      .filter((c) => c.changeType === type)
+      .map((c) => c.computeResource.resourceId)
+      .sort();
 
   it('scales VDU1 out and in (newest server removed) and heals one VNFC, keeping the other servers', async () => {
     const id = await createInstance();
@@ -378,7 +439,11 @@ describe('scale and heal', () => {
     assert.deepEqual(changed(heal, 'ADDED'), [replacement]);
     assert.deepEqual(serversOf(after, 'VDU1'), vdu1, 'the VDU1 servers keep their ids');
     const storages = (heal.resourceChanges as { affectedVirtualStorages: Array<{ virtualStorageDescId: string; changeType: string }> }).affectedVirtualStorages;
-    assert.deepEqual(storages.map((st) => `${st.virtualStorageDescId} ${st.changeType}`).sort(), ['VirtualStorage ADDED', 'VirtualStorage REMOVED'], 'its volume was replaced with it');
+    assert.deepEqual(
+      storages.map((st) => `${st.virtualStorageDescId} ${st.changeType}`).sort(),
+      ['VirtualStorage ADDED', 'VirtualStorage REMOVED'],
+      'its volume was replaced with it',
+    );
     const servers = (await simState()).servers?.items as Array<{ id: string; status: string }> | undefined;
     assert.equal(servers?.find((s) => s.id === replacement)?.status, 'ACTIVE');
     assert.ok(!servers?.some((s) => s.id === vdu2), 'the old server is gone from Nova');

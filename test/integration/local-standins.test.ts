@@ -76,10 +76,14 @@ async function refusal(call: Promise<unknown>): Promise<{ status?: number; name:
   assert.fail('the call was served');
 }
 
-const absent = (call: Promise<unknown>, missing: string) => call.then(() => true, (error: Error) => {
-  if (error.name === missing) return false;
-  throw error;
-});
+const absent = (call: Promise<unknown>, missing: string) =>
+  call.then(
+    () => true,
+    (error: Error) => {
+      if (error.name === missing) return false;
+      throw error;
+    },
+  );
 
 interface StandIn {
   name: string;
@@ -104,20 +108,33 @@ function standIns(probe: string): StandIn[] {
   return [
     {
       name: 'Secrets Manager',
-      unsigned: () => unsignedJson(endpoints.secretsmanager, 'secretsmanager.CreateSecret', 'application/x-amz-json-1.1', { Name: probe, SecretString: 'forged' }),
+      unsigned: () =>
+        unsignedJson(endpoints.secretsmanager, 'secretsmanager.CreateSecret', 'application/x-amz-json-1.1', { Name: probe, SecretString: 'forged' }),
       errorOf: jsonErrorType,
       missingSignature: 'MissingAuthenticationTokenException',
-      change: (credentials) => new SecretsManagerClient(config(endpoints.secretsmanager, credentials)).send(new CreateSecretCommand({ Name: probe, SecretString: 'x' })),
-      changed: () => absent(new SecretsManagerClient(config(endpoints.secretsmanager, own)).send(new DescribeSecretCommand({ SecretId: probe })), 'ResourceNotFoundException'),
+      change: (credentials) =>
+        new SecretsManagerClient(config(endpoints.secretsmanager, credentials)).send(new CreateSecretCommand({ Name: probe, SecretString: 'x' })),
+      changed: () =>
+        absent(
+          new SecretsManagerClient(config(endpoints.secretsmanager, own)).send(new DescribeSecretCommand({ SecretId: probe })),
+          'ResourceNotFoundException',
+        ),
       refusals: jsonRefusals,
     },
     {
       name: 'DynamoDB',
-      unsigned: () => unsignedJson(endpoints.dynamodb, 'DynamoDB_20120810.PutItem', 'application/x-amz-json-1.0', { TableName: 'VnfPackagesTable', Item: { id: { S: probe } } }),
+      unsigned: () =>
+        unsignedJson(endpoints.dynamodb, 'DynamoDB_20120810.PutItem', 'application/x-amz-json-1.0', {
+          TableName: 'VnfPackagesTable',
+          Item: { id: { S: probe } },
+        }),
       errorOf: jsonErrorType,
       missingSignature: 'MissingAuthenticationTokenException',
-      change: (credentials) => new DynamoDBClient(config(endpoints.dynamodb, credentials)).send(new PutItemCommand({ TableName: 'VnfPackagesTable', Item: { id: { S: probe } } })),
-      changed: async () => (await new DynamoDBClient(config(endpoints.dynamodb, own)).send(new GetItemCommand({ TableName: 'VnfPackagesTable', Key: { id: { S: probe } } }))).Item !== undefined,
+      change: (credentials) =>
+        new DynamoDBClient(config(endpoints.dynamodb, credentials)).send(new PutItemCommand({ TableName: 'VnfPackagesTable', Item: { id: { S: probe } } })),
+      changed: async () =>
+        (await new DynamoDBClient(config(endpoints.dynamodb, own)).send(new GetItemCommand({ TableName: 'VnfPackagesTable', Key: { id: { S: probe } } })))
+          .Item !== undefined,
       refusals: jsonRefusals,
     },
     {
@@ -125,8 +142,15 @@ function standIns(probe: string): StandIn[] {
       unsigned: () => fetch(`${endpoints.s3}/${bucket}/probes/${probe}`, { method: 'PUT', body: 'forged' }),
       errorOf: s3ErrorCode,
       missingSignature: 'AccessDenied',
-      change: (credentials) => new S3Client({ ...config(endpoints.s3, credentials), forcePathStyle: true }).send(new PutObjectCommand({ Bucket: bucket, Key: `probes/${probe}`, Body: 'x' })),
-      changed: () => absent(new S3Client({ ...config(endpoints.s3, own), forcePathStyle: true }).send(new HeadObjectCommand({ Bucket: bucket, Key: `probes/${probe}` })), 'NotFound'),
+      change: (credentials) =>
+        new S3Client({ ...config(endpoints.s3, credentials), forcePathStyle: true }).send(
+          new PutObjectCommand({ Bucket: bucket, Key: `probes/${probe}`, Body: 'x' }),
+        ),
+      changed: () =>
+        absent(
+          new S3Client({ ...config(endpoints.s3, own), forcePathStyle: true }).send(new HeadObjectCommand({ Bucket: bucket, Key: `probes/${probe}` })),
+          'NotFound',
+        ),
       refusals: ['InvalidAccessKeyId', 'SignatureDoesNotMatch'],
     },
     {
@@ -141,11 +165,25 @@ function standIns(probe: string): StandIn[] {
     {
       // Executions are held meanwhile (below), so the one started takes no step.
       name: 'Step Functions',
-      unsigned: () => unsignedJson(endpoints.stepfunctions, 'AWSStepFunctions.StartExecution', 'application/x-amz-json-1.0', { stateMachineArn: packageUpload, name: probe, input: '{}' }),
+      unsigned: () =>
+        unsignedJson(endpoints.stepfunctions, 'AWSStepFunctions.StartExecution', 'application/x-amz-json-1.0', {
+          stateMachineArn: packageUpload,
+          name: probe,
+          input: '{}',
+        }),
       errorOf: jsonErrorType,
       missingSignature: 'MissingAuthenticationTokenException',
-      change: (credentials) => new SFNClient(config(endpoints.stepfunctions, credentials)).send(new StartExecutionCommand({ stateMachineArn: packageUpload, name: probe, input: '{}' })),
-      changed: () => absent(new SFNClient(config(endpoints.stepfunctions, own)).send(new DescribeExecutionCommand({ executionArn: `${packageUpload.replace(':stateMachine:', ':execution:')}:${probe}` })), 'ExecutionDoesNotExist'),
+      change: (credentials) =>
+        new SFNClient(config(endpoints.stepfunctions, credentials)).send(
+          new StartExecutionCommand({ stateMachineArn: packageUpload, name: probe, input: '{}' }),
+        ),
+      changed: () =>
+        absent(
+          new SFNClient(config(endpoints.stepfunctions, own)).send(
+            new DescribeExecutionCommand({ executionArn: `${packageUpload.replace(':stateMachine:', ':execution:')}:${probe}` }),
+          ),
+          'ExecutionDoesNotExist',
+        ),
       refusals: jsonRefusals,
     },
   ];
@@ -162,7 +200,7 @@ describe('each AWS stand-in', () => {
     await localControl(vnfm, 'POST', '/_local/stepfunctions/release');
   });
 
-  it('refuses a change unsigned or signed with other credentials (403, nothing changed) and makes it signed with the runtime\'s', async () => {
+  it("refuses a change unsigned or signed with other credentials (403, nothing changed) and makes it signed with the runtime's", async () => {
     for (const standIn of standIns(probe)) {
       const unsigned = await standIn.unsigned();
       assert.equal(unsigned.status, 403, `${standIn.name}: unsigned`);
@@ -184,10 +222,10 @@ describe('each AWS stand-in', () => {
       assert.equal((await refusal(new SecretsManagerClient(config(endpoints.secretsmanager, credentials)).send(new ListSecretsCommand({})))).status, 403, what);
     }
     const listed = await new SecretsManagerClient(config(endpoints.secretsmanager, vnfm.awsCredentials)).send(new ListSecretsCommand({}));
-    assert.ok((listed.SecretList ?? []).length > 0, 'the runtime\'s credentials list the secrets');
+    assert.ok((listed.SecretList ?? []).length > 0, "the runtime's credentials list the secrets");
   });
 
-  it('S3 serves a URL presigned with the runtime\'s credentials, and refuses one presigned with others or tampered with', async () => {
+  it("S3 serves a URL presigned with the runtime's credentials, and refuses one presigned with others or tampered with", async () => {
     const bucket = Object.values(endpoints.buckets)[0] as string;
     const key = `probes/presigned-${crypto.randomUUID()}`;
     const s3 = (credentials: AwsCredentials) => new S3Client({ ...config(endpoints.s3, credentials), forcePathStyle: true });
@@ -206,20 +244,33 @@ describe('each AWS stand-in', () => {
     assert.equal(await s3ErrorCode(tampered), 'SignatureDoesNotMatch');
   });
 
-  it('Lambda refuses an unsigned or foreign Invoke before the handler runs, and runs it signed with the runtime\'s credentials', async () => {
+  it("Lambda refuses an unsigned or foreign Invoke before the handler runs, and runs it signed with the runtime's credentials", async () => {
     const pkg = await seedPackage(vnfm);
     const token = await accessToken(adminCredentials(vnfm));
     const name = `probe-${crypto.randomUUID()}`;
     // A valid API token inside the event does not make up for the invocation's own signature.
-    const event = apiEvent('POST', '/vnflcm/v2/vnf_instances', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify({ vnfdId: pkg.vnfdId, vnfInstanceName: name }));
-    const invocation = (credentials: AwsCredentials) => new LambdaClient(config(endpoints.lambda, credentials)).send(new InvokeCommand({ FunctionName: 'VnfInstancesFunction', Payload: Buffer.from(JSON.stringify(event)) }));
-    const created = async () => ((await client(vnfm)('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(eq,vnfInstanceName,${name})`)}`)).body as unknown[]).length;
+    const event = apiEvent(
+      'POST',
+      '/vnflcm/v2/vnf_instances',
+      { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      JSON.stringify({ vnfdId: pkg.vnfdId, vnfInstanceName: name }),
+    );
+    const invocation = (credentials: AwsCredentials) =>
+      new LambdaClient(config(endpoints.lambda, credentials)).send(
+        new InvokeCommand({ FunctionName: 'VnfInstancesFunction', Payload: Buffer.from(JSON.stringify(event)) }),
+      );
+    const created = async () =>
+      ((await client(vnfm)('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(eq,vnfInstanceName,${name})`)}`)).body as unknown[]).length;
 
     const unsigned = await fetch(`${endpoints.lambda}/2015-03-31/functions/VnfInstancesFunction/invocations`, { method: 'POST', body: JSON.stringify(event) });
     assert.equal(unsigned.status, 403);
     assert.equal(unsigned.headers.get('x-amzn-errortype'), 'MissingAuthenticationTokenException');
     for (const [index, [what, credentials]] of strangers.entries()) {
-      assert.deepEqual(await refusal(invocation(credentials)), { status: 403, name: ['UnrecognizedClientException', 'InvalidSignatureException'][index] }, what);
+      assert.deepEqual(
+        await refusal(invocation(credentials)),
+        { status: 403, name: ['UnrecognizedClientException', 'InvalidSignatureException'][index] },
+        what,
+      );
     }
     assert.equal(await created(), 0);
     const answer = await invocation(vnfm.awsCredentials);
@@ -233,18 +284,34 @@ function apiEvent(method: string, path: string, headers: Record<string, string>,
   const sample = JSON.parse(readFileSync(join(ROOT, 'events/vnf-instances.json'), 'utf8')) as { requestContext: Record<string, unknown> };
   return {
     ...sample,
-    routeKey: `${method} ${path}`, rawPath: path, rawQueryString: '', queryStringParameters: undefined,
+    routeKey: `${method} ${path}`,
+    rawPath: path,
+    rawQueryString: '',
+    queryStringParameters: undefined,
     headers: { accept: 'application/json', version: '2.0.0', host: 'localhost', ...headers },
-    requestContext: { ...sample.requestContext, http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' }, routeKey: `${method} ${path}`, authorizer },
-    body, isBase64Encoded: false,
+    requestContext: {
+      ...sample.requestContext,
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      routeKey: `${method} ${path}`,
+      authorizer,
+    },
+    body,
+    isBase64Encoded: false,
   };
 }
 
 describe('the Lambda stand-in', () => {
   it('drops an authorizer a caller put in an API event: the handler sees no token and answers 401', async () => {
-    const forged = { jwt: { claims: { client_id: 'forger', sub: 'forger', token_use: 'access', scope: 'vnfm/admin vnfm/tenant:default' }, scopes: ['vnfm/admin', 'vnfm/tenant:default'] } };
+    const forged = {
+      jwt: {
+        claims: { client_id: 'forger', sub: 'forger', token_use: 'access', scope: 'vnfm/admin vnfm/tenant:default' },
+        scopes: ['vnfm/admin', 'vnfm/tenant:default'],
+      },
+    };
     const event = apiEvent('GET', '/vnflcm/v2/vnf_instances', {}, undefined, forged);
-    const answer = await new LambdaClient(config(endpoints.lambda, vnfm.awsCredentials)).send(new InvokeCommand({ FunctionName: 'VnfInstancesFunction', Payload: Buffer.from(JSON.stringify(event)) }));
+    const answer = await new LambdaClient(config(endpoints.lambda, vnfm.awsCredentials)).send(
+      new InvokeCommand({ FunctionName: 'VnfInstancesFunction', Payload: Buffer.from(JSON.stringify(event)) }),
+    );
     const result = JSON.parse(Buffer.from(answer.Payload ?? []).toString('utf8')) as { statusCode: number; body: string };
     assert.equal(result.statusCode, 401, result.body);
     assert.doesNotMatch(result.body, /vnfInstanceName/);
@@ -253,7 +320,8 @@ describe('the Lambda stand-in', () => {
 
 describe('the /_local controls', () => {
   const control = (path: string, headers: Record<string, string> = {}) => fetch(`${vnfm.url}${path}`, { method: 'POST', headers });
-  const asTenant = async () => `Bearer ${await accessToken({ ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-x', scopes: ['vnflcm:read', 'vnflcm:write'] }), tokenUrl: adminCredentials(vnfm).tokenUrl })}`;
+  const asTenant = async () =>
+    `Bearer ${await accessToken({ ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-x', scopes: ['vnflcm:read', 'vnflcm:write'] }), tokenUrl: adminCredentials(vnfm).tokenUrl })}`;
 
   for (const path of ['/_local/stepfunctions/hold', '/_local/schedules/VnfHealthMonitorFunction/run', '/_local/idle']) {
     it(`${path}: 401 without a valid token, 403 without the admin scope, served with it`, async () => {
@@ -278,14 +346,20 @@ describe('where the stand-ins listen', () => {
   const names = ['dynamodb', 's3', 'sqs', 'stepfunctions', 'secretsmanager', 'lambda'] as const;
 
   it('on loopback only: endpoints.json names 127.0.0.1, and no other address of the machine answers', async () => {
-    const others = Object.values(networkInterfaces()).flat().filter((i) => i && !i.internal).map((i) => i?.address as string);
+    const others = Object.values(networkInterfaces())
+      .flat()
+      .filter((i) => i && !i.internal)
+      .map((i) => i?.address as string);
     for (const name of names) {
       const url = new URL(endpoints[name]);
       assert.equal(url.hostname, '127.0.0.1', name);
       for (const address of others) {
         const outcome = await new Promise<string>((resolve) => {
           const socket = net.connect({ host: address, port: Number(url.port) });
-          socket.once('connect', () => { socket.destroy(); resolve('connected'); });
+          socket.once('connect', () => {
+            socket.destroy();
+            resolve('connected');
+          });
           socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
         });
         assert.notEqual(outcome, 'connected', `${name} answers on ${address}:${url.port}`);

@@ -24,7 +24,11 @@ interface Queues {
 }
 
 function queuesOf(vnfm: LocalVnfm): Queues {
-  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string }> };
+  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as {
+    sqs: string;
+    region: string;
+    queues: Record<string, { url: string }>;
+  };
   return {
     sqs: endpoints.sqs,
     credentials: vnfm.awsCredentials,
@@ -36,7 +40,12 @@ function queuesOf(vnfm: LocalVnfm): Queues {
 
 /** Messages in a queue: visible, in flight (in backoff) or delayed. */
 async function depth(queues: Queues, url: string): Promise<number> {
-  const out = await queues.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }));
+  const out = await queues.client.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
   return Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value), 0);
 }
 
@@ -62,7 +71,9 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
     const call = client(vnfm);
     const name = `durable-${crypto.randomUUID()}`;
     for (const path of ['/cb/flaky', '/cb/reject']) {
-      const reply = await call('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}${path}`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } } } });
+      const reply = await call('POST', '/vnflcm/v2/subscriptions', {
+        body: { callbackUri: `${sink.url}${path}`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } } },
+      });
       assert.equal(reply.status, 201, reply.text);
     }
     const pkg = await seedPackage(vnfm);
@@ -73,7 +84,11 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
       ids.push((reply.body as { id: string }).id);
     }
     const attempts = (path: string) => sink.received.filter((r) => r.path === path && r.body.notificationType === CREATED);
-    await waitFor('each creation refused by both callbacks', () => ids.every((id) => ['/cb/flaky', '/cb/reject'].every((path) => attempts(path).some((r) => r.body.vnfInstanceId === id))), 60_000);
+    await waitFor(
+      'each creation refused by both callbacks',
+      () => ids.every((id) => ['/cb/flaky', '/cb/reject'].every((path) => attempts(path).some((r) => r.body.vnfInstanceId === id))),
+      60_000,
+    );
     const before = queuesOf(vnfm);
     opened.push(before);
     await waitFor('the rejected deliveries in the dead-letter queue', async () => (await depth(before, before.deadLetters)) === INSTANCES);
@@ -82,7 +97,10 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
     // notifier's poller is back waiting. (A message being handled at a kill would come back only
     // after the queue's 6-minute visibility timeout, as on AWS: delivered, but too late for a test.)
     await sqsControl(before, 'POST', 'hold');
-    await waitFor('the notification poller to wait for messages', async () => ((await sqsControl(before, 'GET', 'receives')) as Record<string, number>)['NotificationQueue.fifo'] === 1);
+    await waitFor(
+      'the notification poller to wait for messages',
+      async () => ((await sqsControl(before, 'GET', 'receives')) as Record<string, number>)['NotificationQueue.fifo'] === 1,
+    );
     const refused = idsOf(attempts('/cb/flaky'));
     assert.equal(refused.length, INSTANCES, 'one notification per instance, each refused at least once');
     assert.ok(attempts('/cb/flaky').every((r) => r.answer === 503));
@@ -98,14 +116,25 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
     // Every notification arrives (at least once; the NFVO deduplicates by id), none is lost.
     const delivered = sink.accepted('/cb/flaky');
     assert.deepEqual([...new Set(delivered.map((n) => n.id))].sort(), refused);
-    assert.deepEqual(delivered.map((n) => n.vnfInstanceId).filter((id, i, all) => all.indexOf(id) === i).sort(), [...ids].sort());
+    assert.deepEqual(
+      delivered
+        .map((n) => n.vnfInstanceId)
+        .filter((id, i, all) => all.indexOf(id) === i)
+        .sort(),
+      [...ids].sort(),
+    );
     assert.ok(delivered.every((n) => n.notificationType === CREATED));
 
     // The dead letters from before the kill are still there, for an operator to read and redrive.
     const after = queuesOf(vnfm);
     opened.push(after);
     assert.equal(await depth(after, after.deadLetters), INSTANCES);
-    const letters = (await after.client.send(new ReceiveMessageCommand({ QueueUrl: after.deadLetters, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
+    const letters =
+      (
+        await after.client.send(
+          new ReceiveMessageCommand({ QueueUrl: after.deadLetters, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }),
+        )
+      ).Messages ?? [];
     assert.deepEqual(letters.map((m) => m.MessageAttributes?.notificationId?.StringValue).sort(), rejected);
     assert.ok(letters.every((m) => m.MessageAttributes?.lastStatus?.StringValue === '400'));
     assert.equal(sink.accepted('/cb/reject').length, 0);

@@ -21,7 +21,13 @@ type Notification = Received['body'];
 
 const INSTANTIATE = {
   flavourId: 'simple',
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
 };
 
 function assertProblem(reply: Reply, status: number): void {
@@ -61,7 +67,11 @@ async function assertNotificationSchemas(notifications: Notification[]): Promise
 }
 
 function sqsOf(vnfm: LocalVnfm): { sqs: SQSClient; queue: { url: string; arn: string }; dlq: { url: string; arn: string } } {
-  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string; arn: string }> };
+  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as {
+    sqs: string;
+    region: string;
+    queues: Record<string, { url: string; arn: string }>;
+  };
   return {
     sqs: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials }),
     queue: endpoints.queues.NotificationQueue as { url: string; arn: string },
@@ -70,7 +80,9 @@ function sqsOf(vnfm: LocalVnfm): { sqs: SQSClient; queue: { url: string; arn: st
 }
 
 async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
-  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }
 
@@ -111,9 +123,15 @@ describe('with the default retry period', () => {
       await assertEtsiResponse('vnflcm', '/subscriptions', 'get', 200, list.body);
       assert.deepEqual((list.body as Array<{ id: string }>).map((s) => s.id).sort(), [subscription.id, other].sort());
       const filtered = await call('GET', '/vnflcm/v2/subscriptions?filter=(eq,verbosity,SHORT)');
-      assert.deepEqual((filtered.body as Array<{ id: string }>).map((s) => s.id), [subscription.id]);
+      assert.deepEqual(
+        (filtered.body as Array<{ id: string }>).map((s) => s.id),
+        [subscription.id],
+      );
       const byType = await call('GET', `/vnflcm/v2/subscriptions?filter=${encodeURIComponent('(cont,filter/operationStates,FAILED_TEMP)')}`);
-      assert.deepEqual((byType.body as Array<{ id: string }>).map((s) => s.id), [subscription.id]);
+      assert.deepEqual(
+        (byType.body as Array<{ id: string }>).map((s) => s.id),
+        [subscription.id],
+      );
 
       const shown = await call('GET', new URL(subscription._links.self.href).pathname);
       assert.equal(shown.status, 200);
@@ -155,10 +173,17 @@ describe('with the default retry period', () => {
         ['the cloud metadata address', { callbackUri: 'http://169.254.169.254/latest/meta-data/' }, /egress policy.*169\.254\.169\.254.*never allowed/],
         ['an IPv4-mapped metadata address', { callbackUri: 'http://[::ffff:169.254.169.254]/' }, /egress policy/],
         ['IPv6 link-local', { callbackUri: 'http://[fe80::1]/cb' }, /egress policy/],
-        ['a token endpoint refusing the client', {
-          callbackUri: `${sink.url}/cb/bad-client`,
-          authentication: { authType: ['OAUTH2_CLIENT_CREDENTIALS'], paramsOauth2ClientCredentials: { clientId: 'vnfm-client', clientPassword: 'wrong', tokenEndpoint: `${sink.url}/token` } },
-        }, /No OAuth 2.0 token could be obtained.*401/],
+        [
+          'a token endpoint refusing the client',
+          {
+            callbackUri: `${sink.url}/cb/bad-client`,
+            authentication: {
+              authType: ['OAUTH2_CLIENT_CREDENTIALS'],
+              paramsOauth2ClientCredentials: { clientId: 'vnfm-client', clientPassword: 'wrong', tokenEndpoint: `${sink.url}/token` },
+            },
+          },
+          /No OAuth 2.0 token could be obtained.*401/,
+        ],
         ['TLS_CERT only', { callbackUri: `${sink.url}/cb/tls`, authentication: { authType: ['TLS_CERT'] } }, /TLS_CERT is not supported/],
         ['BASIC without its parameters', { callbackUri: `${sink.url}/cb/basic`, authentication: { authType: ['BASIC'] } }, /paramsBasic/],
       ];
@@ -192,7 +217,10 @@ describe('with the default retry period', () => {
 
     before(async () => {
       const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-      await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+      await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+        raw: await buildCsar('openstack-vnf-v1'),
+        headers: { 'Content-Type': 'application/zip' },
+      });
       await settle(vnfm);
       vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
     });
@@ -214,19 +242,52 @@ describe('with the default retry period', () => {
       await subscribe(call, {
         callbackUri: `${sink.url}/cb/completed-short`,
         verbosity: 'SHORT',
-        filter: { notificationTypes: ['VnfLcmOperationOccurrenceNotification'], operationStates: ['COMPLETED'], vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } },
+        filter: {
+          notificationTypes: ['VnfLcmOperationOccurrenceNotification'],
+          operationStates: ['COMPLETED'],
+          vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] },
+        },
       });
-      await subscribe(call, { callbackUri: `${sink.url}/cb/identifiers`, filter: { notificationTypes: ['VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification'], vnfInstanceSubscriptionFilter: { vnfdIds: [vnfdId] } } });
+      await subscribe(call, {
+        callbackUri: `${sink.url}/cb/identifiers`,
+        filter: {
+          notificationTypes: ['VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification'],
+          vnfInstanceSubscriptionFilter: { vnfdIds: [vnfdId] },
+        },
+      });
       await subscribe(call, {
         callbackUri: `${sink.url}/cb/terminate`,
         filter: {
           operationTypes: ['TERMINATE'],
-          vnfInstanceSubscriptionFilter: { vnfProductsFromProviders: [{ vnfProvider: product.vnfProvider, vnfProducts: [{ vnfProductName: product.vnfProductName, versions: [{ vnfSoftwareVersion: product.vnfSoftwareVersion, vnfdVersions: [product.vnfdVersion] }] }] }] },
+          vnfInstanceSubscriptionFilter: {
+            vnfProductsFromProviders: [
+              {
+                vnfProvider: product.vnfProvider,
+                vnfProducts: [
+                  {
+                    vnfProductName: product.vnfProductName,
+                    versions: [{ vnfSoftwareVersion: product.vnfSoftwareVersion, vnfdVersions: [product.vnfdVersion] }],
+                  },
+                ],
+              },
+            ],
+          },
         },
       });
       await subscribe(call, { callbackUri: `${sink.url}/cb/other-vnfd`, filter: { vnfInstanceSubscriptionFilter: { vnfdIds: ['no-such-vnfd'] } } });
-      await subscribe(call, { callbackUri: `${sink.url}/cb/other-product`, filter: { vnfInstanceSubscriptionFilter: { vnfProductsFromProviders: [{ vnfProvider: product.vnfProvider, vnfProducts: [{ vnfProductName: 'another product' }] }] } } });
-      await subscribe(call, { callbackUri: `${sink.url}/cb/v1`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] }, operationStates: ['STARTING'] } }, 1);
+      await subscribe(call, {
+        callbackUri: `${sink.url}/cb/other-product`,
+        filter: {
+          vnfInstanceSubscriptionFilter: {
+            vnfProductsFromProviders: [{ vnfProvider: product.vnfProvider, vnfProducts: [{ vnfProductName: 'another product' }] }],
+          },
+        },
+      });
+      await subscribe(
+        call,
+        { callbackUri: `${sink.url}/cb/v1`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] }, operationStates: ['STARTING'] } },
+        1,
+      );
 
       const instance = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: name } });
       assert.equal(instance.status, 201, instance.text);
@@ -241,8 +302,12 @@ describe('with the default retry period', () => {
       const all = sink.accepted('/cb/all');
       assert.deepEqual(outline(all), [
         'VnfIdentifierCreationNotification',
-        'INSTANTIATE STARTING START', 'INSTANTIATE PROCESSING RESULT', 'INSTANTIATE COMPLETED RESULT',
-        'TERMINATE STARTING START', 'TERMINATE PROCESSING RESULT', 'TERMINATE COMPLETED RESULT',
+        'INSTANTIATE STARTING START',
+        'INSTANTIATE PROCESSING RESULT',
+        'INSTANTIATE COMPLETED RESULT',
+        'TERMINATE STARTING START',
+        'TERMINATE PROCESSING RESULT',
+        'TERMINATE COMPLETED RESULT',
         'VnfIdentifierDeletionNotification',
       ]);
       assert.equal(dedupe(all).length, all.length, 'each notification once');
@@ -255,7 +320,7 @@ describe('with the default retry period', () => {
       const added = instantiated?.affectedVnfcs as Array<{ vduId: string; changeType: string }>;
       assert.ok(added.some((c) => c.vduId === 'VDU1' && c.changeType === 'ADDED') && added.some((c) => c.vduId === 'VDU2'), JSON.stringify(added));
       assert.ok((instantiated?.affectedVirtualStorages as unknown[] | undefined)?.length, 'FULL carries the storage changes');
-      assert.ok((terminated?.affectedVnfcs as Array<{ changeType: string }>).every((c) => c.changeType === 'REMOVED'));
+      assert.ok((terminated!.affectedVnfcs as Array<{ changeType: string }>).every((c) => c.changeType === 'REMOVED'));
       assert.equal(all[1]?.affectedVnfcs, undefined, 'START carries no changes');
       const links = instantiated?._links as Record<string, { href: string }>;
       assert.equal(links.vnfLcmOpOcc?.href, `${vnfm.url}${instantiate}`);
@@ -268,31 +333,55 @@ describe('with the default retry period', () => {
       assert.deepEqual(outline(short), ['INSTANTIATE COMPLETED RESULT', 'TERMINATE COMPLETED RESULT']);
       await assertNotificationSchemas(short);
       assert.ok(short.every((n) => n.verbosity === 'SHORT' && n.affectedVnfcs === undefined && n.affectedVirtualStorages === undefined));
-      assert.deepEqual(short.map((n) => n.id), [all[3]?.id, all[6]?.id], 'one change, one notification id, whichever subscription');
+      assert.deepEqual(
+        short.map((n) => n.id),
+        [all[3]?.id, all[6]?.id],
+        'one change, one notification id, whichever subscription',
+      );
 
       assert.deepEqual(outline(sink.accepted('/cb/identifiers')), ['VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification']);
       assert.deepEqual(outline(sink.accepted('/cb/terminate')), [
-        'VnfIdentifierCreationNotification', 'TERMINATE STARTING START', 'TERMINATE PROCESSING RESULT', 'TERMINATE COMPLETED RESULT', 'VnfIdentifierDeletionNotification',
+        'VnfIdentifierCreationNotification',
+        'TERMINATE STARTING START',
+        'TERMINATE PROCESSING RESULT',
+        'TERMINATE COMPLETED RESULT',
+        'VnfIdentifierDeletionNotification',
       ]);
       assert.deepEqual(sink.accepted('/cb/other-vnfd'), []);
       assert.deepEqual(sink.accepted('/cb/other-product'), []);
 
       const v1 = sink.received.filter((r) => r.path === '/cb/v1');
       // operationStates filters only op occ notifications; the identifier notifications pass it.
-      assert.deepEqual(outline(v1.map((r) => r.body)), ['VnfIdentifierCreationNotification', 'INSTANTIATE STARTING START', 'TERMINATE STARTING START', 'VnfIdentifierDeletionNotification']);
-      assert.ok(v1.every((r) => r.headers.version === '1.3.0' && (r.body._links as { vnfInstance: { href: string } }).vnfInstance.href.includes('/vnflcm/v1/')));
+      assert.deepEqual(outline(v1.map((r) => r.body)), [
+        'VnfIdentifierCreationNotification',
+        'INSTANTIATE STARTING START',
+        'TERMINATE STARTING START',
+        'VnfIdentifierDeletionNotification',
+      ]);
+      assert.ok(
+        v1.every((r) => r.headers.version === '1.3.0' && (r.body._links as { vnfInstance: { href: string } }).vnfInstance.href.includes('/vnflcm/v1/')),
+      );
 
       const posts = sink.received.filter((r) => r.path === '/cb/all');
-      assert.ok(posts.every((r) => r.method === 'POST' && r.headers.version === '2.0.0' && r.headers['content-type'] === 'application/json' && r.answer === 204));
+      assert.ok(
+        posts.every((r) => r.method === 'POST' && r.headers.version === '2.0.0' && r.headers['content-type'] === 'application/json' && r.answer === 204),
+      );
       await unsubscribeAll(call);
     });
 
     it('a failed operation notifies FAILED_TEMP with its error, then ROLLING_BACK and ROLLED_BACK, and FAILED after fail', async () => {
       const sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'] as { control: string };
       const name = `failing-${crypto.randomUUID()}`;
-      await subscribe(call, { callbackUri: `${sink.url}/cb/failing`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] }, notificationTypes: ['VnfLcmOperationOccurrenceNotification'] } });
+      await subscribe(call, {
+        callbackUri: `${sink.url}/cb/failing`,
+        filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] }, notificationTypes: ['VnfLcmOperationOccurrenceNotification'] },
+      });
       const fault = async () => {
-        const response = await fetch(`${sim.control}faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ kind: 'stack-create-fail', reason: 'Injected: no valid host', count: 1 }) });
+        const response = await fetch(`${sim.control}faults`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ kind: 'stack-create-fail', reason: 'Injected: no valid host', count: 1 }),
+        });
         assert.ok(response.ok);
       };
       const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: name } })).body as { id: string }).id;
@@ -309,8 +398,15 @@ describe('with the default retry period', () => {
 
       const received = sink.accepted('/cb/failing');
       assert.deepEqual(outline(received), [
-        'INSTANTIATE STARTING START', 'INSTANTIATE PROCESSING RESULT', 'INSTANTIATE FAILED_TEMP RESULT', 'INSTANTIATE ROLLING_BACK RESULT', 'INSTANTIATE ROLLED_BACK RESULT',
-        'INSTANTIATE STARTING START', 'INSTANTIATE PROCESSING RESULT', 'INSTANTIATE FAILED_TEMP RESULT', 'INSTANTIATE FAILED RESULT',
+        'INSTANTIATE STARTING START',
+        'INSTANTIATE PROCESSING RESULT',
+        'INSTANTIATE FAILED_TEMP RESULT',
+        'INSTANTIATE ROLLING_BACK RESULT',
+        'INSTANTIATE ROLLED_BACK RESULT',
+        'INSTANTIATE STARTING START',
+        'INSTANTIATE PROCESSING RESULT',
+        'INSTANTIATE FAILED_TEMP RESULT',
+        'INSTANTIATE FAILED RESULT',
       ]);
       await assertNotificationSchemas(received);
       for (const n of received) {
@@ -326,11 +422,24 @@ describe('with the default retry period', () => {
       const basicPassword = `basic-${crypto.randomUUID()}`;
       const name = `auth-${crypto.randomUUID()}`;
       const only = { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } };
-      const basic = await call('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}/cb/basic`, filter: only, authentication: { authType: ['BASIC'], paramsBasic: { userName: 'nfvo', password: basicPassword } } } });
+      const basic = await call('POST', '/vnflcm/v2/subscriptions', {
+        body: {
+          callbackUri: `${sink.url}/cb/basic`,
+          filter: only,
+          authentication: { authType: ['BASIC'], paramsBasic: { userName: 'nfvo', password: basicPassword } },
+        },
+      });
       assert.equal(basic.status, 201, basic.text);
       const tokensBefore = sink.token.requests.length;
       const oauth = await call('POST', '/vnflcm/v1/subscriptions', {
-        body: { callbackUri: `${sink.url}/cb/oauth`, filter: only, authentication: { authType: ['OAUTH2_CLIENT_CREDENTIALS'], paramsOauth2ClientCredentials: { clientId: 'vnfm-client', clientPassword, tokenEndpoint: `${sink.url}/token` } } },
+        body: {
+          callbackUri: `${sink.url}/cb/oauth`,
+          filter: only,
+          authentication: {
+            authType: ['OAUTH2_CLIENT_CREDENTIALS'],
+            paramsOauth2ClientCredentials: { clientId: 'vnfm-client', clientPassword, tokenEndpoint: `${sink.url}/token` },
+          },
+        },
       });
       assert.equal(oauth.status, 201, oauth.text);
       const expectedBasic = `Basic ${Buffer.from(`nfvo:${basicPassword}`).toString('base64')}`;
@@ -351,18 +460,31 @@ describe('with the default retry period', () => {
       await settle(vnfm);
 
       const expected = [
-        'VnfIdentifierCreationNotification', 'MODIFY_INFO STARTING START', 'MODIFY_INFO PROCESSING RESULT', 'MODIFY_INFO COMPLETED RESULT',
-        'MODIFY_INFO STARTING START', 'MODIFY_INFO PROCESSING RESULT', 'MODIFY_INFO COMPLETED RESULT', 'VnfIdentifierDeletionNotification',
+        'VnfIdentifierCreationNotification',
+        'MODIFY_INFO STARTING START',
+        'MODIFY_INFO PROCESSING RESULT',
+        'MODIFY_INFO COMPLETED RESULT',
+        'MODIFY_INFO STARTING START',
+        'MODIFY_INFO PROCESSING RESULT',
+        'MODIFY_INFO COMPLETED RESULT',
+        'VnfIdentifierDeletionNotification',
       ];
       assert.deepEqual(outline(sink.accepted('/cb/basic')), expected);
       assert.deepEqual(outline(sink.accepted('/cb/oauth')), expected);
       assert.ok(sink.received.filter((r) => r.path === '/cb/basic').every((r) => r.headers.authorization === expectedBasic));
       const bearers = sink.received.filter((r) => r.path === '/cb/oauth' && r.answer === 204).map((r) => r.headers.authorization);
       assert.deepEqual([...new Set(bearers)], [`Bearer ${firstToken}`, `Bearer ${sink.token.current()}`], 'the revoked token was replaced once');
-      assert.ok(sink.token.requests.slice(tokensBefore).every((t) => t.authorization === `Basic ${Buffer.from(`vnfm-client:${clientPassword}`).toString('base64')}` && t.body === 'grant_type=client_credentials'));
+      assert.ok(
+        sink.token.requests
+          .slice(tokensBefore)
+          .every(
+            (t) => t.authorization === `Basic ${Buffer.from(`vnfm-client:${clientPassword}`).toString('base64')}` && t.body === 'grant_type=client_credentials',
+          ),
+      );
 
       const replies = [
-        basic, oauth,
+        basic,
+        oauth,
         await call('GET', '/vnflcm/v2/subscriptions'),
         await call('GET', '/vnflcm/v1/subscriptions?all_fields'),
         await call('GET', `/vnflcm/v2/subscriptions/${(basic.body as { id: string }).id}`),
@@ -370,13 +492,17 @@ describe('with the default retry period', () => {
       ];
       for (const reply of replies) {
         assert.ok(!reply.text.includes(basicPassword) && !reply.text.includes(clientPassword), `credentials in ${reply.text}`);
-        assert.ok(!reply.text.includes('authentication') && !reply.text.includes('nfvo') && !reply.text.includes('vnfm-client'), `authentication in ${reply.text}`);
+        assert.ok(
+          !reply.text.includes('authentication') && !reply.text.includes('nfvo') && !reply.text.includes('vnfm-client'),
+          `authentication in ${reply.text}`,
+        );
       }
       // Filters run on the representation: the authentication cannot be probed through one.
       assertProblem(await call('GET', '/vnflcm/v2/subscriptions?filter=(eq,authentication/paramsBasic/userName,nfvo)'), 400);
       assert.ok(!vnfm.output().includes(basicPassword) && !vnfm.output().includes(clientPassword), 'credentials in the log');
-      const table = await new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials })
-        .send(new ScanCommand({ TableName: 'SubscriptionsTable' }));
+      const table = await new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }).send(
+        new ScanCommand({ TableName: 'SubscriptionsTable' }),
+      );
       const stored = JSON.stringify(table.Items);
       assert.ok(stored.includes('/cb/basic') && !stored.includes(basicPassword) && !stored.includes(clientPassword), 'credentials in the table');
       await unsubscribeAll(call);
@@ -388,11 +514,13 @@ describe('with the default retry period', () => {
       sink.answer = (path, attempt) => (path === '/cb/flaky' && attempt <= 8 ? 503 : 204);
       try {
         const pkg = await seedPackage(vnfm);
-        const ids = await Promise.all([1, 2, 3].map(async () => {
-          const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: name } })).body as { id: string }).id;
-          assert.equal((await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { metadata: { flaky: true } } })).status, 202);
-          return id;
-        }));
+        const ids = await Promise.all(
+          [1, 2, 3].map(async () => {
+            const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: name } })).body as { id: string }).id;
+            assert.equal((await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { metadata: { flaky: true } } })).status, 202);
+            return id;
+          }),
+        );
         await settle(vnfm);
 
         const attempts = sink.received.filter((r) => r.path === '/cb/flaky');
@@ -401,9 +529,11 @@ describe('with the default retry period', () => {
         assert.equal(delivered.length, 12, 'four notifications for each of three instances');
         await assertNotificationSchemas(delivered);
         for (const id of ids) {
-          assert.deepEqual(outline(delivered.filter((n) => n.vnfInstanceId === id)), [
-            'VnfIdentifierCreationNotification', 'MODIFY_INFO STARTING START', 'MODIFY_INFO PROCESSING RESULT', 'MODIFY_INFO COMPLETED RESULT',
-          ], `instance ${id}`);
+          assert.deepEqual(
+            outline(delivered.filter((n) => n.vnfInstanceId === id)),
+            ['VnfIdentifierCreationNotification', 'MODIFY_INFO STARTING START', 'MODIFY_INFO PROCESSING RESULT', 'MODIFY_INFO COMPLETED RESULT'],
+            `instance ${id}`,
+          );
         }
         // Every refused notification was offered again with the same id.
         for (const refused of attempts.filter((r) => r.answer === 503)) assert.ok(delivered.some((n) => n.id === refused.body.id));
@@ -453,7 +583,9 @@ describe('with a short retry period', () => {
 
     // An operator inspects the dead letters: what, for whom, and why.
     // Visibility 0 leaves them in place.
-    const letters = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
+    const letters =
+      (await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] })))
+        .Messages ?? [];
     assert.equal(letters.length, 8);
     for (const letter of letters) {
       const body = JSON.parse(letter.Body ?? '{}') as { kind: string; subscriptionId: string; body: Notification };
@@ -495,9 +627,16 @@ describe('with a short retry period', () => {
       assert.equal(sink.tests.get('/cb/loopback'), undefined, 'nothing was sent');
 
       const pkg = ((await strictCall('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-      assert.equal((await strictCall('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, { body: { addressInformation: `${sink.url}/pkg.zip` } })).status, 202);
+      assert.equal(
+        (await strictCall('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, { body: { addressInformation: `${sink.url}/pkg.zip` } }))
+          .status,
+        202,
+      );
       await settle(strict);
-      const refused = (await strictCall('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as { onboardingState: string; onboardingFailureDetails: { detail: string } };
+      const refused = (await strictCall('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as {
+        onboardingState: string;
+        onboardingFailureDetails: { detail: string };
+      };
       assert.equal(refused.onboardingState, 'CREATED');
       assert.match(refused.onboardingFailureDetails.detail, /egress policy refuses this address: 127\.0\.0\.1 is a loopback address/);
     } finally {
@@ -512,9 +651,15 @@ describe('with a short retry period', () => {
     try {
       for (const uri of ['http://169.254.169.254/pkg.zip', `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/pkg.zip`]) {
         const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-        assert.equal((await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, { body: { addressInformation: uri } })).status, 202);
+        assert.equal(
+          (await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, { body: { addressInformation: uri } })).status,
+          202,
+        );
         await settle(vnfm);
-        const refused = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as { onboardingState: string; onboardingFailureDetails: { detail: string } };
+        const refused = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}`)).body as {
+          onboardingState: string;
+          onboardingFailureDetails: { detail: string };
+        };
         assert.equal(refused.onboardingState, 'CREATED', uri);
         assert.match(refused.onboardingFailureDetails.detail, /egress policy refuses this address: 169\.254\.169\.254 .*never allowed/, uri);
       }

@@ -25,7 +25,10 @@ let bucket: string;
 /** Creates a package and sends `bytes` to its presigned upload URL (the way past the API's body limit). */
 async function uploadThroughUrl(bytes: Buffer): Promise<string> {
   const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-  const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as { uploadUri: string; headers: Record<string, string> };
+  const grant = (await call('POST', `/vnfpkgm/v1/vnf_packages/${id}/package_content/upload_url`)).body as {
+    uploadUri: string;
+    headers: Record<string, string>;
+  };
   const put = await fetch(grant.uploadUri, { method: 'PUT', headers: grant.headers, body: bytes });
   assert.equal(put.status, 200, await put.text());
   await settle(vnfm);
@@ -50,10 +53,15 @@ before(async () => {
   s3 = new S3Client({ endpoint: vnfm.endpoints.s3, region: vnfm.endpoints.region, forcePathStyle: true, credentials: vnfm.awsCredentials });
   bucket = Object.values(vnfm.endpoints.buckets)[0] as string;
   // First (while the quota has room for it) a package whose big image is copied before a bad hash fails it.
-  brokenId = await uploadThroughUrl(await buildCsar('openstack-vnf-v2', { imageBytes: BIG_IMAGE, mutateAfterManifest: (files) => {
-    const path = [...files.keys()].find((name) => name.startsWith('Scripts/')) as string;
-    files.set(path, Buffer.concat([files.get(path) as Buffer, Buffer.from('\n# changed after the manifest\n')]));
-  } }));
+  brokenId = await uploadThroughUrl(
+    await buildCsar('openstack-vnf-v2', {
+      imageBytes: BIG_IMAGE,
+      mutateAfterManifest: (files) => {
+        const path = [...files.keys()].find((name) => name.startsWith('Scripts/')) as string;
+        files.set(path, Buffer.concat([files.get(path) as Buffer, Buffer.from('\n# changed after the manifest\n')]));
+      },
+    }),
+  );
   csar = await buildCsar('openstack-vnf-v1', { imageBytes: BIG_IMAGE });
   packageId = await uploadThroughUrl(csar);
   const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${packageId}`)).body as { onboardingState: string; onboardingFailureDetails?: unknown };
@@ -108,16 +116,25 @@ describe('package downloads', () => {
   });
 
   it('leaves nothing in S3 when a package with a big image fails after its image was being copied', async () => {
-    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${brokenId}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${brokenId}?all_fields`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails?: { detail: string };
+    };
     assert.equal(pkg.onboardingState, 'CREATED');
     assert.match(pkg.onboardingFailureDetails?.detail ?? '', /Scripts\//);
     const left = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `packages/${brokenId}/` }));
-    assert.deepEqual((left.Contents ?? []).map((object) => object.Key), []);
+    assert.deepEqual(
+      (left.Contents ?? []).map((object) => object.Key),
+      [],
+    );
   });
 
   it('fails onboarding of a package that expands beyond MaxPackageExpandedBytes', async () => {
     const id = await uploadThroughUrl(await buildCsar('openstack-vnf-v2', { imageBytes: 9 * MiB }));
-    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails?: { status: number; detail: string } };
+    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails?: { status: number; detail: string };
+    };
     assert.equal(pkg.onboardingState, 'CREATED');
     assert.equal(pkg.onboardingFailureDetails?.status, 422);
     assert.match(pkg.onboardingFailureDetails?.detail ?? '', new RegExp(`more than ${8 * MiB} bytes uncompressed.*MaxPackageExpandedBytes`));
@@ -125,7 +142,10 @@ describe('package downloads', () => {
 
   it('refuses an upload that would take the tenant beyond TenantStorageQuotaBytes, and records sizes', async () => {
     const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    const reply = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await buildCsar('openstack-vnf-v2'), headers: { 'Content-Type': 'application/zip' } });
+    const reply = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, {
+      raw: await buildCsar('openstack-vnf-v2'),
+      headers: { 'Content-Type': 'application/zip' },
+    });
     assertProblem(reply, 409, /storage quota of 9437184 bytes \(TenantStorageQuotaBytes\)/);
     await assertEtsiResponse('vnfpkgm', '/vnf_packages/{vnfPkgId}/package_content', 'put', 409, reply.body);
     assert.equal(((await call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string }).onboardingState, 'CREATED');

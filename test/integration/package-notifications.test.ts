@@ -16,7 +16,13 @@ import { startNfvoSink, type NfvoSink, type Received } from '../support/nfvo-sin
 import { adminCredentials, client, settle, startVnfm, type ClientCredentials, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 type Call = ReturnType<typeof client>;
-type Notification = Received['body'] & { vnfPkgId: string; vnfdId: string; changeType?: string; operationalState?: string; _links: Record<string, { href: string }> };
+type Notification = Received['body'] & {
+  vnfPkgId: string;
+  vnfdId: string;
+  changeType?: string;
+  operationalState?: string;
+  _links: Record<string, { href: string }>;
+};
 
 const SCOPES = ['vnfpkgm:read', 'vnfpkgm:write', 'subscriptions:read', 'subscriptions:write'];
 
@@ -60,7 +66,10 @@ async function onboard(as: Call, sample: keyof typeof SAMPLE_PACKAGES): Promise<
   const created = await as('POST', '/vnfpkgm/v1/vnf_packages', { body: {} });
   assert.equal(created.status, 201, created.text);
   const id = (created.body as { id: string }).id;
-  const uploaded = await as('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await buildCsar(sample), headers: { 'Content-Type': 'application/zip' } });
+  const uploaded = await as('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, {
+    raw: await buildCsar(sample),
+    headers: { 'Content-Type': 'application/zip' },
+  });
   assert.equal(uploaded.status, 202, uploaded.text);
   await settle(vnfm);
   const shown = await as('GET', `/vnfpkgm/v1/vnf_packages/${id}`);
@@ -80,7 +89,7 @@ function outline(notifications: Notification[], names: Record<string, string>): 
 }
 
 describe('the package subscriptions API', () => {
-  it('tests the callback with the subscription\'s authentication, answers 201 + Location with a PkgmSubscription without it, lists, shows and deletes', async () => {
+  it("tests the callback with the subscription's authentication, answers 201 + Location with a PkgmSubscription without it, lists, shows and deletes", async () => {
     const request = {
       callbackUri: `${sink.url}/pkg/api`,
       filter: { notificationTypes: ['VnfPackageOnboardingNotification'], vnfdId: [SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId] },
@@ -92,7 +101,10 @@ describe('the package subscriptions API', () => {
     const subscription = created.body as { id: string; _links: { self: { href: string } } };
     assert.equal(created.headers.get('location'), subscription._links.self.href);
     assert.match(subscription._links.self.href, /\/vnfpkgm\/v2\/subscriptions\//);
-    assert.deepEqual({ ...subscription, id: undefined, _links: undefined }, { callbackUri: request.callbackUri, filter: request.filter, id: undefined, _links: undefined });
+    assert.deepEqual(
+      { ...subscription, id: undefined, _links: undefined },
+      { callbackUri: request.callbackUri, filter: request.filter, id: undefined, _links: undefined },
+    );
     assert.doesNotMatch(created.text, /secret-pw|paramsBasic|authentication/);
     assert.deepEqual(sink.tests.get('/pkg/api'), { count: 1, authorization: `Basic ${Buffer.from('nfvo:secret-pw').toString('base64')}` });
 
@@ -106,7 +118,9 @@ describe('the package subscriptions API', () => {
     await assertEtsiResponse('vnfpkgm', '/subscriptions', 'get', 200, list.body);
     assert.doesNotMatch(list.text, /secret-pw|paramsBasic/);
     assert.deepEqual(await listIds(call), [subscription.id, v1Id].sort());
-    assert.deepEqual(await listIds(call, `?filter=${encodeURIComponent('(cont,filter/notificationTypes,VnfPackageOnboardingNotification)')}`), [subscription.id]);
+    assert.deepEqual(await listIds(call, `?filter=${encodeURIComponent('(cont,filter/notificationTypes,VnfPackageOnboardingNotification)')}`), [
+      subscription.id,
+    ]);
 
     const shown = await call('GET', `/vnfpkgm/v2/subscriptions/${subscription.id}`);
     await assertEtsiResponse('vnfpkgm', '/subscriptions/{subscriptionId}', 'get', 200, shown.body);
@@ -144,7 +158,10 @@ describe('the package subscriptions API', () => {
   });
 
   it('needs the subscriptions scopes', async () => {
-    const packagesOnly = { ...createLocalClient(vnfm.dataDir, { tenantId: 'default', scopes: ['vnfpkgm:read', 'vnfpkgm:write'] }), tokenUrl: adminCredentials(vnfm).tokenUrl };
+    const packagesOnly = {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'default', scopes: ['vnfpkgm:read', 'vnfpkgm:write'] }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    };
     assertProblem(await client(vnfm, packagesOnly)('GET', '/vnfpkgm/v2/subscriptions'), 403);
   });
 });
@@ -157,10 +174,13 @@ describe('package notifications', () => {
     const v1 = await subscribe(call, { callbackUri: `${sink.url}/pkg/v1` }, 1);
     await subscribe(call, { callbackUri: `${sink.url}/pkg/onboarding`, filter: { notificationTypes: ['VnfPackageOnboardingNotification'] } });
     await subscribe(call, { callbackUri: `${sink.url}/pkg/vnfd`, filter: { vnfdId: [openstackVnfdId] } });
-    await subscribe(call, { callbackUri: `${sink.url}/pkg/disabled`, filter: { notificationTypes: ['VnfPackageChangeNotification'], operationalState: ['DISABLED'] } });
+    await subscribe(call, {
+      callbackUri: `${sink.url}/pkg/disabled`,
+      filter: { notificationTypes: ['VnfPackageChangeNotification'], operationalState: ['DISABLED'] },
+    });
     await subscribe(callB, { callbackUri: `${sink.url}/pkg/tenant-b` });
     const listed = await call('GET', '/vnfpkgm/v2/subscriptions');
-    assert.equal((listed.body as unknown[]).length, 6, 'the admin lists every tenant\'s');
+    assert.equal((listed.body as unknown[]).length, 6, "the admin lists every tenant's");
     await assertEtsiResponse('vnfpkgm', '/subscriptions', 'get', 200, listed.body);
 
     const first = await onboard(call, 'openstack-vnf-v1');
@@ -188,7 +208,12 @@ describe('package notifications', () => {
     assert.deepEqual(outline(notificationsAt('/pkg/tenant-b'), names), ['VnfPackageOnboardingNotification tenant-b']);
 
     // One notification has one id for every subscription it goes to.
-    assert.deepEqual(notificationsAt('/pkg/v1').map((n) => n.id), notificationsAt('/pkg/all').slice(0, 3).map((n) => n.id));
+    assert.deepEqual(
+      notificationsAt('/pkg/v1').map((n) => n.id),
+      notificationsAt('/pkg/all')
+        .slice(0, 3)
+        .map((n) => n.id),
+    );
 
     for (const path of ['/pkg/all', '/pkg/v1', '/pkg/onboarding', '/pkg/vnfd', '/pkg/disabled', '/pkg/tenant-b']) {
       for (const notification of notificationsAt(path)) await assertEtsiSchema('vnfpkgm-notification', notification.notificationType, notification);
@@ -223,15 +248,35 @@ describe('package notifications', () => {
       await settle(vnfm);
       const names = { [third]: 'third' };
       assert.equal(sink.received.filter((r) => r.path === '/pkg/flaky' && r.answer === 503).length, 3);
-      assert.deepEqual(outline(notificationsAt('/pkg/flaky'), names), ['VnfPackageOnboardingNotification third', 'VnfPackageChangeNotification OP_STATE_CHANGE DISABLED third']);
+      assert.deepEqual(outline(notificationsAt('/pkg/flaky'), names), [
+        'VnfPackageOnboardingNotification third',
+        'VnfPackageChangeNotification OP_STATE_CHANGE DISABLED third',
+      ]);
       assert.equal(sink.received.filter((r) => r.path === '/pkg/reject').length, 1, '400 is not retried');
 
-      const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; region: string; queues: Record<string, { url: string }> };
+      const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as {
+        sqs: string;
+        region: string;
+        queues: Record<string, { url: string }>;
+      };
       const sqs = new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials });
-      const letters = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: endpoints.queues.NotificationDeadLetterQueue!.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages ?? [];
+      const letters =
+        (
+          await sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: endpoints.queues.NotificationDeadLetterQueue!.url,
+              MaxNumberOfMessages: 10,
+              VisibilityTimeout: 0,
+              MessageAttributeNames: ['All'],
+            }),
+          )
+        ).Messages ?? [];
       assert.equal(letters.length, 1);
       const letter = JSON.parse(letters[0]!.Body ?? '{}') as { kind: string; family: string; body: Notification };
-      assert.deepEqual([letter.kind, letter.family, letter.body.notificationType, letter.body.vnfPkgId], ['delivery', 'vnfpkgm', 'VnfPackageOnboardingNotification', third]);
+      assert.deepEqual(
+        [letter.kind, letter.family, letter.body.notificationType, letter.body.vnfPkgId],
+        ['delivery', 'vnfpkgm', 'VnfPackageOnboardingNotification', third],
+      );
       assert.match(letters[0]!.MessageAttributes?.reason?.StringValue ?? '', /answered 400/);
     } finally {
       sink.answer = () => 204;

@@ -10,10 +10,16 @@ it('refuses an unsigned package when signatures are required', async () => {
   try {
     const call = client(vnfm);
     const id = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, { raw: await buildCsar('k8s-cnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${id}/package_content`, {
+      raw: await buildCsar('k8s-cnf-v1'),
+      headers: { 'Content-Type': 'application/zip' },
+    });
     assert.equal(upload.status, 202);
     await settle(vnfm);
-    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails: { detail: string } };
+    const pkg = (await call('GET', `/vnfpkgm/v1/vnf_packages/${id}?all_fields`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails: { detail: string };
+    };
     assert.equal(pkg.onboardingState, 'CREATED');
     assert.match(pkg.onboardingFailureDetails.detail, /sign/i);
   } finally {

@@ -58,7 +58,9 @@ function exchange(port: number, bytes: string | Buffer, mode: 'close' | 'reset' 
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = net.connect(port, '127.0.0.1', () => {
-      socket.write(bytes, () => { if (mode === 'reset') socket.resetAndDestroy(); });
+      socket.write(bytes, () => {
+        if (mode === 'reset') socket.resetAndDestroy();
+      });
     });
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', (error: NodeJS.ErrnoException) => {
@@ -112,7 +114,10 @@ const BAD_PERCENT_BASIC = `Basic ${Buffer.from('%E0%A4%A:x').toString('base64')}
 describe('hostile requests the issue names', () => {
   it('answers Basic credentials with bad percent-encoding on the token endpoint with 401 invalid_client', async () => {
     const body = 'grant_type=client_credentials';
-    const reply = await exchange(apiPort, `POST /oauth2/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: ${BAD_PERCENT_BASIC}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const reply = await exchange(
+      apiPort,
+      `POST /oauth2/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: ${BAD_PERCENT_BASIC}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     assert.equal(reply.status, 401, reply.head);
     assert.equal((JSON.parse(reply.body) as { error: string }).error, 'invalid_client');
     assert.match(header(reply, 'www-authenticate') ?? '', /^Basic /);
@@ -120,7 +125,10 @@ describe('hostile requests the issue names', () => {
   });
 
   it('answers Basic credentials with bad percent-encoding on an API route with 401 ProblemDetails and a challenge', async () => {
-    const reply = await exchange(apiPort, `GET /vnflcm/v2/vnf_instances HTTP/1.1\r\nHost: x\r\nConnection: close\r\nVersion: 2.0.0\r\nAuthorization: ${BAD_PERCENT_BASIC}\r\n\r\n`);
+    const reply = await exchange(
+      apiPort,
+      `GET /vnflcm/v2/vnf_instances HTTP/1.1\r\nHost: x\r\nConnection: close\r\nVersion: 2.0.0\r\nAuthorization: ${BAD_PERCENT_BASIC}\r\n\r\n`,
+    );
     assert.equal(reply.status, 401, reply.head);
     assert.equal(header(reply, 'content-type'), 'application/problem+json');
     assert.match(header(reply, 'www-authenticate') ?? '', /Bearer realm="vnfm"/);
@@ -192,18 +200,54 @@ function prng(seed: number): () => number {
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'BREW', 'G\tET', ''];
 const TARGETS = [
-  '/vnflcm/api_versions', '/vnflcm/v2/vnf_instances', '/vnflcm/v2/vnf_instances/%E0%A4%A', '/vnflcm/v1/vnf_instances/%/instantiate',
-  '/vnfpkgm/v2/vnf_packages/%ZZ/package_content', '/vnflcm/v2/vnf_instances?filter=(eq,id,%ZZ)&nextpage_opaque_marker=%',
-  '/oauth2/token', '/oauth2/token?%E0=%A4', '/.well-known/jwks.json', '/_local/memory', '/_local/no-such-control',
-  '/_local/schedules/%E0%A4%A/run', '/_local/schedules', 'http://[', 'http://x:99999/', 'http://127.0.0.1/vnflcm/api_versions',
-  '*', '//', '/%00', '/\u00ff', `/${'a'.repeat(20000)}`, '/vnflcm/v2/../../etc/passwd', '/v1.0/vims/%C0%AF',
+  '/vnflcm/api_versions',
+  '/vnflcm/v2/vnf_instances',
+  '/vnflcm/v2/vnf_instances/%E0%A4%A',
+  '/vnflcm/v1/vnf_instances/%/instantiate',
+  '/vnfpkgm/v2/vnf_packages/%ZZ/package_content',
+  '/vnflcm/v2/vnf_instances?filter=(eq,id,%ZZ)&nextpage_opaque_marker=%',
+  '/oauth2/token',
+  '/oauth2/token?%E0=%A4',
+  '/.well-known/jwks.json',
+  '/_local/memory',
+  '/_local/no-such-control',
+  '/_local/schedules/%E0%A4%A/run',
+  '/_local/schedules',
+  'http://[',
+  'http://x:99999/',
+  'http://127.0.0.1/vnflcm/api_versions',
+  '*',
+  '//',
+  '/%00',
+  '/\u00ff',
+  `/${'a'.repeat(20000)}`,
+  '/vnflcm/v2/../../etc/passwd',
+  '/v1.0/vims/%C0%AF',
 ];
 const HEADERS = [
-  `Authorization: ${BAD_PERCENT_BASIC}`, 'Authorization: Basic %%%', 'Authorization: Basic', 'Authorization: Bearer', 'Authorization: Bearer a.b.c',
-  'Authorization: Negotiate xyz', `Authorization: Basic ${Buffer.from(':').toString('base64')}`, 'X-Auth-Token: %E0%A4%A', 'Version: 9.9.9',
-  'Version: x', 'Content-Type: application/json; charset=%%', 'Content-Type: multipart/form-data; boundary=', 'Accept: */*;q=nan',
-  'Garbage-without-colon', 'Bad Header: x', `X-Long: ${'x'.repeat(20000)}`, 'Expect: 100-continue', 'Expect: teapot', 'Host: a', 'Host: ',
-  'Connection: upgrade', 'Upgrade: websocket', 'Cookie: \u0001',
+  `Authorization: ${BAD_PERCENT_BASIC}`,
+  'Authorization: Basic %%%',
+  'Authorization: Basic',
+  'Authorization: Bearer',
+  'Authorization: Bearer a.b.c',
+  'Authorization: Negotiate xyz',
+  `Authorization: Basic ${Buffer.from(':').toString('base64')}`,
+  'X-Auth-Token: %E0%A4%A',
+  'Version: 9.9.9',
+  'Version: x',
+  'Content-Type: application/json; charset=%%',
+  'Content-Type: multipart/form-data; boundary=',
+  'Accept: */*;q=nan',
+  'Garbage-without-colon',
+  'Bad Header: x',
+  `X-Long: ${'x'.repeat(20000)}`,
+  'Expect: 100-continue',
+  'Expect: teapot',
+  'Host: a',
+  'Host: ',
+  'Connection: upgrade',
+  'Upgrade: websocket',
+  'Cookie: \u0001',
 ];
 const BODIES = ['', '{}', '{"vnfdId":', 'grant_type=client_credentials&client_id=%E0%A4%A', '\u0000\u00ff\u00fe', 'x'.repeat(3000)];
 /** How the body is framed; the incomplete framings are only ever followed by a reset, so no exchange waits for bytes that never come. */
@@ -281,10 +325,17 @@ describe('the stand-ins and simulators', () => {
       const target = await exchange(port, 'GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       assert.ok(target.status === undefined || target.status < 500, `${name}: GET http://[ -> ${target.head}`);
       await assertStillServing(`${name}: GET http://[`);
-      const percent = await exchange(port, 'POST /2015-03-31/functions/%E0%A4%A/invocations HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      const percent = await exchange(
+        port,
+        'POST /2015-03-31/functions/%E0%A4%A/invocations HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
+      );
       assert.ok(percent.status === undefined || percent.status < 500, `${name}: bad percent-encoding -> ${percent.head}`);
       await assertStillServing(`${name}: bad percent-encoding`);
-      const cut = await abandonBody(port, 'POST /_sim/faults HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.1\r\nX-Amz-Target: secretsmanager.ListSecrets\r\nExpect: 100-continue\r\nContent-Length: 4096\r\n\r\n', '{"kind": "cut-');
+      const cut = await abandonBody(
+        port,
+        'POST /_sim/faults HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.1\r\nX-Amz-Target: secretsmanager.ListSecrets\r\nExpect: 100-continue\r\nContent-Length: 4096\r\n\r\n',
+        '{"kind": "cut-',
+      );
       assert.notEqual(cut.status, -1, `${name}: never said 100 Continue`);
       await assertStillServing(`${name}: a body cut off`);
     }

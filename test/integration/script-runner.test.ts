@@ -44,7 +44,9 @@ const input = JSON.parse(text);
 const attempt = (path) => { try { fs.readFileSync(path); return 'allowed'; } catch (error) { return error.code; } };
 console.log(JSON.stringify({ vnf: input.vnfInstance.id, env: Object.keys(process.env).sort(), data: attempt(${JSON.stringify(join(vnfm.dataDir, 'endpoints.json'))}) }));`;
   const request: ScriptRequest = {
-    kind: 'lcm-hook', script: 'Scripts/instantiate_end.mjs', files: { 'Scripts/instantiate_end.mjs': b64(script) },
+    kind: 'lcm-hook',
+    script: 'Scripts/instantiate_end.mjs',
+    files: { 'Scripts/instantiate_end.mjs': b64(script) },
     input: { operation: 'instantiate_end', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },
   };
   const answer = await invoke('ScriptRunnerFunction', request);
@@ -74,7 +76,9 @@ const probe = (host, port) => new Promise((resolve) => {
 });
 (async () => console.log(JSON.stringify({ reached: await Promise.all(${JSON.stringify(targets.map((url) => [url.hostname, Number(url.port)]))}.map(([host, port]) => probe(host, port))) })))();`;
   const request: ScriptRequest = {
-    kind: 'coordinate', script: 'Scripts/reach.cjs', files: { 'Scripts/reach.cjs': b64(script) },
+    kind: 'coordinate',
+    script: 'Scripts/reach.cjs',
+    files: { 'Scripts/reach.cjs': b64(script) },
     input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },
     network: { allow: targets.map((url) => ({ host: url.hostname, port: Number(url.port) })) },
   };
@@ -85,22 +89,30 @@ const probe = (host, port) => new Promise((resolve) => {
 
 it('is what invokeScriptRunner reaches through AWS_ENDPOINT_URL_LAMBDA, with failures as ok:false results', async () => {
   process.env.AWS_ENDPOINT_URL_LAMBDA = endpoints.lambda;
-  Object.assign(process.env, { AWS_REGION: endpoints.region, AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey });
+  Object.assign(process.env, {
+    AWS_REGION: endpoints.region,
+    AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
+  });
   const failing: ScriptRequest = {
-    kind: 'coordinate', script: './Scripts/coordinate.js', files: { 'Scripts/coordinate.js': b64('throw new Error("LB 10.10.0.50 rejected the new member")') },
+    kind: 'coordinate',
+    script: './Scripts/coordinate.js',
+    files: { 'Scripts/coordinate.js': b64('throw new Error("LB 10.10.0.50 rejected the new member")') },
     input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, is_rollback: false },
   };
   const result = await invokeScriptRunner(failing, 'arn:aws:lambda:us-east-1:000000000000:function:ScriptRunnerFunction');
   assert.equal(result.ok, false);
   assert.deepEqual(!result.ok && result.error, {
-    title: 'Coordinate VNF execution failed', status: 422, detail: 'CoordinateVNF script Scripts/coordinate.js failed: Error: LB 10.10.0.50 rejected the new member',
+    title: 'Coordinate VNF execution failed',
+    status: 422,
+    detail: 'CoordinateVNF script Scripts/coordinate.js failed: Error: LB 10.10.0.50 rejected the new member',
   });
 
   const bad = await invokeScriptRunner({ ...failing, script: '/etc/passwd.js' }, 'ScriptRunnerFunction');
   assert.equal(!bad.ok && bad.error.status, 400);
 });
 
-it("runs a Tacker-style Python CoordinateVNF script", { skip: findPython() ? false : 'python3 is not installed on this machine' }, async () => {
+it('runs a Tacker-style Python CoordinateVNF script', { skip: findPython() ? false : 'python3 is not installed on this machine' }, async () => {
   const script = `import os
 import pickle
 import sys
@@ -130,8 +142,17 @@ if __name__ == "__main__":
         os._exit(1)
 `;
   const request: ScriptRequest = {
-    kind: 'coordinate', script: 'Scripts/coordinate_vnf.py', files: { 'Scripts/coordinate_vnf.py': b64(script) },
-    input: { operation: 'change_current_package', request: {}, vnfInstance: { id: 'vnf-1' }, vnfcParam: { cp_name: 'CP1', username: 'u', password: 'p' }, sshIp: '10.0.0.9', is_rollback: false },
+    kind: 'coordinate',
+    script: 'Scripts/coordinate_vnf.py',
+    files: { 'Scripts/coordinate_vnf.py': b64(script) },
+    input: {
+      operation: 'change_current_package',
+      request: {},
+      vnfInstance: { id: 'vnf-1' },
+      vnfcParam: { cp_name: 'CP1', username: 'u', password: 'p' },
+      sshIp: '10.0.0.9',
+      is_rollback: false,
+    },
   };
   assert.equal(((await invoke('ScriptRunnerFunction', request)).payload as ScriptResult).ok, true);
   const rollback = (await invoke('ScriptRunnerFunction', { ...request, input: { ...request.input, is_rollback: true } })).payload as ScriptResult;

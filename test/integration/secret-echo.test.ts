@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
 import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
@@ -95,66 +95,160 @@ describe('no secret is echoed', () => {
     const vnfdId = SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId;
 
     // Packages: userinfo refused (400 naming the fields to use), the fields themselves taken.
-    const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: { userDefinedData: { note: 'x', password: planted.packageUserData } } })).body as { id: string }).id;
+    const pkg = (
+      (await call('POST', '/vnfpkgm/v1/vnf_packages', { body: { userDefinedData: { note: 'x', password: planted.packageUserData } } })).body as { id: string }
+    ).id;
     for (const v of [1, 2]) {
-      assertRefused(await call('POST', `/vnfpkgm/v${v}/vnf_packages/${pkg}/package_content/upload_from_uri`, {
-        body: { addressInformation: `${sink.url.replace('//', `//nfvo:${planted.uploadUserinfo}@`)}/pkg.zip` },
-      }), 400, /userName and password/);
+      assertRefused(
+        await call('POST', `/vnfpkgm/v${v}/vnf_packages/${pkg}/package_content/upload_from_uri`, {
+          body: { addressInformation: `${sink.url.replace('//', `//nfvo:${planted.uploadUserinfo}@`)}/pkg.zip` },
+        }),
+        400,
+        /userName and password/,
+      );
     }
-    assertRefused(await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, {
-      body: { addressInformation: `${sink.url}/pkg.zip`, paramsOauth2ClientCredentials: { clientId: 'c', clientPassword: 'p', tokenEndpoint: `${sink.url.replace('//', `//c:${planted.uploadOauth}@`)}/token` } },
-    }), 400, /clientId and clientPassword/);
-    assert.equal((await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, {
-      body: { addressInformation: `${sink.url}/pkg.zip`, userName: 'nfvo', password: planted.uploadField },
-    })).status, 202);
+    assertRefused(
+      await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, {
+        body: {
+          addressInformation: `${sink.url}/pkg.zip`,
+          paramsOauth2ClientCredentials: {
+            clientId: 'c',
+            clientPassword: 'p',
+            tokenEndpoint: `${sink.url.replace('//', `//c:${planted.uploadOauth}@`)}/token`,
+          },
+        },
+      }),
+      400,
+      /clientId and clientPassword/,
+    );
+    assert.equal(
+      (
+        await call('POST', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content/upload_from_uri`, {
+          body: { addressInformation: `${sink.url}/pkg.zip`, userName: 'nfvo', password: planted.uploadField },
+        })
+      ).status,
+      202,
+    );
     await settle(vnfm);
-    const failed = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}?all_fields`)).body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
+    const failed = (await call('GET', `/vnfpkgm/v1/vnf_packages/${pkg}?all_fields`)).body as {
+      onboardingState: string;
+      onboardingFailureDetails?: { detail: string };
+    };
     assert.equal(failed.onboardingState, 'CREATED');
     assert.ok(failed.onboardingFailureDetails?.detail);
 
     // Subscriptions: userinfo in callbackUri refused; BASIC and OAuth 2.0 credentials accepted.
-    const subscription = (extra: Record<string, unknown>) => call('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}/cb/secrets`, ...extra } });
+    const subscription = (extra: Record<string, unknown>) =>
+      call('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}/cb/secrets`, ...extra } });
     assertRefused(await subscription({ callbackUri: `${sink.url.replace('//', `//nfvo:${planted.callbackUserinfo}@`)}/cb/secrets` }), 400, /credentials/);
-    assert.equal((await subscription({ authentication: { authType: ['BASIC'], paramsBasic: { userName: 'nfvo', password: planted.subscriptionBasic } } })).status, 201);
-    assert.equal((await subscription({ authentication: { authType: ['OAUTH2_CLIENT_CREDENTIALS'], paramsOauth2ClientCredentials: { clientId: 'nfvo', clientPassword: planted.subscriptionOauth, tokenEndpoint: `${sink.url}/token` } } })).status, 201);
+    assert.equal(
+      (await subscription({ authentication: { authType: ['BASIC'], paramsBasic: { userName: 'nfvo', password: planted.subscriptionBasic } } })).status,
+      201,
+    );
+    assert.equal(
+      (
+        await subscription({
+          authentication: {
+            authType: ['OAUTH2_CLIENT_CREDENTIALS'],
+            paramsOauth2ClientCredentials: { clientId: 'nfvo', clientPassword: planted.subscriptionOauth, tokenEndpoint: `${sink.url}/token` },
+          },
+        })
+      ).status,
+      201,
+    );
 
     // VIM registration: userinfo in the endpoint refused; a wrong password refused without echo.
-    const register = (interfaceInfo: Record<string, unknown>, accessInfo: Record<string, unknown>) => call('POST', '/vnfm/v1/vims', { body: { name: `vim-${responses.length}`, vimType: 'kubernetes', interfaceInfo, accessInfo } });
-    assertRefused(await register({ endpoint: cluster.endpoint.replace('//', `//admin:${planted.vimUserinfo}@`) }, { bearer_token: cluster.bearer_token }), 400, /credentials/);
+    const register = (interfaceInfo: Record<string, unknown>, accessInfo: Record<string, unknown>) =>
+      call('POST', '/vnfm/v1/vims', { body: { name: `vim-${responses.length}`, vimType: 'kubernetes', interfaceInfo, accessInfo } });
+    assertRefused(
+      await register({ endpoint: cluster.endpoint.replace('//', `//admin:${planted.vimUserinfo}@`) }, { bearer_token: cluster.bearer_token }),
+      400,
+      /credentials/,
+    );
     assert.equal((await register({ endpoint: cluster.endpoint }, { bearer_token: planted.vimWrongPassword })).status, 422);
 
     // Instances: credentials in the wrong place or with the wrong type.
-    assert.equal((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vimConnectionInfo: { vim1: { accessInfo: { password: planted.createConnection } } } } })).status, 400);
+    assert.equal(
+      (
+        await call('POST', '/vnflcm/v2/vnf_instances', {
+          body: { vnfdId, vimConnectionInfo: { vim1: { accessInfo: { password: planted.createConnection } } } },
+        })
+      ).status,
+      400,
+    );
     const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, metadata: { owner: 'team', password: planted.createMetadata } } });
     assert.equal(created.status, 201, created.text);
     const id = (created.body as { id: string }).id;
-    const connection = (accessInfo: unknown, interfaceInfo: Record<string, unknown> = { endpoint: cluster.endpoint }) => ({ vim1: { vimType: 'kubernetes', interfaceInfo, accessInfo } });
+    const connection = (accessInfo: unknown, interfaceInfo: Record<string, unknown> = { endpoint: cluster.endpoint }) => ({
+      vim1: { vimType: 'kubernetes', interfaceInfo, accessInfo },
+    });
     const instantiate = (vimConnectionInfo: unknown, additionalParams: Record<string, unknown> = {}) => ({
-      flavourId: 'simple', vimConnectionInfo,
-      additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'], namespace: 'secrets', ...additionalParams },
+      flavourId: 'simple',
+      vimConnectionInfo,
+      additionalParams: {
+        'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'],
+        namespace: 'secrets',
+        ...additionalParams,
+      },
     });
     assertRefused(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: instantiate(connection(planted.accessString)) }), 400, /accessInfo/);
-    assertRefused(await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: instantiate(connection({ bearer_token: cluster.bearer_token }, { endpoint: cluster.endpoint.replace('//', `//admin:${planted.interfaceUserinfo}@`) })) }), 400, /credentials/);
+    assertRefused(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        body: instantiate(
+          connection({ bearer_token: cluster.bearer_token }, { endpoint: cluster.endpoint.replace('//', `//admin:${planted.interfaceUserinfo}@`) }),
+        ),
+      }),
+      400,
+      /credentials/,
+    );
     const accessInfo = { bearer_token: cluster.bearer_token, password: Number(planted.accessNumber), more: { secret: { value: planted.accessNested } } };
-    await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate(
-      connection(accessInfo, { endpoint: cluster.endpoint, token: planted.interfaceToken }),
-      { password: planted.instantiateParams },
-    )), 'COMPLETED');
+    await ended(
+      await operate(
+        `/vnflcm/v2/vnf_instances/${id}/instantiate`,
+        instantiate(connection(accessInfo, { endpoint: cluster.endpoint, token: planted.interfaceToken }), { password: planted.instantiateParams }),
+      ),
+      'COMPLETED',
+    );
     await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/heal`, { additionalParams: { nested: { password: planted.healParams } } }), 'COMPLETED');
     const modify = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
-      body: { vimConnectionInfo: { vim1: { accessInfo: { bearer_token: cluster.bearer_token, password: planted.modifyAccess } }, vim2: { vimType: 'kubernetes', interfaceInfo: { endpoint: cluster.endpoint }, accessInfo: { deep: [{ token: planted.modifyNested }] } } } },
+      body: {
+        vimConnectionInfo: {
+          vim1: { accessInfo: { bearer_token: cluster.bearer_token, password: planted.modifyAccess } },
+          vim2: { vimType: 'kubernetes', interfaceInfo: { endpoint: cluster.endpoint }, accessInfo: { deep: [{ token: planted.modifyNested }] } },
+        },
+      },
       headers: { 'Content-Type': 'application/merge-patch+json' },
     });
     assert.equal(modify.status, 202, modify.text);
     await ended(new URL(modify.headers.get('location') ?? '').pathname, 'COMPLETED');
-    assert.ok([400, 422].includes((await call('POST', `/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { body: { vnfdId, vimConnectionInfo: connection({ password: planted.changePkgAccess }) } })).status));
+    assert.ok(
+      [400, 422].includes(
+        (
+          await call('POST', `/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, {
+            body: { vnfdId, vimConnectionInfo: connection({ password: planted.changePkgAccess }) },
+          })
+        ).status,
+      ),
+    );
 
     // Read everything back the ways an NFVO would, so the responses include every representation.
-    for (const path of ['/vnflcm/v2/vnf_lcm_op_occs', `/vnflcm/v2/vnf_instances/${id}`, '/vnflcm/v2/vnf_instances', '/vnflcm/v2/subscriptions', '/vnfm/v1/vims', '/v1.0/vims.json', `/vnfpkgm/v1/vnf_packages?all_fields`, `/vnfpkgm/v1/vnf_packages/${packageId}`]) {
+    for (const path of [
+      '/vnflcm/v2/vnf_lcm_op_occs',
+      `/vnflcm/v2/vnf_instances/${id}`,
+      '/vnflcm/v2/vnf_instances',
+      '/vnflcm/v2/subscriptions',
+      '/vnfm/v1/vims',
+      '/v1.0/vims.json',
+      `/vnfpkgm/v1/vnf_packages?all_fields`,
+      `/vnfpkgm/v1/vnf_packages/${packageId}`,
+    ]) {
       assert.equal((await call('GET', path)).status, 200, path);
     }
     const occs = (await call('GET', '/vnflcm/v2/vnf_lcm_op_occs?all_fields')).body as Array<{ operationParams?: Record<string, unknown> }>;
-    assert.ok(occs.some((occ) => (occ.operationParams as { additionalParams?: { namespace?: string } } | undefined)?.additionalParams?.namespace === 'secrets'), 'operationParams are still recorded');
+    assert.ok(
+      occs.some((occ) => (occ.operationParams as { additionalParams?: { namespace?: string } } | undefined)?.additionalParams?.namespace === 'secrets'),
+      'operationParams are still recorded',
+    );
     await settle(vnfm);
 
     const places: Array<[string, string]> = [
@@ -164,7 +258,11 @@ describe('no secret is echoed', () => {
       ['DynamoDB items', await dynamoItems()],
       ...filesUnder(vnfm.dataDir).map((path): [string, string] => [path.slice(vnfm.dataDir.length), readFileSync(path).toString('latin1')]),
     ];
-    const leaks = places.flatMap(([where, text]) => Object.entries(planted).filter(([, secret]) => text.includes(secret)).map(([name]) => `${name} in ${where}`));
+    const leaks = places.flatMap(([where, text]) =>
+      Object.entries(planted)
+        .filter(([, secret]) => text.includes(secret))
+        .map(([name]) => `${name} in ${where}`),
+    );
     assert.deepEqual(leaks, []);
   });
 });

@@ -11,11 +11,34 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { loadTemplate } from '../../local/template.ts';
 import { createLocalClient } from '../../local/oauth2.ts';
-import { accessToken, adminCredentials, client, localControl, ROOT, seedPackage, settle, startVnfm, type ClientCredentials, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import {
+  accessToken,
+  adminCredentials,
+  client,
+  localControl,
+  ROOT,
+  seedPackage,
+  settle,
+  startVnfm,
+  type ClientCredentials,
+  type LocalVnfm,
+  type Reply,
+} from '../support/runtime.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
-const TENANT_SCOPES = ['vnflcm:read', 'vnflcm:write', 'vnfpkgm:read', 'vnfpkgm:write', 'subscriptions:read', 'subscriptions:write', 'vims:read', 'vims:write', 'vnffm:read', 'vnffm:write'];
+const TENANT_SCOPES = [
+  'vnflcm:read',
+  'vnflcm:write',
+  'vnfpkgm:read',
+  'vnfpkgm:write',
+  'subscriptions:read',
+  'subscriptions:write',
+  'vims:read',
+  'vims:write',
+  'vnffm:read',
+  'vnffm:write',
+];
 
 let vnfm: LocalVnfm;
 let sink: NfvoSink;
@@ -33,7 +56,7 @@ const nextOf = (reply: Reply): string | undefined => /<([^>]+)>; rel="next"/.exe
 /** Every id of a list, following its Link headers. */
 async function allIds(call: ReturnType<typeof client>, path: string, options: { version?: string } = {}): Promise<string[]> {
   const ids: string[] = [];
-  for (let next: string | undefined = path; next;) {
+  for (let next: string | undefined = path; next; ) {
     const reply = await call('GET', next, options);
     assert.equal(reply.status, 200, `GET ${next}: ${reply.text}`);
     ids.push(...idsOf(reply));
@@ -99,22 +122,54 @@ describe('authentication', () => {
     const path = '/vnflcm/v2/vnf_instances';
     const stranger = await generateKeyPair('ES256');
     const forged = await new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/admin vnfm/tenant:default' })
-      .setProtectedHeader({ alg: 'ES256', kid: 'x' }).setIssuer(vnfm.url).setSubject(tenantA.clientId).setIssuedAt().setExpirationTime('1h').sign(stranger.privateKey);
+      .setProtectedHeader({ alg: 'ES256', kid: 'x' })
+      .setIssuer(vnfm.url)
+      .setSubject(tenantA.clientId)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(stranger.privateKey);
     assertUnauthorized(await call('GET', path, { token: forged }), 'forged');
     const jwk = JSON.parse(readFileSync(join(vnfm.dataDir, 'auth', 'signing-key.json'), 'utf8')) as JWK;
     const now = Math.floor(Date.now() / 1000);
     const expired = await new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
-      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string }).setIssuer(vnfm.url).setSubject(tenantA.clientId).setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(await importJWK(jwk, 'ES256'));
+      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string })
+      .setIssuer(vnfm.url)
+      .setSubject(tenantA.clientId)
+      .setIssuedAt(now - 7200)
+      .setExpirationTime(now - 3600)
+      .sign(await importJWK(jwk, 'ES256'));
     const expiredReply = await call('GET', path, { token: expired });
     assertUnauthorized(expiredReply, 'expired');
     assert.match((expiredReply.body as { detail: string }).detail, /expired/);
     // Signed with the real key, but never expiring, or claiming to live for a year.
     const key = await importJWK(jwk, 'ES256');
-    const base = () => new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
-      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string }).setIssuer(vnfm.url).setSubject(tenantA.clientId);
+    const base = () =>
+      new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
+        .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string })
+        .setIssuer(vnfm.url)
+        .setSubject(tenantA.clientId);
     assertUnauthorized(await call('GET', path, { token: await base().setIssuedAt(now).sign(key) }), 'no exp');
-    assertUnauthorized(await call('GET', path, { token: await base().setIssuedAt(now).setExpirationTime(now + 365 * 24 * 3600).sign(key) }), 'a year long');
-    assert.equal((await call('GET', path, { token: await base().setIssuedAt(now).setExpirationTime(now + 600).sign(key) })).status, 200, 'the same claims with a short lifetime are accepted');
+    assertUnauthorized(
+      await call('GET', path, {
+        token: await base()
+          .setIssuedAt(now)
+          .setExpirationTime(now + 365 * 24 * 3600)
+          .sign(key),
+      }),
+      'a year long',
+    );
+    assert.equal(
+      (
+        await call('GET', path, {
+          token: await base()
+            .setIssuedAt(now)
+            .setExpirationTime(now + 600)
+            .sign(key),
+        })
+      ).status,
+      200,
+      'the same claims with a short lifetime are accepted',
+    );
     assertUnauthorized(await call('GET', path, { token: 'not.a.jwt' }), 'garbage');
     assertUnauthorized(await call('GET', path, { token: null, headers: { Authorization: 'Digest abc' } }), 'unknown scheme');
     const wrongBasic = `Basic ${Buffer.from(`${tenantA.clientId}:wrong`).toString('base64')}`;
@@ -129,7 +184,13 @@ describe('authentication', () => {
     const reader = newClient('tenant-a', ['vnfpkgm:read']);
     const call = client(vnfm, reader);
     assert.equal((await call('GET', '/vnfpkgm/v1/vnf_packages')).status, 200);
-    for (const [method, path] of [['POST', '/vnfpkgm/v1/vnf_packages'], ['GET', '/vnflcm/v2/vnf_instances'], ['GET', '/vnflcm/v1/vnf_lcm_op_occs'], ['GET', '/vnflcm/v2/subscriptions'], ['GET', '/no/such/route']] as const) {
+    for (const [method, path] of [
+      ['POST', '/vnfpkgm/v1/vnf_packages'],
+      ['GET', '/vnflcm/v2/vnf_instances'],
+      ['GET', '/vnflcm/v1/vnf_lcm_op_occs'],
+      ['GET', '/vnflcm/v2/subscriptions'],
+      ['GET', '/no/such/route'],
+    ] as const) {
       const reply = await call(method, path, method === 'POST' ? { body: {} } : {});
       assert.equal(reply.status, 403, `${method} ${path}: ${reply.text}`);
       assert.equal(reply.headers.get('content-type'), 'application/problem+json');
@@ -151,8 +212,10 @@ describe('tenant isolation', () => {
     // Packages
     const pkgB = (await b('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string };
     for (const [method, path, body] of [
-      ['GET', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`], ['PATCH', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`, { userDefinedData: { x: '1' } }],
-      ['DELETE', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`], ['GET', `/vnfpkgm/v2/vnf_packages/${pkgB.id}/package_content`],
+      ['GET', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`],
+      ['PATCH', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`, { userDefinedData: { x: '1' } }],
+      ['DELETE', `/vnfpkgm/v1/vnf_packages/${pkgB.id}`],
+      ['GET', `/vnfpkgm/v2/vnf_packages/${pkgB.id}/package_content`],
       ['POST', `/vnfpkgm/v1/vnf_packages/${pkgB.id}/package_content/upload_url`],
     ] as Array<[string, string, unknown?]>) {
       assert.equal((await a(method, path, { headers: { Accept: '*/*' }, ...(body === undefined ? {} : { body }) })).status, 404, `${method} ${path}`);
@@ -170,12 +233,20 @@ describe('tenant isolation', () => {
     assert.equal(created.status, 201, created.text);
     const vnfB = (created.body as { id: string }).id;
     for (const [method, path, body] of [
-      ['GET', `/vnflcm/v2/vnf_instances/${vnfB}`], ['GET', `/vnflcm/v1/vnf_instances/${vnfB}`],
-      ['PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, { vnfInstanceName: 'stolen' }], ['DELETE', `/vnflcm/v2/vnf_instances/${vnfB}`],
-      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/instantiate`, { flavourId: 'simple' }], ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/terminate`, { terminationType: 'FORCEFUL' }],
-      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/scale`, { type: 'SCALE_OUT', aspectId: 'x' }], ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/heal`, {}],
+      ['GET', `/vnflcm/v2/vnf_instances/${vnfB}`],
+      ['GET', `/vnflcm/v1/vnf_instances/${vnfB}`],
+      ['PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, { vnfInstanceName: 'stolen' }],
+      ['DELETE', `/vnflcm/v2/vnf_instances/${vnfB}`],
+      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/instantiate`, { flavourId: 'simple' }],
+      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/terminate`, { terminationType: 'FORCEFUL' }],
+      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/scale`, { type: 'SCALE_OUT', aspectId: 'x' }],
+      ['POST', `/vnflcm/v2/vnf_instances/${vnfB}/heal`, {}],
     ] as Array<[string, string, unknown?]>) {
-      const reply = await a(method, path, body === undefined ? {} : { body, ...(method === 'PATCH' ? { headers: { 'Content-Type': 'application/merge-patch+json' } } : {}) });
+      const reply = await a(
+        method,
+        path,
+        body === undefined ? {} : { body, ...(method === 'PATCH' ? { headers: { 'Content-Type': 'application/merge-patch+json' } } : {}) },
+      );
       assert.equal(reply.status, 404, `${method} ${path}: ${reply.text}`);
     }
     assert.ok(!((await a('GET', '/vnflcm/v2/vnf_instances')).body as Array<{ id: string }>).some((i) => i.id === vnfB));
@@ -183,18 +254,31 @@ describe('tenant isolation', () => {
     assert.equal((await admin('GET', `/vnflcm/v2/vnf_instances/${vnfB}`)).status, 200);
 
     // Op occs: B's modification, invisible and untouchable for A; it records B's client.
-    const patched = await b('PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, { body: { vnfInstanceName: 'b-renamed' }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    const patched = await b('PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, {
+      body: { vnfInstanceName: 'b-renamed' },
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
     assert.equal(patched.status, 202, patched.text);
     const opOccId = (patched.headers.get('location') ?? '').split('/').pop() as string;
     await settle(vnfm);
-    for (const [method, path] of [['GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`], ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/retry`], ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/rollback`], ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/fail`]]) {
+    for (const [method, path] of [
+      ['GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`],
+      ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/retry`],
+      ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/rollback`],
+      ['POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/fail`],
+    ]) {
       assert.equal((await a(method as string, path as string)).status, 404, `${method} ${path}`);
     }
     assert.ok(!((await a('GET', '/vnflcm/v2/vnf_lcm_op_occs')).body as Array<{ id: string }>).some((o) => o.id === opOccId));
     assert.equal((await b('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
     assert.equal((await admin('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).status, 200);
-    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }));
-    const stored = (await documents.send(new GetCommand({ TableName: 'VnfLcmOpOccsTable', Key: { id: opOccId } }))).Item as { startedBy?: string; tenantId: string };
+    const documents = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }),
+    );
+    const stored = (await documents.send(new GetCommand({ TableName: 'VnfLcmOpOccsTable', Key: { id: opOccId } }))).Item as {
+      startedBy?: string;
+      tenantId: string;
+    };
     assert.equal(stored.startedBy, tenantB.clientId);
     assert.equal(stored.tenantId, 'tenant-b');
     assert.ok(!('startedBy' in ((await b('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).body as object)), 'internal, not in the API');
@@ -208,20 +292,31 @@ describe('tenant isolation', () => {
     assert.ok(!((await a('GET', '/vnflcm/v2/subscriptions')).body as Array<{ id: string }>).some((s) => s.id === subBId));
     assert.equal((await admin('GET', `/vnflcm/v2/subscriptions/${subBId}`)).status, 200);
     // ... and cannot subscribe to B's instance at all: 422 exactly as for an id that does not exist.
-    const naming = await a('POST', '/vnflcm/v2/subscriptions', { body: { callbackUri: `${sink.url}/cb/tenant-a-naming-b`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: [vnfB] } } } });
+    const naming = await a('POST', '/vnflcm/v2/subscriptions', {
+      body: { callbackUri: `${sink.url}/cb/tenant-a-naming-b`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: [vnfB] } } },
+    });
     assert.equal(naming.status, 422, naming.text);
-    const patchedAgain = await b('PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, { body: { vnfInstanceDescription: 'again' }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    const patchedAgain = await b('PATCH', `/vnflcm/v2/vnf_instances/${vnfB}`, {
+      body: { vnfInstanceDescription: 'again' },
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
     assert.equal(patchedAgain.status, 202);
     await settle(vnfm);
     assert.equal((await b('DELETE', `/vnflcm/v2/vnf_instances/${vnfB}`)).status, 204);
     await settle(vnfm);
-    assert.ok(sink.accepted('/cb/tenant-b').some((n) => n.vnfInstanceId === vnfB), 'tenant B is notified about its instance');
+    assert.ok(
+      sink.accepted('/cb/tenant-b').some((n) => n.vnfInstanceId === vnfB),
+      'tenant B is notified about its instance',
+    );
     assert.ok(sink.accepted('/cb/tenant-b').some((n) => n.notificationType === 'VnfIdentifierDeletionNotification'));
-    assert.deepEqual(sink.accepted('/cb/tenant-a').filter((n) => n.vnfInstanceId === vnfB), []);
+    assert.deepEqual(
+      sink.accepted('/cb/tenant-a').filter((n) => n.vnfInstanceId === vnfB),
+      [],
+    );
     assert.deepEqual(sink.accepted('/cb/tenant-a-naming-b'), []);
   });
 
-  it('refuses a subscription (LCM or FM) naming another tenant\'s VNF instance with the 422 of an unknown id, admin included', async () => {
+  it("refuses a subscription (LCM or FM) naming another tenant's VNF instance with the 422 of an unknown id, admin included", async () => {
     const a = client(vnfm, tenantA);
     const b = client(vnfm, tenantB);
     const admin = client(vnfm);
@@ -236,8 +331,17 @@ describe('tenant isolation', () => {
     const unknown = crypto.randomUUID();
     const filter = (ids: string[]) => ({ vnfInstanceSubscriptionFilter: { vnfInstanceIds: ids } });
     const details: string[] = [];
-    for (const [who, call, ids] of [['A', a, [vnfB]], ['A', a, [unknown]], ['A', a, [vnfA, vnfB]], ['admin', admin, [vnfB]]] as const) {
-      for (const [path, options] of [['/vnflcm/v2/subscriptions', {}], ['/vnflcm/v1/subscriptions', {}], ['/vnffm/v1/subscriptions', FM]] as const) {
+    for (const [who, call, ids] of [
+      ['A', a, [vnfB]],
+      ['A', a, [unknown]],
+      ['A', a, [vnfA, vnfB]],
+      ['admin', admin, [vnfB]],
+    ] as const) {
+      for (const [path, options] of [
+        ['/vnflcm/v2/subscriptions', {}],
+        ['/vnflcm/v1/subscriptions', {}],
+        ['/vnffm/v1/subscriptions', FM],
+      ] as const) {
         const reply = await call('POST', path, { ...options, body: { callbackUri: `${sink.url}/cb/naming`, filter: filter([...ids]) } });
         assert.equal(reply.status, 422, `${who} ${path} ${ids.join(',')}: ${reply.text}`);
         assert.equal(reply.headers.get('content-type'), 'application/problem+json');
@@ -246,14 +350,17 @@ describe('tenant isolation', () => {
     }
     assert.equal(new Set(details).size, 1, `one answer for another tenant's and an unknown id: ${[...new Set(details)].join(' | ')}`);
     assert.match(details[0] as string, /no such VNF instance <id>/);
-    for (const [path, options] of [['/vnflcm/v2/subscriptions', {}], ['/vnffm/v1/subscriptions', FM]] as const) {
+    for (const [path, options] of [
+      ['/vnflcm/v2/subscriptions', {}],
+      ['/vnffm/v1/subscriptions', FM],
+    ] as const) {
       const own = await a('POST', path, { ...options, body: { callbackUri: `${sink.url}/cb/naming-own`, filter: filter([vnfA]) } });
       assert.equal(own.status, 201, `${path}: ${own.text}`);
       assert.equal((await a('DELETE', `${path}/${(own.body as { id: string }).id}`, options)).status, 204);
     }
   });
 
-  it('lists every tenant\'s records to an admin (instances, op occs, packages, LCM and FM subscriptions), filters applied; a tenant lists only its own', async () => {
+  it("lists every tenant's records to an admin (instances, op occs, packages, LCM and FM subscriptions), filters applied; a tenant lists only its own", async () => {
     const a = client(vnfm, tenantA);
     const b = client(vnfm, tenantB);
     const admin = client(vnfm);
@@ -265,7 +372,10 @@ describe('tenant isolation', () => {
       const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: 'listed' } });
       assert.equal(reply.status, 201, reply.text);
       const id = (reply.body as { id: string }).id;
-      const patched = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfInstanceDescription: 'listed' }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      const patched = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
+        body: { vnfInstanceDescription: 'listed' },
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
       assert.equal(patched.status, 202, patched.text);
       return { id, opOccId: (patched.headers.get('location') ?? '').split('/').pop() as string };
     };
@@ -282,10 +392,14 @@ describe('tenant isolation', () => {
     created.fmSubscriptions = { a: await subscribe(a, '/vnffm/v1/subscriptions', FM), b: await subscribe(b, '/vnffm/v1/subscriptions', FM) };
 
     for (const [key, path, options] of [
-      ['packages', '/vnfpkgm/v1/vnf_packages', {}], ['packages', '/vnfpkgm/v2/vnf_packages', {}],
-      ['instances', '/vnflcm/v2/vnf_instances', {}], ['instances', '/vnflcm/v1/vnf_instances', {}],
-      ['opOccs', '/vnflcm/v2/vnf_lcm_op_occs', {}], ['opOccs', '/vnflcm/v1/vnf_lcm_op_occs', {}],
-      ['subscriptions', '/vnflcm/v2/subscriptions', {}], ['fmSubscriptions', '/vnffm/v1/subscriptions', FM],
+      ['packages', '/vnfpkgm/v1/vnf_packages', {}],
+      ['packages', '/vnfpkgm/v2/vnf_packages', {}],
+      ['instances', '/vnflcm/v2/vnf_instances', {}],
+      ['instances', '/vnflcm/v1/vnf_instances', {}],
+      ['opOccs', '/vnflcm/v2/vnf_lcm_op_occs', {}],
+      ['opOccs', '/vnflcm/v1/vnf_lcm_op_occs', {}],
+      ['subscriptions', '/vnflcm/v2/subscriptions', {}],
+      ['fmSubscriptions', '/vnffm/v1/subscriptions', FM],
     ] as const) {
       const ids = created[key] as { a: string; b: string };
       const all = await allIds(admin, path, options);
@@ -298,10 +412,13 @@ describe('tenant isolation', () => {
       const filtered = await admin('GET', `${path}?filter=${encodeURIComponent(`(eq,id,${ids.b})`)}`, options);
       assert.deepEqual(idsOf(filtered), [ids.b], `admin ${path} filtered`);
     }
-    assert.deepEqual(idsOf(await admin('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(in,id,${instA.id},${instB.id})`)}&fields=vnfInstanceName`)).sort(), [instA.id, instB.id].sort());
+    assert.deepEqual(
+      idsOf(await admin('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(in,id,${instA.id},${instB.id})`)}&fields=vnfInstanceName`)).sort(),
+      [instA.id, instB.id].sort(),
+    );
   });
 
-  it('pages an admin\'s all-tenant list with signed markers that no other scope accepts', async () => {
+  it("pages an admin's all-tenant list with signed markers that no other scope accepts", async () => {
     const paged = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=2' } });
     try {
       const admin = client(paged);
@@ -309,14 +426,17 @@ describe('tenant isolation', () => {
       const b = client(paged, newClient('tenant-b', TENANT_SCOPES, paged));
       const mine = { a: [] as string[], b: [] as string[] };
       for (let i = 0; i < 3; i += 1) {
-        for (const [tenant, call] of [['a', a], ['b', b]] as const) {
+        for (const [tenant, call] of [
+          ['a', a],
+          ['b', b],
+        ] as const) {
           const reply = await call('POST', '/vnfpkgm/v1/vnf_packages', { body: { userDefinedData: { page: 'yes' } } });
           assert.equal(reply.status, 201, reply.text);
           mine[tenant].push((reply.body as { id: string }).id);
         }
       }
       const all = await allIds(admin, '/vnfpkgm/v1/vnf_packages');
-      assert.deepEqual([...all].sort(), [...mine.a, ...mine.b].sort(), 'every tenant\'s packages, each once');
+      assert.deepEqual([...all].sort(), [...mine.a, ...mine.b].sort(), "every tenant's packages, each once");
       assert.deepEqual((await allIds(a, '/vnfpkgm/v1/vnf_packages')).sort(), [...mine.a].sort());
       // A filtered admin list pages through matches only; the marker carries the filter.
       const filtered = await allIds(admin, `/vnfpkgm/v1/vnf_packages?filter=${encodeURIComponent(`(in,id,${mine.a[0]},${mine.b[0]},${mine.b[2]})`)}`);
@@ -325,7 +445,11 @@ describe('tenant isolation', () => {
       const adminNext = nextOf(await admin('GET', '/vnfpkgm/v1/vnf_packages')) as string;
       const tenantNext = nextOf(await a('GET', '/vnfpkgm/v1/vnf_packages')) as string;
       assert.ok(adminNext && tenantNext);
-      for (const [who, call, next] of [['tenant B with the admin\'s marker', b, adminNext], ['tenant B with A\'s marker', b, tenantNext], ['the admin with A\'s marker', admin, tenantNext]] as const) {
+      for (const [who, call, next] of [
+        ["tenant B with the admin's marker", b, adminNext],
+        ["tenant B with A's marker", b, tenantNext],
+        ["the admin with A's marker", admin, tenantNext],
+      ] as const) {
         const reply = await call('GET', next);
         assert.equal(reply.status, 400, `${who}: ${reply.text}`);
         assert.match((reply.body as { detail: string }).detail, /nextpage_opaque_marker/);
@@ -343,8 +467,18 @@ describe('tenant isolation', () => {
     const admin = client(vnfm);
     const os = (JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as { 'local-openstack': Record<string, string> })['local-openstack'];
     const registration = (name: string) => ({
-      name, vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: os.authUrl }, isDefault: true,
-      accessInfo: { username: os.username, password: os.password, project: os.project, projectDomain: os.projectDomain, userDomain: os.userDomain, region: os.region },
+      name,
+      vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+      interfaceInfo: { endpoint: os.authUrl },
+      isDefault: true,
+      accessInfo: {
+        username: os.username,
+        password: os.password,
+        project: os.project,
+        projectDomain: os.projectDomain,
+        userDomain: os.userDomain,
+        region: os.region,
+      },
     });
     // Both tenants register a VIM of the same name (names are unique per tenant) as their default.
     const registeredA = await a('POST', '/vnfm/v1/vims', { body: registration('isolated-openstack') });
@@ -355,8 +489,13 @@ describe('tenant isolation', () => {
     const vimB = (registeredB.body as { id: string }).id;
 
     for (const [method, path, body] of [
-      ['GET', `/vnfm/v1/vims/${vimA}`], ['PATCH', `/vnfm/v1/vims/${vimA}`, { description: 'stolen' }], ['DELETE', `/vnfm/v1/vims/${vimA}`],
-      ['GET', `/v1.0/vims/${vimA}`], ['GET', `/v1.0/vims/${vimA}.json`], ['PUT', `/v1.0/vims/${vimA}`, { vim: { description: 'stolen' } }], ['DELETE', `/v1.0/vims/${vimA}`],
+      ['GET', `/vnfm/v1/vims/${vimA}`],
+      ['PATCH', `/vnfm/v1/vims/${vimA}`, { description: 'stolen' }],
+      ['DELETE', `/vnfm/v1/vims/${vimA}`],
+      ['GET', `/v1.0/vims/${vimA}`],
+      ['GET', `/v1.0/vims/${vimA}.json`],
+      ['PUT', `/v1.0/vims/${vimA}`, { vim: { description: 'stolen' } }],
+      ['DELETE', `/v1.0/vims/${vimA}`],
     ] as Array<[string, string, unknown?]>) {
       const reply = await b(method, path, body === undefined ? {} : { body });
       assert.equal(reply.status, 404, `${method} ${path}: ${reply.text}`);
@@ -390,22 +529,42 @@ describe('tenant isolation', () => {
 
     // An alarm of A's: a VNF on A's default VIM whose server fails, found by a health sweep.
     const pkg = ((await a('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    const uploaded = await a('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+    const uploaded = await a('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+      raw: await buildCsar('openstack-vnf-v1'),
+      headers: { 'Content-Type': 'application/zip' },
+    });
     assert.equal(uploaded.status, 202, uploaded.text);
     await settle(vnfm);
     const created = await a('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, vnfInstanceName: 'alarmed' } });
     assert.equal(created.status, 201, created.text);
     const vnfA = (created.body as { id: string }).id;
-    const instantiate = await a('POST', `/vnflcm/v2/vnf_instances/${vnfA}/instantiate`, { body: {
-      flavourId: 'simple', instantiationLevelId: 'instantiation_level_1',
-      extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
-    } });
+    const instantiate = await a('POST', `/vnflcm/v2/vnf_instances/${vnfA}/instantiate`, {
+      body: {
+        flavourId: 'simple',
+        instantiationLevelId: 'instantiation_level_1',
+        extVirtualLinks: [
+          {
+            id: 'ext-public',
+            resourceId: 'public',
+            extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+          },
+        ],
+      },
+    });
     assert.equal(instantiate.status, 202, instantiate.text);
     await settle(vnfm);
-    const shown = (await a('GET', `/vnflcm/v2/vnf_instances/${vnfA}`)).body as { instantiationState: string; vimConnectionInfo?: Record<string, { vimId?: string }>; instantiatedVnfInfo: { vnfcResourceInfo: Array<{ computeResource: { resourceId: string } }> } };
+    const shown = (await a('GET', `/vnflcm/v2/vnf_instances/${vnfA}`)).body as {
+      instantiationState: string;
+      vimConnectionInfo?: Record<string, { vimId?: string }>;
+      instantiatedVnfInfo: { vnfcResourceInfo: Array<{ computeResource: { resourceId: string } }> };
+    };
     assert.equal(shown.instantiationState, 'INSTANTIATED');
     const server = shown.instantiatedVnfInfo.vnfcResourceInfo[0]?.computeResource.resourceId as string;
-    const fault = await fetch(`${os.control}servers/${server}/status`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ status: 'ERROR' }) });
+    const fault = await fetch(`${os.control}servers/${server}/status`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ status: 'ERROR' }),
+    });
     assert.ok(fault.ok, await fault.text());
     const swept = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
     assert.equal(swept.status, 200, await swept.text());
@@ -416,7 +575,10 @@ describe('tenant isolation', () => {
     const alarm = alarms[0] as string;
 
     const acknowledge = { ...FM, body: { ackState: 'ACKNOWLEDGED' }, headers: { 'Content-Type': 'application/merge-patch+json' } };
-    for (const [method, options] of [['GET', FM], ['PATCH', acknowledge]] as const) {
+    for (const [method, options] of [
+      ['GET', FM],
+      ['PATCH', acknowledge],
+    ] as const) {
       const reply = await b(method, `/vnffm/v1/alarms/${alarm}`, options);
       assert.equal(reply.status, 404, `${method}: ${reply.text}`);
       assert.equal(reply.headers.get('content-type'), 'application/problem+json');

@@ -11,7 +11,10 @@ import { accessToken, adminCredentials, seedPackage, settle, startVnfm, type Loc
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 const run = promisify(execFile);
-const hasCli = await run('openstack', ['--version']).then(() => true, () => false);
+const hasCli = await run('openstack', ['--version']).then(
+  () => true,
+  () => false,
+);
 const required = process.env.VNFM_REQUIRE_TACKER_CLI === '1';
 const skip = !hasCli && !required ? 'the openstack CLI (python3-tackerclient) is not installed' : false;
 
@@ -32,9 +35,12 @@ after(async () => {
 function cli(auth: 'admin_token' | 'http_basic' | 'none') {
   return async (...args: string[]): Promise<string> => {
     const admin = adminCredentials(vnfm);
-    const credentials = auth === 'admin_token' ? ['--os-auth-type', 'admin_token', '--os-token', await accessToken(admin)]
-      : auth === 'http_basic' ? ['--os-auth-type', 'http_basic', '--os-username', admin.clientId, '--os-password', admin.clientSecret]
-        : ['--os-auth-type', 'none'];
+    const credentials =
+      auth === 'admin_token'
+        ? ['--os-auth-type', 'admin_token', '--os-token', await accessToken(admin)]
+        : auth === 'http_basic'
+          ? ['--os-auth-type', 'http_basic', '--os-username', admin.clientId, '--os-password', admin.clientSecret]
+          : ['--os-auth-type', 'none'];
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OS_')));
     const { stdout } = await run('openstack', [...credentials, '--os-endpoint', vnfm.url, ...args], { env });
     return stdout;
@@ -52,7 +58,10 @@ it('refuses the Tacker CLI without credentials, and accepts it with admin_token 
 
 it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, delete', { skip }, async () => {
   const pkg = await seedPackage(vnfm);
-  const created = JSON.parse(await openstack('vnflcm', 'create', pkg.vnfdId, '--name', 'cli-vnf', '--description', 'from the CLI', '-f', 'json')) as Record<string, string>;
+  const created = JSON.parse(await openstack('vnflcm', 'create', pkg.vnfdId, '--name', 'cli-vnf', '--description', 'from the CLI', '-f', 'json')) as Record<
+    string,
+    string
+  >;
   const id = created.ID as string;
   assert.match(id, /^[0-9a-f-]{36}$/);
   assert.equal(created['Instantiation State'], 'NOT_INSTANTIATED');
@@ -61,7 +70,13 @@ it('supports the Tacker CLI v1 sequence: create, list, show, update, op list, de
   assert.ok(listed.some((row) => row.ID === id && row['VNF Instance Name'] === 'cli-vnf'));
 
   const params = join(vnfm.dataDir, 'update.json');
-  writeFileSync(params, JSON.stringify({ vnfInstanceName: 'renamed', vimConnectionInfo: [{ id: 'vim1', vimId: 'v1', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.v_2', accessInfo: { password: 'cli-secret-pw' } }] }));
+  writeFileSync(
+    params,
+    JSON.stringify({
+      vnfInstanceName: 'renamed',
+      vimConnectionInfo: [{ id: 'vim1', vimId: 'v1', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.v_2', accessInfo: { password: 'cli-secret-pw' } }],
+    }),
+  );
   await openstack('vnflcm', 'update', id, '--I', params);
   await settle(vnfm);
   const occs = JSON.parse(await openstack('vnflcm', 'op', 'list', '-f', 'json')) as Array<Record<string, string>>;
@@ -117,7 +132,15 @@ it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, 
   const id = (JSON.parse(await openstack('vnflcm', 'create', SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, '-f', 'json')) as Record<string, string>).ID as string;
   // The v1 (SOL003 V2.6.1) request shape Tacker's users write: cpConfig as an array.
   const params = join(vnfm.dataDir, 'instantiate.json');
-  writeFileSync(params, JSON.stringify({ flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }] }] }] }));
+  writeFileSync(
+    params,
+    JSON.stringify({
+      flavourId: 'simple',
+      extVirtualLinks: [
+        { id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }] }] },
+      ],
+    }),
+  );
   assert.match(await openstack('vnflcm', 'instantiate', id, params), /accepted/);
   await settle(vnfm);
   const shown = JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>;
@@ -138,7 +161,19 @@ it('supports the Tacker CLI v2 change-vnfpkg to the package the instance already
   const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
   const id = (JSON.parse(await v2('vnflcm', 'create', vnfdId, '-f', 'json')) as Record<string, string>).ID as string;
   const instantiate = join(vnfm.dataDir, 'instantiate-v2.json');
-  writeFileSync(instantiate, JSON.stringify({ flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }] }));
+  writeFileSync(
+    instantiate,
+    JSON.stringify({
+      flavourId: 'simple',
+      extVirtualLinks: [
+        {
+          id: 'ext',
+          resourceId: 'public',
+          extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+        },
+      ],
+    }),
+  );
   assert.match(await v2('vnflcm', 'instantiate', id, instantiate), /accepted/);
   await settle(vnfm);
   const change = join(vnfm.dataDir, 'change-vnfpkg.json');
@@ -147,7 +182,10 @@ it('supports the Tacker CLI v2 change-vnfpkg to the package the instance already
   await settle(vnfm);
   const ops = JSON.parse(await v2('vnflcm', 'op', 'list', '-f', 'json')) as Array<Record<string, string>>;
   const changed = ops.filter((op) => op['VNF Instance ID'] === id && op.Operation === 'CHANGE_VNFPKG');
-  assert.deepEqual(changed.map((op) => op['Operation State']), ['COMPLETED']);
+  assert.deepEqual(
+    changed.map((op) => op['Operation State']),
+    ['COMPLETED'],
+  );
   assert.equal((JSON.parse(await v2('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>)['VNFD ID'], vnfdId);
   assert.match(await v2('vnflcm', 'terminate', id), /accepted/);
   await settle(vnfm);
@@ -155,14 +193,27 @@ it('supports the Tacker CLI v2 change-vnfpkg to the package the instance already
 });
 
 it('supports the Tacker CLI VIM sequence (seed 003 vim-admin.yaml): register, list, show, set, delete', { skip }, async () => {
-  const sims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as { 'local-openstack': { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string } };
+  const sims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as {
+    'local-openstack': { authUrl: string; username: string; password: string; project: string; projectDomain: string; userDomain: string };
+  };
   const os = sims['local-openstack'];
   const config = join(vnfm.dataDir, 'vim-admin.yaml');
-  writeFileSync(config, [
-    `auth_url: '${os.authUrl}'`, `username: '${os.username}'`, `password: '${os.password}'`, `project_name: '${os.project}'`,
-    `project_domain_name: '${os.projectDomain}'`, `user_domain_name: '${os.userDomain}'`, '',
-  ].join('\n'));
-  const registered = JSON.parse(await openstack('vim', 'register', '--config-file', config, '--description', 'seed 003', 'cli-vim', '-f', 'json')) as Record<string, unknown>;
+  writeFileSync(
+    config,
+    [
+      `auth_url: '${os.authUrl}'`,
+      `username: '${os.username}'`,
+      `password: '${os.password}'`,
+      `project_name: '${os.project}'`,
+      `project_domain_name: '${os.projectDomain}'`,
+      `user_domain_name: '${os.userDomain}'`,
+      '',
+    ].join('\n'),
+  );
+  const registered = JSON.parse(await openstack('vim', 'register', '--config-file', config, '--description', 'seed 003', 'cli-vim', '-f', 'json')) as Record<
+    string,
+    unknown
+  >;
   const id = registered.id as string;
   assert.match(id, /^[0-9a-f-]{36}$/);
   assert.equal(registered.status, 'REACHABLE');
@@ -177,11 +228,17 @@ it('supports the Tacker CLI VIM sequence (seed 003 vim-admin.yaml): register, li
   assert.equal((JSON.parse(shown) as Record<string, unknown>).id, id);
   assert.ok(shown.includes('***'));
 
-  const set = JSON.parse(await openstack('vim', 'set', '--is-default', 'true', '--description', 'now the default', id, '-f', 'json')) as Record<string, unknown>;
+  const set = JSON.parse(await openstack('vim', 'set', '--is-default', 'true', '--description', 'now the default', id, '-f', 'json')) as Record<
+    string,
+    unknown
+  >;
   assert.equal(set.is_default, true);
   assert.equal(set.description, 'now the default');
   const after = JSON.parse(await openstack('vim', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
-  assert.deepEqual(after.filter((row) => row.Type === 'openstack' && row['Is Default'] === true).map((row) => row.Name), ['cli-vim']);
+  assert.deepEqual(
+    after.filter((row) => row.Type === 'openstack' && row['Is Default'] === true).map((row) => row.Name),
+    ['cli-vim'],
+  );
 
   const wrong = join(vnfm.dataDir, 'vim-wrong.yaml');
   writeFileSync(wrong, readFileSync(config, 'utf8').replace(`password: '${os.password}'`, "password: 'not-the-password'"));

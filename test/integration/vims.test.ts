@@ -13,16 +13,41 @@ import { client, localControl, settle, startVnfm, type LocalVnfm, type Reply } f
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 
 interface SimVims {
-  'local-openstack': { authUrl: string; control: string; username: string; password: string; project: string; projectDomain: string; userDomain: string; region: string };
+  'local-openstack': {
+    authUrl: string;
+    control: string;
+    username: string;
+    password: string;
+    project: string;
+    projectDomain: string;
+    userDomain: string;
+    region: string;
+  };
   'local-kubernetes': { endpoint: string; control: string; bearer_token: string };
 }
-type Vim = { id: string; vimId: string; name: string; vimType: string; isDefault: boolean; status: string; statusChangedAt?: string; lastError?: string; accessInfo: Record<string, unknown>; interfaceInfo: Record<string, unknown> };
+type Vim = {
+  id: string;
+  vimId: string;
+  name: string;
+  vimType: string;
+  isDefault: boolean;
+  status: string;
+  statusChangedAt?: string;
+  lastError?: string;
+  accessInfo: Record<string, unknown>;
+  interfaceInfo: Record<string, unknown>;
+};
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
 let sims: SimVims;
 const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
-const INSTANTIATE = { flavourId: 'simple', extVirtualLinks: [{ id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { cp1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }] };
+const INSTANTIATE = {
+  flavourId: 'simple',
+  extVirtualLinks: [
+    { id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { cp1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] },
+  ],
+};
 
 before(async () => {
   // Timers off (sweeps run only when a test asks), and a short per-VIM check time limit.
@@ -30,7 +55,10 @@ before(async () => {
   call = client(vnfm);
   sims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8')) as SimVims;
   const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar('openstack-vnf-v1'), headers: { 'Content-Type': 'application/zip' } });
+  await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+    raw: await buildCsar('openstack-vnf-v1'),
+    headers: { 'Content-Type': 'application/zip' },
+  });
   await settle(vnfm);
 });
 after(async () => {
@@ -45,7 +73,15 @@ function assertProblem(reply: Reply, status: number, detail?: RegExp): void {
 
 const openStackAccess = (overrides: Record<string, unknown> = {}) => {
   const os = sims['local-openstack'];
-  return { username: os.username, password: os.password, project: os.project, projectDomain: os.projectDomain, userDomain: os.userDomain, region: os.region, ...overrides };
+  return {
+    username: os.username,
+    password: os.password,
+    project: os.project,
+    projectDomain: os.projectDomain,
+    userDomain: os.userDomain,
+    region: os.region,
+    ...overrides,
+  };
 };
 
 async function register(body: Record<string, unknown>): Promise<Reply> {
@@ -53,7 +89,13 @@ async function register(body: Record<string, unknown>): Promise<Reply> {
 }
 
 async function registerOpenStack(name: string, extra: Record<string, unknown> = {}): Promise<Vim> {
-  const reply = await register({ name, vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: openStackAccess(), ...extra });
+  const reply = await register({
+    name,
+    vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+    interfaceInfo: { endpoint: sims['local-openstack'].authUrl },
+    accessInfo: openStackAccess(),
+    ...extra,
+  });
   assert.equal(reply.status, 201, reply.text);
   return reply.body as Vim;
 }
@@ -71,7 +113,11 @@ async function sweep(): Promise<{ checked: number; changed: Array<{ vimId: strin
 }
 
 async function simFaults(method: 'POST' | 'DELETE', fault?: Record<string, unknown>): Promise<void> {
-  const response = await fetch(`${sims['local-openstack'].control}faults`, { method, headers: { 'Content-Type': 'application/json' }, ...(fault ? { body: JSON.stringify(fault) } : {}) });
+  const response = await fetch(`${sims['local-openstack'].control}faults`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    ...(fault ? { body: JSON.stringify(fault) } : {}),
+  });
   assert.ok(response.ok, await response.text());
 }
 
@@ -108,22 +154,38 @@ describe('VIM registration', () => {
     assert.equal(os.accessInfo.username, sims['local-openstack'].username);
     assert.equal(os.isDefault, false);
 
-    const k8s = await register({ name: 'k8s-a', vimType: 'kubernetes', interfaceInfo: { endpoint: sims['local-kubernetes'].endpoint }, accessInfo: { bearer_token: sims['local-kubernetes'].bearer_token } });
+    const k8s = await register({
+      name: 'k8s-a',
+      vimType: 'kubernetes',
+      interfaceInfo: { endpoint: sims['local-kubernetes'].endpoint },
+      accessInfo: { bearer_token: sims['local-kubernetes'].bearer_token },
+    });
     assert.equal(k8s.status, 201, k8s.text);
     assert.equal((k8s.body as Vim).vimType, 'ETSINFV.KUBERNETES.V_1');
     assert.equal((k8s.body as Vim).accessInfo.bearer_token, '***');
     assert.equal((k8s.body as Vim).status, 'REACHABLE');
 
     const listed = await vims();
-    for (const name of ['local-openstack', 'local-kubernetes', 'os-a', 'k8s-a']) assert.ok(listed.some((v) => v.name === name), name);
+    for (const name of ['local-openstack', 'local-kubernetes', 'os-a', 'k8s-a'])
+      assert.ok(
+        listed.some((v) => v.name === name),
+        name,
+      );
     const shown = await call('GET', `/vnfm/v1/vims/${os.id}`);
     const tacker = await call('GET', '/v1.0/vims.json');
     assert.equal(tacker.status, 200, tacker.text);
-    const tackerVim = (tacker.body as { vims: Array<Record<string, unknown>> }).vims.find((v) => v.id === os.id) as { auth_cred: Record<string, unknown>; type: string; status: string };
+    const tackerVim = (tacker.body as { vims: Array<Record<string, unknown>> }).vims.find((v) => v.id === os.id) as {
+      auth_cred: Record<string, unknown>;
+      type: string;
+      status: string;
+    };
     assert.equal(tackerVim.type, 'openstack');
     assert.equal(tackerVim.auth_cred.password, '***');
     const filtered = await call('GET', `/vnfm/v1/vims?filter=${encodeURIComponent('(eq,name,k8s-a)')}`);
-    assert.deepEqual((filtered.body as Vim[]).map((v) => v.name), ['k8s-a']);
+    assert.deepEqual(
+      (filtered.body as Vim[]).map((v) => v.name),
+      ['k8s-a'],
+    );
     for (const reply of [shown, tacker, filtered]) {
       assert.ok(!reply.text.includes(sims['local-openstack'].password));
       assert.ok(!reply.text.includes(sims['local-kubernetes'].bearer_token));
@@ -132,11 +194,41 @@ describe('VIM registration', () => {
 
   it('refuses wrong credentials, an unreachable auth URL and unknown types with 4xx, storing nothing', async () => {
     const before = (await vims()).length;
-    assertProblem(await register({ name: 'bad-pw', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: openStackAccess({ password: 'wrong-password-123' }) }), 422, /not registered.*(401|[Aa]uthenticat|[Uu]nauthori)/);
-    assertProblem(await register({ name: 'bad-token', vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: sims['local-kubernetes'].endpoint }, accessInfo: { bearer_token: 'not-the-token' } }), 422, /401/);
-    assertProblem(await register({ name: 'nowhere', vimType: 'openstack', interfaceInfo: { endpoint: await closedPortUrl() }, accessInfo: openStackAccess() }), 422, /not registered/);
-    assertProblem(await register({ name: 'vmware', vimType: 'VMWARE.VCENTER', interfaceInfo: { endpoint: 'https://vcenter.example.com' }, accessInfo: {} }), 422, /not supported/);
-    assertProblem(await register({ name: 'incomplete', vimType: 'openstack', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: { username: 'x' } }), 422, /accessInfo\.password/);
+    assertProblem(
+      await register({
+        name: 'bad-pw',
+        vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+        interfaceInfo: { endpoint: sims['local-openstack'].authUrl },
+        accessInfo: openStackAccess({ password: 'wrong-password-123' }),
+      }),
+      422,
+      /not registered.*(401|[Aa]uthenticat|[Uu]nauthori)/,
+    );
+    assertProblem(
+      await register({
+        name: 'bad-token',
+        vimType: 'ETSINFV.KUBERNETES.V_1',
+        interfaceInfo: { endpoint: sims['local-kubernetes'].endpoint },
+        accessInfo: { bearer_token: 'not-the-token' },
+      }),
+      422,
+      /401/,
+    );
+    assertProblem(
+      await register({ name: 'nowhere', vimType: 'openstack', interfaceInfo: { endpoint: await closedPortUrl() }, accessInfo: openStackAccess() }),
+      422,
+      /not registered/,
+    );
+    assertProblem(
+      await register({ name: 'vmware', vimType: 'VMWARE.VCENTER', interfaceInfo: { endpoint: 'https://vcenter.example.com' }, accessInfo: {} }),
+      422,
+      /not supported/,
+    );
+    assertProblem(
+      await register({ name: 'incomplete', vimType: 'openstack', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: { username: 'x' } }),
+      422,
+      /accessInfo\.password/,
+    );
     assertProblem(await register({ vimType: 'openstack' }), 400);
     const after = await vims();
     assert.equal(after.length, before);
@@ -147,8 +239,20 @@ describe('VIM registration', () => {
   });
 
   it('keeps names unique per tenant (409)', async () => {
-    assertProblem(await register({ name: 'os-a', vimType: 'openstack', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: openStackAccess() }), 409, /already registered/);
-    assertProblem(await register({ name: 'local-openstack', vimType: 'openstack', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: openStackAccess() }), 409);
+    assertProblem(
+      await register({ name: 'os-a', vimType: 'openstack', interfaceInfo: { endpoint: sims['local-openstack'].authUrl }, accessInfo: openStackAccess() }),
+      409,
+      /already registered/,
+    );
+    assertProblem(
+      await register({
+        name: 'local-openstack',
+        vimType: 'openstack',
+        interfaceInfo: { endpoint: sims['local-openstack'].authUrl },
+        accessInfo: openStackAccess(),
+      }),
+      409,
+    );
   });
 
   it('keeps exactly one default per VIM type', async () => {
@@ -190,7 +294,10 @@ describe('VIMs in use and reachability', () => {
     await simFaults('POST', { kind: 'http-5xx', service: 'keystone', status: 503, count: 1000 });
     try {
       const down = await sweep();
-      assert.ok(down.changed.some((c) => c.vimId === vim.id && c.to === 'UNREACHABLE'), JSON.stringify(down));
+      assert.ok(
+        down.changed.some((c) => c.vimId === vim.id && c.to === 'UNREACHABLE'),
+        JSON.stringify(down),
+      );
       const shown = (await call('GET', `/vnfm/v1/vims/${vim.id}`)).body as Vim;
       assert.equal(shown.status, 'UNREACHABLE');
       assert.ok(shown.statusChangedAt && !Number.isNaN(Date.parse(shown.statusChangedAt)));
@@ -213,7 +320,10 @@ describe('VIMs in use and reachability', () => {
       await simFaults('DELETE');
     }
     const up = await sweep();
-    assert.ok(up.changed.some((c) => c.vimId === vim.id && c.to === 'REACHABLE'), JSON.stringify(up));
+    assert.ok(
+      up.changed.some((c) => c.vimId === vim.id && c.to === 'REACHABLE'),
+      JSON.stringify(up),
+    );
     const back = (await call('GET', `/vnfm/v1/vims/${vim.id}`)).body as Vim;
     assert.equal(back.status, 'REACHABLE');
     assert.equal(back.lastError, undefined);
@@ -224,7 +334,10 @@ describe('VIMs in use and reachability', () => {
     await simFaults('POST', { kind: 'slow', service: 'keystone', ms: 20_000 });
     try {
       const result = await sweep();
-      assert.ok(result.changed.some((c) => c.vimId === vim.id && c.to === 'UNREACHABLE'), JSON.stringify(result));
+      assert.ok(
+        result.changed.some((c) => c.vimId === vim.id && c.to === 'UNREACHABLE'),
+        JSON.stringify(result),
+      );
       // The Kubernetes VIMs were checked in the same sweep and stay REACHABLE.
       assert.ok((await vims()).filter((v) => v.vimType === 'ETSINFV.KUBERNETES.V_1').every((v) => v.status === 'REACHABLE'));
       assert.match(((await call('GET', `/vnfm/v1/vims/${vim.id}`)).body as Vim).lastError ?? '', /did not answer within 2 s/);

@@ -27,12 +27,35 @@ const MAX_AUTO_HEALS = 2;
 const INSTANTIATE = {
   flavourId: 'simple',
   instantiationLevelId: 'instantiation_level_1',
-  extVirtualLinks: [{ id: 'ext-public', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
 };
 
 type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
-type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>; scaleStatus?: Array<{ aspectId: string; scaleLevel: number }> } };
-type Alarm = { id: string; managedObjectId: string; perceivedSeverity: string; ackState: string; eventType: string; alarmChangedTime?: string; alarmClearedTime?: string; faultDetails?: string[]; vnfcInstanceIds: string[]; rootCauseFaultyResource: { faultyResource: { resourceId: string } } };
+type Shown = {
+  instantiatedVnfInfo: {
+    vnfcResourceInfo: Vnfc[];
+    vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+    scaleStatus?: Array<{ aspectId: string; scaleLevel: number }>;
+  };
+};
+type Alarm = {
+  id: string;
+  managedObjectId: string;
+  perceivedSeverity: string;
+  ackState: string;
+  eventType: string;
+  alarmChangedTime?: string;
+  alarmClearedTime?: string;
+  faultDetails?: string[];
+  vnfcInstanceIds: string[];
+  rootCauseFaultyResource: { faultyResource: { resourceId: string } };
+};
 type Sweep = { raised: number; cleared: number; healsStarted: string[]; skippedLocked: number; vimApiCalls: number };
 
 before(async () => {
@@ -64,7 +87,7 @@ function assertProblem(reply: Reply, status: number): void {
 async function sweep(): Promise<Sweep> {
   const response = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
   assert.equal(response.status, 200, await response.clone().text());
-  const report = await response.json() as Sweep;
+  const report = (await response.json()) as Sweep;
   await settle(vnfm);
   return report;
 }
@@ -80,7 +103,10 @@ async function instantiated(vnfdId: string, request: Record<string, unknown>, au
   const id = (created.body as { id: string }).id;
   assert.equal((await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: request })).status, 202);
   await settle(vnfm);
-  const modified = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfConfigurableProperties: { isAutohealEnabled: autoHeal, ...properties } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+  const modified = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
+    body: { vnfConfigurableProperties: { isAutohealEnabled: autoHeal, ...properties } },
+    headers: { 'Content-Type': 'application/merge-patch+json' },
+  });
   assert.equal(modified.status, 202, modified.text);
   await settle(vnfm);
   const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
@@ -100,10 +126,18 @@ async function alarmsOf(id: string): Promise<Alarm[]> {
   return reply.body as Alarm[];
 }
 
-type OpOcc = { id: string; operationState: string; isAutomaticInvocation: boolean; operationParams: { vnfcInstanceId?: string[]; type?: string; aspectId?: string } };
+type OpOcc = {
+  id: string;
+  operationState: string;
+  isAutomaticInvocation: boolean;
+  operationParams: { vnfcInstanceId?: string[]; type?: string; aspectId?: string };
+};
 
 async function opOccsOf(id: string, operation: 'HEAL' | 'SCALE'): Promise<OpOcc[]> {
-  const reply = await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=${encodeURIComponent(`(eq,operation,${operation});(eq,vnfInstanceId,${id})`)}&fields=operationParams`);
+  const reply = await call(
+    'GET',
+    `/vnflcm/v2/vnf_lcm_op_occs?filter=${encodeURIComponent(`(eq,operation,${operation});(eq,vnfInstanceId,${id})`)}&fields=operationParams`,
+  );
   assert.equal(reply.status, 200, reply.text);
   return reply.body as OpOcc[];
 }
@@ -112,7 +146,10 @@ const healsOf = (id: string) => opOccsOf(id, 'HEAL');
 
 describe('OpenStack: a server in ERROR', () => {
   it('auto-heal on: a sweep raises an alarm, one automatic HEAL replaces exactly that VNFC, the next sweep clears it; an FM subscriber is told both', async () => {
-    const subscription = await call('POST', '/vnffm/v1/subscriptions', { ...FM, body: { callbackUri: `${sink.url}/fm/os`, filter: { eventTypes: ['EQUIPMENT_ALARM'] } } });
+    const subscription = await call('POST', '/vnffm/v1/subscriptions', {
+      ...FM,
+      body: { callbackUri: `${sink.url}/fm/os`, filter: { eventTypes: ['EQUIPMENT_ALARM'] } },
+    });
     assert.equal(subscription.status, 201, subscription.text);
     await assertEtsiResponse('vnffm', '/subscriptions', 'post', 201, subscription.body);
 
@@ -135,7 +172,10 @@ describe('OpenStack: a server in ERROR', () => {
     assert.deepEqual(alarm.vnfcInstanceIds, [infoId]);
     assert.equal(alarm.eventType, 'EQUIPMENT_ALARM');
     assert.equal(alarm.perceivedSeverity, 'CRITICAL');
-    assert.ok(alarm.faultDetails?.some((d) => d.includes(first.healsStarted[0] as string)), 'the alarm names the HEAL that treats it');
+    assert.ok(
+      alarm.faultDetails?.some((d) => d.includes(first.healsStarted[0] as string)),
+      'the alarm names the HEAL that treats it',
+    );
     const single = await call('GET', `/vnffm/v1/alarms/${alarm.id}`, FM);
     await assertEtsiResponse('vnffm', '/alarms/{alarmId}', 'get', 200, single.body);
 
@@ -158,7 +198,10 @@ describe('OpenStack: a server in ERROR', () => {
     assert.equal((await sweep()).raised, 0, 'nothing is raised again');
 
     const received = sink.accepted('/fm/os').filter((n) => (n.alarm as Alarm | undefined)?.id === alarm.id || n.alarmId === alarm.id);
-    assert.deepEqual(received.map((n) => n.notificationType), ['AlarmNotification', 'AlarmClearedNotification']);
+    assert.deepEqual(
+      received.map((n) => n.notificationType),
+      ['AlarmNotification', 'AlarmClearedNotification'],
+    );
     await assertEtsiSchema('vnffm-notification', 'AlarmNotification', received[0]);
     await assertEtsiSchema('vnffm-notification', 'AlarmClearedNotification', received[1]);
     assert.equal(received[0]?.subscriptionId, (subscription.body as { id: string }).id);
@@ -197,13 +240,17 @@ describe('Kubernetes: a crashed pod', () => {
   const DEF_FILES = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'];
   async function pods(namespace: string): Promise<string[]> {
     const response = await fetch(`${cluster.endpoint}/api/v1/namespaces/${namespace}/pods`, { headers: { Authorization: `Bearer ${cluster.bearer_token}` } });
-    const listed = await response.json() as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
+    const listed = (await response.json()) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
     return listed.items.filter((pod) => !pod.metadata.deletionTimestamp).map((pod) => pod.metadata.name);
   }
 
   it('auto-heal on: CrashLoopBackOff raises a PROCESSING_ERROR_ALARM, the automatic HEAL replaces the pod, the alarm clears', async () => {
     const namespace = 'health-on';
-    const id = await instantiated(SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } }, true);
+    const id = await instantiated(
+      SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId,
+      { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } },
+      true,
+    );
     const [vnfc] = (await show(id)).instantiatedVnfInfo.vnfcResourceInfo;
     const pod = vnfc?.computeResource.resourceId as string;
     await control(cluster.control, 'faults', { kind: 'pod-crash', pod, namespace });
@@ -226,7 +273,11 @@ describe('Kubernetes: a crashed pod', () => {
 
   it('auto-heal off: the alarm only', async () => {
     const namespace = 'health-off';
-    const id = await instantiated(SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } }, false);
+    const id = await instantiated(
+      SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId,
+      { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace } },
+      false,
+    );
     const pod = (await show(id)).instantiatedVnfInfo.vnfcResourceInfo[0]?.computeResource.resourceId as string;
     await control(cluster.control, 'faults', { kind: 'pod-crash', pod, namespace });
     const report = await sweep();
@@ -260,7 +311,10 @@ describe('no heal storm (AutoHealMaxAttempts)', () => {
       const heals = await healsOf(id);
       assert.equal(heals.length, attempt);
       assert.ok(heals.every((h) => h.operationState === 'COMPLETED' && h.isAutomaticInvocation));
-      assert.ok(!(await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId), 'the failed server was replaced');
+      assert.ok(
+        !(await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId),
+        'the failed server was replaced',
+      );
     }
 
     // The VDU slot fails once more: beyond the limit.
@@ -279,7 +333,10 @@ describe('no heal storm (AutoHealMaxAttempts)', () => {
     assert.equal(suppressed(alarm).length, 1, `the alarm says why it was not healed: ${JSON.stringify(alarm?.faultDetails)}`);
     assert.match(suppressed(alarm)[0] as string, new RegExp(`VDU1 was healed automatically ${MAX_AUTO_HEALS} times`));
     assert.ok(alarm?.alarmChangedTime);
-    assert.ok((await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId), 'the server is left for the operator');
+    assert.ok(
+      (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.some((v) => v.computeResource.resourceId === vnfc.computeResource.resourceId),
+      'the server is left for the operator',
+    );
     for (const cleared of (await alarmsOf(id)).filter((a) => a.alarmClearedTime)) {
       assert.ok(healed.includes(cleared.rootCauseFaultyResource.faultyResource.resourceId));
     }
@@ -288,14 +345,26 @@ describe('no heal storm (AutoHealMaxAttempts)', () => {
     const again = await sweep();
     assert.equal(again.raised, 0);
     assert.deepEqual(again.healsStarted, []);
-    const reply = await call('POST', '/alert/auto_healing', { body: {
-      alerts: [{ status: 'firing', labels: { alertname: 'VnfcDown', receiver_type: 'tacker', function_type: 'auto_heal', vnf_instance_id: id, vnfc_info_id: infoId }, startsAt: new Date().toISOString(), fingerprint: 'storm' }],
-    } });
+    const reply = await call('POST', '/alert/auto_healing', {
+      body: {
+        alerts: [
+          {
+            status: 'firing',
+            labels: { alertname: 'VnfcDown', receiver_type: 'tacker', function_type: 'auto_heal', vnf_instance_id: id, vnfc_info_id: infoId },
+            startsAt: new Date().toISOString(),
+            fingerprint: 'storm',
+          },
+        ],
+      },
+    });
     assert.equal(reply.status, 204, reply.text);
     await settle(vnfm);
     assert.equal((await healsOf(id)).length, MAX_AUTO_HEALS);
     const still = (await alarmsOf(id)).filter((a) => !a.alarmClearedTime);
-    assert.deepEqual(still.map((a) => a.id), [alarm?.id]);
+    assert.deepEqual(
+      still.map((a) => a.id),
+      [alarm?.id],
+    );
     assert.equal(suppressed(still[0]).length, 1, 'one note, not one per sweep');
 
     // The limit is per VDU: VDU2 failing now is healed, and only VDU2.
@@ -317,7 +386,8 @@ describe('no heal storm (AutoHealMaxAttempts)', () => {
     const scaled = await call('POST', `/vnflcm/v2/vnf_instances/${id}/scale`, { body: { type: 'SCALE_OUT', aspectId: 'VDU1_scale' } });
     assert.equal(scaled.status, 202, scaled.text);
     await settle(vnfm);
-    const servers = async () => (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').map((v) => v.computeResource.resourceId);
+    const servers = async () =>
+      (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').map((v) => v.computeResource.resourceId);
     const both = await servers();
     assert.equal(both.length, 2);
     for (const server of both) await control(openstack.control, `servers/${server}/status`, { status: 'ERROR' });
@@ -345,8 +415,22 @@ describe('no heal storm (AutoHealMaxAttempts)', () => {
 
 describe("Tacker's external triggers", () => {
   const alertFor = (labels: Record<string, string>) => ({
-    version: '4', status: 'firing', receiver: 'auto-heal', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
-    alerts: [{ status: 'firing', labels: { alertname: 'VnfcDown', receiver_type: 'tacker', ...labels }, annotations: {}, startsAt: new Date().toISOString(), fingerprint: 'f00d' }],
+    version: '4',
+    status: 'firing',
+    receiver: 'auto-heal',
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://alertmanager:9093',
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'VnfcDown', receiver_type: 'tacker', ...labels },
+        annotations: {},
+        startsAt: new Date().toISOString(),
+        fingerprint: 'f00d',
+      },
+    ],
   });
 
   it('an Alertmanager auto_heal alert raises an alarm and heals the VNFC it names (isAutomaticInvocation)', async () => {
@@ -366,7 +450,7 @@ describe("Tacker's external triggers", () => {
     assert.deepEqual(heals[0]?.operationParams.vnfcInstanceId, [target.id]);
     const after = (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.id);
     assert.ok(!after.includes(target.vnfcResourceInfoId));
-    assert.equal((await sweep()).cleared >= 1, true, 'the replaced VNFC\'s alarm clears');
+    assert.equal((await sweep()).cleared >= 1, true, "the replaced VNFC's alarm clears");
   });
 
   it('malformed payloads are refused with 400 ProblemDetails and change nothing', async () => {
@@ -392,19 +476,47 @@ describe("Tacker's external triggers", () => {
   it('a server notification raises an alarm for that server and heals it', async () => {
     const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, true);
     const vnfc = (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.find((v) => v.vduId === 'VDU1') as Vnfc;
-    const reply = await call('POST', `/server_notification/vnf_instances/${id}/servers/${vnfc.computeResource.resourceId}/notify`, { body: { notification: { host_id: 'compute-1', alarm_id: 'alarm-1', fault_id: '1', fault_type: '10' } } });
+    const reply = await call('POST', `/server_notification/vnf_instances/${id}/servers/${vnfc.computeResource.resourceId}/notify`, {
+      body: { notification: { host_id: 'compute-1', alarm_id: 'alarm-1', fault_id: '1', fault_type: '10' } },
+    });
     assert.equal(reply.status, 204, reply.text);
     await settle(vnfm);
     assert.equal((await alarmsOf(id)).length, 1);
     const heals = await healsOf(id);
     assert.equal(heals[0]?.operationState, 'COMPLETED');
     assert.equal(heals[0]?.isAutomaticInvocation, true);
-    assertProblem(await call('POST', `/server_notification/vnf_instances/${id}/servers/no-such-server/notify`, { body: { notification: { alarm_id: 'a', fault_id: '1' } } }), 404);
+    assertProblem(
+      await call('POST', `/server_notification/vnf_instances/${id}/servers/no-such-server/notify`, {
+        body: { notification: { alarm_id: 'a', fault_id: '1' } },
+      }),
+      404,
+    );
   });
   describe('Alertmanager auto_scale alerts', () => {
     const scaleAlert = (id: string, type: string, status = 'firing') => ({
-      version: '4', status, receiver: 'auto-scale', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://alertmanager:9093',
-      alerts: [{ status, labels: { alertname: 'HighLoad', receiver_type: 'tacker', function_type: 'auto_scale', vnf_instance_id: id, aspect_id: 'VDU1_scale', auto_scale_type: type }, annotations: {}, startsAt: new Date().toISOString(), fingerprint: `scale-${type}` }],
+      version: '4',
+      status,
+      receiver: 'auto-scale',
+      groupLabels: {},
+      commonLabels: {},
+      commonAnnotations: {},
+      externalURL: 'http://alertmanager:9093',
+      alerts: [
+        {
+          status,
+          labels: {
+            alertname: 'HighLoad',
+            receiver_type: 'tacker',
+            function_type: 'auto_scale',
+            vnf_instance_id: id,
+            aspect_id: 'VDU1_scale',
+            auto_scale_type: type,
+          },
+          annotations: {},
+          startsAt: new Date().toISOString(),
+          fingerprint: `scale-${type}`,
+        },
+      ],
     });
     const vdu1Count = async (id: string) => (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').length;
     const level = async (id: string) => (await show(id)).instantiatedVnfInfo.scaleStatus?.find((s) => s.aspectId === 'VDU1_scale')?.scaleLevel;
@@ -422,7 +534,11 @@ describe("Tacker's external triggers", () => {
     it('a payload naming an unknown instance is refused whole: no alert of it starts anything', async () => {
       const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, false, { isAutoscaleEnabled: true });
       const body = scaleAlert(id, 'SCALE_OUT');
-      body.alerts.push({ ...body.alerts[0]!, labels: { ...body.alerts[0]!.labels, vnf_instance_id: '00000000-0000-4000-8000-000000000000' }, fingerprint: 'unknown' });
+      body.alerts.push({
+        ...body.alerts[0]!,
+        labels: { ...body.alerts[0]!.labels, vnf_instance_id: '00000000-0000-4000-8000-000000000000' },
+        fingerprint: 'unknown',
+      });
       assertProblem(await call('POST', '/alert/auto_scaling', { body }), 404);
       await settle(vnfm);
       assert.deepEqual(await opOccsOf(id, 'SCALE'), []);
@@ -462,7 +578,10 @@ describe("Tacker's external triggers", () => {
       assert.equal(await level(id), 0);
 
       // Switched off again (merge patch): the next alert is read and ignored.
-      const off = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfConfigurableProperties: { isAutoscaleEnabled: false } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      const off = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
+        body: { vnfConfigurableProperties: { isAutoscaleEnabled: false } },
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
       assert.equal(off.status, 202, off.text);
       await settle(vnfm);
       assert.equal((await call('POST', '/alert/auto_scaling', { body: scaleAlert(id, 'SCALE_OUT') })).status, 204);

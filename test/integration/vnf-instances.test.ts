@@ -50,7 +50,10 @@ describe('API versions', () => {
     const all = await call('GET', '/vnflcm/api_versions', { version: null });
     assert.equal(all.status, 200);
     await assertEtsiResponse('vnflcm', '/api_versions', 'get', 200, all.body);
-    assert.deepEqual((all.body as { apiVersions: Array<{ version: string }> }).apiVersions.map((v) => v.version), ['1.3.0', '2.0.0']);
+    assert.deepEqual(
+      (all.body as { apiVersions: Array<{ version: string }> }).apiVersions.map((v) => v.version),
+      ['1.3.0', '2.0.0'],
+    );
     const v2 = await call('GET', '/vnflcm/v2/api_versions', { version: null });
     assert.equal(v2.status, 200);
     assert.equal((v2.body as { uriPrefix: string }).uriPrefix, '/vnflcm/v2');
@@ -58,7 +61,10 @@ describe('API versions', () => {
   });
 
   it('answers /vnffm/api_versions and /vnffm/v1/api_versions (fault management is v1 only)', async () => {
-    for (const [path, prefix] of [['/vnffm/api_versions', '/vnffm'], ['/vnffm/v1/api_versions', '/vnffm/v1']] as const) {
+    for (const [path, prefix] of [
+      ['/vnffm/api_versions', '/vnffm'],
+      ['/vnffm/v1/api_versions', '/vnffm/v1'],
+    ] as const) {
       const reply = await call('GET', path, { version: null, token: null });
       assert.equal(reply.status, 200, `${path}: ${reply.text}`);
       assert.deepEqual(reply.body, { uriPrefix: prefix, apiVersions: [{ version: '1.5.0', isDeprecated: false }] });
@@ -89,7 +95,9 @@ describe('API versions', () => {
 
 describe('POST /vnf_instances', () => {
   it('creates a NOT_INSTANTIATED instance from an enabled package: 201, Location, SOL003 body', async () => {
-    const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: 'first', vnfInstanceDescription: 'd', metadata: { a: 1 } } });
+    const reply = await call('POST', '/vnflcm/v2/vnf_instances', {
+      body: { vnfdId: pkg.vnfdId, vnfInstanceName: 'first', vnfInstanceDescription: 'd', metadata: { a: 1 } },
+    });
     assert.equal(reply.status, 201, reply.text);
     await assertEtsiResponse('vnflcm', '/vnf_instances', 'post', 201, reply.body);
     const body = reply.body as Record<string, unknown> & { _links: { self: { href: string } } };
@@ -177,7 +185,7 @@ describe('reading and listing', () => {
       }
       const links = (reply.headers.get('link') ?? '').split(/,\s*(?=<)/).filter(Boolean);
       assert.ok(links.length <= 1);
-      next = links[0] ? /<([^>]+)>; rel="next"/.exec(links[0])?.[1] ?? null : null;
+      next = links[0] ? (/<([^>]+)>; rel="next"/.exec(links[0])?.[1] ?? null) : null;
       if (next) assert.deepEqual([...new URL(next).searchParams.keys()], ['nextpage_opaque_marker']);
       pages += 1;
     }
@@ -189,7 +197,10 @@ describe('reading and listing', () => {
   it('applies filters and attribute selectors as SOL013 describes', async () => {
     const { id } = await createInstance('selectors');
     const byId = await call('GET', `/vnflcm/v2/vnf_instances?filter=(eq,id,${id})`);
-    assert.deepEqual((byId.body as Array<{ id: string }>).map((i) => i.id), [id]);
+    assert.deepEqual(
+      (byId.body as Array<{ id: string }>).map((i) => i.id),
+      [id],
+    );
     const none = await call('GET', `/vnflcm/v2/vnf_instances?filter=(eq,id,${id});(eq,instantiationState,INSTANTIATED)`);
     assert.deepEqual(none.body, []);
     const quoted = await call('GET', `/vnflcm/v2/vnf_instances?filter=${encodeURIComponent(`(in,vnfInstanceName,'a,b',selectors)`)}`);
@@ -198,7 +209,15 @@ describe('reading and listing', () => {
     assert.equal(all.status, 200);
     const excluded = await call('GET', `/vnflcm/v2/vnf_instances?exclude-fields=vnfProvider&filter=(eq,id,${id})`);
     assert.ok(!('vnfProvider' in ((excluded.body as Array<Record<string, unknown>>)[0] ?? {})));
-    for (const query of ['filter=(eq,id', 'filter=(zz,id,1)', 'filter=(eq,noSuchAttribute,1)', 'all_fields&fields=id', 'fields=id&exclude_fields=metadata', 'nextpage_opaque_marker=garbage', 'unknown_parameter=1']) {
+    for (const query of [
+      'filter=(eq,id',
+      'filter=(zz,id,1)',
+      'filter=(eq,noSuchAttribute,1)',
+      'all_fields&fields=id',
+      'fields=id&exclude_fields=metadata',
+      'nextpage_opaque_marker=garbage',
+      'unknown_parameter=1',
+    ]) {
       assertProblem(await call('GET', `/vnflcm/v2/vnf_instances?${query}`), 400);
     }
   });
@@ -208,7 +227,17 @@ describe('PATCH /vnf_instances/{id} (MODIFY_INFO)', () => {
   it('runs as an op occ: 202 + Location, empty body, then COMPLETED with changedInfo', async () => {
     const { id } = await createInstance('before');
     const reply = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
-      body: { vnfInstanceName: 'after', metadata: { k: 'v' }, vimConnectionInfo: { vim1: { vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: 'http://keystone/v3' }, accessInfo: { username: 'admin', password: 'S3cret-patch-pw', project: 'p' } } } },
+      body: {
+        vnfInstanceName: 'after',
+        metadata: { k: 'v' },
+        vimConnectionInfo: {
+          vim1: {
+            vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+            interfaceInfo: { endpoint: 'http://keystone/v3' },
+            accessInfo: { username: 'admin', password: 'S3cret-patch-pw', project: 'p' },
+          },
+        },
+      },
       headers: { 'Content-Type': 'application/merge-patch+json' },
     });
     assert.equal(reply.status, 202, reply.text);
@@ -233,7 +262,8 @@ describe('PATCH /vnf_instances/{id} (MODIFY_INFO)', () => {
 
     // The password is in no response, no list, no op occ and no log line.
     const everything = [
-      instance.text, opOcc.text,
+      instance.text,
+      opOcc.text,
       (await call('GET', '/vnflcm/v2/vnf_instances?all_fields')).text,
       (await call('GET', '/vnflcm/v2/vnf_lcm_op_occs?all_fields')).text,
       (await call('GET', `/vnflcm/v1/vnf_instances/${id}`)).text,
@@ -274,7 +304,9 @@ describe('PATCH /vnf_instances/{id} (MODIFY_INFO)', () => {
     await holdExecutions(vnfm, true);
     let replies: Reply[];
     try {
-      replies = await Promise.all(Array.from({ length: 20 }, (_, i) => call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfInstanceName: `racer-${i}` } })));
+      replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { vnfInstanceName: `racer-${i}` } })),
+      );
     } finally {
       await holdExecutions(vnfm, false);
     }
@@ -284,7 +316,9 @@ describe('PATCH /vnf_instances/{id} (MODIFY_INFO)', () => {
     assert.equal(conflicts.length, 19);
     for (const conflict of conflicts) assertProblem(conflict, 409);
     await settle(vnfm);
-    const occs = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})&all_fields`)).body as Array<Record<string, unknown> & { changedInfo: { vnfInstanceName: string } }>;
+    const occs = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})&all_fields`)).body as Array<
+      Record<string, unknown> & { changedInfo: { vnfInstanceName: string } }
+    >;
     assert.equal(occs.length, 1);
     assert.equal(occs[0]?.operationState, 'COMPLETED');
     const instance = (await call('GET', `/vnflcm/v2/vnf_instances/${id}`)).body as Record<string, unknown>;
@@ -307,7 +341,10 @@ describe('PATCH /vnf_instances/{id} (MODIFY_INFO)', () => {
       await holdExecutions(vnfm, false);
     }
     await settle(vnfm);
-    const occ = (await call('GET', new URL(reply.headers.get('location') ?? '').pathname)).body as Record<string, unknown> & { error: { status: number; detail: string }; _links: Record<string, unknown> };
+    const occ = (await call('GET', new URL(reply.headers.get('location') ?? '').pathname)).body as Record<string, unknown> & {
+      error: { status: number; detail: string };
+      _links: Record<string, unknown>;
+    };
     assert.equal(occ.operationState, 'FAILED_TEMP');
     assert.equal(occ.error.status, 422);
     assert.match(occ.error.detail, /not usable|DISABLED/);
@@ -361,7 +398,10 @@ describe('/vnflcm/v1 (Tacker CLI default)', () => {
     assert.equal(list.status, 200);
     // The op occ in the v1 model too: changedInfo.vimConnectionInfo is an array (a map in v2).
     const opOccPath = new URL(patched.headers.get('location') ?? '').pathname;
-    const v1OpOcc = (await call('GET', opOccPath, { version: null })).body as { changedInfo: { vimConnectionInfo: unknown }; operationParams: { vimConnectionInfo: unknown } };
+    const v1OpOcc = (await call('GET', opOccPath, { version: null })).body as {
+      changedInfo: { vimConnectionInfo: unknown };
+      operationParams: { vimConnectionInfo: unknown };
+    };
     assert.deepEqual(v1OpOcc.changedInfo.vimConnectionInfo, [{ id: 'vim-a', vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.v_2' }]);
     assert.ok(Array.isArray(v1OpOcc.operationParams.vimConnectionInfo));
     const v2OpOcc = (await call('GET', opOccPath.replace('/v1/', '/v2/'))).body as { changedInfo: { vimConnectionInfo: unknown } };

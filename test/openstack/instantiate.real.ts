@@ -22,21 +22,32 @@ async function ensureNetwork(name: string): Promise<void> {
   const auth = await fetch(`${AUTH_URL.replace(/\/$/, '')}/auth/tokens`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ auth: {
-      identity: { methods: ['password'], password: { user: { name: ACCESS.username, password: ACCESS.password, domain: { name: ACCESS.userDomain } } } },
-      scope: { project: { name: ACCESS.project, domain: { name: ACCESS.projectDomain } } },
-    } }),
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: ACCESS.username, password: ACCESS.password, domain: { name: ACCESS.userDomain } } } },
+        scope: { project: { name: ACCESS.project, domain: { name: ACCESS.projectDomain } } },
+      },
+    }),
   });
   assert.equal(auth.status, 201, await auth.clone().text());
   const token = auth.headers.get('x-subject-token') ?? '';
   const catalog = ((await auth.json()) as { token: { catalog: Array<{ type: string; endpoints: Array<{ interface: string; url: string }> }> } }).token.catalog;
-  const neutron = catalog.find((s) => s.type === 'network')?.endpoints.find((e) => e.interface === 'public')?.url.replace(/\/$/, '');
+  const neutron = catalog
+    .find((s) => s.type === 'network')
+    ?.endpoints.find((e) => e.interface === 'public')
+    ?.url.replace(/\/$/, '');
   assert.ok(neutron, 'no network endpoint in the catalog');
   const headers = { 'X-Auth-Token': token, 'Content-Type': 'application/json' };
   const existing = (await (await fetch(`${neutron}/v2.0/networks?name=${name}`, { headers })).json()) as { networks: Array<{ id: string }> };
   if (existing.networks.length) return;
-  const network = (await (await fetch(`${neutron}/v2.0/networks`, { method: 'POST', headers, body: JSON.stringify({ network: { name } }) })).json()) as { network: { id: string } };
-  const subnet = await fetch(`${neutron}/v2.0/subnets`, { method: 'POST', headers, body: JSON.stringify({ subnet: { name: `${name}-subnet`, network_id: network.network.id, ip_version: 4, cidr: '192.0.2.0/24' } }) });
+  const network = (await (await fetch(`${neutron}/v2.0/networks`, { method: 'POST', headers, body: JSON.stringify({ network: { name } }) })).json()) as {
+    network: { id: string };
+  };
+  const subnet = await fetch(`${neutron}/v2.0/subnets`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ subnet: { name: `${name}-subnet`, network_id: network.network.id, ip_version: 4, cidr: '192.0.2.0/24' } }),
+  });
   assert.equal(subnet.status, 201, await subnet.text());
 }
 
@@ -56,10 +67,15 @@ it('instantiates and terminates the sample VNF on a real OpenStack', async () =>
   const csar = await buildCsar('openstack-vnf-v1', {
     mutate: (files) => {
       const hot = files.get('BaseHOT/simple/sample_hot.yaml')?.toString() ?? '';
-      files.set('BaseHOT/simple/sample_hot.yaml', Buffer.from(hot
-        .replace(/ {6}block_device_mapping_v2: .*\n/, '      image: { get_param: [ nfv, VDU, VirtualStorage, vcImageId ] }\n')
-        .replace(/ {2}VirtualStorage:\n {4}type: OS::Cinder::Volume\n(?: {4,}.*\n)+/, '')
-        .replace(/\banti-affinity\b/g, 'soft-anti-affinity')));
+      files.set(
+        'BaseHOT/simple/sample_hot.yaml',
+        Buffer.from(
+          hot
+            .replace(/ {6}block_device_mapping_v2: .*\n/, '      image: { get_param: [ nfv, VDU, VirtualStorage, vcImageId ] }\n')
+            .replace(/ {2}VirtualStorage:\n {4}type: OS::Cinder::Volume\n(?: {4,}.*\n)+/, '')
+            .replace(/\banti-affinity\b/g, 'soft-anti-affinity'),
+        ),
+      );
     },
   });
   const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
@@ -72,8 +88,12 @@ it('instantiates and terminates the sample VNF on a real OpenStack', async () =>
   const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
     body: {
       flavourId: 'simple',
-      extVirtualLinks: [{ id: 'ext', resourceId: NETWORK, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { a: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
-      vimConnectionInfo: { vim1: { vimId: 'real-openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: AUTH_URL }, accessInfo: ACCESS } },
+      extVirtualLinks: [
+        { id: 'ext', resourceId: NETWORK, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { a: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] },
+      ],
+      vimConnectionInfo: {
+        vim1: { vimId: 'real-openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: AUTH_URL }, accessInfo: ACCESS },
+      },
     },
   });
   assert.equal(reply.status, 202, reply.text);

@@ -69,8 +69,16 @@ const KUBERNETES_FILES = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/
 
 function openstackSample(name: SamplePackageName, vnfdId: string, version: string, image: Omit<SampleImage, 'bytes'>, scripts: string[] = []): SamplePackage {
   return {
-    name, vim: 'openstack', vnfdId, provider: 'Company', productName: 'Sample VNF', softwareVersion: version, vnfdVersion: version,
-    flavourIds: ['simple'], entryDefinitions: 'Definitions/sample_vnfd_top.yaml', bundlesSol001: true,
+    name,
+    vim: 'openstack',
+    vnfdId,
+    provider: 'Company',
+    productName: 'Sample VNF',
+    softwareVersion: version,
+    vnfdVersion: version,
+    flavourIds: ['simple'],
+    entryDefinitions: 'Definitions/sample_vnfd_top.yaml',
+    bundlesSol001: true,
     image: { ...image, bytes: MIB },
     artifactPaths: [...OPENSTACK_ARTIFACTS, ...scripts, image.path].sort(),
   };
@@ -78,9 +86,18 @@ function openstackSample(name: SamplePackageName, vnfdId: string, version: strin
 
 function kubernetesSample(name: SamplePackageName, vnfdId: string, version: string, bundlesSol001: boolean, scripts: string[] = []): SamplePackage {
   return {
-    name, vim: 'kubernetes', vnfdId, provider: 'Company', productName: 'Sample CNF', softwareVersion: version, vnfdVersion: version,
-    flavourIds: ['simple'], entryDefinitions: 'Definitions/sample_cnf_top.vnfd.yaml', bundlesSol001,
-    kubernetesFiles: KUBERNETES_FILES, artifactPaths: [...KUBERNETES_FILES, ...scripts].sort(),
+    name,
+    vim: 'kubernetes',
+    vnfdId,
+    provider: 'Company',
+    productName: 'Sample CNF',
+    softwareVersion: version,
+    vnfdVersion: version,
+    flavourIds: ['simple'],
+    entryDefinitions: 'Definitions/sample_cnf_top.vnfd.yaml',
+    bundlesSol001,
+    kubernetesFiles: KUBERNETES_FILES,
+    artifactPaths: [...KUBERNETES_FILES, ...scripts].sort(),
   };
 }
 
@@ -91,12 +108,18 @@ export const SAMPLE_PACKAGES: Readonly<Record<SamplePackageName, SamplePackage>>
     sha512: '3bd507d21e4fa29ee55f805eba28e5f87ae333d5426041a438bebe83998477b2ea888690a7a49563994e96a27d175601b69d94c4cd6dcf9037ac7ddaadfd4ff9',
     version: '0.5.2',
   }),
-  'openstack-vnf-v2': openstackSample('openstack-vnf-v2', '654dda3e-e2c2-40e7-bf37-88d34cc8a620', '2.0', {
-    path: 'Files/images/cirros-0.6.2-x86_64-disk.img',
-    seed: 'openstack-vnf-v2/cirros-0.6.2-x86_64-disk.img',
-    sha512: 'd1b54eb22b4041336767d4474909fa648dc493885f9bce20b6189766c74f0db4ad19d5ba41daacbfe2678cc599dbf589b1ce557ad7fbd884645170ac8117bd62',
-    version: '0.6.2',
-  }, ['Scripts/coordinate_lb.js']),
+  'openstack-vnf-v2': openstackSample(
+    'openstack-vnf-v2',
+    '654dda3e-e2c2-40e7-bf37-88d34cc8a620',
+    '2.0',
+    {
+      path: 'Files/images/cirros-0.6.2-x86_64-disk.img',
+      seed: 'openstack-vnf-v2/cirros-0.6.2-x86_64-disk.img',
+      sha512: 'd1b54eb22b4041336767d4474909fa648dc493885f9bce20b6189766c74f0db4ad19d5ba41daacbfe2678cc599dbf589b1ce557ad7fbd884645170ac8117bd62',
+      version: '0.6.2',
+    },
+    ['Scripts/coordinate_lb.js'],
+  ),
   'k8s-cnf-v1': kubernetesSample('k8s-cnf-v1', 'ca5fd9ce-9169-49fe-916d-173b193b6649', '1.0', true),
   // Leaves the SOL001 type files out: its VNFD imports them by name and the VNFM supplies them.
   'k8s-cnf-v2': kubernetesSample('k8s-cnf-v2', 'baa0aa5e-1d70-4f27-b303-910870ab4e21', '2.0', false, ['Scripts/coordinate_cnf.js']),
@@ -259,7 +282,12 @@ async function readTree(dir: string): Promise<Map<string, Buffer>> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const paths = entries
     .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1).split(/[\\/]/).join('/'))
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
+        .slice(dir.length + 1)
+        .split(/[\\/]/)
+        .join('/'),
+    )
     .sort();
   const files = new Map<string, Buffer>();
   for (const path of paths) files.set(path, await readFile(join(dir, path)));
@@ -293,7 +321,7 @@ function fieldOf(block: string, key: string): string | undefined {
 /** `Hash: {{hash}}` in a TOSCA.meta artifact block becomes the hash of the block's `Name` file. */
 function fillToscaMetaHashes(files: Map<string, Buffer>): void {
   const meta = files.get(TOSCA_META_PATH);
-  if (!meta || !meta.includes(HASH_PLACEHOLDER)) return;
+  if (!meta?.includes(HASH_PLACEHOLDER)) return;
   const parts = meta.toString('utf8').split(/(\r?\n[ \t]*\r?\n)/);
   const filled = parts.map((part) => {
     if (!part.includes(HASH_PLACEHOLDER)) return part;

@@ -9,7 +9,16 @@ import { dereference } from '@apidevtools/json-schema-ref-parser';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 
-export type EtsiApi = 'vnflcm' | 'vnflcm-notification' | 'vnfpkgm' | 'vnfpkgm-notification' | 'vnfpkgm-sol003' | 'grant' | 'lcm-coordination' | 'vnffm' | 'vnffm-notification';
+export type EtsiApi =
+  | 'vnflcm'
+  | 'vnflcm-notification'
+  | 'vnfpkgm'
+  | 'vnfpkgm-notification'
+  | 'vnfpkgm-sol003'
+  | 'grant'
+  | 'lcm-coordination'
+  | 'vnffm'
+  | 'vnffm-notification';
 
 const SOL003 = 'nfv-sol002-sol003/SOL003';
 const SOL002 = 'nfv-sol002-sol003/SOL002';
@@ -221,7 +230,8 @@ function correctSchema(schema: Schema): void {
 
   // A oneOf over properties that only ipAddresses items have: it belongs on the items.
   const oneOfNames = requiredGroup(schema.oneOf);
-  const ipItems = properties && isRecord(properties.ipAddresses) && isRecord(properties.ipAddresses.items) ? (properties.ipAddresses.items as Schema) : undefined;
+  const ipItems =
+    properties && isRecord(properties.ipAddresses) && isRecord(properties.ipAddresses.items) ? (properties.ipAddresses.items as Schema) : undefined;
   if (oneOfNames && ipItems && properties && oneOfNames.every((n) => !(n in properties))) {
     delete schema.oneOf;
     ipItems.oneOf = oneOfNames.map((n) => ({ required: [propertyName(ipItems, n)] }));
@@ -318,7 +328,14 @@ function findPathKey(document: OpenApiDocument, path: string): string | undefine
   if (apiRoot) candidates.push(apiRoot[1]!);
   for (const candidate of candidates) {
     if (keys.includes(candidate)) return candidate;
-    const match = keys.find((key) => new RegExp(`^${key.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}$`).test(candidate));
+    const match = keys.find((key) =>
+      new RegExp(
+        `^${key
+          .split(/\{[^}]+\}/)
+          .map(escapeRegExp)
+          .join('[^/]+')}$`,
+      ).test(candidate),
+    );
     if (match) return match;
   }
   return undefined;

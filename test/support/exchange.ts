@@ -75,7 +75,19 @@ export async function checkExchange(exchange: Exchange): Promise<void> {
 /** SOL003 5.4.2.3.2 / 5.4.12.3.2 and SOL005 9.4.2.3.2: what a list leaves out unless selectors ask for it. */
 const DEFAULT_EXCLUDED: Array<[RegExp, string[]]> = [
   [/^vnflcm \/vnf_instances$/, ['vnfConfigurableProperties', 'vimConnectionInfo', 'instantiatedVnfInfo', 'metadata', 'extensions']],
-  [/^vnflcm \/vnf_lcm_op_occs$/, ['operationParams', 'error', 'resourceChanges', 'changedInfo', 'changedExtConnectivity', 'lcmCoordinations', 'modificationsTriggeredByVnfPkgChange', 'warnings']],
+  [
+    /^vnflcm \/vnf_lcm_op_occs$/,
+    [
+      'operationParams',
+      'error',
+      'resourceChanges',
+      'changedInfo',
+      'changedExtConnectivity',
+      'lcmCoordinations',
+      'modificationsTriggeredByVnfPkgChange',
+      'warnings',
+    ],
+  ],
   [/^vnfpkgm \/vnf_packages$/, ['softwareImages', 'additionalArtifacts', 'userDefinedData', 'checksum', 'onboardingFailureDetails']],
 ];
 const SELECTORS = ['all_fields', 'fields', 'exclude_fields', 'exclude-fields', 'exclude_default'];
@@ -93,17 +105,24 @@ function normativeRules(resource: string, query: URLSearchParams, body: unknown,
     }
   }
   if (!/^vnflcm \/vnf_lcm_op_occs(\/[^/]+)?$/.test(resource)) return;
-  const occs = (Array.isArray(body) ? body : [body]) as Array<{ operation?: string; operationState?: string; error?: unknown; _links?: Record<string, unknown> }>;
+  const occs = (Array.isArray(body) ? body : [body]) as Array<{
+    operation?: string;
+    operationState?: string;
+    error?: unknown;
+    _links?: Record<string, unknown>;
+  }>;
   const selected = query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields') || (Array.isArray(body) && !query.has('all_fields'));
   for (const occ of occs) {
     const failed = occ.operationState === 'FAILED_TEMP' || occ.operationState === 'FAILED';
     if (failed && !selected && occ.error === undefined) fail(`${what}: an op occ in ${occ.operationState} carries no error (SOL003 5.5.2.13)`);
     const links = occ._links ?? {};
     const tasks = ['retry', 'rollback', 'fail', 'cancel'].filter((task) => task in links);
-    if (occ.operationState !== 'FAILED_TEMP' && tasks.some((task) => task !== 'cancel')) fail(`${what}: an op occ in ${occ.operationState} links ${tasks.join(', ')}`);
+    if (occ.operationState !== 'FAILED_TEMP' && tasks.some((task) => task !== 'cancel'))
+      fail(`${what}: an op occ in ${occ.operationState} links ${tasks.join(', ')}`);
     if (occ.operationState === 'FAILED_TEMP' && occ._links) {
       if (!('retry' in links) || !('fail' in links)) fail(`${what}: an op occ in FAILED_TEMP links no retry or fail task`);
-      if ('rollback' in links && (occ.operation === 'TERMINATE' || occ.operation === 'HEAL')) fail(`${what}: a ${String(occ.operation)} in FAILED_TEMP links rollback, which is not allowed for it`);
+      if ('rollback' in links && (occ.operation === 'TERMINATE' || occ.operation === 'HEAL'))
+        fail(`${what}: a ${String(occ.operation)} in FAILED_TEMP links rollback, which is not allowed for it`);
     }
   }
 }
@@ -114,7 +133,9 @@ const V1_ARRAYS = new Set(['vimConnectionInfo', 'cpConfig']);
 
 function v1Shape(body: unknown, what: string, path = ''): void {
   if (Array.isArray(body)) {
-    body.forEach((item, index) => v1Shape(item, what, `${path}/${index}`));
+    body.forEach((item, index) => {
+      v1Shape(item, what, `${path}/${index}`);
+    });
     return;
   }
   if (typeof body !== 'object' || body === null) return;

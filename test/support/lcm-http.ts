@@ -27,7 +27,8 @@ export function lcmSteps(vnfm: LocalVnfm, call: ReturnType<typeof client>) {
     await assertEtsiResponse('vnflcm', '/vnf_instances/{vnfInstanceId}', 'get', 200, reply.body);
     return reply.body as T;
   };
-  const usage = async (packageId: string): Promise<string> => ((await call('GET', `/vnfpkgm/v1/vnf_packages/${packageId}`)).body as { usageState: string }).usageState;
+  const usage = async (packageId: string): Promise<string> =>
+    ((await call('GET', `/vnfpkgm/v1/vnf_packages/${packageId}`)).body as { usageState: string }).usageState;
   const terminateAndDelete = async (id: string): Promise<void> => {
     await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }), 'COMPLETED');
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);

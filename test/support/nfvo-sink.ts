@@ -54,14 +54,17 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
     tests,
     token: {
       requests: tokenRequests,
-      revoke: () => { valid = new Set(); },
+      revoke: () => {
+        valid = new Set();
+      },
       current: () => `token-${tokenSerial}`,
     },
     answer: () => 204,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -78,7 +81,9 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
         }
         tokenSerial++;
         valid.add(`token-${tokenSerial}`);
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: `token-${tokenSerial}`, token_type: 'Bearer', expires_in: options.tokenLifetime ?? 3600 }));
+        res
+          .writeHead(200, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ access_token: `token-${tokenSerial}`, token_type: 'Bearer', expires_in: options.tokenLifetime ?? 3600 }));
         return;
       }
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -99,7 +104,9 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
       received.push(entry);
       if (answer === 'reset') req.socket.destroy();
       else res.writeHead(answer).end();
-      void notificationProblem(request.body, req.headers.version as string | undefined).then((problem) => { if (problem) entry.nonConforming = problem; });
+      void notificationProblem(request.body, req.headers.version as string | undefined).then((problem) => {
+        if (problem) entry.nonConforming = problem;
+      });
     });
   });
   // Loaded now, so that each notification is checked within the microtasks that follow its arrival.

@@ -41,8 +41,12 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
     detached: options.processGroup ?? false,
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const url = await new Promise<string>((resolveUrl, reject) => {
     const onData = () => {
@@ -80,11 +84,14 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
 }
 
 function documents(vnfm: LocalVnfm): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({
-    endpoint: vnfm.endpoints.dynamodb,
-    region: vnfm.endpoints.region,
-    credentials: vnfm.awsCredentials,
-  }), { marshallOptions: { removeUndefinedValues: true } });
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: vnfm.endpoints.dynamodb,
+      region: vnfm.endpoints.region,
+      credentials: vnfm.awsCredentials,
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
 }
 
 export interface SeededPackage {
@@ -97,9 +104,16 @@ export async function seedPackage(vnfm: LocalVnfm, overrides: Record<string, unk
   const id = crypto.randomUUID();
   const vnfdId = crypto.randomUUID();
   const record = {
-    id, vnfdId, tenantId: 'default',
-    vnfProvider: 'Company', vnfProductName: 'Sample VNF', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE',
+    id,
+    vnfdId,
+    tenantId: 'default',
+    vnfProvider: 'Company',
+    vnfProductName: 'Sample VNF',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED',
+    operationalState: 'ENABLED',
+    usageState: 'NOT_IN_USE',
     createdAt: new Date().toISOString(),
     ...overrides,
   };
@@ -108,10 +122,14 @@ export async function seedPackage(vnfm: LocalVnfm, overrides: Record<string, unk
 }
 
 export async function setPackageState(vnfm: LocalVnfm, id: string, operationalState: 'ENABLED' | 'DISABLED'): Promise<void> {
-  await documents(vnfm).send(new UpdateCommand({
-    TableName: 'VnfPackagesTable', Key: { id },
-    UpdateExpression: 'SET operationalState = :s', ExpressionAttributeValues: { ':s': operationalState },
-  }));
+  await documents(vnfm).send(
+    new UpdateCommand({
+      TableName: 'VnfPackagesTable',
+      Key: { id },
+      UpdateExpression: 'SET operationalState = :s',
+      ExpressionAttributeValues: { ':s': operationalState },
+    }),
+  );
 }
 
 export interface Reply {
@@ -143,7 +161,10 @@ export function accessToken(credentials: ClientCredentials, scope?: string): Pro
     found = (async () => {
       const response = await fetch(credentials.tokenUrl, {
         method: 'POST',
-        headers: { Authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}`,
+          'Content-Type': 'application/x-www-form-urlencoded',
+        },
         body: `grant_type=client_credentials${scope ? `&scope=${encodeURIComponent(scope)}` : ''}`,
       });
       if (response.status !== 200) throw new Error(`token endpoint answered ${response.status}: ${await response.text()}`);
@@ -161,7 +182,11 @@ export function accessToken(credentials: ClientCredentials, scope?: string): Pro
  * `token` (a bearer token, or null for no credentials at all).
  */
 export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
-  return async function call(method: string, path: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; version?: string | null; token?: string | null } = {}): Promise<Reply> {
+  return async function call(
+    method: string,
+    path: string,
+    options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; version?: string | null; token?: string | null } = {},
+  ): Promise<Reply> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     const token = options.token === undefined ? await accessToken(as ?? adminCredentials(vnfm)) : options.token;
     if (token !== null && headers.Authorization === undefined && headers['X-Auth-Token'] === undefined) headers.Authorization = `Bearer ${token}`;
@@ -183,7 +208,14 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
       parsed = undefined;
     }
     const url = path.startsWith('http') ? path : `${vnfm.url}${path}`;
-    await checkExchange({ method, url, status: response.status, headers: response.headers, body: parsed, text: bytes.length && !/json/.test(response.headers.get('content-type') ?? '') ? '<binary>' : text });
+    await checkExchange({
+      method,
+      url,
+      status: response.status,
+      headers: response.headers,
+      body: parsed,
+      text: bytes.length && !/json/.test(response.headers.get('content-type') ?? '') ? '<binary>' : text,
+    });
     return { status: response.status, headers: response.headers, text, bytes, body: parsed };
   };
 }

@@ -4,7 +4,7 @@
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
@@ -74,8 +74,17 @@ function describeError(prefix: string, error: ErrorObject): string {
 
 /** CloudFormation's top-level template sections (the SAM schema does not close the top level). */
 const TEMPLATE_SECTIONS = new Set([
-  'AWSTemplateFormatVersion', 'Description', 'Metadata', 'Parameters', 'Rules', 'Mappings', 'Conditions',
-  'Transform', 'Globals', 'Resources', 'Outputs',
+  'AWSTemplateFormatVersion',
+  'Description',
+  'Metadata',
+  'Parameters',
+  'Rules',
+  'Mappings',
+  'Conditions',
+  'Transform',
+  'Globals',
+  'Resources',
+  'Outputs',
 ]);
 
 /** Validates a template in long form (as `loadTemplate` returns it) against the SAM JSON Schema, plus the
@@ -266,7 +275,10 @@ export function functionProblems(template: SamTemplate, templateDir: string): st
     // the entry points' lowest common directory (esbuild's default outbase) for several.
     const normalized = entryPoints.map((e) => relative('.', e));
     const outbase = normalized.length === 1 ? dirname(normalized[0]!) : commonDirectory(normalized);
-    const outputName = (e: string) => stripExtension(relative(outbase, relative('.', e))).split(sep).join('/');
+    const outputName = (e: string) =>
+      stripExtension(relative(outbase, relative('.', e)))
+        .split(sep)
+        .join('/');
     const entry = present.find((e) => outputName(e) === module);
     if (!entry) {
       if (present.length === entryPoints.length) {
@@ -359,38 +371,115 @@ export function stateMachineProblems(template: SamTemplate, templateDir: string)
 
 /** The SAM policy templates (samtranslator/policy_templates_data/policy_templates.json, May 2026). */
 export const SAM_POLICY_TEMPLATES: ReadonlySet<string> = new Set([
-  'AMIDescribePolicy', 'AWSSecretsManagerGetSecretValuePolicy', 'AWSSecretsManagerRotationPolicy', 'AcmGetCertificatePolicy',
-  'AthenaQueryPolicy', 'CloudFormationDescribeStacksPolicy', 'CloudWatchDashboardPolicy', 'CloudWatchDescribeAlarmHistoryPolicy',
-  'CloudWatchPutMetricPolicy', 'CodeCommitCrudPolicy', 'CodeCommitReadPolicy', 'CodePipelineLambdaExecutionPolicy',
-  'CodePipelineReadOnlyPolicy', 'ComprehendBasicAccessPolicy', 'CostExplorerReadOnlyPolicy', 'DynamoDBBackupFullAccessPolicy',
-  'DynamoDBCrudPolicy', 'DynamoDBReadPolicy', 'DynamoDBReconfigurePolicy', 'DynamoDBRestoreFromBackupPolicy',
-  'DynamoDBStreamReadPolicy', 'DynamoDBWritePolicy', 'EC2CopyImagePolicy', 'EC2DescribePolicy', 'EFSWriteAccessPolicy',
-  'EKSDescribePolicy', 'EcsRunTaskPolicy', 'ElasticMapReduceAddJobFlowStepsPolicy', 'ElasticMapReduceCancelStepsPolicy',
-  'ElasticMapReduceModifyInstanceFleetPolicy', 'ElasticMapReduceModifyInstanceGroupsPolicy',
-  'ElasticMapReduceSetTerminationProtectionPolicy', 'ElasticMapReduceTerminateJobFlowsPolicy', 'ElasticsearchHttpPostPolicy',
-  'EventBridgePutEventsPolicy', 'FilterLogEventsPolicy', 'FirehoseCrudPolicy', 'FirehoseWritePolicy', 'KMSDecryptPolicy',
-  'KMSEncryptPolicy', 'KMSEncryptPolicy_v2', 'KinesisCrudPolicy', 'KinesisStreamReadPolicy', 'LambdaInvokePolicy',
-  'MobileAnalyticsWriteOnlyAccessPolicy', 'OrganizationsListAccountsPolicy', 'PinpointEndpointAccessPolicy',
-  'PollyFullAccessPolicy', 'RekognitionDetectOnlyPolicy', 'RekognitionFacesManagementPolicy', 'RekognitionFacesPolicy',
-  'RekognitionLabelsPolicy', 'RekognitionNoDataAccessPolicy', 'RekognitionReadPolicy', 'RekognitionWriteOnlyAccessPolicy',
-  'Route53ChangeResourceRecordSetsPolicy', 'S3CrudPolicy', 'S3FullAccessPolicy', 'S3ReadPolicy', 'S3WritePolicy',
-  'SESBulkTemplatedCrudPolicy', 'SESBulkTemplatedCrudPolicy_v2', 'SESCrudPolicy', 'SESEmailTemplateCrudPolicy',
-  'SESSendBouncePolicy', 'SNSCrudPolicy', 'SNSPublishMessagePolicy', 'SQSPollerPolicy', 'SQSSendMessagePolicy',
-  'SSMParameterReadPolicy', 'SSMParameterWithSlashPrefixReadPolicy', 'SageMakerCreateEndpointConfigPolicy',
-  'SageMakerCreateEndpointPolicy', 'ServerlessRepoReadWriteAccessPolicy', 'StepFunctionsCallbackPolicy',
-  'StepFunctionsExecutionPolicy', 'StepFunctionsExecutionPolicy_v2', 'TextractDetectAnalyzePolicy', 'TextractGetResultPolicy',
-  'TextractPolicy', 'VPCAccessPolicy',
+  'AMIDescribePolicy',
+  'AWSSecretsManagerGetSecretValuePolicy',
+  'AWSSecretsManagerRotationPolicy',
+  'AcmGetCertificatePolicy',
+  'AthenaQueryPolicy',
+  'CloudFormationDescribeStacksPolicy',
+  'CloudWatchDashboardPolicy',
+  'CloudWatchDescribeAlarmHistoryPolicy',
+  'CloudWatchPutMetricPolicy',
+  'CodeCommitCrudPolicy',
+  'CodeCommitReadPolicy',
+  'CodePipelineLambdaExecutionPolicy',
+  'CodePipelineReadOnlyPolicy',
+  'ComprehendBasicAccessPolicy',
+  'CostExplorerReadOnlyPolicy',
+  'DynamoDBBackupFullAccessPolicy',
+  'DynamoDBCrudPolicy',
+  'DynamoDBReadPolicy',
+  'DynamoDBReconfigurePolicy',
+  'DynamoDBRestoreFromBackupPolicy',
+  'DynamoDBStreamReadPolicy',
+  'DynamoDBWritePolicy',
+  'EC2CopyImagePolicy',
+  'EC2DescribePolicy',
+  'EFSWriteAccessPolicy',
+  'EKSDescribePolicy',
+  'EcsRunTaskPolicy',
+  'ElasticMapReduceAddJobFlowStepsPolicy',
+  'ElasticMapReduceCancelStepsPolicy',
+  'ElasticMapReduceModifyInstanceFleetPolicy',
+  'ElasticMapReduceModifyInstanceGroupsPolicy',
+  'ElasticMapReduceSetTerminationProtectionPolicy',
+  'ElasticMapReduceTerminateJobFlowsPolicy',
+  'ElasticsearchHttpPostPolicy',
+  'EventBridgePutEventsPolicy',
+  'FilterLogEventsPolicy',
+  'FirehoseCrudPolicy',
+  'FirehoseWritePolicy',
+  'KMSDecryptPolicy',
+  'KMSEncryptPolicy',
+  'KMSEncryptPolicy_v2',
+  'KinesisCrudPolicy',
+  'KinesisStreamReadPolicy',
+  'LambdaInvokePolicy',
+  'MobileAnalyticsWriteOnlyAccessPolicy',
+  'OrganizationsListAccountsPolicy',
+  'PinpointEndpointAccessPolicy',
+  'PollyFullAccessPolicy',
+  'RekognitionDetectOnlyPolicy',
+  'RekognitionFacesManagementPolicy',
+  'RekognitionFacesPolicy',
+  'RekognitionLabelsPolicy',
+  'RekognitionNoDataAccessPolicy',
+  'RekognitionReadPolicy',
+  'RekognitionWriteOnlyAccessPolicy',
+  'Route53ChangeResourceRecordSetsPolicy',
+  'S3CrudPolicy',
+  'S3FullAccessPolicy',
+  'S3ReadPolicy',
+  'S3WritePolicy',
+  'SESBulkTemplatedCrudPolicy',
+  'SESBulkTemplatedCrudPolicy_v2',
+  'SESCrudPolicy',
+  'SESEmailTemplateCrudPolicy',
+  'SESSendBouncePolicy',
+  'SNSCrudPolicy',
+  'SNSPublishMessagePolicy',
+  'SQSPollerPolicy',
+  'SQSSendMessagePolicy',
+  'SSMParameterReadPolicy',
+  'SSMParameterWithSlashPrefixReadPolicy',
+  'SageMakerCreateEndpointConfigPolicy',
+  'SageMakerCreateEndpointPolicy',
+  'ServerlessRepoReadWriteAccessPolicy',
+  'StepFunctionsCallbackPolicy',
+  'StepFunctionsExecutionPolicy',
+  'StepFunctionsExecutionPolicy_v2',
+  'TextractDetectAnalyzePolicy',
+  'TextractGetResultPolicy',
+  'TextractPolicy',
+  'VPCAccessPolicy',
 ]);
 
 /** SAM policy templates whose expansion contains a statement with Action or Resource "*". */
 export const WILDCARD_POLICY_TEMPLATES: ReadonlySet<string> = new Set([
-  'AMIDescribePolicy', 'AWSSecretsManagerRotationPolicy', 'AthenaQueryPolicy', 'CloudWatchDashboardPolicy',
-  'CloudWatchDescribeAlarmHistoryPolicy', 'CloudWatchPutMetricPolicy', 'CodePipelineLambdaExecutionPolicy',
-  'ComprehendBasicAccessPolicy', 'CostExplorerReadOnlyPolicy', 'EC2DescribePolicy', 'EKSDescribePolicy',
-  'MobileAnalyticsWriteOnlyAccessPolicy', 'OrganizationsListAccountsPolicy', 'RekognitionDetectOnlyPolicy',
-  'RekognitionFacesPolicy', 'RekognitionLabelsPolicy', 'SESBulkTemplatedCrudPolicy_v2', 'SESEmailTemplateCrudPolicy',
-  'SSMParameterReadPolicy', 'SSMParameterWithSlashPrefixReadPolicy', 'TextractDetectAnalyzePolicy', 'TextractGetResultPolicy',
-  'TextractPolicy', 'VPCAccessPolicy',
+  'AMIDescribePolicy',
+  'AWSSecretsManagerRotationPolicy',
+  'AthenaQueryPolicy',
+  'CloudWatchDashboardPolicy',
+  'CloudWatchDescribeAlarmHistoryPolicy',
+  'CloudWatchPutMetricPolicy',
+  'CodePipelineLambdaExecutionPolicy',
+  'ComprehendBasicAccessPolicy',
+  'CostExplorerReadOnlyPolicy',
+  'EC2DescribePolicy',
+  'EKSDescribePolicy',
+  'MobileAnalyticsWriteOnlyAccessPolicy',
+  'OrganizationsListAccountsPolicy',
+  'RekognitionDetectOnlyPolicy',
+  'RekognitionFacesPolicy',
+  'RekognitionLabelsPolicy',
+  'SESBulkTemplatedCrudPolicy_v2',
+  'SESEmailTemplateCrudPolicy',
+  'SSMParameterReadPolicy',
+  'SSMParameterWithSlashPrefixReadPolicy',
+  'TextractDetectAnalyzePolicy',
+  'TextractGetResultPolicy',
+  'TextractPolicy',
+  'VPCAccessPolicy',
 ]);
 
 /** True when an IAM Action/Resource value is or may be (through Fn::If) "*" or "*:*". */
@@ -412,7 +501,9 @@ export function iamWildcardProblems(template: SamTemplate): string[] {
   const problems: string[] = [];
   const visit = (value: unknown, path: string): void => {
     if (Array.isArray(value)) {
-      value.forEach((item, i) => visit(item, `${path}[${i}]`));
+      value.forEach((item, i) => {
+        visit(item, `${path}[${i}]`);
+      });
       return;
     }
     if (!isRecord(value)) return;
@@ -454,7 +545,8 @@ export function policyProblems(template: SamTemplate): string[] {
         problems.push(`${where}: managed policy "${entry}"${broad}; use a SAM policy template or an explicit statement`);
       } else if (isIntrinsic(entry)) {
         const target = typeof entry.Ref === 'string' ? template.Resources[entry.Ref] : undefined;
-        if (target?.Type !== 'AWS::IAM::ManagedPolicy') problems.push(`${where}: ${JSON.stringify(entry)} is not a Ref to an AWS::IAM::ManagedPolicy of this template`);
+        if (target?.Type !== 'AWS::IAM::ManagedPolicy')
+          problems.push(`${where}: ${JSON.stringify(entry)} is not a Ref to an AWS::IAM::ManagedPolicy of this template`);
       } else if (isRecord(entry) && 'Statement' in entry) {
         if (!Array.isArray(entry.Statement) && !isRecord(entry.Statement)) problems.push(`${where}: Statement must be a list of statements`);
       } else if (isRecord(entry) && Object.keys(entry).length === 1) {

@@ -21,7 +21,11 @@ export async function openSamplePackage(name: string, options?: CsarBuildOptions
     read: async (path) => archive.readBytes(path, size(path)),
     size: async (path) => size(path),
     stream: (path) => archive.openStream(path),
-    list: async () => archive.entries().filter((entry) => !entry.isDirectory).map((entry) => entry.path),
+    list: async () =>
+      archive
+        .entries()
+        .filter((entry) => !entry.isDirectory)
+        .map((entry) => entry.path),
     artifacts: async () => info.artifacts.filter((artifact) => artifact.checksum && !artifact.isExternal).map((artifact) => artifact.artifactPath),
   };
   return { archive, vnfd, files };

@@ -9,7 +9,7 @@ const graph = importGraph();
 const lib = new Map([...graph].filter(([module]) => module.startsWith('lib/')));
 
 describe('the import graph', () => {
-  it('finds the product\'s modules and their imports', () => {
+  it("finds the product's modules and their imports", () => {
     assert.ok(lib.size > 50, `${lib.size} modules in lib/`);
     assert.ok(graph.get('lib/deps.ts')?.has('lib/ports.ts'), 'lib/deps.ts imports lib/ports.ts');
   });
@@ -28,12 +28,26 @@ describe('the import graph', () => {
 
   it('reaches the composition root only from functions/', () => {
     const importers = [...graph].filter(([, edges]) => edges.has('lib/deps.ts')).map(([module]) => module);
-    assert.deepEqual(importers.filter((module) => !module.startsWith('functions/')), []);
+    assert.deepEqual(
+      importers.filter((module) => !module.startsWith('functions/')),
+      [],
+    );
   });
 
   it('detects a loop and an upward import when there is one', () => {
-    const looped = new Map([['lib/a/x.ts', new Set(['lib/b/y.ts'])], ['lib/b/y.ts', new Set(['lib/a/x.ts'])]]);
+    const looped = new Map([
+      ['lib/a/x.ts', new Set(['lib/b/y.ts'])],
+      ['lib/b/y.ts', new Set(['lib/a/x.ts'])],
+    ]);
     assert.equal(importLoops(looped).length, 1);
-    assert.deepEqual(upwardImports(new Map([['lib/store/s.ts', new Set(['lib/lcm/e.ts'])], ['lib/lcm/e.ts', new Set<string>()]])), ['lib/store/s.ts -> lib/lcm/e.ts']);
+    assert.deepEqual(
+      upwardImports(
+        new Map([
+          ['lib/store/s.ts', new Set(['lib/lcm/e.ts'])],
+          ['lib/lcm/e.ts', new Set<string>()],
+        ]),
+      ),
+      ['lib/store/s.ts -> lib/lcm/e.ts'],
+    );
   });
 });

@@ -28,8 +28,13 @@ for (const [logicalId, resource] of Object.entries(template.Resources)) {
     assert.deepEqual(result.errors, []);
     const inputs = Object.keys(result.metafile.inputs);
     // No function drags in the local runtime or its stand-ins.
-    assert.ok(!inputs.some((input) => input.startsWith('local/') || input.includes('node_modules/dynalite') || input.includes('node_modules/s3rver')), inputs.filter((i) => i.startsWith('local/')).join(','));
-    const handler = String((resource.Properties as { Handler: string }).Handler).split('.').pop();
+    assert.ok(
+      !inputs.some((input) => input.startsWith('local/') || input.includes('node_modules/dynalite') || input.includes('node_modules/s3rver')),
+      inputs.filter((i) => i.startsWith('local/')).join(','),
+    );
+    const handler = String((resource.Properties as { Handler: string }).Handler)
+      .split('.')
+      .pop();
     assert.match(result.outputFiles[0]?.text ?? '', new RegExp(`export\\s*\\{[^}]*\\b${handler}\\b`));
   });
 }

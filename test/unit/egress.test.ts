@@ -13,8 +13,22 @@ const LOCAL = { allowPrivateNetworks: true };
 describe('deniedReason', () => {
   it('always refuses metadata, link-local, multicast, reserved and unspecified addresses, however spelt', () => {
     for (const address of [
-      '169.254.169.254', '169.254.0.1', 'fd00:ec2::254', '100.100.100.200', '0.0.0.0', '0.1.2.3', '224.0.0.1', '255.255.255.255',
-      'fe80::1', 'FE80::abcd', 'ff02::1', '::', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '64:ff9b::169.254.169.254', '[fe80::1]',
+      '169.254.169.254',
+      '169.254.0.1',
+      'fd00:ec2::254',
+      '100.100.100.200',
+      '0.0.0.0',
+      '0.1.2.3',
+      '224.0.0.1',
+      '255.255.255.255',
+      'fe80::1',
+      'FE80::abcd',
+      'ff02::1',
+      '::',
+      '::ffff:169.254.169.254',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::169.254.169.254',
+      '[fe80::1]',
     ]) {
       assert.match(deniedReason(address, LOCAL) ?? '', /never allowed/, address);
       assert.match(deniedReason(address, STRICT) ?? '', /never allowed/, address);
@@ -23,9 +37,17 @@ describe('deniedReason', () => {
 
   it('refuses loopback and private addresses only when private networks are not allowed', () => {
     for (const [address, kind] of [
-      ['127.0.0.1', 'loopback'], ['127.8.9.10', 'loopback'], ['::1', 'loopback'], ['::ffff:127.0.0.1', 'loopback'],
-      ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'],
-      ['100.64.0.1', 'private'], ['fd12:3456::1', 'private'], ['::ffff:10.0.0.1', 'private'],
+      ['127.0.0.1', 'loopback'],
+      ['127.8.9.10', 'loopback'],
+      ['::1', 'loopback'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['10.1.2.3', 'private'],
+      ['172.16.0.1', 'private'],
+      ['172.31.255.255', 'private'],
+      ['192.168.1.1', 'private'],
+      ['100.64.0.1', 'private'],
+      ['fd12:3456::1', 'private'],
+      ['::ffff:10.0.0.1', 'private'],
     ] as const) {
       assert.match(deniedReason(address, STRICT) ?? '', new RegExp(`${kind} address`), address);
       assert.equal(deniedReason(address, LOCAL), undefined, address);
@@ -53,7 +75,10 @@ describe('URLs', () => {
     await assert.rejects(assertEgressAllowed('http://0xa9.254.169.254/latest', LOCAL), /169\.254\.169\.254.*never allowed/);
     await assert.rejects(assertEgressAllowed('http://2852039166/', LOCAL), /never allowed/);
     await assert.rejects(assertEgressAllowed('http://[::ffff:a9fe:a9fe]/', LOCAL), /never allowed/);
-    await assert.rejects(assertEgressAllowed('http://no-such-host.invalid/', LOCAL), (error: Error) => !(error instanceof EgressDeniedError) && /cannot resolve/.test(error.message));
+    await assert.rejects(
+      assertEgressAllowed('http://no-such-host.invalid/', LOCAL),
+      (error: Error) => !(error instanceof EgressDeniedError) && /cannot resolve/.test(error.message),
+    );
   });
 });
 
@@ -77,17 +102,22 @@ describe('egressRequest', () => {
   });
 
   it('checks again at connection time, whatever the name resolves to then', async () => {
-    const lookup = (policy: typeof STRICT) => new Promise<unknown>((resolve, reject) => {
-      (guardedLookup(policy) as unknown as (host: string, options: object, callback: (error: Error | null, address: unknown) => void) => void)(
-        'localhost', {}, (error, address) => (error ? reject(error) : resolve(address)),
-      );
-    });
+    const lookup = (policy: typeof STRICT) =>
+      new Promise<unknown>((resolve, reject) => {
+        (guardedLookup(policy) as unknown as (host: string, options: object, callback: (error: Error | null, address: unknown) => void) => void)(
+          'localhost',
+          {},
+          (error, address) => (error ? reject(error) : resolve(address)),
+        );
+      });
     await assert.rejects(lookup(STRICT), EgressDeniedError);
     assert.match(String(await lookup(LOCAL)), /^(127\.0\.0\.1|::1)$/);
   });
 
   it('gives up on a server that does not answer in time', async () => {
-    const server = http.createServer(() => { /* never answers */ });
+    const server = http.createServer(() => {
+      /* never answers */
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       await assert.rejects(egressRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'GET', timeoutMs: 200 }, LOCAL), /200 ms/);

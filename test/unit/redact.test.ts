@@ -8,7 +8,14 @@ describe('redactSecrets', () => {
     const request = {
       flavourId: 'simple',
       vimConnectionInfo: { vim1: { vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://k8s', ssl_ca_cert: 'CA' }, accessInfo: 'as a string' } },
-      additionalParams: { Password: 12345, os_passwd: 'p', nested: [{ clientSecret: { value: 'x' } }, { BEARER_TOKEN: ['a'] }], authentication: null, kept: 'yes', bypassCache: true },
+      additionalParams: {
+        Password: 12345,
+        os_passwd: 'p',
+        nested: [{ clientSecret: { value: 'x' } }, { BEARER_TOKEN: ['a'] }],
+        authentication: null,
+        kept: 'yes',
+        bypassCache: true,
+      },
     };
     assert.deepEqual(redactSecrets(request), {
       flavourId: 'simple',
@@ -22,7 +29,10 @@ describe('redactSecrets', () => {
   });
 
   it('removes userinfo from URLs anywhere in a string, and from error messages', () => {
-    assert.equal(withoutUserinfo('GET http://user:pa55@host:8080/x?y=1 failed; see https://other/ok'), 'GET http://host:8080/x?y=1 failed; see https://other/ok');
+    assert.equal(
+      withoutUserinfo('GET http://user:pa55@host:8080/x?y=1 failed; see https://other/ok'),
+      'GET http://host:8080/x?y=1 failed; see https://other/ok',
+    );
     assert.equal(withoutUserinfo('ftp://only-user@host/file'), 'ftp://host/file');
     assert.equal(withoutUserinfo('mail me at a@b.example'), 'mail me at a@b.example');
     const redacted = redactSecrets({ error: new Error('fetch http://u:secret-pw@h/ failed') }) as { error: { message: string } };

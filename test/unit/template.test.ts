@@ -145,7 +145,10 @@ describe('validateSamTemplate', () => {
         t.Resources.Ghost = { Type: 'AWS::Serverless::Ghost', Properties: {} };
       }),
     );
-    assert.ok(problems.some((p) => p.startsWith('/Resources/ApiFunction/Properties/Events/Create')), problems.join('\n'));
+    assert.ok(
+      problems.some((p) => p.startsWith('/Resources/ApiFunction/Properties/Events/Create')),
+      problems.join('\n'),
+    );
     assert.ok(problems.includes('/Resources/Ghost/Type: unknown SAM resource type "AWS::Serverless::Ghost"'), problems.join('\n'));
   });
 
@@ -212,18 +215,35 @@ describe('project rules on the tiny template', () => {
   });
 
   it('state machines: the definition file exists, substitutions are complete and the ASL is valid', () => {
-    assert.deepEqual(stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/nope.asl.json')), fixture), [
-      'Workflow: DefinitionUri statemachines/nope.asl.json does not exist',
-    ]);
-    assert.deepEqual(stateMachineProblems(edited((t) => delete t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName), fixture), [
-      'Workflow: ${TableName} in the definition has no DefinitionSubstitutions entry',
-    ]);
-    assert.deepEqual(stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName = { Ref: 'Nope' })), fixture).length, 2);
+    assert.deepEqual(
+      stateMachineProblems(
+        edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/nope.asl.json')),
+        fixture,
+      ),
+      ['Workflow: DefinitionUri statemachines/nope.asl.json does not exist'],
+    );
+    assert.deepEqual(
+      stateMachineProblems(
+        edited((t) => delete t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName),
+        fixture,
+      ),
+      ['Workflow: ${TableName} in the definition has no DefinitionSubstitutions entry'],
+    );
+    assert.deepEqual(
+      stateMachineProblems(
+        edited((t) => (t.Resources.Workflow.Properties.DefinitionSubstitutions.TableName = { Ref: 'Nope' })),
+        fixture,
+      ).length,
+      2,
+    );
 
     const broken = structuredClone(WORKFLOW) as Record<string, any>;
     broken.States.Step.Next = 'Nowhere';
     writeFileSync(join(fixture, 'statemachines/broken.asl.json'), JSON.stringify(broken));
-    const problems = stateMachineProblems(edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/broken.asl.json')), fixture);
+    const problems = stateMachineProblems(
+      edited((t) => (t.Resources.Workflow.Properties.DefinitionUri = 'statemachines/broken.asl.json')),
+      fixture,
+    );
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /^Workflow: invalid ASL: .*Nowhere/);
   });
@@ -236,7 +256,12 @@ describe('project rules on the tiny template', () => {
         Type: 'AWS::IAM::Role',
         Properties: {
           AssumeRolePolicyDocument: { Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }] },
-          Policies: [{ PolicyName: 'p', PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::If': ['C', 'arn:aws:s3:::b/*', '*'] } }] } }],
+          Policies: [
+            {
+              PolicyName: 'p',
+              PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::If': ['C', 'arn:aws:s3:::b/*', '*'] } }] },
+            },
+          ],
         },
       };
     });
@@ -298,12 +323,19 @@ describe('template.yaml', () => {
 
   describe('hardening', () => {
     type Props = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    const ofType = (type: string): Array<[string, Props]> => Object.entries(real().Resources).filter(([, r]) => r.Type === type).map(([id, r]) => [id, (r.Properties ?? {}) as Props]);
+    const ofType = (type: string): Array<[string, Props]> =>
+      Object.entries(real().Resources)
+        .filter(([, r]) => r.Type === type)
+        .map(([id, r]) => [id, (r.Properties ?? {}) as Props]);
     const refTo = (value: unknown, logicalId: string): boolean => JSON.stringify(value).includes(`"${logicalId}"`);
 
     it('keeps the packages bucket private, versioned, SSE-KMS encrypted and TLS-only', () => {
       for (const [id, props] of ofType('AWS::S3::Bucket')) {
-        assert.deepEqual(props.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true }, id);
+        assert.deepEqual(
+          props.PublicAccessBlockConfiguration,
+          { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+          id,
+        );
         assert.equal(props.VersioningConfiguration?.Status, 'Enabled', id);
         const sse = props.BucketEncryption?.ServerSideEncryptionConfiguration?.[0];
         assert.equal(sse?.ServerSideEncryptionByDefault?.SSEAlgorithm, 'aws:kms', id);
@@ -311,7 +343,10 @@ describe('template.yaml', () => {
         const policy = ofType('AWS::S3::BucketPolicy').find(([, p]) => refTo(p.Bucket, id));
         assert.ok(policy, `${id} has a bucket policy`);
         const statements = policy[1].PolicyDocument.Statement as Props[];
-        assert.ok(statements.some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false'), `${id} denies plain HTTP`);
+        assert.ok(
+          statements.some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false'),
+          `${id} denies plain HTTP`,
+        );
       }
     });
 
@@ -336,7 +371,8 @@ describe('template.yaml', () => {
       assert.ok(statement.Condition.StringEquals['kms:ViaService'].length >= 3);
       for (const [id, props] of ofType('AWS::Serverless::Function')) {
         const policies = JSON.stringify(props.Policies ?? []);
-        if (/DynamoDB|S3|secretsmanager/.test(policies)) assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
+        if (/DynamoDB|S3|secretsmanager/.test(policies))
+          assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
       }
     });
 
@@ -361,7 +397,7 @@ describe('template.yaml', () => {
       const { ALL_SCOPES } = await import('#lib/auth/scopes.ts');
       const [, server] = ofType('AWS::Cognito::UserPoolResourceServer')[0] ?? [];
       assert.equal(server?.Identifier, 'vnfm');
-      const declared = (server?.Scopes as Props[]).map((scope) => scope.ScopeName);
+      const declared = (server!.Scopes as Props[]).map((scope) => scope.ScopeName);
       for (const scope of ALL_SCOPES) assert.ok(declared.includes(scope), `scope ${scope} declared`);
       for (const [id, props] of ofType('AWS::Cognito::UserPoolClient')) {
         assert.deepEqual(props.AllowedOAuthFlows, ['client_credentials'], id);
@@ -378,7 +414,9 @@ describe('cfn-lint', () => {
   // cfn-lint (with the SAM translator) is AWS's own linter; the informational checks include I3011,
   // which wants every stateful resource to say what a stack deletion or a replacement does to it.
   const cfnLint = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
-  it('finds nothing in template.yaml, informational checks included', { skip: cfnLint.status === 0 ? false : 'cfn-lint is not installed (pip install cfn-lint)' }, () => {
+  it('finds nothing in template.yaml, informational checks included', {
+    skip: cfnLint.status === 0 ? false : 'cfn-lint is not installed (pip install cfn-lint)',
+  }, () => {
     const run = spawnSync('cfn-lint', [TEMPLATE_PATH, '--include-checks', 'I'], { encoding: 'utf8' });
     assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
   });
@@ -387,7 +425,11 @@ describe('cfn-lint', () => {
     const template = await loadTemplate(TEMPLATE_PATH);
     const stateful = new Set(['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::KMS::Key', 'AWS::Cognito::UserPool', 'AWS::SQS::Queue', 'AWS::Logs::LogGroup']);
     const unretained = Object.entries(template.Resources)
-      .filter(([, resource]) => stateful.has(resource.Type) && (resource.DeletionPolicy !== 'Retain' || (resource as { UpdateReplacePolicy?: string }).UpdateReplacePolicy !== 'Retain'))
+      .filter(
+        ([, resource]) =>
+          stateful.has(resource.Type) &&
+          (resource.DeletionPolicy !== 'Retain' || (resource as { UpdateReplacePolicy?: string }).UpdateReplacePolicy !== 'Retain'),
+      )
       .map(([name]) => name);
     assert.deepEqual(unretained, []);
   });

@@ -6,13 +6,28 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import {
-  BadRequestError, MethodNotAllowedError, NotAcceptableError, NotFoundError, PayloadTooLargeError,
-  ProblemError, UnsupportedMediaTypeError,
+  BadRequestError,
+  MethodNotAllowedError,
+  NotAcceptableError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ProblemError,
+  UnsupportedMediaTypeError,
 } from '#lib/sol/errors.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { grants, normalizeScopes, requiredScope, tenantOf } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
-import { assertClientCurrent, authConfig, ForbiddenError, TooManyFailuresError, UnauthorizedError, verifyAccessToken, verifyBasic, type AuthConfig, type VerifiedToken } from '#lib/auth/tokens.ts';
+import {
+  assertClientCurrent,
+  authConfig,
+  ForbiddenError,
+  TooManyFailuresError,
+  UnauthorizedError,
+  verifyAccessToken,
+  verifyBasic,
+  type AuthConfig,
+  type VerifiedToken,
+} from '#lib/auth/tokens.ts';
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { log } from '#lib/log.ts';
 import { nextLink } from '#lib/sol/paging.ts';
@@ -140,7 +155,8 @@ function negotiateVersion(family: ApiFamily | undefined, major: 1 | 2 | undefine
   if (family === undefined || major === undefined) return undefined;
   const supported = API_VERSIONS[family][major];
   if (header === undefined) {
-    if (VERSION_REQUIRED.has(`${family}/${major}`)) throw new BadRequestError(`The "Version" request header is required on /${family}/v${major} (e.g. "Version: ${supported.current}")`);
+    if (VERSION_REQUIRED.has(`${family}/${major}`))
+      throw new BadRequestError(`The "Version" request header is required on /${family}/v${major} (e.g. "Version: ${supported.current}")`);
     return supported.current;
   }
   const match = /^(\d+)\.(\d+)\.(\d+)(?:-[\w.:-]+)?$/.exec(header.trim());
@@ -203,7 +219,11 @@ function gatewayVerified(event: Event): VerifiedToken | undefined {
   const jwt = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown>; scopes?: string[] | null } } }).authorizer?.jwt;
   if (!jwt?.claims) return undefined;
   const clientId = String(jwt.claims.client_id ?? jwt.claims.sub ?? '');
-  const scopes = jwt.scopes ?? String(jwt.claims.scope ?? '').split(' ').filter(Boolean);
+  const scopes =
+    jwt.scopes ??
+    String(jwt.claims.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
   return { clientId, scopes, claims: jwt.claims };
 }
 
@@ -247,13 +267,19 @@ export async function authenticate(event: Event, method: string, routePath: stri
     if (scheme === 'basic' && credential) verified = await verifyBasicLimited(config, credential, event.requestContext.http.sourceIp);
     else if (scheme === 'bearer' && credential) verified = await verifyAccessToken(config, credential);
     else if (headers['x-auth-token']) verified = await verifyAccessToken(config, headers['x-auth-token'].trim());
-    else throw new UnauthorizedError(authorization ? 'The Authorization scheme is not supported; send a Bearer token, X-Auth-Token or Basic client credentials' : 'This resource needs an OAuth 2.0 access token (Authorization: Bearer, X-Auth-Token) or client credentials (Basic)');
+    else
+      throw new UnauthorizedError(
+        authorization
+          ? 'The Authorization scheme is not supported; send a Bearer token, X-Auth-Token or Basic client credentials'
+          : 'This resource needs an OAuth 2.0 access token (Authorization: Bearer, X-Auth-Token) or client credentials (Basic)',
+      );
     if (scheme !== 'basic') await assertClientCurrent(verified);
   } else {
     await assertClientCurrent(verified);
   }
   const scopes = normalizeScopes(verified.scopes);
-  if (!grants(scopes, requirement.scope)) throw new ForbiddenError(`The access token lacks the scope "${requirement.scope}" this request needs`, requirement.scope);
+  if (!grants(scopes, requirement.scope))
+    throw new ForbiddenError(`The access token lacks the scope "${requirement.scope}" this request needs`, requirement.scope);
   const tenantId = tenantOf(scopes);
   if (!tenantId) throw new ForbiddenError('The client belongs to no tenant (no tenant:<id> scope)', requirement.scope);
   return { tenantId, clientId: verified.clientId, admin: scopes.has('admin') };
@@ -270,16 +296,19 @@ const PATH_VALUED = new Set(['artifactPath']);
 
 /** Path parameters, percent-decoded; bad percent-encoding is the client's error (400), not ours. */
 function pathParameters(event: Event): Record<string, string> {
-  return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(value ?? '');
-    } catch {
-      throw new BadRequestError(`The path parameter "${name}" is not valid percent-encoding`);
-    }
-    if (!PATH_VALUED.has(name) && !WELL_FORMED_ID.test(decoded)) throw new NotFoundError(`No resource at ${event.rawPath.slice(0, 300)}: "${name}" is not a well-formed identifier`);
-    return [name, decoded];
-  }));
+  return Object.fromEntries(
+    Object.entries(event.pathParameters ?? {}).map(([name, value]) => {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(value ?? '');
+      } catch {
+        throw new BadRequestError(`The path parameter "${name}" is not valid percent-encoding`);
+      }
+      if (!PATH_VALUED.has(name) && !WELL_FORMED_ID.test(decoded))
+        throw new NotFoundError(`No resource at ${event.rawPath.slice(0, 300)}: "${name}" is not a well-formed identifier`);
+      return [name, decoded];
+    }),
+  );
 }
 
 export function routeKeyPath(routeKey: string): string {
@@ -299,7 +328,13 @@ function routeOf(routes: RouteTable, routePath: string, method: Method, event: E
 }
 
 /** The request body as the route takes it: JSON (checked for syntax and media type) or raw bytes. */
-function bodyOf(event: Event, route: Route, method: Method, headers: Record<string, string>, limits: Required<ApiOptions>): { body: unknown; rawBody?: Buffer } {
+function bodyOf(
+  event: Event,
+  route: Route,
+  method: Method,
+  headers: Record<string, string>,
+  limits: Required<ApiOptions>,
+): { body: unknown; rawBody?: Buffer } {
   if (!route.raw) return { body: parseJsonBody(bodyBytes(event, limits.maxBodyBytes), method, headers) };
   const raw = bodyBytes(event, limits.maxRawBodyBytes);
   if (raw && !route.raw.includes(mediaType(headers))) {
@@ -337,9 +372,7 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     // Before anything else, so an unauthenticated caller learns nothing (deny by default: $default
     // and routes no scope rule names need a token too).
     const caller = await authenticate(event, method, requestedPath);
-    const version = routePath.endsWith('/api_versions')
-      ? defaultResponseVersion(routePath)
-      : negotiateVersion(family, apiMajorVersion, headers.version);
+    const version = routePath.endsWith('/api_versions') ? defaultResponseVersion(routePath) : negotiateVersion(family, apiMajorVersion, headers.version);
     if (version) state.set(event, { responseVersion: version });
 
     const route = routeOf(routes, routePath, method, event, headers.accept);
@@ -348,7 +381,16 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const params = pathParameters(event);
     const rawQuery = event.rawQueryString ?? '';
     const result = await route.handler({
-      method, family, apiMajorVersion, params, rawQuery, ...inputOf(route, body, rawQuery), rawBody, baseUrl: baseUrlOf(event, headers), caller, headers,
+      method,
+      family,
+      apiMajorVersion,
+      params,
+      rawQuery,
+      ...inputOf(route, body, rawQuery),
+      rawBody,
+      baseUrl: baseUrlOf(event, headers),
+      caller,
+      headers,
     });
     const responseHeaders = { ...(version ? { Version: version } : {}), 'Accept-Ranges': 'none', ...result.headers };
     return result.bytes ? binary(result.status, result.bytes, responseHeaders) : json(result.status, result.body, responseHeaders);
@@ -365,7 +407,11 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
           return;
         }
         log.error('unhandled error in API handler', { routeKey: request.event.routeKey, error });
-        request.response = json(500, { title: 'Internal Server Error', status: 500, detail: 'The request could not be completed because of an internal error; it has been logged' }, base);
+        request.response = json(
+          500,
+          { title: 'Internal Server Error', status: 500, detail: 'The request could not be completed because of an internal error; it has been logged' },
+          base,
+        );
       },
     })
     .handler(core);

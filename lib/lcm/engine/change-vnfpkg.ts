@@ -35,7 +35,7 @@ async function packageChangeOf(deps: CoreDeps, loaded: Loaded): Promise<Change> 
   const plan = opOcc.change as unknown as ChangePlan | undefined;
   if (plan?.kind !== 'CHANGE_VNFPKG') throw new BadRequestError(`VNF LCM operation occurrence ${opOcc.id} records no package change`);
   const pkg = await deps.packages.get(plan.vnfPkgId);
-  if (!pkg || pkg.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`VNF package ${plan.vnfPkgId} is no longer onboarded`);
+  if (pkg?.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`VNF package ${plan.vnfPkgId} is no longer onboarded`);
   const vnfd = await loaded.packages.vnfdOf(pkg.id);
   const flavour = flavourOf(vnfd, ctx.flavourId);
   const change: PackageChange = {
@@ -59,7 +59,15 @@ async function advance(deps: CoreDeps, loaded: Loaded, next: Change, progress: P
     throw new VimOperationFailed(progress.reason);
   }
   if (progress.status === 'COORDINATE') {
-    await coordinate(deps, { opOcc, instance, plan: next.plan, coordination: progress.coordinate, isRollback, newFiles: next.change.files, oldFiles: next.ctx.files });
+    await coordinate(deps, {
+      opOcc,
+      instance,
+      plan: next.plan,
+      coordination: progress.coordinate,
+      isRollback,
+      newFiles: next.change.files,
+      oldFiles: next.ctx.files,
+    });
     await saveDriverState(deps, opOcc, progress.state);
     // Straight on: the next poll is the driver's next step, not a wait for the VIM.
     return { status: 'IN_PROGRESS', waitUntil: new Date().toISOString(), polls: polls + 1 };
@@ -92,10 +100,14 @@ const finish: Step = async (deps, loaded, polls) => {
   const info = infoAfter(instance, await next.driver.collect(next.newCtx, driverState));
   const { set, modifications } = changedAttributes(instance, next.pkg, next.plan, opOcc.operationParams ?? {});
   set.instantiatedVnfInfo = info;
-  set.vimResources = { ...instance.vimResources, driverState, instantiateRequest: instantiateRequestAfter(instance.vimResources?.instantiateRequest, next.plan) };
+  set.vimResources = {
+    ...instance.vimResources,
+    driverState,
+    instantiateRequest: instantiateRequestAfter(instance.vimResources?.instantiateRequest, next.plan),
+  };
   // Usage moves to the new package only now, with the records.
-  if (!await deps.packages.acquireUse(next.pkg.id)) throw new UnprocessableEntityError(`VNF package ${next.pkg.id} is no longer ONBOARDED and ENABLED`);
-  if (!await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] })) {
+  if (!(await deps.packages.acquireUse(next.pkg.id))) throw new UnprocessableEntityError(`VNF package ${next.pkg.id} is no longer ONBOARDED and ENABLED`);
+  if (!(await deps.instances.updateUnderLock(instance.id, opOcc.id, { set, remove: [] }))) {
     await deps.packages.releaseUse(next.pkg.id);
     throw lostLock(loaded);
   }

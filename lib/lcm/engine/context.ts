@@ -6,7 +6,7 @@ import type { VimReference } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest } from '#lib/sol/requests.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
-import { type InfraDriver, type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
+import type { InfraDriver, OperationContext, PackageFiles, VimConnection } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { runHook, scriptRequest } from '#lib/lcm/scripts.ts';
 import type { Loaded } from './step.ts';
@@ -21,7 +21,13 @@ async function vimConnection(deps: CoreDeps, vim: VimReference | undefined): Pro
 }
 
 /** The context of an operation on the VIM `vim`, the VNF being (or having been) made by `instantiateRequest` in `flavourId`. */
-export async function operationContext(deps: CoreDeps, loaded: Loaded, vim: VimReference | undefined, instantiateRequest: Record<string, unknown>, flavourId: string): Promise<OperationContext> {
+export async function operationContext(
+  deps: CoreDeps,
+  loaded: Loaded,
+  vim: VimReference | undefined,
+  instantiateRequest: Record<string, unknown>,
+  flavourId: string,
+): Promise<OperationContext> {
   const { instantiationLevelId } = instantiateRequest as Partial<InstantiateVnfRequest>;
   return {
     vnfInstanceId: loaded.instance.id,
@@ -52,7 +58,14 @@ export async function driverOf(vim: VimReference | undefined): Promise<InfraDriv
 }
 
 /** Runs the VNFD's Vnflcm `<operation>_start`/`_end` script of this operation, if it declares one. */
-export async function hook(deps: CoreDeps, loaded: Loaded, ctx: OperationContext, phase: 'start' | 'end', vnfd: ParsedVnfd = loaded.vnfd, files: PackageFiles = ctx.files): Promise<void> {
+export async function hook(
+  deps: CoreDeps,
+  loaded: Loaded,
+  ctx: OperationContext,
+  phase: 'start' | 'end',
+  vnfd: ParsedVnfd = loaded.vnfd,
+  files: PackageFiles = ctx.files,
+): Promise<void> {
   await runHook({
     operation: loaded.opOcc.operation,
     phase,

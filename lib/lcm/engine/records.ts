@@ -14,26 +14,46 @@ export function lostLock({ opOcc, instance }: Loaded): ConflictError {
 
 /** Writes the instance; only the operation holding its lock may. */
 export async function saveInstance(deps: CoreDeps, loaded: Loaded, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
-  if (!await deps.instances.updateUnderLock(loaded.instance.id, loaded.opOcc.id, { set, remove })) throw lostLock(loaded);
+  if (!(await deps.instances.updateUnderLock(loaded.instance.id, loaded.opOcc.id, { set, remove }))) throw lostLock(loaded);
 }
 
 /** SOL003 resourceChanges of resources all added (INSTANTIATE) or all removed (TERMINATE). */
 export function resourceChanges(collected: CollectedResources, changeType: 'ADDED' | 'REMOVED'): Record<string, unknown> {
   return {
     affectedVnfcs: collected.vnfcResourceInfo.map((vnfc) => ({
-      id: vnfc.id, vduId: vnfc.vduId, changeType, computeResource: vnfc.computeResource,
+      id: vnfc.id,
+      vduId: vnfc.vduId,
+      changeType,
+      computeResource: vnfc.computeResource,
       ...(Array.isArray(vnfc.vnfcCpInfo) ? { affectedVnfcCpIds: (vnfc.vnfcCpInfo as Array<{ id: string }>).map((cp) => cp.id) } : {}),
-      ...(Array.isArray(vnfc.storageResourceIds) && vnfc.storageResourceIds.length ? { [changeType === 'ADDED' ? 'addedStorageResourceIds' : 'removedStorageResourceIds']: vnfc.storageResourceIds } : {}),
+      ...(Array.isArray(vnfc.storageResourceIds) && vnfc.storageResourceIds.length
+        ? { [changeType === 'ADDED' ? 'addedStorageResourceIds' : 'removedStorageResourceIds']: vnfc.storageResourceIds }
+        : {}),
     })),
-    affectedVirtualLinks: collected.vnfVirtualLinkResourceInfo.map((vl) => ({ id: vl.id, vnfVirtualLinkDescId: vl.vnfVirtualLinkDescId, changeType, networkResource: vl.networkResource })),
-    affectedVirtualStorages: collected.virtualStorageResourceInfo.map((st) => ({ id: st.id, virtualStorageDescId: st.virtualStorageDescId, changeType, storageResource: st.storageResource })),
+    affectedVirtualLinks: collected.vnfVirtualLinkResourceInfo.map((vl) => ({
+      id: vl.id,
+      vnfVirtualLinkDescId: vl.vnfVirtualLinkDescId,
+      changeType,
+      networkResource: vl.networkResource,
+    })),
+    affectedVirtualStorages: collected.virtualStorageResourceInfo.map((st) => ({
+      id: st.id,
+      virtualStorageDescId: st.virtualStorageDescId,
+      changeType,
+      storageResource: st.storageResource,
+    })),
   };
 }
 
 /** The collected resources of an instance, rebuilt from its instantiatedVnfInfo (for REMOVED changes). */
 export function collectedOf(info: Record<string, unknown> | undefined): CollectedResources {
   const list = (key: string) => (Array.isArray(info?.[key]) ? info[key] : []) as Array<Record<string, unknown>>;
-  return { vnfcResourceInfo: list('vnfcResourceInfo'), vnfVirtualLinkResourceInfo: list('vnfVirtualLinkResourceInfo'), virtualStorageResourceInfo: list('virtualStorageResourceInfo'), extCpInfo: list('extCpInfo') };
+  return {
+    vnfcResourceInfo: list('vnfcResourceInfo'),
+    vnfVirtualLinkResourceInfo: list('vnfVirtualLinkResourceInfo'),
+    virtualStorageResourceInfo: list('virtualStorageResourceInfo'),
+    extCpInfo: list('extCpInfo'),
+  };
 }
 
 /**

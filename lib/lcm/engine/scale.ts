@@ -16,9 +16,10 @@ function scaleOf(opOcc: VnfLcmOpOccRecord, change: UpdateChange = changeOf(opOcc
   return change;
 }
 
-const finish: Step = (deps, loaded, polls) => finishUpdate(deps, loaded, polls, (change) => ({
-  scaleStatus: scaledStatus(loaded.instance.instantiatedVnfInfo, scaleOf(loaded.opOcc, change)),
-}));
+const finish: Step = (deps, loaded, polls) =>
+  finishUpdate(deps, loaded, polls, (change) => ({
+    scaleStatus: scaledStatus(loaded.instance.instantiatedVnfInfo, scaleOf(loaded.opOcc, change)),
+  }));
 
 const rollbackStart: Step = async (deps, loaded) => {
   const { opOcc, instance } = loaded;

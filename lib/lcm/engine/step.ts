@@ -12,10 +12,19 @@ import { saveDriverState } from '#lib/lcm/op-occs.ts';
 
 /** The actions the state machines (statemachines/*.asl.json) name in their lcm-step tasks. */
 export type StepAction =
-  | 'grant' | 'instantiate-start' | 'instantiate-poll' | 'instantiate-finish'
-  | 'terminate-start' | 'terminate-poll' | 'terminate-finish'
-  | 'update-start' | 'update-poll' | 'update-finish'
-  | 'rollback-start' | 'rollback-poll' | 'rollback-finish';
+  | 'grant'
+  | 'instantiate-start'
+  | 'instantiate-poll'
+  | 'instantiate-finish'
+  | 'terminate-start'
+  | 'terminate-poll'
+  | 'terminate-finish'
+  | 'update-start'
+  | 'update-poll'
+  | 'update-finish'
+  | 'rollback-start'
+  | 'rollback-poll'
+  | 'rollback-finish';
 
 export interface StepResult {
   status: 'IN_PROGRESS' | 'DONE';

@@ -30,12 +30,21 @@ export const startUpdate: Step = async (deps, loaded) => {
 export const pollUpdate: Step = async (deps, loaded, polls) => {
   const { opOcc, instance } = loaded;
   const vim = instance.vimResources?.vim;
-  const progress = await (await driverOf(vim)).updatePoll(await instanceContext(deps, loaded, vim), opOcc.driverState ?? instance.vimResources?.driverState ?? {}, changeOf(opOcc));
+  const progress = await (await driverOf(vim)).updatePoll(
+    await instanceContext(deps, loaded, vim),
+    opOcc.driverState ?? instance.vimResources?.driverState ?? {},
+    changeOf(opOcc),
+  );
   return progressed(deps, opOcc, progress, polls);
 };
 
 /** Records what the VIM has now, with `extra` attributes of instantiatedVnfInfo the change sets, and the resource changes. */
-export async function finishUpdate(deps: CoreDeps, loaded: Loaded, polls: number, extra: (change: UpdateChange) => Record<string, unknown>): Promise<StepResult> {
+export async function finishUpdate(
+  deps: CoreDeps,
+  loaded: Loaded,
+  polls: number,
+  extra: (change: UpdateChange) => Record<string, unknown>,
+): Promise<StepResult> {
   const { opOcc, instance } = loaded;
   await hook(deps, loaded, await instanceContext(deps, loaded, instance.vimResources?.vim), 'end');
   const info = await recollect(deps, loaded, extra(changeOf(opOcc)));

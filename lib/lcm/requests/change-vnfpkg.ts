@@ -8,7 +8,7 @@ import type { ApiMajorVersion, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { ChangeCurrentVnfPkgRequest } from '#lib/sol/requests.ts';
 import type { PackageChange, PackageFiles } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/access.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
@@ -48,8 +48,10 @@ export async function requestChangeVnfpkg(
   version: ApiMajorVersion,
 ): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
-  if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources) throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; only an instantiated VNF changes its package`);
-  if (request.vimConnectionInfo) throw new UnprocessableEntityError('vimConnectionInfo in a ChangeCurrentVnfPkgRequest is not supported: the VNF stays on its VIM');
+  if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources)
+    throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; only an instantiated VNF changes its package`);
+  if (request.vimConnectionInfo)
+    throw new UnprocessableEntityError('vimConnectionInfo in a ChangeCurrentVnfPkgRequest is not supported: the VNF stays on its VIM');
   if (request.extManagedVirtualLinks?.length) throw new UnprocessableEntityError('extManagedVirtualLinks are not supported');
   const params = request.additionalParams ?? {};
   const upgradeType = upgradeTypeOf(params.upgrade_type);
@@ -57,12 +59,19 @@ export async function requestChangeVnfpkg(
   const vnfd = await parsedVnfd(pkg.id);
   const flavourId = String(instance.instantiatedVnfInfo?.flavourId ?? '');
   const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);
-  if (!flavour) throw new UnprocessableEntityError(`The VNFD ${request.vnfdId} has no deployment flavour "${flavourId}", the flavour VNF instance ${id} is instantiated with`);
+  if (!flavour)
+    throw new UnprocessableEntityError(
+      `The VNFD ${request.vnfdId} has no deployment flavour "${flavourId}", the flavour VNF instance ${id} is instantiated with`,
+    );
 
   const vduParams = vduParamsOf(params.vdu_params);
   const unknownVdus = vduParams.map((entry) => String(entry.vdu_id)).filter((vduId) => !flavour.vdus.some((vdu) => vdu.id === vduId));
-  if (unknownVdus.length) throw new UnprocessableEntityError(`additionalParams.vdu_params names ${unknownVdus.join(', ')}, which flavour ${flavourId} of VNFD ${request.vnfdId} does not have`);
-  if (params.external_lb_param !== undefined && !isRecord(params.external_lb_param)) throw new BadRequestError('additionalParams.external_lb_param must be an object');
+  if (unknownVdus.length)
+    throw new UnprocessableEntityError(
+      `additionalParams.vdu_params names ${unknownVdus.join(', ')}, which flavour ${flavourId} of VNFD ${request.vnfdId} does not have`,
+    );
+  if (params.external_lb_param !== undefined && !isRecord(params.external_lb_param))
+    throw new BadRequestError('additionalParams.external_lb_param must be an object');
   try {
     allowancesOf(params);
   } catch (error) {
@@ -75,7 +84,8 @@ export async function requestChangeVnfpkg(
   const coordinateNew = scriptOf(params, 'lcm-operation-coordinate-new-vnf');
   const coordinateOld = scriptOf(params, 'lcm-operation-coordinate-old-vnf');
   for (const script of [coordinateNew, coordinateOld]) {
-    if (script && !await fileIn(scriptPackages, script.script)) throw new UnprocessableEntityError(`The VNF packages have no coordinate script ${script.script}`);
+    if (script && !(await fileIn(scriptPackages, script.script)))
+      throw new UnprocessableEntityError(`The VNF packages have no coordinate script ${script.script}`);
   }
   const defFiles = checkDefinitionFiles(pkg, params['lcm-kubernetes-def-files']);
 

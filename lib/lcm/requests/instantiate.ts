@@ -6,18 +6,24 @@ import type { ApiMajorVersion, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest } from '#lib/sol/requests.ts';
 import { flavourOf } from '#lib/vim/flavour.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { checkDefinitionFiles, parsedVnfd } from '#lib/packages/access.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { chooseVim, vimTypeFor } from '#lib/lcm/vim-choice.ts';
 import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/vim/registry.ts';
 
-export async function requestInstantiate(deps: CoreDeps, caller: Caller, id: string, request: InstantiateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestInstantiate(
+  deps: CoreDeps,
+  caller: Caller,
+  id: string,
+  request: InstantiateVnfRequest,
+  version: ApiMajorVersion,
+): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'NOT_INSTANTIATED') throw new ConflictError(`VNF instance ${id} is already INSTANTIATED`);
   const pkg = await deps.packages.get(instance.vnfPkgId);
-  if (!pkg || pkg.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`The VNF package of VNF instance ${id} is no longer onboarded`);
+  if (pkg?.onboardingState !== 'ONBOARDED') throw new UnprocessableEntityError(`The VNF package of VNF instance ${id} is no longer onboarded`);
   const vnfd = await parsedVnfd(pkg.id);
   const flavour = flavourOf(vnfd, request.flavourId);
   if (request.instantiationLevelId && !flavour.instantiationLevels.levels[request.instantiationLevelId]) {

@@ -7,7 +7,7 @@ import type { HealVnfRequest, ScaleVnfRequest } from '#lib/sol/requests.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { UpdateChange } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
@@ -27,7 +27,16 @@ function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): Flavo
 }
 
 /** Records the op occ of a SCALE or HEAL of `instance`, with the change it makes, and starts it. */
-function startUpdate(deps: CoreDeps, caller: Caller, instance: VnfInstanceRecord, operation: 'SCALE' | 'HEAL', request: ScaleVnfRequest | HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions, change: UpdateChange): Promise<VnfLcmOpOccRecord> {
+function startUpdate(
+  deps: CoreDeps,
+  caller: Caller,
+  instance: VnfInstanceRecord,
+  operation: 'SCALE' | 'HEAL',
+  request: ScaleVnfRequest | HealVnfRequest,
+  version: ApiMajorVersion,
+  options: AutomaticOptions,
+  change: UpdateChange,
+): Promise<VnfLcmOpOccRecord> {
   return startOperation(deps, {
     tenantId: instance.tenantId,
     startedBy: caller.clientId,
@@ -41,7 +50,14 @@ function startUpdate(deps: CoreDeps, caller: Caller, instance: VnfInstanceRecord
   });
 }
 
-export async function requestScale(deps: CoreDeps, caller: Caller, id: string, request: ScaleVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
+export async function requestScale(
+  deps: CoreDeps,
+  caller: Caller,
+  id: string,
+  request: ScaleVnfRequest,
+  version: ApiMajorVersion,
+  options: AutomaticOptions = {},
+): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be scaled');
   const change = scaleChange(flavourOfInstance(await parsedVnfd(instance.vnfPkgId), instance), instance.instantiatedVnfInfo, request);
@@ -53,7 +69,14 @@ export interface AutomaticOptions {
   isAutomaticInvocation?: boolean;
 }
 
-export async function requestHeal(deps: CoreDeps, caller: Caller, id: string, request: HealVnfRequest, version: ApiMajorVersion, options: AutomaticOptions = {}): Promise<VnfLcmOpOccRecord> {
+export async function requestHeal(
+  deps: CoreDeps,
+  caller: Caller,
+  id: string,
+  request: HealVnfRequest,
+  version: ApiMajorVersion,
+  options: AutomaticOptions = {},
+): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   instantiatedOrConflict(instance, 'it can be healed');
   const change = healChange(instance.instantiatedVnfInfo, request);

@@ -4,11 +4,17 @@ import { ConflictError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { TerminateVnfRequest } from '#lib/sol/requests.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import { type Caller } from '#lib/auth/tenancy.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 
-export async function requestTerminate(deps: CoreDeps, caller: Caller, id: string, request: TerminateVnfRequest, version: ApiMajorVersion): Promise<VnfLcmOpOccRecord> {
+export async function requestTerminate(
+  deps: CoreDeps,
+  caller: Caller,
+  id: string,
+  request: TerminateVnfRequest,
+  version: ApiMajorVersion,
+): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; there is nothing to terminate`);
   return startOperation(deps, {
@@ -20,6 +26,6 @@ export async function requestTerminate(deps: CoreDeps, caller: Caller, id: strin
     apiMajorVersion: version,
     requireState: 'INSTANTIATED',
     internal: { vim: instance.vimResources?.vim },
-    executionInput: { gracefulSeconds: request.terminationType === 'GRACEFUL' ? request.gracefulTerminationTimeout ?? 0 : 0 },
+    executionInput: { gracefulSeconds: request.terminationType === 'GRACEFUL' ? (request.gracefulTerminationTimeout ?? 0) : 0 },
   });
 }

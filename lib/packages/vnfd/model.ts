@@ -7,7 +7,10 @@ export interface VnfdReader {
   has(path: string): boolean;
 }
 
-export interface Checksum { algorithm: string; hash: string }
+export interface Checksum {
+  algorithm: string;
+  hash: string;
+}
 
 /** SOL001 SwImageData as written (sizes keep their scalar-unit strings); `file` is the image artifact's package path. */
 export interface SwImage {
@@ -58,11 +61,26 @@ export interface CpInfo {
   virtualLink?: string;
 }
 
-export interface ExtCpInfo { id: string; layerProtocols?: string[]; internalVirtualLink?: string }
+export interface ExtCpInfo {
+  id: string;
+  layerProtocols?: string[];
+  internalVirtualLink?: string;
+}
 
-export interface VirtualLinkInfo { id: string; connectivityType?: unknown; vlProfile?: unknown; description?: string }
+export interface VirtualLinkInfo {
+  id: string;
+  connectivityType?: unknown;
+  vlProfile?: unknown;
+  description?: string;
+}
 
-export interface ScalingAspectInfo { id: string; name?: string; description?: string; maxScaleLevel: number; stepDeltas?: string[] }
+export interface ScalingAspectInfo {
+  id: string;
+  name?: string;
+  description?: string;
+  maxScaleLevel: number;
+  stepDeltas?: string[];
+}
 
 export interface VduScalingAspectDeltasInfo {
   aspectId: string;
@@ -84,9 +102,17 @@ export interface AffinityRuleInfo {
   targets: string[];
 }
 
-export interface ArtifactRef { name: string; file: string; type?: string }
+export interface ArtifactRef {
+  name: string;
+  file: string;
+  type?: string;
+}
 
-export interface LcmOperationInfo { implementation?: string; artifact?: ArtifactRef; dependencies?: ArtifactRef[] }
+export interface LcmOperationInfo {
+  implementation?: string;
+  artifact?: ArtifactRef;
+  dependencies?: ArtifactRef[];
+}
 
 export interface FlavourInfo {
   flavourId: string;

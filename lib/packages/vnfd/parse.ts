@@ -5,8 +5,18 @@ import { posix } from 'node:path';
 import { isRecord } from '#lib/json.ts';
 import { PackageError } from '../errors.ts';
 import type {
-  AffinityRuleInfo, ArtifactRef, Checksum, CpInfo, ExtCpInfo, FlavourInfo, InstantiationLevelsInfo, LcmOperationInfo, ParsedVnfd, ScalingAspectInfo,
-  SoftwareImageInfo, StorageInfo, SwImage, VduInfo, VduScalingAspectDeltasInfo, VirtualLinkInfo, VnfdReader,
+  ArtifactRef,
+  CpInfo,
+  ExtCpInfo,
+  FlavourInfo,
+  LcmOperationInfo,
+  ParsedVnfd,
+  SoftwareImageInfo,
+  StorageInfo,
+  SwImage,
+  VduInfo,
+  VirtualLinkInfo,
+  VnfdReader,
 } from './model.ts';
 import { TypeRegistry, describe, escapesRoot, isAbsolute, isUrl, loadFiles, own, put, yamlPath, type Obj, type ToscaFile } from './tosca.ts';
 
@@ -41,7 +51,11 @@ const need = (condition: boolean, message: string, where: string): void => {
 
 function asString(value: unknown, where: string, what: string): string {
   // TOSCA strings: tosca-parser refuses `version: 1.0` (a float) for a string property, and so do we.
-  need(typeof value === 'string' && value !== '', `${what} is ${value === '' ? 'empty' : describe(value)}; it must be a non-empty string (quote values such as '1.0')`, where);
+  need(
+    typeof value === 'string' && value !== '',
+    `${what} is ${value === '' ? 'empty' : describe(value)}; it must be a non-empty string (quote values such as '1.0')`,
+    where,
+  );
   return value as string;
 }
 
@@ -76,7 +90,15 @@ function optStrings(value: unknown, where: string, what: string): string[] | und
 }
 
 const SIZE_UNITS = new Map<string, number>([
-  ['b', 1], ['kb', 1e3], ['kib', 2 ** 10], ['mb', 1e6], ['mib', 2 ** 20], ['gb', 1e9], ['gib', 2 ** 30], ['tb', 1e12], ['tib', 2 ** 40],
+  ['b', 1],
+  ['kb', 1e3],
+  ['kib', 2 ** 10],
+  ['mb', 1e6],
+  ['mib', 2 ** 20],
+  ['gb', 1e9],
+  ['gib', 2 ** 30],
+  ['tb', 1e12],
+  ['tib', 2 ** 40],
 ]);
 
 /** TOSCA scalar-unit.size ("512 MB", "1 GiB") in bytes; units are case-insensitive as TOSCA says. */
@@ -106,10 +128,17 @@ interface NodeTemplate {
   path: string;
 }
 
-interface Requirement { name: string; target: string; where: string }
+interface Requirement {
+  name: string;
+  target: string;
+  where: string;
+}
 
 /** An artifact as declared; `short` for the `name: file` notation, which Tacker takes for a software image. */
-interface DeclaredArtifact extends ArtifactRef { def: Obj; short: boolean }
+interface DeclaredArtifact extends ArtifactRef {
+  def: Obj;
+  short: boolean;
+}
 
 interface Topology {
   file: ToscaFile;
@@ -121,7 +150,10 @@ interface Topology {
 class VnfdExtractor {
   readonly artifactFiles: string[] = [];
 
-  constructor(readonly reader: VnfdReader, readonly types: TypeRegistry) {}
+  constructor(
+    readonly reader: VnfdReader,
+    readonly types: TypeRegistry,
+  ) {}
 
   at(file: ToscaFile, ...segments: Array<string | number>): string {
     return `${file.where}: ${yamlPath(...segments)}`;
@@ -142,8 +174,11 @@ class VnfdExtractor {
       need(isRecord(def), `node template ${name} is ${describe(def)}; it must be a mapping`, where);
       const node = def as Obj;
       const type = asString(own(node, 'type'), `${where}.type`, `the type of node template ${name}`);
-      need(this.types.get('node_types', type) !== undefined || type.startsWith('tosca.'),
-        `node template ${name} has type ${type}, which no imported file defines`, `${where}.type`);
+      need(
+        this.types.get('node_types', type) !== undefined || type.startsWith('tosca.'),
+        `node template ${name} has type ${type}, which no imported file defines`,
+        `${where}.type`,
+      );
       this.types.lineage('node_types', type);
       const properties = optObj(own(node, 'properties'), `${where}.properties`, `the properties of ${name}`) ?? {};
       nodes.set(name, { name, def: node, type, properties, path });
@@ -153,7 +188,9 @@ class VnfdExtractor {
     for (const { name, def, where } of this.namedEntries(file, template, 'groups')) {
       const type = asString(own(def, 'type'), `${where}.type`, `the type of group ${name}`);
       const members = optStrings(own(def, 'members'), `${where}.members`, `the members of group ${name}`) ?? [];
-      members.forEach((member, index) => need(nodes.has(member), `group ${name} has the member ${member}, which is not a node template of this topology`, `${where}.members[${index}]`));
+      members.forEach((member, index) => {
+        need(nodes.has(member), `group ${name} has the member ${member}, which is not a node template of this topology`, `${where}.members[${index}]`);
+      });
       groups.set(name, { members, type, where });
     }
 
@@ -161,8 +198,11 @@ class VnfdExtractor {
     // Every requirement must name a node template of the topology (or, abstractly, a node type).
     for (const node of nodes.values()) {
       for (const requirement of this.requirements(topology, node)) {
-        need(nodes.has(requirement.target) || this.types.get('node_types', requirement.target) !== undefined,
-          `requirement ${requirement.name} of ${node.name} names ${requirement.target}, which is not a node template of this topology`, requirement.where);
+        need(
+          nodes.has(requirement.target) || this.types.get('node_types', requirement.target) !== undefined,
+          `requirement ${requirement.name} of ${node.name} names ${requirement.target}, which is not a node template of this topology`,
+          requirement.where,
+        );
       }
     }
     return topology;
@@ -183,7 +223,11 @@ class VnfdExtractor {
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => {
         const where = this.at(file, ...base, index);
-        need(isRecord(item) && Object.keys(item).length === 1, `is ${describe(item)}; each entry of ${section} is a one-entry mapping {name: definition}`, where);
+        need(
+          isRecord(item) && Object.keys(item).length === 1,
+          `is ${describe(item)}; each entry of ${section} is a one-entry mapping {name: definition}`,
+          where,
+        );
         const [name, def] = Object.entries(item as Obj)[0] as [string, unknown];
         add(name, def, `${where}.${name}`);
       });
@@ -258,7 +302,10 @@ class VnfdExtractor {
   vnfProperty(topology: Topology, node: NodeTemplate, name: string): unknown {
     let value = own(node.properties, name);
     if (isRecord(value) && Object.keys(value).length === 1 && typeof own(value, 'get_input') === 'string') {
-      const input = own(optObj(own(topology.template, 'inputs'), this.at(topology.file, 'topology_template', 'inputs'), 'inputs'), own(value, 'get_input') as string);
+      const input = own(
+        optObj(own(topology.template, 'inputs'), this.at(topology.file, 'topology_template', 'inputs'), 'inputs'),
+        own(value, 'get_input') as string,
+      );
       value = isRecord(input) ? own(input, 'default') : undefined;
     }
     if (value !== undefined && !(isRecord(value) && Object.keys(value).some((key) => key.startsWith('get_') || key === 'concat'))) return value;
@@ -283,12 +330,17 @@ class VnfdExtractor {
     const where = `${topology.file.where}: ${node.path}`;
     const artifacts = this.artifacts(topology.file, node.def, node.path);
     // Tacker: an artifact of type SwImage, or any artifact in the short `name: file` notation.
-    const images = [...artifacts.values()].filter((artifact) =>
-      artifact.short || (artifact.type !== undefined && this.types.isA('artifact_types', artifact.type, T.swImage)));
+    const images = [...artifacts.values()].filter(
+      (artifact) => artifact.short || (artifact.type !== undefined && this.types.isA('artifact_types', artifact.type, T.swImage)),
+    );
     need(images.length <= 1, `${node.name} has ${images.length} software image artifacts; a node has at most one`, `${where}.artifacts`);
     const data = own(node.properties, 'sw_image_data');
     if (data === undefined || data === null) {
-      need(images.length === 0, `${node.name} has the software image artifact ${images[0]?.name} but no properties.sw_image_data describing it`, `${where}.properties`);
+      need(
+        images.length === 0,
+        `${node.name} has the software image artifact ${images[0]?.name} but no properties.sw_image_data describing it`,
+        `${where}.properties`,
+      );
       return undefined;
     }
     const dataWhere = `${where}.properties.sw_image_data`;
@@ -326,13 +378,20 @@ class VnfdExtractor {
         minNumberOfInstances: asCount(own(profile, 'min_number_of_instances'), `${profileWhere}.min_number_of_instances`, 'min_number_of_instances'),
         maxNumberOfInstances: asCount(own(profile, 'max_number_of_instances'), `${profileWhere}.max_number_of_instances`, 'max_number_of_instances'),
       };
-      need(vduProfile.minNumberOfInstances <= vduProfile.maxNumberOfInstances,
-        `min_number_of_instances (${vduProfile.minNumberOfInstances}) is more than max_number_of_instances (${vduProfile.maxNumberOfInstances})`, profileWhere);
+      need(
+        vduProfile.minNumberOfInstances <= vduProfile.maxNumberOfInstances,
+        `min_number_of_instances (${vduProfile.minNumberOfInstances}) is more than max_number_of_instances (${vduProfile.maxNumberOfInstances})`,
+        profileWhere,
+      );
     }
 
     const computeWhere = `${where}.capabilities.virtual_compute.properties`;
     const capabilities = optObj(own(node.def, 'capabilities'), `${where}.capabilities`, 'capabilities');
-    const compute = optObj(own(optObj(own(capabilities, 'virtual_compute'), `${where}.capabilities.virtual_compute`, 'virtual_compute'), 'properties'), computeWhere, 'properties');
+    const compute = optObj(
+      own(optObj(own(capabilities, 'virtual_compute'), `${where}.capabilities.virtual_compute`, 'virtual_compute'), 'properties'),
+      computeWhere,
+      'properties',
+    );
     let virtualCompute: VduInfo['virtualCompute'];
     if (compute) {
       const memory = optObj(own(compute, 'virtual_memory'), `${computeWhere}.virtual_memory`, 'virtual_memory');
@@ -343,7 +402,9 @@ class VnfdExtractor {
       // Tacker's samples write {properties: {requested_additional_capability_name}}; SOL001 a map of capabilities.
       const requested = own(compute, 'requested_additional_capabilities');
       const candidates = isRecord(requested) ? [own(requested, 'properties'), ...Object.values(requested)] : [];
-      const capabilityName = candidates.map((entry) => (isRecord(entry) ? own(entry, 'requested_additional_capability_name') : undefined)).find((name) => typeof name === 'string');
+      const capabilityName = candidates
+        .map((entry) => (isRecord(entry) ? own(entry, 'requested_additional_capability_name') : undefined))
+        .find((name) => typeof name === 'string');
       virtualCompute = {
         ...(memSize !== undefined ? { virtualMemSize: memSize } : {}),
         ...(cpus !== undefined ? { numVirtualCpu: cpus } : {}),
@@ -356,8 +417,11 @@ class VnfdExtractor {
     for (const requirement of this.requirements(topology, node)) {
       if (requirement.name !== 'virtual_storage') continue;
       const target = topology.nodes.get(requirement.target);
-      need(target !== undefined && [T.blockStorage, T.objectStorage, T.fileStorage].some((base) => this.nodeIsA(target, base)),
-        `virtual_storage of ${node.name} names ${requirement.target}, which is not a Vdu storage node`, requirement.where);
+      need(
+        target !== undefined && [T.blockStorage, T.objectStorage, T.fileStorage].some((base) => this.nodeIsA(target, base)),
+        `virtual_storage of ${node.name} names ${requirement.target}, which is not a Vdu storage node`,
+        requirement.where,
+      );
       storages.push(requirement.target);
     }
 
@@ -401,10 +465,18 @@ class VnfdExtractor {
     for (const requirement of this.requirements(topology, node)) {
       const target = topology.nodes.get(requirement.target);
       if (requirement.name === 'virtual_binding') {
-        need(target !== undefined && this.nodeIsA(target, T.vdu), `virtual_binding of ${node.name} names ${requirement.target}, which is not a Vdu.Compute node`, requirement.where);
+        need(
+          target !== undefined && this.nodeIsA(target, T.vdu),
+          `virtual_binding of ${node.name} names ${requirement.target}, which is not a Vdu.Compute node`,
+          requirement.where,
+        );
         vdu = requirement.target;
       } else if (requirement.name === 'virtual_link') {
-        need(target !== undefined && this.nodeIsA(target, T.vl), `virtual_link of ${node.name} names ${requirement.target}, which is not a VnfVirtualLink node`, requirement.where);
+        need(
+          target !== undefined && this.nodeIsA(target, T.vl),
+          `virtual_link of ${node.name} names ${requirement.target}, which is not a VnfVirtualLink node`,
+          requirement.where,
+        );
         virtualLink = requirement.target;
       }
     }
@@ -424,7 +496,11 @@ class VnfdExtractor {
     const internal = this.requirements(topology, node).find((requirement) => requirement.name === 'internal_virtual_link');
     if (internal) {
       const target = topology.nodes.get(internal.target);
-      need(target !== undefined && this.nodeIsA(target, T.vl), `internal_virtual_link of ${node.name} names ${internal.target}, which is not a VnfVirtualLink node`, internal.where);
+      need(
+        target !== undefined && this.nodeIsA(target, T.vl),
+        `internal_virtual_link of ${node.name} names ${internal.target}, which is not a VnfVirtualLink node`,
+        internal.where,
+      );
     }
     return { id: node.name, ...(layerProtocols ? { layerProtocols } : {}), ...(internal ? { internalVirtualLink: internal.target } : {}) };
   }
@@ -476,7 +552,9 @@ class VnfdExtractor {
       put(operations, operation, {
         implementation: primary,
         artifact: artifactFor(primary, `${where}.implementation`, operation),
-        ...(dependencyNames ? { dependencies: dependencyNames.map((name, index) => artifactFor(name, `${where}.implementation.dependencies[${index}]`, operation)) } : {}),
+        ...(dependencyNames
+          ? { dependencies: dependencyNames.map((name, index) => artifactFor(name, `${where}.implementation.dependencies[${index}]`, operation)) }
+          : {}),
       });
     }
     return operations;
@@ -511,13 +589,19 @@ class VnfdExtractor {
       type: asString(own(policy.def, 'type'), `${policy.where}.type`, `the type of policy ${policy.name}`),
       properties: optObj(own(policy.def, 'properties'), `${policy.where}.properties`, 'properties') ?? {},
       targets: (optStrings(own(policy.def, 'targets'), `${policy.where}.targets`, 'targets') ?? []).map((target, index) => {
-        need(nodes.has(target) || topology.groups.has(target), `policy ${policy.name} targets ${target}, which is neither a node template nor a group of this topology`, `${policy.where}.targets[${index}]`);
+        need(
+          nodes.has(target) || topology.groups.has(target),
+          `policy ${policy.name} targets ${target}, which is neither a node template nor a group of this topology`,
+          `${policy.where}.targets[${index}]`,
+        );
         return target;
       }),
     }));
     const isA = (type: string, base: string): boolean => this.types.isA('policy_types', type, base);
     const vduTargets = (policy: (typeof policies)[number]): string[] => {
-      policy.targets.forEach((target, index) => need(vduIds.has(target), `policy ${policy.name} targets ${target}, which is not a Vdu.Compute node`, `${policy.where}.targets[${index}]`));
+      policy.targets.forEach((target, index) => {
+        need(vduIds.has(target), `policy ${policy.name} targets ${target}, which is not a Vdu.Compute node`, `${policy.where}.targets[${index}]`);
+      });
       return policy.targets;
     };
 
@@ -550,23 +634,38 @@ class VnfdExtractor {
         const scaleInfo = optObj(own(level, 'scale_info'), `${levelWhere}.scale_info`, 'scale_info');
         put(flavour.instantiationLevels.levels, id, {
           ...(description !== undefined ? { description } : {}),
-          ...(scaleInfo ? {
-            scaleInfo: Object.fromEntries(Object.entries(scaleInfo).map(([aspectId, info]) => {
-              const infoWhere = `${levelWhere}.scale_info.${aspectId}`;
-              return [aspectId, { scaleLevel: asCount(own(optObj(info, infoWhere, 'scale_info') ?? {}, 'scale_level'), `${infoWhere}.scale_level`, 'scale_level') }];
-            })),
-          } : {}),
+          ...(scaleInfo
+            ? {
+                scaleInfo: Object.fromEntries(
+                  Object.entries(scaleInfo).map(([aspectId, info]) => {
+                    const infoWhere = `${levelWhere}.scale_info.${aspectId}`;
+                    return [
+                      aspectId,
+                      { scaleLevel: asCount(own(optObj(info, infoWhere, 'scale_info') ?? {}, 'scale_level'), `${infoWhere}.scale_level`, 'scale_level') },
+                    ];
+                  }),
+                ),
+              }
+            : {}),
         });
       }
       const defaultLevel = optString(own(policy.properties, 'default_level'), `${where}.default_level`, 'default_level');
       if (defaultLevel !== undefined) {
-        need(Object.hasOwn(flavour.instantiationLevels.levels, defaultLevel), `default_level ${defaultLevel} is not one of the levels (${Object.keys(flavour.instantiationLevels.levels).join(', ')})`, `${where}.default_level`);
+        need(
+          Object.hasOwn(flavour.instantiationLevels.levels, defaultLevel),
+          `default_level ${defaultLevel} is not one of the levels (${Object.keys(flavour.instantiationLevels.levels).join(', ')})`,
+          `${where}.default_level`,
+        );
         flavour.instantiationLevels.default = defaultLevel;
       }
     }
     const knownLevel = (level: string, where: string): void => {
       need(levelPolicies.length > 0, `uses the instantiation level ${level}, but no tosca.policies.nfv.InstantiationLevels policy is defined`, where);
-      need(Object.hasOwn(flavour.instantiationLevels.levels, level), `uses the instantiation level ${level}, which the InstantiationLevels policy does not define`, where);
+      need(
+        Object.hasOwn(flavour.instantiationLevels.levels, level),
+        `uses the instantiation level ${level}, which the InstantiationLevels policy does not define`,
+        where,
+      );
     };
 
     for (const policy of policies) {
@@ -578,7 +677,11 @@ class VnfdExtractor {
         const deltas: Record<string, Record<string, number>> = {};
         for (const [deltaId, value] of Object.entries(optObj(own(policy.properties, 'deltas'), `${where}.deltas`, 'deltas') ?? {})) {
           const deltaWhere = `${where}.deltas.${deltaId}`;
-          const count = asCount(own(optObj(value, deltaWhere, `delta ${deltaId}`) ?? {}, 'number_of_instances'), `${deltaWhere}.number_of_instances`, 'number_of_instances');
+          const count = asCount(
+            own(optObj(value, deltaWhere, `delta ${deltaId}`) ?? {}, 'number_of_instances'),
+            `${deltaWhere}.number_of_instances`,
+            'number_of_instances',
+          );
           put(deltas, deltaId, Object.fromEntries(targets.map((target) => [target, count])));
         }
         flavour.vduScalingAspectDeltas.push({ aspectId, deltas, targets });
@@ -589,7 +692,11 @@ class VnfdExtractor {
           const levelWhere = `${where}.levels.${level}`;
           knownLevel(level, levelWhere);
           if (!isVdu) continue;
-          const count = asCount(own(optObj(value, levelWhere, `level ${level}`) ?? {}, 'number_of_instances'), `${levelWhere}.number_of_instances`, 'number_of_instances');
+          const count = asCount(
+            own(optObj(value, levelWhere, `level ${level}`) ?? {}, 'number_of_instances'),
+            `${levelWhere}.number_of_instances`,
+            'number_of_instances',
+          );
           for (const target of targets) {
             const row = (own(flavour.vduInstantiationLevels, target) as Record<string, number> | undefined) ?? put(flavour.vduInstantiationLevels, target, {});
             put(row, level, count);
@@ -624,7 +731,11 @@ class VnfdExtractor {
       for (const [name, mapping] of Object.entries(value)) mappings.push([name, mapping, `${base}.${name}`]);
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => {
-        need(isRecord(item) && Object.keys(item).length === 1, `is ${describe(item)}; a requirement mapping is {name: [node, requirement]}`, `${base}[${index}]`);
+        need(
+          isRecord(item) && Object.keys(item).length === 1,
+          `is ${describe(item)}; a requirement mapping is {name: [node, requirement]}`,
+          `${base}[${index}]`,
+        );
         const [name, mapping] = Object.entries(item as Obj)[0] as [string, unknown];
         mappings.push([name, mapping, `${base}[${index}].${name}`]);
       });
@@ -634,8 +745,11 @@ class VnfdExtractor {
     const cps: string[] = [];
     for (const [name, mapping, where] of mappings) {
       if (Array.isArray(mapping) && mapping.length === 0) continue;
-      need(Array.isArray(mapping) && mapping.length === 2 && mapping.every((part) => typeof part === 'string'),
-        `requirement ${name} maps to ${describe(mapping)}; a mapping is [node, requirement]`, where);
+      need(
+        Array.isArray(mapping) && mapping.length === 2 && mapping.every((part) => typeof part === 'string'),
+        `requirement ${name} maps to ${describe(mapping)}; a mapping is [node, requirement]`,
+        where,
+      );
       const node = (mapping as string[])[0] as string;
       // Tacker does not check these, and its published samples map requirements to nodes they do not
       // have; such a mapping exposes nothing.
@@ -702,7 +816,8 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
   }
 
   const vnfNodes = topologies.flatMap((topology) =>
-    [...topology.nodes.values()].filter((node) => context.nodeIsA(node, T.vnf)).map((node) => ({ topology, node })));
+    [...topology.nodes.values()].filter((node) => context.nodeIsA(node, T.vnf)).map((node) => ({ topology, node })),
+  );
   const entry = files[0] as ToscaFile;
   const main = vnfNodes.find((candidate) => candidate.topology.file === entry) ?? vnfNodes[0];
   if (!main) throw new PackageError(`no node template is of a type derived from ${T.vnf}; the VNFD has no VNF node`, entry.where);
@@ -711,7 +826,11 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
   for (const [field, property] of VNF_FIELDS) {
     const value = [main, ...vnfNodes].map(({ topology, node }) => context.vnfProperty(topology, node, property)).find((candidate) => candidate !== undefined);
     const where = `${main.topology.file.where}: ${main.node.path}.properties.${property}`;
-    need(value !== undefined, `the VNF has no ${property}: neither node template ${main.node.name} nor its type ${main.node.type} (or a type it derives from) gives it a value`, where);
+    need(
+      value !== undefined,
+      `the VNF has no ${property}: neither node template ${main.node.name} nor its type ${main.node.type} (or a type it derives from) gives it a value`,
+      where,
+    );
     identity[field] = asString(value, where, property);
   }
   const vnfmInfo = context.vnfProperty(main.topology, main.node, 'vnfm_info');
@@ -735,7 +854,10 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
     flavours.push(context.flavour(topology, id, vnf));
   }
   if (!flavours.length) {
-    throw new PackageError(`no deployment flavour: no topology_template has substitution_mappings for a type derived from ${T.vnf} with properties.flavour_id`, entry.where);
+    throw new PackageError(
+      `no deployment flavour: no topology_template has substitution_mappings for a type derived from ${T.vnf} with properties.flavour_id`,
+      entry.where,
+    );
   }
 
   // SOL005 software images: one per owning node, whether the package carries the file or the VNFD
@@ -747,7 +869,10 @@ export async function parseVnfd(reader: VnfdReader, entryDefinitions: string): P
       if (!context.nodeIsA(node, T.vdu) && !context.nodeIsA(node, T.blockStorage)) continue;
       const image = context.swImage(topology, node);
       if (!image) continue;
-      const artifact = image.file === undefined ? undefined : [...context.artifacts(topology.file, node.def, node.path).values()].find((candidate) => candidate.file === image.file);
+      const artifact =
+        image.file === undefined
+          ? undefined
+          : [...context.artifacts(topology.file, node.def, node.path).values()].find((candidate) => candidate.file === image.file);
       const provider = own(own(node.properties, 'sw_image_data') as Obj, 'provider');
       softwareImages.push(context.softwareImage(node.name, image, artifact, `${topology.file.where}: ${node.path}.properties.sw_image_data`, provider));
     }

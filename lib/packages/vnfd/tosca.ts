@@ -22,7 +22,15 @@ export function put<V>(record: Record<string, V>, key: string, value: V): V {
   return value;
 }
 export const describe = (value: unknown): string =>
-  value === undefined ? 'missing' : Array.isArray(value) ? 'a list' : isRecord(value) ? 'a mapping' : value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
+  value === undefined
+    ? 'missing'
+    : Array.isArray(value)
+      ? 'a list'
+      : isRecord(value)
+        ? 'a mapping'
+        : value === null
+          ? 'null'
+          : `${typeof value} ${JSON.stringify(value)}`;
 
 /** "topology_template.node_templates.VDU1.requirements[0]" from its segments. */
 export function yamlPath(...segments: Array<string | number>): string {
@@ -55,7 +63,12 @@ function shippedDoc(name: string): Promise<Obj> {
   if (!doc) {
     // Embedded as strings so the types travel inside every bundle.
     const text = SHIPPED_SOL001[name];
-    doc = text === undefined ? Promise.reject(new Error(`${name} is not shipped`)) : Promise.resolve().then(() => parseSafeYaml(text, shippedWhere(name)) as Obj).catch((error: unknown) => Promise.reject(asPackageError(error)));
+    doc =
+      text === undefined
+        ? Promise.reject(new Error(`${name} is not shipped`))
+        : Promise.resolve()
+            .then(() => parseSafeYaml(text, shippedWhere(name)) as Obj)
+            .catch((error: unknown) => Promise.reject(asPackageError(error)));
     doc.catch(() => shippedDocs.delete(name));
     shippedDocs.set(name, doc);
   }
@@ -156,7 +169,10 @@ export async function loadFiles(reader: VnfdReader, entry: string): Promise<Tosc
 
 export type TypeKind = 'node_types' | 'artifact_types' | 'group_types' | 'policy_types';
 
-export interface TypeDef { def: Obj; where: string }
+export interface TypeDef {
+  def: Obj;
+  where: string;
+}
 
 export class TypeRegistry {
   readonly #types = new Map<TypeKind, Map<string, TypeDef>>();
@@ -189,7 +205,7 @@ export class TypeRegistry {
   /** The type and the types it derives from, nearest first; types not defined anywhere end the chain. */
   lineage(kind: TypeKind, name: string): string[] {
     const chain: string[] = [];
-    for (let current: string | undefined = name; current !== undefined;) {
+    for (let current: string | undefined = name; current !== undefined; ) {
       if (chain.includes(current)) {
         throw new PackageError(`derives from itself (${[...chain, current].join(' -> ')})`, this.get(kind, name)?.where ?? name);
       }

@@ -20,7 +20,16 @@ import type { Coordination, DriverState, OperationContext, PackageChange, Progre
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { describeRef, KubeClient, type KubeObject, type ObjectRef } from './client.ts';
 import {
-  checkVdus, DEF_FILES_PARAM, defFilesOf, namespaceOf, prepareObjects, readManifests, REPLICATED_KINDS, WORKLOAD_KINDS, workloadOf, type ManifestObject,
+  checkVdus,
+  DEF_FILES_PARAM,
+  defFilesOf,
+  namespaceOf,
+  prepareObjects,
+  readManifests,
+  REPLICATED_KINDS,
+  WORKLOAD_KINDS,
+  workloadOf,
+  type ManifestObject,
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, objectRefSchema, stateOf, workloadRef, type KubernetesState } from './state.ts';
@@ -68,12 +77,14 @@ const planSchema = z.object({
   switched: z.array(z.string()).default([]),
   /** Coordinations asked for, as `<target>:<vduId>`. */
   asked: z.array(z.string()).default([]),
-  rollback: z.object({
-    phase: z.enum(ROLLBACK_PHASES),
-    asked: z.array(z.string()).default([]),
-    /** Whether a Service was switched back to the old pods (the old VNF is then coordinated). */
-    switchedBack: z.boolean().default(false),
-  }).optional(),
+  rollback: z
+    .object({
+      phase: z.enum(ROLLBACK_PHASES),
+      asked: z.array(z.string()).default([]),
+      /** Whether a Service was switched back to the old pods (the old VNF is then coordinated). */
+      switchedBack: z.boolean().default(false),
+    })
+    .optional(),
 });
 
 type Plan = z.infer<typeof planSchema>;
@@ -93,7 +104,10 @@ function planOf(state: KubernetesState): Plan | undefined {
 
 /** The revision of a change: its op occ id as a label value (its first 8 letters and digits), else a digest of it. */
 export function revisionOf(opOccId: string): string {
-  const plain = opOccId.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 8);
+  const plain = opOccId
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, 8);
   return plain || createHash('sha256').update(opOccId).digest('hex').slice(0, 8);
 }
 
@@ -160,7 +174,13 @@ function newShape(ctx: OperationContext, state: KubernetesState, plan: Plan): Sh
 
 /** The old package's objects as the VNF had them (for a rollback). */
 function oldShape(ctx: OperationContext, state: KubernetesState, plan: Plan): Shape {
-  return { namespace: state.namespace ?? 'default', label: labelOf(ctx), names: state.workloads ?? {}, revisions: state.revisions ?? {}, replicas: plan.replicas };
+  return {
+    namespace: state.namespace ?? 'default',
+    label: labelOf(ctx),
+    names: state.workloads ?? {},
+    revisions: state.revisions ?? {},
+    replicas: plan.replicas,
+  };
 }
 
 async function newObjects(ctx: OperationContext, state: KubernetesState, plan: Plan, change: PackageChange): Promise<ManifestObject[]> {
@@ -201,10 +221,15 @@ function replicasOf(workload: KubeObject | undefined): number | undefined {
 
 function checkRollable(vduId: string, object: ManifestObject): void {
   if (!ROLLING_KINDS.has(object.kind)) {
-    throw new UnprocessableEntityError(`VDU ${vduId} is a ${object.kind}, which Kubernetes does not roll over to a new template; change its package with upgrade_type BlueGreen`);
+    throw new UnprocessableEntityError(
+      `VDU ${vduId} is a ${object.kind}, which Kubernetes does not roll over to a new template; change its package with upgrade_type BlueGreen`,
+    );
   }
   const strategy = isObj(object.spec) && isObj(object.spec.updateStrategy) ? object.spec.updateStrategy : {};
-  if (strategy.type === 'OnDelete') throw new UnprocessableEntityError(`VDU ${vduId} is a ${object.kind} with updateStrategy OnDelete, which never replaces its pods by itself; change its package with upgrade_type BlueGreen`);
+  if (strategy.type === 'OnDelete')
+    throw new UnprocessableEntityError(
+      `VDU ${vduId} is a ${object.kind} with updateStrategy OnDelete, which never replaces its pods by itself; change its package with upgrade_type BlueGreen`,
+    );
 }
 
 async function planChange(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: PackageChange): Promise<Plan> {
@@ -228,7 +253,7 @@ async function planChange(ctx: OperationContext, client: KubeClient, state: Kube
     const manifest = workloadOf(manifests, vdu.name) as ManifestObject;
     const oldVdu = oldFlavour.vdus.find((candidate) => candidate.id === vdu.id) ?? oldFlavour.vdus.find((candidate) => candidate.name === vdu.name);
     const oldRef = oldVdu && workloadRef(state, oldVdu.name);
-    const old = oldRef && await client.read(oldRef);
+    const old = oldRef && (await client.read(oldRef));
     let name = state.workloads?.[vdu.name] ?? vdu.name;
     if (blueGreen) {
       // The new workload needs a name no object of its kind has, unless it is this change's own (a retried step).
@@ -241,7 +266,12 @@ async function planChange(ctx: OperationContext, client: KubeClient, state: Kube
     }
     names[vdu.name] = name;
     replicas[name] = replicasOf(old) ?? desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId);
-    vdus.push({ vduId: vdu.id, vduName: vdu.name, ref: { apiVersion: manifest.apiVersion, kind: manifest.kind, namespace, name }, ...(oldRef && old ? { old: oldRef } : {}) });
+    vdus.push({
+      vduId: vdu.id,
+      vduName: vdu.name,
+      ref: { apiVersion: manifest.apiVersion, kind: manifest.kind, namespace, name },
+      ...(oldRef && old ? { old: oldRef } : {}),
+    });
   }
 
   // Workloads that are no VDU's keep their replica counts too.
@@ -253,8 +283,20 @@ async function planChange(ctx: OperationContext, client: KubeClient, state: Kube
   }
 
   const plan: Plan = {
-    upgradeType: change.upgradeType, revision, defFiles, phase: 'apply', names, revisions, replicas, vdus,
-    created: [], updated: [], removed: [], services: [], switched: [], asked: [],
+    upgradeType: change.upgradeType,
+    revision,
+    defFiles,
+    phase: 'apply',
+    names,
+    revisions,
+    replicas,
+    vdus,
+    created: [],
+    updated: [],
+    removed: [],
+    services: [],
+    switched: [],
+    asked: [],
   };
   const desired = shaped(manifests, newShape(ctx, { ...state, namespace }, plan));
   for (const object of desired) {
@@ -268,7 +310,9 @@ async function planChange(ctx: OperationContext, client: KubeClient, state: Kube
       // A workload's selector is immutable: a manifest that changes it cannot be applied to it.
       const live = await client.read(ref);
       if (live && !isDeepStrictEqual(selectorOf(live), selectorOf(object))) {
-        throw new UnprocessableEntityError(`the new package's manifests change the selector of ${describeRef(ref)}, which Kubernetes does not allow on an existing ${ref.kind}${blueGreen ? '' : '; change the package with upgrade_type BlueGreen'}`);
+        throw new UnprocessableEntityError(
+          `the new package's manifests change the selector of ${describeRef(ref)}, which Kubernetes does not allow on an existing ${ref.kind}${blueGreen ? '' : '; change the package with upgrade_type BlueGreen'}`,
+        );
       }
     }
   }
@@ -314,7 +358,8 @@ async function applyServices(ctx: OperationContext, client: KubeClient, plan: Pl
     }
     await applyObject(client, service, labelOf(ctx), []);
   }
-  if (switched.length) log.info('kubernetes: switched Services to the new pods', { vnfInstanceId: ctx.vnfInstanceId, services: switched, revision: plan.revision });
+  if (switched.length)
+    log.info('kubernetes: switched Services to the new pods', { vnfInstanceId: ctx.vnfInstanceId, services: switched, revision: plan.revision });
   return switched;
 }
 
@@ -334,7 +379,8 @@ async function restoreServices(ctx: OperationContext, client: KubeClient, plan: 
     if (!live || !isDeepStrictEqual(serviceSelectorOf(live), selector)) changed = true;
     await applyObject(client, desired, labelOf(ctx), []);
   }
-  if (changed) log.info('kubernetes: switched Services back to the old pods', { vnfInstanceId: ctx.vnfInstanceId, services: plan.services.map(({ ref }) => ref.name) });
+  if (changed)
+    log.info('kubernetes: switched Services back to the old pods', { vnfInstanceId: ctx.vnfInstanceId, services: plan.services.map(({ ref }) => ref.name) });
   return changed;
 }
 
@@ -343,7 +389,13 @@ async function restoreServices(ctx: OperationContext, client: KubeClient, plan: 
  * with its pods as the VNFCs (their IPs under each of the VDU's CPs). Undefined when all were asked.
  */
 async function nextCoordination(
-  client: KubeClient, label: string, flavour: FlavourInfo, targets: Array<{ vduId: string; ref: ObjectRef }>, target: Coordination['target'], asked: string[], details: Json,
+  client: KubeClient,
+  label: string,
+  flavour: FlavourInfo,
+  targets: Array<{ vduId: string; ref: ObjectRef }>,
+  target: Coordination['target'],
+  asked: string[],
+  details: Json,
 ): Promise<Coordination | undefined> {
   for (const { vduId, ref } of targets) {
     const key = `${target}:${vduId}`;
@@ -400,8 +452,11 @@ export async function changeStart(ctx: OperationContext, raw: DriverState, chang
   delete state.replaced;
   const plan = await planChange(ctx, new KubeClient(ctx.vim), state, change);
   log.info('kubernetes: changing the VNF package', {
-    vnfInstanceId: ctx.vnfInstanceId, upgradeType: plan.upgradeType, vnfPkgId: change.vnfPkgId,
-    workloads: plan.vdus.map((vdu) => `${vdu.old?.name ?? '-'} -> ${vdu.ref.kind}/${vdu.ref.name}`), removing: plan.removed.map(describeRef),
+    vnfInstanceId: ctx.vnfInstanceId,
+    upgradeType: plan.upgradeType,
+    vnfPkgId: change.vnfPkgId,
+    workloads: plan.vdus.map((vdu) => `${vdu.old?.name ?? '-'} -> ${vdu.ref.kind}/${vdu.ref.name}`),
+    removing: plan.removed.map(describeRef),
   });
   return { ...state, namespace: state.namespace ?? plan.vdus[0]?.ref.namespace, change: plan };
 }
@@ -448,7 +503,11 @@ export async function changePoll(ctx: OperationContext, raw: DriverState, change
       case 'cleanup': {
         const remaining = await removeAll(client, plan.removed);
         if (remaining.length) return { status: 'IN_PROGRESS', state: current() };
-        log.info('kubernetes: VNF package changed', { vnfInstanceId: ctx.vnfInstanceId, upgradeType: plan.upgradeType, workloads: plan.vdus.map((vdu) => vdu.ref.name) });
+        log.info('kubernetes: VNF package changed', {
+          vnfInstanceId: ctx.vnfInstanceId,
+          upgradeType: plan.upgradeType,
+          workloads: plan.vdus.map((vdu) => vdu.ref.name),
+        });
         return { status: 'DONE', state: changedState(state, plan) };
       }
     }
@@ -489,16 +548,22 @@ export async function changeRollbackPoll(ctx: OperationContext, raw: DriverState
           const live = await client.read(ref);
           if (!live || isTerminating(live)) {
             const now = plan.vdus.map((vdu) => describeRef(vdu.ref)).join(', ');
-            return { status: 'FAILED', state: current(), reason: `cannot roll back the package change: it has already deleted the old workload ${describeRef(ref)}, and the VNF runs on the new package's ${now}; retry the change to complete it` };
+            return {
+              status: 'FAILED',
+              state: current(),
+              reason: `cannot roll back the package change: it has already deleted the old workload ${describeRef(ref)}, and the VNF runs on the new package's ${now}; retry the change to complete it`,
+            };
           }
         }
         const rollout = await rollouts(client, kept, label);
-        if (rollout.status === 'FAILED') return { status: 'FAILED', state: current(), reason: `cannot switch the VNF back to its old workloads: ${rollout.reason}` };
+        if (rollout.status === 'FAILED')
+          return { status: 'FAILED', state: current(), reason: `cannot switch the VNF back to its old workloads: ${rollout.reason}` };
         if (rollout.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: current() };
         rollback.switchedBack = await restoreServices(ctx, client, plan, objects);
         // What the change updated in place (objects that are no VDU's new workload) gets the old manifests' version back.
         const updated = new Set(plan.updated.map(keyOf));
-        for (const object of objects.filter((candidate) => candidate.kind !== 'Service' && updated.has(keyOf(refOf(candidate))))) await applyObject(client, object, label, []);
+        for (const object of objects.filter((candidate) => candidate.kind !== 'Service' && updated.has(keyOf(refOf(candidate)))))
+          await applyObject(client, object, label, []);
         rollback.phase = 'rollout';
         continue;
       }
@@ -532,4 +597,3 @@ export async function changeRollbackPoll(ctx: OperationContext, raw: DriverState
     }
   }
 }
-

@@ -39,14 +39,16 @@ export function kubeConfigOf(vim: VimConnection): KubeConfig {
   const server = endpoint.replace(/\/+$/, '');
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{
-      name: 'vim',
-      server,
-      // client-node refuses http unless told so; there is no TLS to verify on it anyway.
-      skipTLSVerify: server.toLowerCase().startsWith('http:'),
-      // PEM as Tacker takes it; a base64-encoded PEM (kubeconfig style) is taken as it is.
-      ...(ca ? { caData: ca.includes('-----BEGIN') ? Buffer.from(ca, 'utf8').toString('base64') : ca } : {}),
-    }],
+    clusters: [
+      {
+        name: 'vim',
+        server,
+        // client-node refuses http unless told so; there is no TLS to verify on it anyway.
+        skipTLSVerify: server.toLowerCase().startsWith('http:'),
+        // PEM as Tacker takes it; a base64-encoded PEM (kubeconfig style) is taken as it is.
+        ...(ca ? { caData: ca.includes('-----BEGIN') ? Buffer.from(ca, 'utf8').toString('base64') : ca } : {}),
+      },
+    ],
     users: [{ name: 'vnfm', token }],
     contexts: [{ name: 'vim', cluster: 'vim', user: 'vnfm' }],
     currentContext: 'vim',
@@ -151,8 +153,13 @@ export class KubeClient {
       await this.#core.getAPIVersions();
     } catch (error) {
       const status = statusOf(error);
-      if (status === 401) throw new KubernetesError(`the Kubernetes API at ${this.endpoint} refused the bearer token (401 Unauthorized)`, { vimStatus: 401, cause: error });
-      if (status === 403) throw new KubernetesError(`the Kubernetes API at ${this.endpoint} does not allow this token to read the API (403 Forbidden)`, { vimStatus: 403, cause: error });
+      if (status === 401)
+        throw new KubernetesError(`the Kubernetes API at ${this.endpoint} refused the bearer token (401 Unauthorized)`, { vimStatus: 401, cause: error });
+      if (status === 403)
+        throw new KubernetesError(`the Kubernetes API at ${this.endpoint} does not allow this token to read the API (403 Forbidden)`, {
+          vimStatus: 403,
+          cause: error,
+        });
       if (status === undefined) throw kubernetesError(`cannot reach the Kubernetes API at ${this.endpoint}`, error);
       throw kubernetesError(`the Kubernetes API at ${this.endpoint} did not answer its discovery request`, error);
     }
@@ -178,7 +185,12 @@ export class KubeClient {
 
   /** A JSON merge patch (RFC 7386) of the object `ref` names. */
   async mergePatch(ref: ObjectRef, patch: Record<string, unknown>): Promise<KubeObject> {
-    const body = { ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object | undefined), name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+    const body = {
+      ...patch,
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      metadata: { ...(patch.metadata as object | undefined), name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+    };
     try {
       return plain(await this.#objects.patch(body, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch));
     } catch (error) {
@@ -188,7 +200,13 @@ export class KubeClient {
 
   async read(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      return plain(await this.#objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } }));
+      return plain(
+        await this.#objects.read({
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+        }),
+      );
     } catch (error) {
       if (statusOf(error) === 404 && !isUnservedKind(error)) return undefined;
       throw kubernetesError(`reading ${describeRef(ref)}`, error);
@@ -222,7 +240,11 @@ export class KubeClient {
     try {
       await this.#objects.delete(
         { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } },
-        undefined, undefined, options.gracePeriodSeconds, undefined, options.propagationPolicy,
+        undefined,
+        undefined,
+        options.gracePeriodSeconds,
+        undefined,
+        options.propagationPolicy,
       );
       return true;
     } catch (error) {

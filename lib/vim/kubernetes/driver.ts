@@ -10,15 +10,30 @@ import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import {
   tackerString,
-  type CollectedResources, type DriverState, type FaultWording, type InfraDriver, type OperationContext, type Progress, type UpdateChange,
-  type VimConnection, type VimCredentials, type VnfcHealth,
+  type CollectedResources,
+  type DriverState,
+  type FaultWording,
+  type InfraDriver,
+  type OperationContext,
+  type Progress,
+  type UpdateChange,
+  type VimConnection,
+  type VimCredentials,
+  type VnfcHealth,
 } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
-  defFilesOf, isClusterScoped, namespaceOf, prepareObjects, readManifests, vdusWithoutWorkload,
-  REPLICATED_KINDS, VNF_INSTANCE_LABEL, WORKLOAD_KINDS,
+  defFilesOf,
+  isClusterScoped,
+  namespaceOf,
+  prepareObjects,
+  readManifests,
+  vdusWithoutWorkload,
+  REPLICATED_KINDS,
+  VNF_INSTANCE_LABEL,
+  WORKLOAD_KINDS,
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
@@ -60,7 +75,9 @@ async function labelledObjects(client: KubeClient, namespace: string | undefined
   for (const ref of extraKinds) kinds.set(`${ref.apiVersion}/${ref.kind}`, { apiVersion: ref.apiVersion, kind: ref.kind });
   const found: ObjectRef[] = [];
   for (const { apiVersion, kind } of kinds.values()) {
-    const items = await client.listIfServed(apiVersion, kind, isClusterScoped(kind) ? undefined : namespace, { labelSelector: `${VNF_INSTANCE_LABEL}=${label}` });
+    const items = await client.listIfServed(apiVersion, kind, isClusterScoped(kind) ? undefined : namespace, {
+      labelSelector: `${VNF_INSTANCE_LABEL}=${label}`,
+    });
     for (const item of items ?? []) {
       if ((item.metadata?.ownerReferences ?? []).some((owner) => owner.controller)) continue;
       found.push(refOf({ ...item, apiVersion, kind }));
@@ -78,7 +95,12 @@ function vduOf(ctx: OperationContext, vduId: string): { id: string; name: string
   return vdu;
 }
 
-async function readWorkload(client: KubeClient, ctx: OperationContext, state: KubernetesState, vduId: string): Promise<{ ref: ObjectRef; workload: KubeObject }> {
+async function readWorkload(
+  client: KubeClient,
+  ctx: OperationContext,
+  state: KubernetesState,
+  vduId: string,
+): Promise<{ ref: ObjectRef; workload: KubeObject }> {
   const vdu = vduOf(ctx, vduId);
   const ref = workloadRef(state, vdu.name);
   if (!ref) throw new KubernetesError(`VDU ${vduId}: the VNF has no workload named ${vdu.name}`);
@@ -101,8 +123,11 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
   const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
   const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
   const state: KubernetesState = {
-    namespace, objects: [],
-    ...(skipped.length ? { warnings: skipped.map((vdu) => `VDU ${vdu.id} (${vdu.name}) was not deployed: the lcm-kubernetes-def-files hold no workload of that name`) } : {}),
+    namespace,
+    objects: [],
+    ...(skipped.length
+      ? { warnings: skipped.map((vdu) => `VDU ${vdu.id} (${vdu.name}) was not deployed: the lcm-kubernetes-def-files hold no workload of that name`) }
+      : {}),
   };
   try {
     if (!objects.some((object) => object.kind === 'Namespace' && object.metadata.name === namespace)) {
@@ -112,13 +137,21 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
       if (!existing) objects.unshift({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [VNF_INSTANCE_LABEL]: label } } });
       else if (ownedBy(existing, label)) state.objects.push({ apiVersion: 'v1', kind: 'Namespace', name: namespace });
     }
-    log.info('kubernetes: applying manifests', { vnfInstanceId: ctx.vnfInstanceId, namespace, objects: objects.map((object) => `${object.kind}/${object.metadata.name}`) });
+    log.info('kubernetes: applying manifests', {
+      vnfInstanceId: ctx.vnfInstanceId,
+      namespace,
+      objects: objects.map((object) => `${object.kind}/${object.metadata.name}`),
+    });
     for (const object of objects) await applyObject(client, object, label, state.objects);
   } catch (error) {
     // A start step that throws leaves no driver state to roll back from, so it cleans up after itself.
     for (const ref of removalOrder(state.objects)) {
       await deleteObject(client, ref).catch((cleanup: unknown) => {
-        log.warn('kubernetes: could not delete an object after a failed instantiate start', { vnfInstanceId: ctx.vnfInstanceId, object: describeRef(ref), error: cleanup });
+        log.warn('kubernetes: could not delete an object after a failed instantiate start', {
+          vnfInstanceId: ctx.vnfInstanceId,
+          object: describeRef(ref),
+          error: cleanup,
+        });
       });
     }
     throw error;
@@ -129,7 +162,11 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
 async function instantiatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
   const state = stateOf(raw);
   const client = new KubeClient(ctx.vim);
-  const rollout = await rollouts(client, state.objects.filter((ref) => WORKLOAD_KINDS.has(ref.kind)), labelOf(ctx));
+  const rollout = await rollouts(
+    client,
+    state.objects.filter((ref) => WORKLOAD_KINDS.has(ref.kind)),
+    labelOf(ctx),
+  );
   return progressOf(rollout, state, lasting(state));
 }
 
@@ -143,7 +180,7 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
   const podCps: Array<Record<string, unknown>> = [];
   for (const vdu of flavour.vdus) {
     const ref = workloadRef(state, vdu.name);
-    const workload = ref && await client.read(ref);
+    const workload = ref && (await client.read(ref));
     if (!ref || !workload) continue;
     const { pods } = await podsOf(client, workload, label);
     const cpdId = flavour.cps.find((cp) => cp.vdu === vdu.id)?.id ?? vdu.id;
@@ -169,17 +206,24 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
     vnfVirtualLinkResourceInfo: [],
     virtualStorageResourceInfo: [],
     extCpInfo: services.length ? services : podCps,
-    vnfcInfo: vnfcResourceInfo.map((info) => ({ id: `${String(info.vduId)}-${String(info.id)}`, vduId: info.vduId, vnfcResourceInfoId: info.id, vnfcState: 'STARTED' })),
+    vnfcInfo: vnfcResourceInfo.map((info) => ({
+      id: `${String(info.vduId)}-${String(info.id)}`,
+      vduId: info.vduId,
+      vnfcResourceInfoId: info.id,
+      vnfcState: 'STARTED',
+    })),
   };
 }
 
 /** SOL003 CpProtocolInfo for addresses the cluster assigned (a dual-stack pod or Service has one of each family). */
 function ipProtocolInfo(addresses: string[]): Array<Record<string, unknown>> {
   const families = (['IPV4', 'IPV6'] as const).map((type) => ({ type, addresses: addresses.filter((ip) => ip.includes(':') === (type === 'IPV6')) }));
-  return [{
-    layerProtocol: 'IP_OVER_ETHERNET',
-    ipOverEthernet: { ipAddresses: families.filter((family) => family.addresses.length).map((family) => ({ ...family, isDynamic: true })) },
-  }];
+  return [
+    {
+      layerProtocol: 'IP_OVER_ETHERNET',
+      ipOverEthernet: { ipAddresses: families.filter((family) => family.addresses.length).map((family) => ({ ...family, isDynamic: true })) },
+    },
+  ];
 }
 
 /**
@@ -211,20 +255,22 @@ function podCp(pod: KubeObject, cpdId: string, exposed: boolean): { vnfcCp: Reco
 async function serviceCps(ctx: OperationContext, client: KubeClient, state: KubernetesState, label: string): Promise<Array<Record<string, unknown>>> {
   const extCps = flavourOf(ctx.vnfd, ctx.flavourId).extCps.map((cp) => cp.id);
   const services = await client.list('v1', 'Service', state.namespace, { labelSelector: `${VNF_INSTANCE_LABEL}=${label}` });
-  return services.filter((service) => !isTerminating(service)).map((service) => {
-    const name = nameOf(service);
-    const cpdId = extCps.find((id) => id.toLowerCase() === name.toLowerCase()) ?? (extCps.length === 1 ? extCps[0] : name);
-    const spec = (service as { spec?: { clusterIP?: string; clusterIPs?: string[] } }).spec;
-    const addresses = (spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip && ip !== 'None');
-    return {
-      id: `${name}-${uidOf(service) ?? ''}`.replace(/-$/, ''),
-      cpdId,
-      cpConfigId: name,
-      // A headless Service has no address: SOL003 wants ipOverEthernet with every IP_OVER_ETHERNET entry.
-      ...(addresses.length ? { cpProtocolInfo: ipProtocolInfo(addresses) } : {}),
-      associatedVipCpId: name,
-    };
-  });
+  return services
+    .filter((service) => !isTerminating(service))
+    .map((service) => {
+      const name = nameOf(service);
+      const cpdId = extCps.find((id) => id.toLowerCase() === name.toLowerCase()) ?? (extCps.length === 1 ? extCps[0] : name);
+      const spec = (service as { spec?: { clusterIP?: string; clusterIPs?: string[] } }).spec;
+      const addresses = (spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip && ip !== 'None');
+      return {
+        id: `${name}-${uidOf(service) ?? ''}`.replace(/-$/, ''),
+        cpdId,
+        cpConfigId: name,
+        // A headless Service has no address: SOL003 wants ipOverEthernet with every IP_OVER_ETHERNET entry.
+        ...(addresses.length ? { cpProtocolInfo: ipProtocolInfo(addresses) } : {}),
+        associatedVipCpId: name,
+      };
+    });
 }
 
 async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<DriverState> {
@@ -274,7 +320,14 @@ async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<P
 // SCALE and HEAL
 
 /** Deletes a VNFC's pod and returns what the poll must see gone; undefined when it already is. */
-async function deletePod(client: KubeClient, namespace: string | undefined, vduId: string, name: string, label: string, recreate: boolean): Promise<ReplacedPod | undefined> {
+async function deletePod(
+  client: KubeClient,
+  namespace: string | undefined,
+  vduId: string,
+  name: string,
+  label: string,
+  recreate: boolean,
+): Promise<ReplacedPod | undefined> {
   const pod = await client.read(podRef(namespace, name));
   if (!pod) return undefined;
   if (!ownedBy(pod, label)) throw new UnprocessableEntityError(`pod ${name} is not a VNFC of this VNF instance`);
@@ -282,7 +335,12 @@ async function deletePod(client: KubeClient, namespace: string | undefined, vduI
   return { vduId, name, ...(uidOf(pod) ? { uid: uidOf(pod) } : {}), ...(recreate ? { recreate } : {}) };
 }
 
-async function scaleStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Extract<UpdateChange, { kind: 'SCALE' }>): Promise<ReplacedPod[]> {
+async function scaleStart(
+  ctx: OperationContext,
+  client: KubeClient,
+  state: KubernetesState,
+  change: Extract<UpdateChange, { kind: 'SCALE' }>,
+): Promise<ReplacedPod[]> {
   const label = labelOf(ctx);
   const replaced: ReplacedPod[] = [];
   for (const [vduId, replicas] of Object.entries(change.targets)) {
@@ -294,7 +352,12 @@ async function scaleStart(ctx: OperationContext, client: KubeClient, state: Kube
       const { pods } = await podsOf(client, workload, label);
       const highest = new Set(pods.slice(replicas).map(nameOf));
       if (removed.some((name) => !highest.has(name))) {
-        log.warn('kubernetes: a StatefulSet scale-in removes its highest ordinals, not the pods named', { vnfInstanceId: ctx.vnfInstanceId, vduId, named: removed, removing: [...highest] });
+        log.warn('kubernetes: a StatefulSet scale-in removes its highest ordinals, not the pods named', {
+          vnfInstanceId: ctx.vnfInstanceId,
+          vduId,
+          named: removed,
+          removing: [...highest],
+        });
       }
     } else if (removed.length) {
       // The controller chooses by its own ranking: mark the named pods as the cheapest to delete
@@ -315,7 +378,12 @@ async function scaleStart(ctx: OperationContext, client: KubeClient, state: Kube
   return replaced;
 }
 
-async function healStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Extract<UpdateChange, { kind: 'HEAL' }>): Promise<ReplacedPod[]> {
+async function healStart(
+  ctx: OperationContext,
+  client: KubeClient,
+  state: KubernetesState,
+  change: Extract<UpdateChange, { kind: 'HEAL' }>,
+): Promise<ReplacedPod[]> {
   const replaced: ReplacedPod[] = [];
   for (const vnfc of change.vnfcs) {
     const { ref } = await readWorkload(client, ctx, state, vnfc.vduId);
@@ -334,11 +402,14 @@ async function healStart(ctx: OperationContext, client: KubeClient, state: Kuber
 async function recreatePod(ctx: OperationContext, client: KubeClient, state: KubernetesState, name: string): Promise<void> {
   const source = Object.entries(state.workloads ?? {}).find(([, actual]) => actual === name)?.[0] ?? name;
   const manifests = await readManifests(ctx.files, currentDefFiles(ctx, state));
-  const objects = prepareObjects(manifests.filter((object) => object.kind === 'Pod' && object.metadata.name === source), {
-    namespace: state.namespace ?? namespaceOf(ctx.instantiateRequest, manifests),
-    labelValue: labelOf(ctx),
-    replicas: new Map(),
-  });
+  const objects = prepareObjects(
+    manifests.filter((object) => object.kind === 'Pod' && object.metadata.name === source),
+    {
+      namespace: state.namespace ?? namespaceOf(ctx.instantiateRequest, manifests),
+      labelValue: labelOf(ctx),
+      replicas: new Map(),
+    },
+  );
   const [object] = objects;
   if (!object) throw new KubernetesError(`cannot recreate pod ${name}: the manifests no longer define it`);
   object.metadata.name = name;
@@ -398,8 +469,12 @@ async function verify(vim: VimConnection): Promise<void> {
 const credentials: VimCredentials = {
   accessInfo: z.object({ bearer_token: z.string().min(1) }),
   fromTacker(authCred) {
-    if (!tackerString(authCred.bearer_token)) throw new UnprocessableEntityError('A Kubernetes VIM needs auth_cred.bearer_token (username/password and OIDC are not supported)');
-    return { accessInfo: { bearer_token: authCred.bearer_token }, interfaceExtra: tackerString(authCred.ssl_ca_cert) ? { ssl_ca_cert: authCred.ssl_ca_cert } : {} };
+    if (!tackerString(authCred.bearer_token))
+      throw new UnprocessableEntityError('A Kubernetes VIM needs auth_cred.bearer_token (username/password and OIDC are not supported)');
+    return {
+      accessInfo: { bearer_token: authCred.bearer_token },
+      interfaceExtra: tackerString(authCred.ssl_ca_cert) ? { ssl_ca_cert: authCred.ssl_ca_cert } : {},
+    };
   },
   toTacker({ interfaceInfo, vimProject }, mask) {
     return {
@@ -411,8 +486,14 @@ const credentials: VimCredentials = {
 
 /** A pod that is gone is missing equipment; one that runs badly is a processing error of the CNF. */
 function faultWording(health: VnfcHealth): FaultWording {
-  if (health.fault === 'MISSING') return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Pod missing', faultType: 'VNFC_RESOURCE_MISSING' };
-  return { severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', probableCause: health.vimStatus === 'CrashLoopBackOff' ? 'Pod CrashLoopBackOff' : 'Pod not ready', faultType: 'VNFC_FAILURE' };
+  if (health.fault === 'MISSING')
+    return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Pod missing', faultType: 'VNFC_RESOURCE_MISSING' };
+  return {
+    severity: 'CRITICAL',
+    eventType: 'PROCESSING_ERROR_ALARM',
+    probableCause: health.vimStatus === 'CrashLoopBackOff' ? 'Pod CrashLoopBackOff' : 'Pod not ready',
+    faultType: 'VNFC_FAILURE',
+  };
 }
 
 export const kubernetesDriver: InfraDriver = {

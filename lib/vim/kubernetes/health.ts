@@ -25,8 +25,14 @@ function podHealth(pod: KubeObject): { healthy: boolean; reason: string; vimStat
   const ready = ((status.conditions ?? []) as Info[]).find((c) => c.type === 'Ready')?.status === 'True';
   const waiting = waitingReason(pod);
   if (phase === 'Failed' || phase === 'Unknown') return { healthy: false, vimStatus: phase, reason: `pod ${name} is ${phase}${waiting ? `; ${waiting}` : ''}` };
-  if (phase === 'Running' && !ready) return { healthy: false, vimStatus: waiting?.includes('CrashLoopBackOff') ? 'CrashLoopBackOff' : 'NotReady', reason: `pod ${name} is Running but not Ready${waiting ? `; ${waiting}` : ''}` };
-  if (phase === 'Pending' && waiting && /BackOff|ErrImagePull/.test(waiting)) return { healthy: false, vimStatus: 'Pending', reason: `pod ${name} is Pending; ${waiting}` };
+  if (phase === 'Running' && !ready)
+    return {
+      healthy: false,
+      vimStatus: waiting?.includes('CrashLoopBackOff') ? 'CrashLoopBackOff' : 'NotReady',
+      reason: `pod ${name} is Running but not Ready${waiting ? `; ${waiting}` : ''}`,
+    };
+  if (phase === 'Pending' && waiting && /BackOff|ErrImagePull/.test(waiting))
+    return { healthy: false, vimStatus: 'Pending', reason: `pod ${name} is Pending; ${waiting}` };
   return { healthy: true, vimStatus: phase, reason: `pod ${name} is ${phase}${ready ? ' and Ready' : ''}` };
 }
 
@@ -39,22 +45,26 @@ export async function kubernetesHealth(vim: VimConnection, targets: HealthTarget
   }
   let apiCalls = 0;
   const results: VnfcHealth[] = [];
-  await Promise.all([...byNamespace].map(async ([namespace, inNamespace]) => {
-    const pods = await client.list('v1', 'Pod', namespace);
-    apiCalls++;
-    const byName = new Map(pods.filter((pod) => !(pod.metadata as Info | undefined)?.deletionTimestamp).map((pod) => [String((pod.metadata as Info).name), pod]));
-    for (const target of inNamespace) {
-      for (const vnfc of target.vnfcs) {
-        const base = { vnfInstanceId: target.vnfInstanceId, vduId: vnfc.vduId, resourceId: vnfc.resourceId };
-        const pod = byName.get(vnfc.resourceId);
-        if (!pod) {
-          results.push({ ...base, healthy: false, fault: 'MISSING', reason: `pod ${vnfc.resourceId} no longer exists in namespace ${namespace}` });
-          continue;
+  await Promise.all(
+    [...byNamespace].map(async ([namespace, inNamespace]) => {
+      const pods = await client.list('v1', 'Pod', namespace);
+      apiCalls++;
+      const byName = new Map(
+        pods.filter((pod) => !(pod.metadata as Info | undefined)?.deletionTimestamp).map((pod) => [String((pod.metadata as Info).name), pod]),
+      );
+      for (const target of inNamespace) {
+        for (const vnfc of target.vnfcs) {
+          const base = { vnfInstanceId: target.vnfInstanceId, vduId: vnfc.vduId, resourceId: vnfc.resourceId };
+          const pod = byName.get(vnfc.resourceId);
+          if (!pod) {
+            results.push({ ...base, healthy: false, fault: 'MISSING', reason: `pod ${vnfc.resourceId} no longer exists in namespace ${namespace}` });
+            continue;
+          }
+          const health = podHealth(pod);
+          results.push({ ...base, ...health, ...(health.healthy ? {} : { fault: 'FAILED' as const }) });
         }
-        const health = podHealth(pod);
-        results.push({ ...base, ...health, ...(health.healthy ? {} : { fault: 'FAILED' as const }) });
       }
-    }
-  }));
+    }),
+  );
   return { results, apiCalls };
 }

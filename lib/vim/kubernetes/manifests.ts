@@ -29,8 +29,19 @@ export const REPLICATED_KINDS: ReadonlySet<string> = new Set(['Deployment', 'Sta
 
 /** Kinds without a namespace; any kind not listed is taken to be namespaced. */
 const CLUSTER_SCOPED = new Set([
-  'Namespace', 'PersistentVolume', 'StorageClass', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PriorityClass',
-  'IngressClass', 'RuntimeClass', 'CSIDriver', 'APIService', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration',
+  'Namespace',
+  'PersistentVolume',
+  'StorageClass',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'PriorityClass',
+  'IngressClass',
+  'RuntimeClass',
+  'CSIDriver',
+  'APIService',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
 ]);
 export const isClusterScoped = (kind: string): boolean => CLUSTER_SCOPED.has(kind);
 
@@ -40,11 +51,30 @@ export const isClusterScoped = (kind: string): boolean => CLUSTER_SCOPED.has(kin
  */
 const APPLY_RANK: Record<string, number> = {
   Namespace: 0,
-  NetworkPolicy: 1, ResourceQuota: 1, LimitRange: 1, PodDisruptionBudget: 1, PriorityClass: 1,
-  ServiceAccount: 2, Secret: 2, ConfigMap: 2, StorageClass: 2, PersistentVolume: 2, PersistentVolumeClaim: 2, CustomResourceDefinition: 2,
-  ClusterRole: 2, ClusterRoleBinding: 2, Role: 2, RoleBinding: 2,
+  NetworkPolicy: 1,
+  ResourceQuota: 1,
+  LimitRange: 1,
+  PodDisruptionBudget: 1,
+  PriorityClass: 1,
+  ServiceAccount: 2,
+  Secret: 2,
+  ConfigMap: 2,
+  StorageClass: 2,
+  PersistentVolume: 2,
+  PersistentVolumeClaim: 2,
+  CustomResourceDefinition: 2,
+  ClusterRole: 2,
+  ClusterRoleBinding: 2,
+  Role: 2,
+  RoleBinding: 2,
   Service: 3,
-  DaemonSet: 4, Pod: 4, ReplicaSet: 4, Deployment: 4, StatefulSet: 4, Job: 4, CronJob: 4,
+  DaemonSet: 4,
+  Pod: 4,
+  ReplicaSet: 4,
+  Deployment: 4,
+  StatefulSet: 4,
+  Job: 4,
+  CronJob: 4,
 };
 export const applyRank = (kind: string): number => APPLY_RANK[kind] ?? 5;
 
@@ -73,14 +103,18 @@ export async function readManifests(files: PackageFiles, paths: string[]): Promi
   const present = new Set(await files.list());
   const undeclared = paths.filter((path) => !declared.has(path));
   if (undeclared.length) {
-    throw new UnprocessableEntityError(`additionalParams["${DEF_FILES_PARAM}"] names ${undeclared.join(', ')}, which the VNF package does not declare as artifacts (with a checksum in its manifest or TOSCA.meta)`);
+    throw new UnprocessableEntityError(
+      `additionalParams["${DEF_FILES_PARAM}"] names ${undeclared.join(', ')}, which the VNF package does not declare as artifacts (with a checksum in its manifest or TOSCA.meta)`,
+    );
   }
   const missing = paths.filter((path) => !present.has(path));
-  if (missing.length) throw new UnprocessableEntityError(`additionalParams["${DEF_FILES_PARAM}"] names ${missing.join(', ')}, which the VNF package does not contain`);
+  if (missing.length)
+    throw new UnprocessableEntityError(`additionalParams["${DEF_FILES_PARAM}"] names ${missing.join(', ')}, which the VNF package does not contain`);
   const objects: ManifestObject[] = [];
   for (const path of paths) {
     const bytes = await files.size(path);
-    if (bytes > VNFD_LIMITS.maxFileBytes) throw new UnprocessableEntityError(`${path}: is ${bytes} bytes; a Kubernetes manifest may have at most ${VNFD_LIMITS.maxFileBytes} bytes`);
+    if (bytes > VNFD_LIMITS.maxFileBytes)
+      throw new UnprocessableEntityError(`${path}: is ${bytes} bytes; a Kubernetes manifest may have at most ${VNFD_LIMITS.maxFileBytes} bytes`);
     objects.push(...parseManifest((await files.read(path)).toString('utf8'), path));
   }
   const seen = new Set<string>();
@@ -123,7 +157,8 @@ export function parseManifest(text: string, path: string): ManifestObject[] {
 }
 
 function manifestObject(value: unknown, where: string): ManifestObject {
-  if (!isObj(value)) throw new UnprocessableEntityError(`${where}: a Kubernetes manifest document must be an object, not ${Array.isArray(value) ? 'a list' : typeof value}`);
+  if (!isObj(value))
+    throw new UnprocessableEntityError(`${where}: a Kubernetes manifest document must be an object, not ${Array.isArray(value) ? 'a list' : typeof value}`);
   const { apiVersion, kind, metadata } = value;
   if (typeof apiVersion !== 'string' || !apiVersion || typeof kind !== 'string' || !kind) {
     throw new UnprocessableEntityError(`${where}: every Kubernetes object needs apiVersion and kind`);
@@ -132,8 +167,10 @@ function manifestObject(value: unknown, where: string): ManifestObject {
     // generateName is refused: a retried step and terminate must find the object by its name.
     throw new UnprocessableEntityError(`${where}: ${kind} has no metadata.name (generateName is not supported)`);
   }
-  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string') throw new UnprocessableEntityError(`${where}: ${kind} ${metadata.name}: metadata.namespace must be a string`);
-  if (metadata.labels !== undefined && !isObj(metadata.labels)) throw new UnprocessableEntityError(`${where}: ${kind} ${metadata.name}: metadata.labels must be a mapping`);
+  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string')
+    throw new UnprocessableEntityError(`${where}: ${kind} ${metadata.name}: metadata.namespace must be a string`);
+  if (metadata.labels !== undefined && !isObj(metadata.labels))
+    throw new UnprocessableEntityError(`${where}: ${kind} ${metadata.name}: metadata.labels must be a mapping`);
   return value as ManifestObject;
 }
 
@@ -147,15 +184,21 @@ export function namespaceOf(request: Record<string, unknown>, objects: ManifestO
   if (requested !== undefined && (typeof requested !== 'string' || !DNS_LABEL.test(requested) || requested.length > 63)) {
     throw new UnprocessableEntityError(`additionalParams.namespace must be a Kubernetes namespace name (a DNS label), not ${JSON.stringify(requested)}`);
   }
-  const named = [...new Set(objects.filter((object) => !isClusterScoped(object.kind) && object.metadata.namespace).map((object) => object.metadata.namespace as string))];
-  if (named.length > 1) throw new UnprocessableEntityError(`the manifests put objects in several namespaces (${named.join(', ')}); the objects of a VNF share one namespace`);
+  const named = [
+    ...new Set(objects.filter((object) => !isClusterScoped(object.kind) && object.metadata.namespace).map((object) => object.metadata.namespace as string)),
+  ];
+  if (named.length > 1)
+    throw new UnprocessableEntityError(`the manifests put objects in several namespaces (${named.join(', ')}); the objects of a VNF share one namespace`);
   return (requested as string | undefined) ?? named[0] ?? 'default';
 }
 
 /** The workload a VDU is: the one whose metadata.name is the VDU's name. */
 export function workloadOf(objects: ManifestObject[], vduName: string): ManifestObject | undefined {
   const found = objects.filter((object) => WORKLOAD_KINDS.has(object.kind) && object.metadata.name === vduName);
-  if (found.length > 1) throw new UnprocessableEntityError(`the manifests have several workloads named ${vduName} (${found.map((object) => object.kind).join(', ')}); a VDU's name must name exactly one`);
+  if (found.length > 1)
+    throw new UnprocessableEntityError(
+      `the manifests have several workloads named ${vduName} (${found.map((object) => object.kind).join(', ')}); a VDU's name must name exactly one`,
+    );
   return found[0];
 }
 
@@ -167,7 +210,9 @@ export function workloadOf(objects: ManifestObject[], vduName: string): Manifest
 export function vdusWithoutWorkload(flavour: FlavourInfo, objects: ManifestObject[]): Array<{ id: string; name: string }> {
   const missing = flavour.vdus.filter((vdu) => !workloadOf(objects, vdu.name));
   if (flavour.vdus.length && missing.length === flavour.vdus.length) {
-    throw new UnprocessableEntityError(`the manifests deploy none of the VDUs of flavour ${flavour.flavourId} (no ${[...WORKLOAD_KINDS].join('/')} named ${missing.map((vdu) => vdu.name).join(', ')})`);
+    throw new UnprocessableEntityError(
+      `the manifests deploy none of the VDUs of flavour ${flavour.flavourId} (no ${[...WORKLOAD_KINDS].join('/')} named ${missing.map((vdu) => vdu.name).join(', ')})`,
+    );
   }
   return missing;
 }
@@ -176,7 +221,9 @@ export function vdusWithoutWorkload(flavour: FlavourInfo, objects: ManifestObjec
 export function checkVdus(flavour: FlavourInfo, objects: ManifestObject[]): void {
   for (const vdu of flavour.vdus) {
     if (!workloadOf(objects, vdu.name)) {
-      throw new UnprocessableEntityError(`VDU ${vdu.id} of flavour ${flavour.flavourId} is named ${vdu.name}, but the manifests have no ${[...WORKLOAD_KINDS].join('/')} of that name`);
+      throw new UnprocessableEntityError(
+        `VDU ${vdu.id} of flavour ${flavour.flavourId} is named ${vdu.name}, but the manifests have no ${[...WORKLOAD_KINDS].join('/')} of that name`,
+      );
     }
   }
 }
@@ -213,7 +260,8 @@ export function prepareObjects(objects: ManifestObject[], options: PrepareOption
     const spec = isObj(object.spec) ? { ...object.spec } : undefined;
     if (spec) {
       if (isObj(spec.template)) spec.template = labelTemplate(spec.template, options.labelValue);
-      if (Array.isArray(spec.volumeClaimTemplates)) spec.volumeClaimTemplates = spec.volumeClaimTemplates.map((claim) => labelTemplate(claim, options.labelValue));
+      if (Array.isArray(spec.volumeClaimTemplates))
+        spec.volumeClaimTemplates = spec.volumeClaimTemplates.map((claim) => labelTemplate(claim, options.labelValue));
       if (object.kind === 'CronJob' && isObj(spec.jobTemplate)) {
         const job = labelTemplate(spec.jobTemplate, options.labelValue) as Json;
         if (isObj(job.spec) && isObj(job.spec.template)) job.spec = { ...job.spec, template: labelTemplate(job.spec.template, options.labelValue) };

@@ -14,7 +14,12 @@ export const refOf = (object: ManifestObject | KubeObject): ObjectRef => ({
   name: String(object.metadata?.name),
 });
 export const keyOf = (ref: ObjectRef): string => `${ref.apiVersion}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
-export const podRef = (namespace: string | undefined, name: string): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', ...(namespace ? { namespace } : {}), name });
+export const podRef = (namespace: string | undefined, name: string): ObjectRef => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  ...(namespace ? { namespace } : {}),
+  name,
+});
 export const labelOf = (ctx: OperationContext): string => instanceLabelValue(ctx.vnfInstanceId);
 export const ownedBy = (object: KubeObject | undefined, label: string): boolean => object?.metadata?.labels?.[VNF_INSTANCE_LABEL] === label;
 
@@ -38,7 +43,9 @@ export async function applyObject(client: KubeClient, object: ManifestObject, la
     if (!existing) throw new KubernetesError(`creating ${describeRef(ref)}: the API server answered 409 but has no object of that name`, { vimStatus: 409 });
     if (!ownedBy(existing, label)) {
       if (ref.kind === 'Namespace') return;
-      throw new KubernetesError(`${describeRef(ref)} already exists and does not belong to this VNF instance (no ${VNF_INSTANCE_LABEL}=${label} label)`, { vimStatus: 409 });
+      throw new KubernetesError(`${describeRef(ref)} already exists and does not belong to this VNF instance (no ${VNF_INSTANCE_LABEL}=${label} label)`, {
+        vimStatus: 409,
+      });
     }
     if (ref.kind === 'Namespace') break;
     try {
@@ -52,8 +59,6 @@ export async function applyObject(client: KubeClient, object: ManifestObject, la
 }
 
 const REPLACE_ATTEMPTS = 5;
-
-type Json = Record<string, unknown>;
 
 /**
  * The manifest's object as a replacement of the existing one: its resourceVersion, and what the
@@ -84,7 +89,10 @@ function replacementOf(object: ManifestObject, existing: KubeObject): KubeObject
 
 /** Deletes in reverse dependency order: workloads (and with them their pods) first, namespaces last. */
 export function removalOrder(refs: ObjectRef[]): ObjectRef[] {
-  return refs.map((ref, index) => ({ ref, index })).sort((a, b) => applyRank(b.ref.kind) - applyRank(a.ref.kind) || b.index - a.index).map(({ ref }) => ref);
+  return refs
+    .map((ref, index) => ({ ref, index }))
+    .sort((a, b) => applyRank(b.ref.kind) - applyRank(a.ref.kind) || b.index - a.index)
+    .map(({ ref }) => ref);
 }
 
 export async function deleteObject(client: KubeClient, ref: ObjectRef): Promise<boolean> {

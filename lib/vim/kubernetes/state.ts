@@ -18,17 +18,19 @@ const replacedPod = z.object({
   recreate: z.boolean().optional(),
 });
 
-const stateSchema = z.object({
-  namespace: z.string().optional(),
-  objects: z.array(objectRefSchema).default([]),
-  workloads: z.record(z.string(), z.string()).optional(),
-  revisions: z.record(z.string(), z.string()).optional(),
-  defFiles: z.array(z.string()).optional(),
-  /** Terminate: what must disappear, namespaces last. */
-  deleting: z.array(objectRefSchema).optional(),
-  /** Scale-in and heal: the pods that must be gone before the update is done. */
-  replaced: z.array(replacedPod).optional(),
-}).passthrough();
+const stateSchema = z
+  .object({
+    namespace: z.string().optional(),
+    objects: z.array(objectRefSchema).default([]),
+    workloads: z.record(z.string(), z.string()).optional(),
+    revisions: z.record(z.string(), z.string()).optional(),
+    defFiles: z.array(z.string()).optional(),
+    /** Terminate: what must disappear, namespaces last. */
+    deleting: z.array(objectRefSchema).optional(),
+    /** Scale-in and heal: the pods that must be gone before the update is done. */
+    replaced: z.array(replacedPod).optional(),
+  })
+  .passthrough();
 
 export type ReplacedPod = z.infer<typeof replacedPod>;
 

@@ -18,7 +18,12 @@ export const isTerminating = (object: KubeObject): boolean => object.metadata?.d
 /** The pod's addresses on the cluster network (status.podIPs, else status.podIP). */
 export function podIps(pod: KubeObject): string[] {
   const status = obj(pod.status);
-  const listed = Array.isArray(status.podIPs) ? status.podIPs.filter(isObj).map((entry) => String(entry.ip ?? '')).filter(Boolean) : [];
+  const listed = Array.isArray(status.podIPs)
+    ? status.podIPs
+        .filter(isObj)
+        .map((entry) => String(entry.ip ?? ''))
+        .filter(Boolean)
+    : [];
   return listed.length ? listed : str(status.podIP) ? [String(status.podIP)] : [];
 }
 
@@ -31,7 +36,10 @@ export function podFailure(pod: KubeObject): string | undefined {
   if (status.phase === 'Failed') {
     return `pod ${nameOf(pod)}: Failed${str(status.reason) ? `: ${String(status.reason)}` : ''}${str(status.message) ? `: ${String(status.message)}` : ''}`;
   }
-  const groups: Array<[string, unknown]> = [['init container', status.initContainerStatuses], ['container', status.containerStatuses]];
+  const groups: Array<[string, unknown]> = [
+    ['init container', status.initContainerStatuses],
+    ['container', status.containerStatuses],
+  ];
   for (const [what, statuses] of groups) {
     for (const container of Array.isArray(statuses) ? statuses.filter(isObj) : []) {
       const waiting = obj(obj(container.state).waiting);
@@ -59,8 +67,9 @@ const ordinalOf = (pod: KubeObject): number => Number(/-(\d+)$/.exec(nameOf(pod)
  */
 export function sortPods(kind: string, pods: KubeObject[]): KubeObject[] {
   const created = (pod: KubeObject): string => String(pod.metadata?.creationTimestamp ?? '');
-  return [...pods].sort((a, b) => (kind === 'StatefulSet' ? ordinalOf(a) - ordinalOf(b) : 0)
-    || created(a).localeCompare(created(b)) || nameOf(a).localeCompare(nameOf(b)));
+  return [...pods].sort(
+    (a, b) => (kind === 'StatefulSet' ? ordinalOf(a) - ordinalOf(b) : 0) || created(a).localeCompare(created(b)) || nameOf(a).localeCompare(nameOf(b)),
+  );
 }
 
 /** A workload's spec.selector as a label selector string, narrowed to the instance's own pods. */
@@ -71,11 +80,20 @@ export function selectorOf(workload: KubeObject, labelValue: string): string {
     const key = String(expression.key);
     const values = Array.isArray(expression.values) ? expression.values.map(String).join(',') : '';
     switch (expression.operator) {
-      case 'In': parts.push(`${key} in (${values})`); break;
-      case 'NotIn': parts.push(`${key} notin (${values})`); break;
-      case 'Exists': parts.push(key); break;
-      case 'DoesNotExist': parts.push(`!${key}`); break;
-      default: break;
+      case 'In':
+        parts.push(`${key} in (${values})`);
+        break;
+      case 'NotIn':
+        parts.push(`${key} notin (${values})`);
+        break;
+      case 'Exists':
+        parts.push(key);
+        break;
+      case 'DoesNotExist':
+        parts.push(`!${key}`);
+        break;
+      default:
+        break;
     }
   }
   parts.push(`${VNF_INSTANCE_LABEL}=${labelValue}`);
@@ -103,7 +121,14 @@ export async function podsOf(client: KubeClient, workload: KubeObject, labelValu
   const namespace = str(workload.metadata?.namespace);
   const labelSelector = selectorOf(workload, labelValue);
   const all = await client.list('v1', 'Pod', namespace, { labelSelector });
-  if (kind !== 'Deployment') return { pods: sortPods(kind, all.filter((pod) => controllerUid(pod) === uidOf(workload))), stale: 0 };
+  if (kind !== 'Deployment')
+    return {
+      pods: sortPods(
+        kind,
+        all.filter((pod) => controllerUid(pod) === uidOf(workload)),
+      ),
+      stale: 0,
+    };
   const sets = (await client.list('apps/v1', 'ReplicaSet', namespace, { labelSelector })).filter((set) => controllerUid(set) === uidOf(workload));
   const wanted = revisionOf(workload);
   const newest = sets.find((set) => wanted > 0 && revisionOf(set) === wanted) ?? [...sets].sort((a, b) => revisionOf(b) - revisionOf(a))[0];
@@ -127,7 +152,8 @@ export function rolloutOf(workload: KubeObject, { pods, stale }: WorkloadPods): 
   const kind = String(workload.kind);
   const spec = obj(workload.spec);
   const status = obj(workload.status);
-  if (kind !== 'Pod' && count(status.observedGeneration) < count(workload.metadata?.generation)) return waiting(workload, 'the controller has not observed the latest spec');
+  if (kind !== 'Pod' && count(status.observedGeneration) < count(workload.metadata?.generation))
+    return waiting(workload, 'the controller has not observed the latest spec');
   let want: number;
   switch (kind) {
     case 'Deployment': {
@@ -144,19 +170,22 @@ export function rolloutOf(workload: KubeObject, { pods, stale }: WorkloadPods): 
     case 'StatefulSet': {
       want = typeof spec.replicas === 'number' ? spec.replicas : 1;
       if (count(status.readyReplicas) < want) return waiting(workload, `readyReplicas ${count(status.readyReplicas)} of ${want}`);
-      if (status.availableReplicas !== undefined && count(status.availableReplicas) < want) return waiting(workload, `availableReplicas ${count(status.availableReplicas)} of ${want}`);
+      if (status.availableReplicas !== undefined && count(status.availableReplicas) < want)
+        return waiting(workload, `availableReplicas ${count(status.availableReplicas)} of ${want}`);
       const strategy = obj(spec.updateStrategy);
       // Revisions (and with them updatedReplicas) are what a RollingUpdate reports; OnDelete has no rollout to wait for.
       if (strategy.type !== 'OnDelete' && status.updateRevision !== undefined) {
         const partition = count(obj(strategy.rollingUpdate).partition);
-        if (count(status.updatedReplicas) < want - partition) return waiting(workload, `updatedReplicas ${count(status.updatedReplicas)} of ${want - partition}`);
+        if (count(status.updatedReplicas) < want - partition)
+          return waiting(workload, `updatedReplicas ${count(status.updatedReplicas)} of ${want - partition}`);
         if (partition === 0 && status.currentRevision !== status.updateRevision) return waiting(workload, 'the update revision is not current yet');
       }
       break;
     }
     case 'DaemonSet': {
       want = count(status.desiredNumberScheduled);
-      if (status.updatedNumberScheduled !== undefined && count(status.updatedNumberScheduled) < want) return waiting(workload, `updatedNumberScheduled ${count(status.updatedNumberScheduled)} of ${want}`);
+      if (status.updatedNumberScheduled !== undefined && count(status.updatedNumberScheduled) < want)
+        return waiting(workload, `updatedNumberScheduled ${count(status.updatedNumberScheduled)} of ${want}`);
       if (count(status.numberAvailable) < want) return waiting(workload, `numberAvailable ${count(status.numberAvailable)} of ${want}`);
       break;
     }

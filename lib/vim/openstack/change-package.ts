@@ -73,7 +73,12 @@ export async function changeRollbackStart(ctx: OperationContext, raw: DriverStat
   const working = workingOf(ctx, raw, change);
   delete working.change.retry;
   working.change.rollback = { step: 'vnfcs', index: 0 };
-  log.info('openstack: rolling back a package change', { vnfInstanceId: ctx.vnfInstanceId, vnfPkgId: change.vnfPkgId, upgradeType: change.upgradeType, phase: working.change.phase });
+  log.info('openstack: rolling back a package change', {
+    vnfInstanceId: ctx.vnfInstanceId,
+    vnfPkgId: change.vnfPkgId,
+    upgradeType: change.upgradeType,
+    phase: working.change.phase,
+  });
   if (working.change.upgradeType === 'RollingUpdate') await rollingRollbackNext(env, working);
   else await blueGreenRollbackStart(env, working);
   return { ...working };

@@ -11,9 +11,19 @@ import { z } from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import {
-  tackerBoolean, tackerString,
-  type CollectedResources, type DriverState, type FaultWording, type InfraDriver, type OperationContext, type Progress, type UpdateChange,
-  type VimConnection, type VimCredentials, type VnfcHealth, type VnfcRef,
+  tackerBoolean,
+  tackerString,
+  type CollectedResources,
+  type DriverState,
+  type FaultWording,
+  type InfraDriver,
+  type OperationContext,
+  type Progress,
+  type UpdateChange,
+  type VimConnection,
+  type VimCredentials,
+  type VnfcHealth,
+  type VnfcRef,
 } from '#lib/vim/driver.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
@@ -24,7 +34,18 @@ import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from '
 import { createdImages, deleteImages, imageNameOf, imagesReady, resolveImages } from './images.ts';
 import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
 import { collectResources, serverPlacement, VOLUME, withPortAddresses } from './resources.ts';
-import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackNameOf, stackDeletion, stackProgress, stackRef, stateOf, type OpenStackState } from './state.ts';
+import {
+  createStack,
+  grantChoicesOf,
+  nfvOf,
+  RESOURCE_NESTED_DEPTH,
+  stackNameOf,
+  stackDeletion,
+  stackProgress,
+  stackRef,
+  stateOf,
+  type OpenStackState,
+} from './state.ts';
 import { openStackHealth } from './health.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
@@ -54,9 +75,17 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
   } catch (error) {
     // A start step that throws leaves no driver state to roll back from, so it cleans up after itself.
     if (!state.stackId) {
-      await Promise.all(createdImages(state.images).map((id) => glance.deleteImage(id).catch((cleanup: unknown) => {
-        log.warn('openstack: could not delete an image after a failed instantiate start', { vnfInstanceId: ctx.vnfInstanceId, glanceImageId: id, error: cleanup });
-      })));
+      await Promise.all(
+        createdImages(state.images).map((id) =>
+          glance.deleteImage(id).catch((cleanup: unknown) => {
+            log.warn('openstack: could not delete an image after a failed instantiate start', {
+              vnfInstanceId: ctx.vnfInstanceId,
+              glanceImageId: id,
+              error: cleanup,
+            });
+          }),
+        ),
+      );
     }
     throw error;
   }
@@ -102,7 +131,7 @@ async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<
     const existing = await heat.getStack(state.stackName);
     if (existing && existing.stack_status !== 'DELETE_COMPLETE') state.stackId = existing.id;
   }
-  const existed = state.stackId !== undefined && await heat.deleteStack(stackRef(state));
+  const existed = state.stackId !== undefined && (await heat.deleteStack(stackRef(state)));
   log.info('openstack: deleting stack', { vnfInstanceId: ctx.vnfInstanceId, stack: stackRef(state), existed });
   if (!existed) {
     // Nothing to wait for: the images can go now.
@@ -135,19 +164,28 @@ async function terminatePoll(ctx: OperationContext, raw: DriverState): Promise<P
  * for a VNFC with storage (its `all` heal), the volume is replaced too: the new server boots from a
  * new volume, and the old volume goes after the old server has released it.
  */
-function unhealthyTargets(ctx: OperationContext, resources: HeatResource[], vnfc: VnfcRef, change: UpdateChange): Array<{ stack: string; resourceName: string }> {
+function unhealthyTargets(
+  ctx: OperationContext,
+  resources: HeatResource[],
+  vnfc: VnfcRef,
+  change: UpdateChange,
+): Array<{ stack: string; resourceName: string }> {
   const placement = serverPlacement(resources, vnfc.resourceId);
   if (!placement) throw new VimError('heat', `VNFC ${vnfc.resourceId} of ${vnfc.vduId} is not a server of the stack`);
   if (change.kind === 'HEAL') {
     const storages = flavourOf(ctx.vnfd, ctx.flavourId).vdus.find((vdu) => vdu.id === vnfc.vduId)?.storages ?? [];
-    const volumes = resources.filter((resource) => resource.resource_type === VOLUME && storages.includes(resource.resource_name) && resourceStackId(resource) === placement.stack);
+    const volumes = resources.filter(
+      (resource) => resource.resource_type === VOLUME && storages.includes(resource.resource_name) && resourceStackId(resource) === placement.stack,
+    );
     return [
       { stack: placement.stack, resourceName: placement.resourceName },
       ...volumes.map((volume) => ({ stack: placement.stack, resourceName: volume.resource_name })),
     ];
   }
   if (!placement.member) {
-    throw new UnprocessableEntityError(`VNFC ${vnfc.resourceId} of ${vnfc.vduId} cannot be scaled in: its server is not a member of an OS::Heat::AutoScalingGroup in the BaseHOT`);
+    throw new UnprocessableEntityError(
+      `VNFC ${vnfc.resourceId} of ${vnfc.vduId} cannot be scaled in: its server is not a member of an OS::Heat::AutoScalingGroup in the BaseHOT`,
+    );
   }
   return [placement.member];
 }
@@ -169,7 +207,8 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   const stack = await heat.getStack(stackRef(state));
-  if (!stack || stack.stack_status.startsWith('DELETE_')) throw new VimError('heat', `the stack of VNF instance ${ctx.vnfInstanceId} (${stackRef(state)}) does not exist`);
+  if (!stack || stack.stack_status.startsWith('DELETE_'))
+    throw new VimError('heat', `the stack of VNF instance ${ctx.vnfInstanceId} (${stackRef(state)}) does not exist`);
   state.stackId = stack.id;
   const ref = stackRef(state);
 
@@ -224,15 +263,17 @@ async function verify(vim: VimConnection): Promise<void> {
 
 /** Keystone v3 password authentication, scoped to a project by name or id. */
 const credentials: VimCredentials = {
-  accessInfo: z.object({
-    username: z.string().min(1),
-    password: z.string().min(1),
-    project: z.string().min(1).optional(),
-    projectId: z.string().min(1).optional(),
-    projectDomain: z.string().min(1).optional(),
-    userDomain: z.string().min(1).optional(),
-    region: z.string().min(1).optional(),
-  }).refine((a) => a.project || a.projectId, { message: 'project (a name) or projectId is required' }),
+  accessInfo: z
+    .object({
+      username: z.string().min(1),
+      password: z.string().min(1),
+      project: z.string().min(1).optional(),
+      projectId: z.string().min(1).optional(),
+      projectDomain: z.string().min(1).optional(),
+      userDomain: z.string().min(1).optional(),
+      region: z.string().min(1).optional(),
+    })
+    .refine((a) => a.project || a.projectId, { message: 'project (a name) or projectId is required' }),
   fromTacker(authCred, project, extra) {
     const accessInfo: Record<string, unknown> = {
       username: authCred.username,
@@ -266,8 +307,14 @@ const credentials: VimCredentials = {
 
 /** A server that is gone or in ERROR is critical; one SHUTOFF may just have been stopped, so major. */
 function faultWording(health: VnfcHealth): FaultWording {
-  if (health.fault === 'MISSING') return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Server missing', faultType: 'VNFC_RESOURCE_MISSING' };
-  return { severity: health.vimStatus === 'SHUTOFF' ? 'MAJOR' : 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: `Server ${health.vimStatus ?? 'failed'}`, faultType: 'VNFC_FAILURE' };
+  if (health.fault === 'MISSING')
+    return { severity: 'CRITICAL', eventType: 'EQUIPMENT_ALARM', probableCause: 'Server missing', faultType: 'VNFC_RESOURCE_MISSING' };
+  return {
+    severity: health.vimStatus === 'SHUTOFF' ? 'MAJOR' : 'CRITICAL',
+    eventType: 'EQUIPMENT_ALARM',
+    probableCause: `Server ${health.vimStatus ?? 'failed'}`,
+    faultType: 'VNFC_FAILURE',
+  };
 }
 
 export const openStackDriver: InfraDriver = {

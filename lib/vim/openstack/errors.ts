@@ -52,12 +52,21 @@ export function serviceMessage(body: string): string {
     const object = parsed as Record<string, unknown>;
     const error = object.error;
     const nested = error && typeof error === 'object' ? (error as Record<string, unknown>) : undefined;
-    const found = pick(nested?.message) ?? pick(object.message) ?? pick(object.explanation) ?? pick(object.title)
-      ?? pick(typeof error === 'string' ? error : undefined)
-      ?? Object.values(object).map((value) => (value && typeof value === 'object' ? pick((value as Record<string, unknown>).message) : undefined)).find(Boolean);
+    const found =
+      pick(nested?.message) ??
+      pick(object.message) ??
+      pick(object.explanation) ??
+      pick(object.title) ??
+      pick(typeof error === 'string' ? error : undefined) ??
+      Object.values(object)
+        .map((value) => (value && typeof value === 'object' ? pick((value as Record<string, unknown>).message) : undefined))
+        .find(Boolean);
     if (found) return truncate(found);
   }
-  const plain = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  const plain = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return truncate(plain);
 }
 

@@ -4,14 +4,16 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
-const imageSchema = z.object({
-  id: z.string(),
-  name: z.string().nullish(),
-  status: z.string(),
-  disk_format: z.string().nullish(),
-  container_format: z.string().nullish(),
-  size: z.number().nullish(),
-}).passthrough();
+const imageSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullish(),
+    status: z.string(),
+    disk_format: z.string().nullish(),
+    container_format: z.string().nullish(),
+    size: z.number().nullish(),
+  })
+  .passthrough();
 export type GlanceImage = z.infer<typeof imageSchema>;
 
 export interface NewImage {
@@ -33,39 +35,57 @@ export class GlanceClient {
   constructor(private readonly session: OpenStackSession) {}
 
   async createImage(image: NewImage): Promise<GlanceImage> {
-    const response = await this.session.request('glance', 'image', '/images', {
-      method: 'POST',
-      what: `creating image ${image.name}`,
-      json: {
-        ...image.properties,
-        name: image.name,
-        disk_format: image.diskFormat,
-        container_format: image.containerFormat,
-        ...(image.minDisk !== undefined ? { min_disk: image.minDisk } : {}),
-        ...(image.minRam !== undefined ? { min_ram: image.minRam } : {}),
+    const response = await this.session.request(
+      'glance',
+      'image',
+      '/images',
+      {
+        method: 'POST',
+        what: `creating image ${image.name}`,
+        json: {
+          ...image.properties,
+          name: image.name,
+          disk_format: image.diskFormat,
+          container_format: image.containerFormat,
+          ...(image.minDisk !== undefined ? { min_disk: image.minDisk } : {}),
+          ...(image.minRam !== undefined ? { min_ram: image.minRam } : {}),
+        },
       },
-    }, v2);
+      v2,
+    );
     return this.session.json('glance', response, imageSchema, `creating image ${image.name}`);
   }
 
   /** Uploads the image data; `open` is called again if the upload has to be retried after re-authentication. */
   async uploadData(id: string, open: () => Promise<NodeJS.ReadableStream>): Promise<void> {
-    await this.session.request('glance', 'image', `/images/${encodeURIComponent(id)}/file`, {
-      method: 'PUT',
-      what: `uploading the data of image ${id}`,
-      untimed: true,
-      body: async () => {
-        const stream = await open();
-        const readable = stream instanceof Readable ? stream : Readable.from(stream as AsyncIterable<Buffer>);
-        return { body: Readable.toWeb(readable) as ReadableStream<Uint8Array>, contentType: 'application/octet-stream' };
+    await this.session.request(
+      'glance',
+      'image',
+      `/images/${encodeURIComponent(id)}/file`,
+      {
+        method: 'PUT',
+        what: `uploading the data of image ${id}`,
+        untimed: true,
+        body: async () => {
+          const stream = await open();
+          const readable = stream instanceof Readable ? stream : Readable.from(stream as AsyncIterable<Buffer>);
+          return { body: Readable.toWeb(readable) as ReadableStream<Uint8Array>, contentType: 'application/octet-stream' };
+        },
+        accept: [201, 204],
       },
-      accept: [201, 204],
-    }, v2);
+      v2,
+    );
   }
 
   /** The image, or undefined if Glance does not know it. */
   async getImage(id: string): Promise<GlanceImage | undefined> {
-    const response = await this.session.request('glance', 'image', `/images/${encodeURIComponent(id)}`, { what: `reading image ${id}`, accept: [200, 404] }, v2);
+    const response = await this.session.request(
+      'glance',
+      'image',
+      `/images/${encodeURIComponent(id)}`,
+      { what: `reading image ${id}`, accept: [200, 404] },
+      v2,
+    );
     if (response.status === 404) {
       await response.body?.cancel();
       return undefined;
@@ -83,7 +103,13 @@ export class GlanceClient {
 
   /** Deletes the image; one that is already gone is fine. */
   async deleteImage(id: string): Promise<void> {
-    const response = await this.session.request('glance', 'image', `/images/${encodeURIComponent(id)}`, { method: 'DELETE', what: `deleting image ${id}`, accept: [204, 200, 404] }, v2);
+    const response = await this.session.request(
+      'glance',
+      'image',
+      `/images/${encodeURIComponent(id)}`,
+      { method: 'DELETE', what: `deleting image ${id}`, accept: [204, 200, 404] },
+      v2,
+    );
     await response.body?.cancel();
   }
 }

@@ -7,13 +7,19 @@ import { OpenStackSession } from './keystone.ts';
 
 const PAGE = 1000;
 
-const serverList = z.object({
-  servers: z.array(z.object({
-    id: z.string(),
-    status: z.string(),
-    fault: z.object({ message: z.string().optional() }).passthrough().nullish(),
-  }).passthrough()),
-}).passthrough();
+const serverList = z
+  .object({
+    servers: z.array(
+      z
+        .object({
+          id: z.string(),
+          status: z.string(),
+          fault: z.object({ message: z.string().optional() }).passthrough().nullish(),
+        })
+        .passthrough(),
+    ),
+  })
+  .passthrough();
 
 type Server = z.infer<typeof serverList>['servers'][number];
 
@@ -33,15 +39,17 @@ export async function openStackHealth(vim: VimConnection, targets: HealthTarget[
     if (page.servers.length < PAGE) break;
     marker = page.servers.at(-1)?.id;
   }
-  const results: VnfcHealth[] = targets.flatMap((target) => target.vnfcs.map((vnfc): VnfcHealth => {
-    const server = servers.get(vnfc.resourceId);
-    const base = { vnfInstanceId: target.vnfInstanceId, vduId: vnfc.vduId, resourceId: vnfc.resourceId };
-    if (!server) return { ...base, healthy: false, fault: 'MISSING', reason: `Nova server ${vnfc.resourceId} no longer exists` };
-    if (FAULTY.has(server.status)) {
-      const detail = server.fault?.message ? `: ${server.fault.message}` : '';
-      return { ...base, healthy: false, fault: 'FAILED', vimStatus: server.status, reason: `Nova server ${server.id} is ${server.status}${detail}` };
-    }
-    return { ...base, healthy: true, vimStatus: server.status, reason: `Nova server ${server.id} is ${server.status}` };
-  }));
+  const results: VnfcHealth[] = targets.flatMap((target) =>
+    target.vnfcs.map((vnfc): VnfcHealth => {
+      const server = servers.get(vnfc.resourceId);
+      const base = { vnfInstanceId: target.vnfInstanceId, vduId: vnfc.vduId, resourceId: vnfc.resourceId };
+      if (!server) return { ...base, healthy: false, fault: 'MISSING', reason: `Nova server ${vnfc.resourceId} no longer exists` };
+      if (FAULTY.has(server.status)) {
+        const detail = server.fault?.message ? `: ${server.fault.message}` : '';
+        return { ...base, healthy: false, fault: 'FAILED', vimStatus: server.status, reason: `Nova server ${server.id} is ${server.status}${detail}` };
+      }
+      return { ...base, healthy: true, vimStatus: server.status, reason: `Nova server ${server.id} is ${server.status}` };
+    }),
+  );
   return { results, apiCalls };
 }

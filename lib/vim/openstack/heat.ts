@@ -5,27 +5,31 @@
 import { z } from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
-const stackSchema = z.object({
-  id: z.string(),
-  stack_name: z.string(),
-  stack_status: z.string(),
-  stack_status_reason: z.string().nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
-}).passthrough();
+const stackSchema = z
+  .object({
+    id: z.string(),
+    stack_name: z.string(),
+    stack_status: z.string(),
+    stack_status_reason: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .passthrough();
 export type HeatStack = z.infer<typeof stackSchema>;
 
-const resourceSchema = z.object({
-  resource_name: z.string(),
-  resource_type: z.string(),
-  physical_resource_id: z.string().nullish(),
-  resource_status: z.string().nullish(),
-  creation_time: z.string().nullish(),
-  updated_time: z.string().nullish(),
-  required_by: z.array(z.string()).nullish(),
-  parent_resource: z.string().nullish(),
-  links: z.array(z.object({ href: z.string(), rel: z.string() }).passthrough()).nullish(),
-  attributes: z.record(z.string(), z.unknown()).nullish(),
-}).passthrough();
+const resourceSchema = z
+  .object({
+    resource_name: z.string(),
+    resource_type: z.string(),
+    physical_resource_id: z.string().nullish(),
+    resource_status: z.string().nullish(),
+    creation_time: z.string().nullish(),
+    updated_time: z.string().nullish(),
+    required_by: z.array(z.string()).nullish(),
+    parent_resource: z.string().nullish(),
+    links: z.array(z.object({ href: z.string(), rel: z.string() }).passthrough()).nullish(),
+    attributes: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .passthrough();
 export type HeatResource = z.infer<typeof resourceSchema>;
 
 export interface NewStack {
@@ -130,7 +134,11 @@ export class HeatClient {
 
   /** Starts deleting the stack; false if it does not exist. */
   async deleteStack(ref: string): Promise<boolean> {
-    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}`, { method: 'DELETE', what: `deleting stack ${ref}`, accept: [204, 200, 202, 404] });
+    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}`, {
+      method: 'DELETE',
+      what: `deleting stack ${ref}`,
+      accept: [204, 200, 202, 404],
+    });
     await response.body?.cancel();
     return response.status !== 404;
   }
@@ -138,7 +146,12 @@ export class HeatClient {
   /** Resources of the stack and of its nested stacks down to `nestedDepth`; with their `attributes` when `withDetail`. */
   async listResources(ref: string, nestedDepth: number, withDetail = false): Promise<HeatResource[]> {
     const what = `listing the resources of stack ${ref}`;
-    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}/resources?nested_depth=${nestedDepth}${withDetail ? '&with_detail=true' : ''}`, { what });
+    const response = await this.session.request(
+      'heat',
+      'orchestration',
+      `/stacks/${stackPath(ref)}/resources?nested_depth=${nestedDepth}${withDetail ? '&with_detail=true' : ''}`,
+      { what },
+    );
     return (await this.session.json('heat', response, z.object({ resources: z.array(resourceSchema) }), what)).resources;
   }
 }

@@ -6,7 +6,7 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { mergePatch } from '#lib/sol/merge-patch.ts';
-import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { parseSafeYaml } from '#lib/yaml.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { GrantDecision, PackageFiles } from '#lib/vim/driver.ts';
@@ -31,9 +31,11 @@ export async function loadBaseHot(files: PackageFiles, flavourId: string): Promi
   const all = (await files.list()).filter((path) => path.startsWith(dir) && !path.endsWith('/'));
   const tops = all.filter((path) => !path.slice(dir.length).includes('/') && HOT_EXTENSIONS.test(path));
   if (tops.length !== 1) {
-    throw new UnprocessableEntityError(tops.length
-      ? `the VNF package has ${tops.length} top-level templates in ${dir} (${tops.join(', ')}); the BaseHOT of a flavour has exactly one`
-      : `the VNF package has no BaseHOT for flavour ${flavourId}: no ${dir}*.yaml`);
+    throw new UnprocessableEntityError(
+      tops.length
+        ? `the VNF package has ${tops.length} top-level templates in ${dir} (${tops.join(', ')}); the BaseHOT of a flavour has exactly one`
+        : `the VNF package has no BaseHOT for flavour ${flavourId}: no ${dir}*.yaml`,
+    );
   }
   const templatePath = tops[0] as string;
   const nested: Record<string, string> = {};
@@ -41,7 +43,8 @@ export async function loadBaseHot(files: PackageFiles, flavourId: string): Promi
   for (const path of all.filter((candidate) => candidate.startsWith(`${dir}nested/`))) {
     const name = posix.basename(path);
     const other = from.get(name);
-    if (other) throw new UnprocessableEntityError(`the VNF package has two files named ${name} under ${dir}nested/ (${other}, ${path}); Heat knows them by base name`);
+    if (other)
+      throw new UnprocessableEntityError(`the VNF package has two files named ${name} under ${dir}nested/ (${other}, ${path}); Heat knows them by base name`);
     from.set(name, path);
     nested[name] = (await files.read(path)).toString('utf8');
   }
@@ -59,7 +62,8 @@ export function nfvParamPaths(template: unknown): PathItem[][] {
     } else if (value && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
         if (key === 'get_param' && Array.isArray(item)) {
-          if (item.length >= 4 && item[0] === 'nfv' && item.every((part) => typeof part === 'string' || typeof part === 'number')) paths.push(item.slice(1) as PathItem[]);
+          if (item.length >= 4 && item[0] === 'nfv' && item.every((part) => typeof part === 'string' || typeof part === 'number'))
+            paths.push(item.slice(1) as PathItem[]);
         } else {
           visit(item);
         }
@@ -68,7 +72,8 @@ export function nfvParamPaths(template: unknown): PathItem[][] {
   };
   const resources = template && typeof template === 'object' ? (template as Record<string, unknown>).resources : undefined;
   if (resources && typeof resources === 'object') {
-    for (const resource of Object.values(resources)) visit(resource && typeof resource === 'object' ? (resource as Record<string, unknown>).properties : undefined);
+    for (const resource of Object.values(resources))
+      visit(resource && typeof resource === 'object' ? (resource as Record<string, unknown>).properties : undefined);
   }
   return paths;
 }
@@ -76,40 +81,60 @@ export function nfvParamPaths(template: unknown): PathItem[][] {
 // ---------------------------------------------------------------------------------------------
 // The parts of an InstantiateVnfRequest the stack depends on
 
-const ipAddress = z.object({
-  type: z.string().optional(),
-  fixedAddresses: z.array(z.string()).optional(),
-  numDynamicAddresses: z.number().optional(),
-  addressRange: z.object({ minAddress: z.string(), maxAddress: z.string() }).passthrough().optional(),
-  subnetId: z.string().optional(),
-}).passthrough();
-const cpProtocolData = z.object({
-  layerProtocol: z.string(),
-  ipOverEthernet: z.object({
-    macAddress: z.string().optional(),
-    segmentationId: z.string().optional(),
-    ipAddresses: z.array(ipAddress).optional(),
-  }).passthrough().optional(),
-}).passthrough();
-const extCp = z.object({
-  cpdId: z.string(),
-  cpConfig: z.record(z.string(), z.object({
-    parentCpConfigId: z.string().optional(),
-    linkPortId: z.string().optional(),
-    cpProtocolData: z.array(cpProtocolData).optional(),
-  }).passthrough()).optional(),
-}).passthrough();
-const extVirtualLink = z.object({
-  id: z.string(),
-  vimConnectionId: z.string().optional(),
-  resourceProviderId: z.string().optional(),
-  resourceId: z.string(),
-  extCps: z.array(extCp).default([]),
-}).passthrough();
-const stackRequest = z.object({
-  extVirtualLinks: z.array(extVirtualLink).optional(),
-  additionalParams: z.record(z.string(), z.unknown()).optional(),
-}).passthrough();
+const ipAddress = z
+  .object({
+    type: z.string().optional(),
+    fixedAddresses: z.array(z.string()).optional(),
+    numDynamicAddresses: z.number().optional(),
+    addressRange: z.object({ minAddress: z.string(), maxAddress: z.string() }).passthrough().optional(),
+    subnetId: z.string().optional(),
+  })
+  .passthrough();
+const cpProtocolData = z
+  .object({
+    layerProtocol: z.string(),
+    ipOverEthernet: z
+      .object({
+        macAddress: z.string().optional(),
+        segmentationId: z.string().optional(),
+        ipAddresses: z.array(ipAddress).optional(),
+      })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+const extCp = z
+  .object({
+    cpdId: z.string(),
+    cpConfig: z
+      .record(
+        z.string(),
+        z
+          .object({
+            parentCpConfigId: z.string().optional(),
+            linkPortId: z.string().optional(),
+            cpProtocolData: z.array(cpProtocolData).optional(),
+          })
+          .passthrough(),
+      )
+      .optional(),
+  })
+  .passthrough();
+const extVirtualLink = z
+  .object({
+    id: z.string(),
+    vimConnectionId: z.string().optional(),
+    resourceProviderId: z.string().optional(),
+    resourceId: z.string(),
+    extCps: z.array(extCp).default([]),
+  })
+  .passthrough();
+const stackRequest = z
+  .object({
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    additionalParams: z.record(z.string(), z.unknown()).optional(),
+  })
+  .passthrough();
 
 export type ExtVirtualLinkData = z.infer<typeof extVirtualLink>;
 export type ExtCpData = z.infer<typeof extCp>;
@@ -119,7 +144,9 @@ export function requestOf(request: Record<string, unknown>): z.infer<typeof stac
   const parsed = stackRequest.safeParse(request ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UnprocessableEntityError(`the instantiate request cannot be turned into a Heat stack: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new UnprocessableEntityError(
+      `the instantiate request cannot be turned into a Heat stack: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }
@@ -258,7 +285,8 @@ export function parseTemplate(hot: BaseHot): unknown {
     return parseSafeYaml(hot.template, hot.templatePath);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const where = error && typeof error === 'object' && typeof (error as { where?: unknown }).where === 'string' ? (error as { where: string }).where : hot.templatePath;
+    const where =
+      error && typeof error === 'object' && typeof (error as { where?: unknown }).where === 'string' ? (error as { where: string }).where : hot.templatePath;
     throw new UnprocessableEntityError(`${where}: ${message}`);
   }
 }

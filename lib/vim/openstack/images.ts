@@ -45,7 +45,13 @@ export function imageOwners(source: Pick<ImageSource, 'vnfd' | 'flavourId'>): Ar
   ];
 }
 
-async function uploadPackagedImage(source: ImageSource, glance: GlanceClient, owner: string, image: SoftwareImageInfo & { imagePath: string }, name: string): Promise<string> {
+async function uploadPackagedImage(
+  source: ImageSource,
+  glance: GlanceClient,
+  owner: string,
+  image: SoftwareImageInfo & { imagePath: string },
+  name: string,
+): Promise<string> {
   // A retried step finds its own earlier upload: keep a finished one, drop an unfinished one.
   for (const existing of await glance.findByName(name)) {
     if (existing.status === 'active') return existing.id;
@@ -87,7 +93,9 @@ export async function resolveImages(source: ImageSource, glance: GlanceClient, r
       records.push({ id: granted, imageId: owner, created: false });
       continue;
     }
-    const packaged = source.vnfd.softwareImages.find((image): image is SoftwareImageInfo & { imagePath: string } => image.id === owner && image.imagePath !== undefined);
+    const packaged = source.vnfd.softwareImages.find(
+      (image): image is SoftwareImageInfo & { imagePath: string } => image.id === owner && image.imagePath !== undefined,
+    );
     if (packaged) {
       const key = `${packaged.imagePath}\0${packaged.checksum.algorithm}\0${packaged.checksum.hash}`;
       const known = uploaded.get(key);

@@ -29,28 +29,40 @@ export interface OpenStackAccess {
 }
 
 const nonEmpty = z.string().trim().min(1);
-const accessSchema = z.object({
-  username: nonEmpty,
-  password: z.string().min(1),
-  project: nonEmpty.optional(),
-  projectId: nonEmpty.optional(),
-  projectDomain: nonEmpty.optional(),
-  userDomain: nonEmpty.optional(),
-  region: nonEmpty.optional(),
-}).passthrough();
-const interfaceSchema = z.object({
-  endpoint: z.string().url(),
-  interface: z.enum(['public', 'internal', 'admin']).optional(),
-  ssl_ca_cert: z.string().optional(),
-  cacert: z.string().optional(),
-}).passthrough();
+const accessSchema = z
+  .object({
+    username: nonEmpty,
+    password: z.string().min(1),
+    project: nonEmpty.optional(),
+    projectId: nonEmpty.optional(),
+    projectDomain: nonEmpty.optional(),
+    userDomain: nonEmpty.optional(),
+    region: nonEmpty.optional(),
+  })
+  .passthrough();
+const interfaceSchema = z
+  .object({
+    endpoint: z.string().url(),
+    interface: z.enum(['public', 'internal', 'admin']).optional(),
+    ssl_ca_cert: z.string().optional(),
+    cacert: z.string().optional(),
+  })
+  .passthrough();
 
 export function openStackAccess(vim: VimConnection): OpenStackAccess {
   const iface = interfaceSchema.safeParse(vim.interfaceInfo ?? {});
-  if (!iface.success) throw new VimError('keystone', `VIM ${vim.vimId}: interfaceInfo needs endpoint, the Keystone auth URL (${iface.error.issues.map((issue) => `${issue.path.join('.') || 'interfaceInfo'}: ${issue.message}`).join('; ')})`);
+  if (!iface.success)
+    throw new VimError(
+      'keystone',
+      `VIM ${vim.vimId}: interfaceInfo needs endpoint, the Keystone auth URL (${iface.error.issues.map((issue) => `${issue.path.join('.') || 'interfaceInfo'}: ${issue.message}`).join('; ')})`,
+    );
   // Zod messages name the field but never echo the value, so the password cannot leak through them.
   const access = accessSchema.safeParse(vim.accessInfo ?? {});
-  if (!access.success) throw new VimError('keystone', `VIM ${vim.vimId}: accessInfo is incomplete (${access.error.issues.map((issue) => `${issue.path.join('.') || 'accessInfo'}: ${issue.message}`).join('; ')})`);
+  if (!access.success)
+    throw new VimError(
+      'keystone',
+      `VIM ${vim.vimId}: accessInfo is incomplete (${access.error.issues.map((issue) => `${issue.path.join('.') || 'accessInfo'}: ${issue.message}`).join('; ')})`,
+    );
   if (!access.data.project && !access.data.projectId) throw new VimError('keystone', `VIM ${vim.vimId}: accessInfo needs project (a name) or projectId`);
   const endpoint = iface.data.endpoint;
   const caCert = iface.data.ssl_ca_cert ?? iface.data.cacert;
@@ -99,7 +111,10 @@ async function dispatcherFor(caCert: string): Promise<unknown> {
       if (!holder[key]) await fetch('data:,').catch(() => undefined); // undici registers its dispatcher lazily
       const global = holder[key] as { constructor?: new (options: unknown) => unknown } | undefined;
       if (typeof global?.constructor !== 'function' || global.constructor.name !== 'Agent') {
-        throw new VimError('keystone', 'interfaceInfo.ssl_ca_cert is set, but this Node.js fetch cannot take a custom CA; give the CA to the VNFM with NODE_EXTRA_CA_CERTS instead');
+        throw new VimError(
+          'keystone',
+          'interfaceInfo.ssl_ca_cert is set, but this Node.js fetch cannot take a custom CA; give the CA to the VNFM with NODE_EXTRA_CA_CERTS instead',
+        );
       }
       return new global.constructor({ connect: { ca: [...rootCertificates, caCert] } });
     })();
@@ -125,30 +140,43 @@ async function send(service: OpenStackService, url: string, init: FetchInit, acc
 async function failure(service: OpenStackService, what: string, response: Response): Promise<VimError> {
   const text = await response.text().catch(() => '');
   const message = serviceMessage(text) || response.statusText;
-  return new VimError(service, `${what}: ${service} answered ${response.status}${message ? `: ${message}` : ''}`, { vimStatus: response.status, vimMessage: message });
+  return new VimError(service, `${what}: ${service} answered ${response.status}${message ? `: ${message}` : ''}`, {
+    vimStatus: response.status,
+    vimMessage: message,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-const catalogSchema = z.array(z.object({
-  type: z.string(),
-  name: z.string().optional(),
-  endpoints: z.array(z.object({
-    interface: z.string(),
-    url: z.string(),
-    region: z.string().nullish(),
-    region_id: z.string().nullish(),
-  }).passthrough()),
-}).passthrough());
+const catalogSchema = z.array(
+  z
+    .object({
+      type: z.string(),
+      name: z.string().optional(),
+      endpoints: z.array(
+        z
+          .object({
+            interface: z.string(),
+            url: z.string(),
+            region: z.string().nullish(),
+            region_id: z.string().nullish(),
+          })
+          .passthrough(),
+      ),
+    })
+    .passthrough(),
+);
 type Catalog = z.infer<typeof catalogSchema>;
 
 const tokenSchema = z.object({
-  token: z.object({
-    expires_at: z.string(),
-    project: z.object({ id: z.string() }).passthrough().optional(),
-    catalog: catalogSchema.optional(),
-  }).passthrough(),
+  token: z
+    .object({
+      expires_at: z.string(),
+      project: z.object({ id: z.string() }).passthrough().optional(),
+      catalog: catalogSchema.optional(),
+    })
+    .passthrough(),
 });
 
 export interface KeystoneToken {
@@ -165,7 +193,10 @@ const REFRESH_MARGIN_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
 /** A login in progress, or its token once it succeeded. */
-interface CacheEntry { promise: Promise<KeystoneToken>; token?: KeystoneToken }
+interface CacheEntry {
+  promise: Promise<KeystoneToken>;
+  token?: KeystoneToken;
+}
 const tokens = new Map<string, CacheEntry>();
 
 function cacheKey(access: OpenStackAccess): string {
@@ -192,12 +223,18 @@ export async function authenticate(access: OpenStackAccess): Promise<KeystoneTok
     },
   };
   const url = `${access.authUrl}/auth/tokens`;
-  const response = await send('keystone', url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  }, access, access.endpoint);
+  const response = await send(
+    'keystone',
+    url,
+    {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    },
+    access,
+    access.endpoint,
+  );
   if (response.status !== 201 && response.status !== 200) {
     throw await failure('keystone', `authentication of ${access.username} at ${access.endpoint} failed`, response);
   }
@@ -210,9 +247,16 @@ export async function authenticate(access: OpenStackAccess): Promise<KeystoneTok
   let catalog = parsed.data.token.catalog;
   if (!catalog) {
     // Keystone leaves the catalog out when asked to (nocatalog); /auth/catalog lists it.
-    const listed = await send('keystone', `${access.authUrl}/auth/catalog`, {
-      headers: { 'X-Auth-Token': value, Accept: 'application/json' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    }, access, access.endpoint);
+    const listed = await send(
+      'keystone',
+      `${access.authUrl}/auth/catalog`,
+      {
+        headers: { 'X-Auth-Token': value, Accept: 'application/json' },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      },
+      access,
+      access.endpoint,
+    );
     if (!listed.ok) throw await failure('keystone', 'listing the service catalog', listed);
     const body = z.object({ catalog: catalogSchema }).safeParse(await listed.json().catch(() => undefined));
     if (!body.success) throw new VimError('keystone', `the service catalog at ${access.endpoint} is not a Keystone v3 catalog`);
@@ -235,9 +279,14 @@ export async function token(access: OpenStackAccess): Promise<KeystoneToken> {
   if (cached?.token && Date.now() < cached.token.refreshAt) return cached.token;
   const entry: CacheEntry = { promise: authenticate(access) };
   tokens.set(key, entry);
-  entry.promise.then((issued) => { entry.token = issued; }, () => {
-    if (tokens.get(key) === entry) tokens.delete(key);
-  });
+  entry.promise.then(
+    (issued) => {
+      entry.token = issued;
+    },
+    () => {
+      if (tokens.get(key) === entry) tokens.delete(key);
+    },
+  );
   return entry.promise;
 }
 
@@ -250,11 +299,16 @@ function invalidate(access: OpenStackAccess, refused: KeystoneToken): void {
 /** The endpoint of a service type for the configured interface and region. */
 export function endpointOf(access: OpenStackAccess, credentials: KeystoneToken, type: string): string {
   const entries = credentials.catalog.filter((entry) => entry.type === type);
-  const endpoints = entries.flatMap((entry) => entry.endpoints).filter((endpoint) => endpoint.interface === access.interface)
+  const endpoints = entries
+    .flatMap((entry) => entry.endpoints)
+    .filter((endpoint) => endpoint.interface === access.interface)
     .filter((endpoint) => !access.region || endpoint.region_id === access.region || endpoint.region === access.region);
   const chosen = endpoints[0];
   if (!chosen) {
-    throw new VimError('keystone', `the service catalog at ${access.endpoint} has no ${type} endpoint for interface ${access.interface}${access.region ? ` in region ${access.region}` : ''}`);
+    throw new VimError(
+      'keystone',
+      `the service catalog at ${access.endpoint} has no ${type} endpoint for interface ${access.interface}${access.region ? ` in region ${access.region}` : ''}`,
+    );
   }
   // Old catalogs still carry the template form of the project id.
   const projectId = credentials.projectId ?? '';
@@ -292,7 +346,13 @@ export class OpenStackSession {
   }
 
   /** `path` is appended to the service's catalog URL after `prefix` (e.g. "/v2" for Glance). */
-  async request(service: OpenStackService, type: string, path: string, request: ServiceRequest, prefix: (base: string) => string = (base) => base): Promise<Response> {
+  async request(
+    service: OpenStackService,
+    type: string,
+    path: string,
+    request: ServiceRequest,
+    prefix: (base: string) => string = (base) => base,
+  ): Promise<Response> {
     for (let attempt = 0; ; attempt += 1) {
       const credentials = await token(this.access);
       const url = `${prefix(endpointOf(this.access, credentials, type))}${path}`;
@@ -324,7 +384,11 @@ export class OpenStackSession {
   /** JSON of an accepted response; a VimError if the service sent something else. */
   async json<T>(service: OpenStackService, response: Response, schema: z.ZodType<T>, what: string): Promise<T> {
     const parsed = schema.safeParse(await response.json().catch(() => undefined));
-    if (!parsed.success) throw new VimError(service, `${what}: ${service} answered ${response.status} with a body this driver does not understand (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`);
+    if (!parsed.success)
+      throw new VimError(
+        service,
+        `${what}: ${service} answered ${response.status} with a body this driver does not understand (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`,
+      );
     return parsed.data;
   }
 }
@@ -341,7 +405,10 @@ export async function verifyAccess(access: OpenStackAccess, serviceTypes: readon
     }
   });
   if (missing.length) {
-    throw new VimError('keystone', `the service catalog at ${access.endpoint} has no ${missing.join(' or ')} endpoint for interface ${access.interface}${access.region ? ` in region ${access.region}` : ''}`);
+    throw new VimError(
+      'keystone',
+      `the service catalog at ${access.endpoint} has no ${missing.join(' or ')} endpoint for interface ${access.interface}${access.region ? ` in region ${access.region}` : ''}`,
+    );
   }
   tokens.set(cacheKey(access), { promise: Promise.resolve(credentials), token: credentials });
 }

@@ -3,11 +3,13 @@
 import { z } from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
-const portSchema = z.object({
-  id: z.string(),
-  mac_address: z.string().nullish(),
-  fixed_ips: z.array(z.object({ subnet_id: z.string().nullish(), ip_address: z.string() }).passthrough()).nullish(),
-}).passthrough();
+const portSchema = z
+  .object({
+    id: z.string(),
+    mac_address: z.string().nullish(),
+    fixed_ips: z.array(z.object({ subnet_id: z.string().nullish(), ip_address: z.string() }).passthrough()).nullish(),
+  })
+  .passthrough();
 export type NeutronPort = z.infer<typeof portSchema>;
 
 /** Neutron's catalog URL is unversioned (devstack: http://host/networking). */
@@ -23,7 +25,12 @@ export class NeutronClient {
     const found: NeutronPort[] = [];
     const unique = [...new Set(ids)];
     for (let at = 0; at < unique.length; at += IDS_PER_REQUEST) {
-      const query = new URLSearchParams([...unique.slice(at, at + IDS_PER_REQUEST).map((id): [string, string] => ['id', id]), ['fields', 'id'], ['fields', 'mac_address'], ['fields', 'fixed_ips']]);
+      const query = new URLSearchParams([
+        ...unique.slice(at, at + IDS_PER_REQUEST).map((id): [string, string] => ['id', id]),
+        ['fields', 'id'],
+        ['fields', 'mac_address'],
+        ['fields', 'fixed_ips'],
+      ]);
       const what = 'reading the ports of the VNF';
       const response = await this.session.request('neutron', 'network', `/ports?${query.toString()}`, { method: 'GET', what }, v2);
       found.push(...(await this.session.json('neutron', response, z.object({ ports: z.array(portSchema) }), what)).ports);

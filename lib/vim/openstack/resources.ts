@@ -41,15 +41,17 @@ function protocolInfo(data: CpProtocolData): Info {
     ipOverEthernet: {
       ...(ip.macAddress !== undefined ? { macAddress: ip.macAddress } : {}),
       ...(ip.segmentationId !== undefined ? { segmentationId: ip.segmentationId } : {}),
-      ...(ip.ipAddresses ? {
-        ipAddresses: ip.ipAddresses.map((address) => ({
-          ...(address.type !== undefined ? { type: address.type } : {}),
-          ...(address.fixedAddresses ? { addresses: address.fixedAddresses } : {}),
-          ...(address.numDynamicAddresses !== undefined ? { isDynamic: true } : {}),
-          ...(address.addressRange ? { addressRange: { minAddress: address.addressRange.minAddress, maxAddress: address.addressRange.maxAddress } } : {}),
-          ...(address.subnetId !== undefined ? { subnetId: address.subnetId } : {}),
-        })),
-      } : {}),
+      ...(ip.ipAddresses
+        ? {
+            ipAddresses: ip.ipAddresses.map((address) => ({
+              ...(address.type !== undefined ? { type: address.type } : {}),
+              ...(address.fixedAddresses ? { addresses: address.fixedAddresses } : {}),
+              ...(address.numDynamicAddresses !== undefined ? { isDynamic: true } : {}),
+              ...(address.addressRange ? { addressRange: { minAddress: address.addressRange.minAddress, maxAddress: address.addressRange.maxAddress } } : {}),
+              ...(address.subnetId !== undefined ? { subnetId: address.subnetId } : {}),
+            })),
+          }
+        : {}),
     },
   };
 }
@@ -70,15 +72,19 @@ export interface PortAddresses {
 export function withPortAddresses(extCpInfo: Info[], ports: readonly PortAddresses[]): Info[] {
   const byId = new Map(ports.map((port) => [port.id, port]));
   return extCpInfo.map((cp) => {
-    const requested = (Array.isArray(cp.cpProtocolInfo) ? cp.cpProtocolInfo : []) as Array<{ ipOverEthernet?: { segmentationId?: string; ipAddresses?: Array<{ addresses?: string[]; addressRange?: unknown }> } }>;
+    const requested = (Array.isArray(cp.cpProtocolInfo) ? cp.cpProtocolInfo : []) as Array<{
+      ipOverEthernet?: { segmentationId?: string; ipAddresses?: Array<{ addresses?: string[]; addressRange?: unknown }> };
+    }>;
     const port = typeof cp.extLinkPortId === 'string' ? byId.get(cp.extLinkPortId) : undefined;
     const segmentationId = requested.map((info) => info.ipOverEthernet?.segmentationId).find((id) => id !== undefined);
     if (!port || (!port.mac_address && !port.fixed_ips?.length)) {
-      const kept = requested.map((info) => {
-        const ipAddresses = info.ipOverEthernet?.ipAddresses?.filter((address) => address.addresses?.length || address.addressRange);
-        const { ipAddresses: _dropped, ...rest } = info.ipOverEthernet ?? {};
-        return { ...info, ...(info.ipOverEthernet ? { ipOverEthernet: { ...rest, ...(ipAddresses?.length ? { ipAddresses } : {}) } } : {}) };
-      }).filter((info) => info.ipOverEthernet && Object.keys(info.ipOverEthernet).length);
+      const kept = requested
+        .map((info) => {
+          const ipAddresses = info.ipOverEthernet?.ipAddresses?.filter((address) => address.addresses?.length || address.addressRange);
+          const { ipAddresses: _dropped, ...rest } = info.ipOverEthernet ?? {};
+          return { ...info, ...(info.ipOverEthernet ? { ipOverEthernet: { ...rest, ...(ipAddresses?.length ? { ipAddresses } : {}) } } : {}) };
+        })
+        .filter((info) => info.ipOverEthernet && Object.keys(info.ipOverEthernet).length);
       return kept.length ? { ...cp, cpProtocolInfo: kept } : cp;
     }
     const fixed = new Set(requested.flatMap((info) => info.ipOverEthernet?.ipAddresses?.flatMap((address) => address.addresses ?? []) ?? []));
@@ -93,14 +99,16 @@ export function withPortAddresses(extCpInfo: Info[], ports: readonly PortAddress
     const ipAddresses = [...bySubnet.values()].map((group) => ({ ...group, isDynamic: !group.addresses.every((address) => fixed.has(address)) }));
     return {
       ...cp,
-      cpProtocolInfo: [{
-        layerProtocol: 'IP_OVER_ETHERNET',
-        ipOverEthernet: {
-          ...(port.mac_address ? { macAddress: port.mac_address } : {}),
-          ...(segmentationId !== undefined ? { segmentationId } : {}),
-          ...(ipAddresses.length ? { ipAddresses } : {}),
+      cpProtocolInfo: [
+        {
+          layerProtocol: 'IP_OVER_ETHERNET',
+          ipOverEthernet: {
+            ...(port.mac_address ? { macAddress: port.mac_address } : {}),
+            ...(segmentationId !== undefined ? { segmentationId } : {}),
+            ...(ipAddresses.length ? { ipAddresses } : {}),
+          },
         },
-      }],
+      ],
     };
   });
 }
@@ -234,7 +242,11 @@ export function collectResources(inputs: CollectInputs): CollectedResources {
   const extVirtualLinkInfo = inputs.extVirtualLinks.map((link) => ({
     id: link.id,
     resourceHandle: {
-      ...(link.vimConnectionId !== undefined ? { vimConnectionId: link.vimConnectionId } : inputs.vimConnectionId !== undefined ? { vimConnectionId: inputs.vimConnectionId } : {}),
+      ...(link.vimConnectionId !== undefined
+        ? { vimConnectionId: link.vimConnectionId }
+        : inputs.vimConnectionId !== undefined
+          ? { vimConnectionId: inputs.vimConnectionId }
+          : {}),
       ...(link.resourceProviderId !== undefined ? { resourceProviderId: link.resourceProviderId } : {}),
       resourceId: link.resourceId,
     },
@@ -243,10 +255,12 @@ export function collectResources(inputs: CollectInputs): CollectedResources {
   }));
 
   // Newest first, as Tacker orders them: scale-in takes VNFCs from the head.
-  const ordered = vnfcResourceInfo.map((vnfc) => vnfc.info).sort((a, b) => {
-    const at = (info: Info): string => String((info.metadata as Info).creation_time ?? '');
-    return at(b).localeCompare(at(a)) || String(a.id).localeCompare(String(b.id));
-  });
+  const ordered = vnfcResourceInfo
+    .map((vnfc) => vnfc.info)
+    .sort((a, b) => {
+      const at = (info: Info): string => String((info.metadata as Info).creation_time ?? '');
+      return at(b).localeCompare(at(a)) || String(a.id).localeCompare(String(b.id));
+    });
   return {
     vnfcResourceInfo: ordered,
     vnfVirtualLinkResourceInfo: vnfVirtualLinkResourceInfo.map(({ vnfLinkPorts, ...vl }) => (vnfLinkPorts.length ? { ...vl, vnfLinkPorts } : vl)),
@@ -279,6 +293,8 @@ export function serverPlacement(resources: HeatResource[], serverId: string): Se
   return {
     stack,
     resourceName: server.resource_name,
-    ...(member && memberStack && group && SCALING_GROUPS.has(group.resource_type) ? { member: { stack: memberStack, resourceName: member.resource_name } } : {}),
+    ...(member && memberStack && group && SCALING_GROUPS.has(group.resource_type)
+      ? { member: { stack: memberStack, resourceName: member.resource_name } }
+      : {}),
   };
 }

@@ -20,13 +20,15 @@ export const grantChoices = z.object({
 });
 export type GrantChoices = z.infer<typeof grantChoices>;
 
-const stateSchema = z.object({
-  stackName: z.string().optional(),
-  stackId: z.string().optional(),
-  images: z.array(imageRecord).default([]),
-  capacities: z.record(z.string(), z.number().int().nonnegative()).optional(),
-  instantiateGrant: grantChoices.optional(),
-}).passthrough();
+const stateSchema = z
+  .object({
+    stackName: z.string().optional(),
+    stackId: z.string().optional(),
+    images: z.array(imageRecord).default([]),
+    capacities: z.record(z.string(), z.number().int().nonnegative()).optional(),
+    instantiateGrant: grantChoices.optional(),
+  })
+  .passthrough();
 
 /** What instantiate, scale, heal, terminate and a package change carry between steps. */
 export interface OpenStackState {
@@ -48,7 +50,8 @@ export function stateOf(ctx: Pick<OperationContext, 'vnfInstanceId'>, state: Dri
 }
 
 /** Name/id when the id is known: Heat then answers without the by-name redirect, also after deletion. */
-export const stackRef = (state: Pick<OpenStackState, 'stackName' | 'stackId'>): string => (state.stackId ? `${state.stackName}/${state.stackId}` : state.stackName);
+export const stackRef = (state: Pick<OpenStackState, 'stackName' | 'stackId'>): string =>
+  state.stackId ? `${state.stackName}/${state.stackId}` : state.stackName;
 
 export const grantChoicesOf = (grant: GrantDecision): GrantChoices => ({
   ...(grant.flavours ? { flavours: grant.flavours } : {}),
@@ -73,12 +76,21 @@ export function nfvOf(ctx: NfvContext, state: Pick<OpenStackState, 'images' | 'c
 }
 
 /** Creates the stack `state.stackName` from the package of `ctx`; answers what the state must record of it. */
-export async function createStack(ctx: NfvContext & Pick<OperationContext, 'vnfInstanceId' | 'files' | 'grant'>, heat: HeatClient, state: OpenStackState): Promise<Pick<OpenStackState, 'stackId' | 'capacities' | 'instantiateGrant'>> {
+export async function createStack(
+  ctx: NfvContext & Pick<OperationContext, 'vnfInstanceId' | 'files' | 'grant'>,
+  heat: HeatClient,
+  state: OpenStackState,
+): Promise<Pick<OpenStackState, 'stackId' | 'capacities' | 'instantiateGrant'>> {
   const hot = await loadBaseHot(ctx.files, ctx.flavourId);
   const instantiateGrant = grantChoicesOf(ctx.grant);
   const nfv = nfvOf(ctx, state, hot, instantiateGrant);
   const recorded = { capacities: capacitiesOf(nfv), instantiateGrant };
-  log.info('openstack: creating stack', { vnfInstanceId: ctx.vnfInstanceId, stackName: state.stackName, template: hot.templatePath, files: Object.keys(hot.files) });
+  log.info('openstack: creating stack', {
+    vnfInstanceId: ctx.vnfInstanceId,
+    stackName: state.stackName,
+    template: hot.templatePath,
+    files: Object.keys(hot.files),
+  });
   const created = await heat.createStack({ stackName: state.stackName, template: hot.template, files: hot.files, parameters: { nfv }, disableRollback: true });
   if (created) return { stackId: created.id, ...recorded };
   // 409: a retried step already created it.
@@ -100,7 +112,10 @@ export function stackActionStatus(stack: HeatStack | undefined, action: 'CREATE'
     default:
       return stack.stack_status.endsWith('_IN_PROGRESS')
         ? { status: 'IN_PROGRESS' }
-        : { status: 'FAILED', reason: `stack ${stack.stack_name} is ${stack.stack_status}${stack.stack_status_reason ? `: ${stack.stack_status_reason}` : ''}` };
+        : {
+            status: 'FAILED',
+            reason: `stack ${stack.stack_name} is ${stack.stack_status}${stack.stack_status_reason ? `: ${stack.stack_status_reason}` : ''}`,
+          };
   }
 }
 

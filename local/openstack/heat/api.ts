@@ -34,7 +34,10 @@ interface Ctx {
 export class HeatApi {
   readonly router = new Router<Ctx>();
 
-  constructor(private readonly cloud: Cloud, private readonly engine: HeatEngine) {
+  constructor(
+    private readonly cloud: Cloud,
+    private readonly engine: HeatEngine,
+  ) {
     this.#routes();
   }
 
@@ -96,11 +99,27 @@ export class HeatApi {
 
   resourceBody(req: SimRequest, s: Stack, r: Resource, detail: boolean): Record<string, unknown> {
     const stackLink = this.stackLink(req, s);
-    const links = [{ href: `${stackLink}/resources/${encodeURIComponent(r.name)}`, rel: 'self' }, { href: stackLink, rel: 'stack' }];
+    const links = [
+      { href: `${stackLink}/resources/${encodeURIComponent(r.name)}`, rel: 'self' },
+      { href: stackLink, rel: 'stack' },
+    ];
     const nestedId = r.plugin.nestedStackId?.(r);
     const nested = nestedId ? this.engine.stacks.get(nestedId) : undefined;
     if (nested) links.push({ href: this.stackLink(req, nested), rel: 'nested' });
-    const requiredBy = [...s.resources.values()].filter((o) => o !== r && this.engine.dependencies(o.def, s.version, new Set(s.resources.keys()), [...s.resources.values()].map((x) => x.def)).includes(r.name)).map((o) => o.name);
+    const requiredBy = [...s.resources.values()]
+      .filter(
+        (o) =>
+          o !== r &&
+          this.engine
+            .dependencies(
+              o.def,
+              s.version,
+              new Set(s.resources.keys()),
+              [...s.resources.values()].map((x) => x.def),
+            )
+            .includes(r.name),
+      )
+      .map((o) => o.name);
     const body: Record<string, unknown> = {
       resource_name: r.name,
       logical_resource_id: r.name,
@@ -147,7 +166,12 @@ export class HeatApi {
     const r = this.router;
     const redirect = (req: SimRequest, s: Stack, suffix = ''): SimReply => {
       const location = `${this.stackLink(req, s)}${suffix}${req.query.toString() ? `?${req.query.toString()}` : ''}`;
-      return { status: 302, headers: { location }, body: `The resource was found at ${location}; you should be redirected automatically.`, contentType: 'text/plain; charset=UTF-8' };
+      return {
+        status: 302,
+        headers: { location },
+        body: `The resource was found at ${location}; you should be redirected automatically.`,
+        contentType: 'text/plain; charset=UTF-8',
+      };
     };
     const lookup = (ctx: Ctx, ref: string): Stack => {
       const s = this.engine.lookup(ctx.project, ref);
@@ -156,7 +180,8 @@ export class HeatApi {
     };
     const body = async (req: SimRequest): Promise<CreateRequest> => {
       const b = await req.json();
-      if (!isRecord(b)) throw new ApiError(400, 'The server could not comply with the request since it is either malformed or otherwise incorrect.', 'HTTPBadRequest');
+      if (!isRecord(b))
+        throw new ApiError(400, 'The server could not comply with the request since it is either malformed or otherwise incorrect.', 'HTTPBadRequest');
       return b;
     };
 
@@ -185,20 +210,54 @@ export class HeatApi {
       const b = await body(req);
       const template = parseDocument(b.template, 'template');
       templateVersion(template);
-      this.engine.params(template, isRecord(b.parameters) ? b.parameters : {}, { parameters: {}, parameter_defaults: {}, resource_registry: {} }, ctx.project, true);
+      this.engine.params(
+        template,
+        isRecord(b.parameters) ? b.parameters : {},
+        { parameters: {}, parameter_defaults: {}, resource_registry: {} },
+        ctx.project,
+        true,
+      );
       const out: Record<string, unknown> = {};
       for (const [name, schema] of paramSchemas(template)) {
-        out[name] = { Type: { string: 'String', number: 'Number', json: 'Json', comma_delimited_list: 'CommaDelimitedList', boolean: 'Boolean' }[schema.type], Description: schema.description ?? '', Label: schema.label ?? name, NoEcho: schema.hidden ? 'true' : 'false', ...('default' in schema ? { Default: schema.default } : {}) };
+        out[name] = {
+          Type: { string: 'String', number: 'Number', json: 'Json', comma_delimited_list: 'CommaDelimitedList', boolean: 'Boolean' }[schema.type],
+          Description: schema.description ?? '',
+          Label: schema.label ?? name,
+          NoEcho: schema.hidden ? 'true' : 'false',
+          ...('default' in schema ? { Default: schema.default } : {}),
+        };
       }
       return json(200, { Description: typeof template.description === 'string' ? template.description : 'No description', Parameters: out });
     });
-    r.on('GET', '/resource_types', () => json(200, { resource_types: ['OS::Nova::Server', 'OS::Nova::ServerGroup', 'OS::Neutron::Net', 'OS::Neutron::Subnet', 'OS::Neutron::Port', 'OS::Cinder::Volume', 'OS::Heat::AutoScalingGroup', 'OS::Heat::ResourceGroup', 'OS::Heat::ScalingPolicy', 'OS::Heat::SoftwareConfig', 'OS::Heat::SoftwareDeployment', 'OS::Heat::RandomString', 'OS::Heat::TestResource', 'OS::Heat::None', 'OS::Heat::Value'] }));
+    r.on('GET', '/resource_types', () =>
+      json(200, {
+        resource_types: [
+          'OS::Nova::Server',
+          'OS::Nova::ServerGroup',
+          'OS::Neutron::Net',
+          'OS::Neutron::Subnet',
+          'OS::Neutron::Port',
+          'OS::Cinder::Volume',
+          'OS::Heat::AutoScalingGroup',
+          'OS::Heat::ResourceGroup',
+          'OS::Heat::ScalingPolicy',
+          'OS::Heat::SoftwareConfig',
+          'OS::Heat::SoftwareDeployment',
+          'OS::Heat::RandomString',
+          'OS::Heat::TestResource',
+          'OS::Heat::None',
+          'OS::Heat::Value',
+        ],
+      }),
+    );
 
     // Heat's lookup: a stack named (or identified) without its id redirects, whatever the method.
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) r.on(method, '/stacks/:name', (req, { name = '' }, ctx) => redirect(req, lookup(ctx, name)));
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      r.on(method, '/stacks/:name', (req, { name = '' }, ctx) => redirect(req, lookup(ctx, name)));
     for (const sub of ['resources', 'events', 'template', 'actions', 'environment', 'files']) {
       r.on('GET', `/stacks/:name/${sub}`, (req, { name = '' }, ctx) => redirect(req, lookup(ctx, name), `/${sub}`));
-      if (!['environment', 'files'].includes(sub)) r.on('POST', `/stacks/:name/${sub}`, (req, { name = '' }, ctx) => redirect(req, lookup(ctx, name), `/${sub}`));
+      if (!['environment', 'files'].includes(sub))
+        r.on('POST', `/stacks/:name/${sub}`, (req, { name = '' }, ctx) => redirect(req, lookup(ctx, name), `/${sub}`));
     }
     r.on('GET', '/stacks/:name/:id', (req, { name = '', id = '' }, ctx) => json(200, { stack: this.stackBody(req, this.#identified(ctx, name, id), true) }));
     r.on('PUT', '/stacks/:name/:id', async (req, { name = '', id = '' }, ctx) => {
@@ -220,13 +279,24 @@ export class HeatApi {
     r.on('GET', '/stacks/:name/:id/template', (_req, { name = '', id = '' }, ctx) => json(200, this.#identified(ctx, name, id).template));
     r.on('GET', '/stacks/:name/:id/environment', (_req, { name = '', id = '' }, ctx) => {
       const s = this.#identified(ctx, name, id);
-      return json(200, { parameters: s.userParams, parameter_defaults: s.env.parameter_defaults, resource_registry: { resources: {}, ...s.env.resource_registry }, encrypted_param_names: [], event_sinks: [] });
+      return json(200, {
+        parameters: s.userParams,
+        parameter_defaults: s.env.parameter_defaults,
+        resource_registry: { resources: {}, ...s.env.resource_registry },
+        encrypted_param_names: [],
+        event_sinks: [],
+      });
     });
     r.on('GET', '/stacks/:name/:id/files', (_req, { name = '', id = '' }, ctx) => json(200, this.#identified(ctx, name, id).files));
     r.on('GET', '/stacks/:name/:id/outputs', (_req, { name = '', id = '' }, ctx) => {
       const s = this.#identified(ctx, name, id);
       const outputs = isRecord(s.template.outputs) ? s.template.outputs : {};
-      return json(200, { outputs: Object.entries(outputs).map(([key, o]) => ({ output_key: key, description: isRecord(o) && typeof o.description === 'string' ? o.description : 'No description given' })) });
+      return json(200, {
+        outputs: Object.entries(outputs).map(([key, o]) => ({
+          output_key: key,
+          description: isRecord(o) && typeof o.description === 'string' ? o.description : 'No description given',
+        })),
+      });
     });
     r.on('GET', '/stacks/:name/:id/outputs/:key', (_req, { name = '', id = '', key = '' }, ctx) => {
       const out = this.engine.outputs(this.#identified(ctx, name, id)).find((o) => o.output_key === key);
@@ -247,8 +317,11 @@ export class HeatApi {
       const out: Array<Record<string, unknown>> = [];
       if (!s.deleted) this.#resources(req, s, depth, detail, out);
       const filters: Array<[string, (r: Record<string, unknown>) => string]> = [
-        ['type', (x) => String(x.resource_type)], ['name', (x) => String(x.resource_name)], ['physical_resource_id', (x) => String(x.physical_resource_id)],
-        ['status', (x) => String(x.resource_status).split('_').slice(1).join('_')], ['action', (x) => String(x.resource_status).split('_')[0] ?? ''],
+        ['type', (x) => String(x.resource_type)],
+        ['name', (x) => String(x.resource_name)],
+        ['physical_resource_id', (x) => String(x.physical_resource_id)],
+        ['status', (x) => String(x.resource_status).split('_').slice(1).join('_')],
+        ['action', (x) => String(x.resource_status).split('_')[0] ?? ''],
       ];
       let list = out;
       for (const [key, get] of filters) {
@@ -265,13 +338,19 @@ export class HeatApi {
     });
     r.on('PATCH', '/stacks/:name/:id/resources/:res', async (req, { name = '', id = '', res = '' }, ctx) => {
       const s = this.#live(ctx, name, id);
-      const b = await body(req) as Record<string, unknown>;
+      const b = (await body(req)) as Record<string, unknown>;
       if (!('mark_unhealthy' in b)) throw new ApiError(400, 'Missing mandatory (mark_unhealthy) key from mark unhealthy request', 'HTTPBadRequest');
       const mark = b.mark_unhealthy;
-      if (typeof mark !== 'boolean' && !['true', 'false', 'True', 'False'].includes(String(mark))) throw new ApiError(400, `Unrecognized value "${String(mark)}" for "mark_unhealthy", acceptable values are: true, false.`, 'HTTPBadRequest');
+      if (typeof mark !== 'boolean' && !['true', 'false', 'True', 'False'].includes(String(mark)))
+        throw new ApiError(400, `Unrecognized value "${String(mark)}" for "mark_unhealthy", acceptable values are: true, false.`, 'HTTPBadRequest');
       const extra = Object.keys(b).filter((k) => k !== 'mark_unhealthy' && k !== 'resource_status_reason');
       if (extra.length > 0) throw new ApiError(400, `Invalid keys in resource mark unhealthy ${JSON.stringify(extra)}`, 'HTTPBadRequest');
-      this.engine.markUnhealthy(s, res, mark === true || String(mark).toLowerCase() === 'true', typeof b.resource_status_reason === 'string' ? b.resource_status_reason : '');
+      this.engine.markUnhealthy(
+        s,
+        res,
+        mark === true || String(mark).toLowerCase() === 'true',
+        typeof b.resource_status_reason === 'string' ? b.resource_status_reason : '',
+      );
       return json(200, null);
     });
     r.on('POST', '/stacks/:name/:id/resources/:res/signal', async (req, { name = '', id = '', res = '' }, ctx) => {
@@ -291,9 +370,19 @@ export class HeatApi {
       const link = this.stackLink(req, s);
       return json(200, {
         events: list.slice(0, limit).map((e) => ({
-          id: e.id, event_time: isoSeconds(e.time), resource_name: e.resourceName, logical_resource_id: e.resourceName, physical_resource_id: e.physicalId,
-          resource_status: `${e.action}_${e.status}`, resource_status_reason: e.reason, resource_type: e.resourceType,
-          links: [{ href: `${link}/resources/${encodeURIComponent(e.resourceName)}/events/${e.id}`, rel: 'self' }, { href: `${link}/resources/${encodeURIComponent(e.resourceName)}`, rel: 'resource' }, { href: link, rel: 'stack' }],
+          id: e.id,
+          event_time: isoSeconds(e.time),
+          resource_name: e.resourceName,
+          logical_resource_id: e.resourceName,
+          physical_resource_id: e.physicalId,
+          resource_status: `${e.action}_${e.status}`,
+          resource_status_reason: e.reason,
+          resource_type: e.resourceType,
+          links: [
+            { href: `${link}/resources/${encodeURIComponent(e.resourceName)}/events/${e.id}`, rel: 'self' },
+            { href: `${link}/resources/${encodeURIComponent(e.resourceName)}`, rel: 'resource' },
+            { href: link, rel: 'stack' },
+          ],
         })),
       });
     };

@@ -9,11 +9,33 @@ import type { Token } from '../keystone.ts';
 import { Aborted, ApiError, isRecord, shortId, SimulatorClosed, uuid, type Cloud } from '../state.ts';
 import { containsDeferred, DEFERRED, deepEqual, evaluateCondition, invalidTemplate, references, resolve, type ResolveContext } from './functions.ts';
 import {
-  NestedFailure, PluginError, Resource, resourceFailureText, Stack, StackFailure,
-  type Action, type HeatEvent, type Operation, type PluginContext, type ResourceDef, type ResourcePlugin, type Status, type ValidateContext, type WorkRecord,
+  NestedFailure,
+  PluginError,
+  Resource,
+  resourceFailureText,
+  Stack,
+  StackFailure,
+  type Action,
+  type HeatEvent,
+  type Operation,
+  type PluginContext,
+  type ResourceDef,
+  type ResourcePlugin,
+  type Status,
+  type ValidateContext,
+  type WorkRecord,
 } from './model.ts';
 import { BUILTIN, templateResourcePlugin } from './resources.ts';
-import { mergeEnvironments, paramSchemas, parseDocument, parseEnvironment, resolveParams, templateVersion, type Environment, type Template } from './template.ts';
+import {
+  mergeEnvironments,
+  paramSchemas,
+  parseDocument,
+  parseEnvironment,
+  resolveParams,
+  templateVersion,
+  type Environment,
+  type Template,
+} from './template.ts';
 
 /** Engine overheads (ms before timeScale): per resource action, and per stack action. */
 const RESOURCE_OVERHEAD_MS = 100;
@@ -63,7 +85,10 @@ export class HeatEngine {
   readonly #templatePlugins = new Map<string, ResourcePlugin>();
 
   /** @param retryLimit Heat's action_retry_limit (default 5). */
-  constructor(readonly cloud: Cloud, readonly retryLimit = 5) {}
+  constructor(
+    readonly cloud: Cloud,
+    readonly retryLimit = 5,
+  ) {}
 
   // -------------------------------------------------------------------------------------------
   // Lookups.
@@ -112,7 +137,7 @@ export class HeatEngine {
   }
 
   /** Active resource definitions of a template (conditions applied), with Heat's keyword checks. */
-  definitions(template: Template, version: number, conditions: Map<string, boolean>): Map<string, ResourceDef> {
+  definitions(template: Template, _version: number, conditions: Map<string, boolean>): Map<string, ResourceDef> {
     const out = new Map<string, ResourceDef>();
     const resources = isRecord(template.resources) ? template.resources : {};
     for (const [name, raw] of Object.entries(resources)) {
@@ -123,7 +148,12 @@ export class HeatEngine {
         }
       }
       if (raw.condition !== undefined) {
-        const active = typeof raw.condition === 'boolean' ? raw.condition : typeof raw.condition === 'string' ? conditions.get(raw.condition) : conditions.get(`resources.${name}.condition`);
+        const active =
+          typeof raw.condition === 'boolean'
+            ? raw.condition
+            : typeof raw.condition === 'string'
+              ? conditions.get(raw.condition)
+              : conditions.get(`resources.${name}.condition`);
         if (active === undefined) throw invalidTemplate(`Invalid condition "${String(raw.condition)}" (in resources.${name}.condition)`);
         if (!active) continue;
       }
@@ -132,7 +162,8 @@ export class HeatEngine {
       if (raw.properties !== undefined && raw.properties !== null && !isRecord(raw.properties)) {
         throw invalidTemplate(`"properties" must be a map (in resources.${name})`);
       }
-      const dependsOn = raw.depends_on === undefined || raw.depends_on === null ? [] : Array.isArray(raw.depends_on) ? raw.depends_on.map(String) : [String(raw.depends_on)];
+      const dependsOn =
+        raw.depends_on === undefined || raw.depends_on === null ? [] : Array.isArray(raw.depends_on) ? raw.depends_on.map(String) : [String(raw.depends_on)];
       const policy = raw.deletion_policy === undefined ? 'Delete' : String(raw.deletion_policy);
       if (policy !== 'Delete' && policy !== 'Retain' && policy !== 'Snapshot') throw invalidTemplate(`Invalid deletion policy "${policy}"`);
       out.set(name, { name, type: raw.type, properties: raw.properties ?? {}, dependsOn, metadata: raw.metadata ?? {}, deletionPolicy: policy });
@@ -171,7 +202,8 @@ export class HeatEngine {
     const visit = (name: string, trail: string[]) => {
       const s = state.get(name);
       if (s === 'done') return;
-      if (s === 'visiting') throw invalidTemplate(`Circular Dependency Found: ${[...trail.slice(trail.indexOf(name)), name].join(' -> ')}`, 'CircularDependencyException');
+      if (s === 'visiting')
+        throw invalidTemplate(`Circular Dependency Found: ${[...trail.slice(trail.indexOf(name)), name].join(' -> ')}`, 'CircularDependencyException');
       state.set(name, 'visiting');
       const def = defs.get(name) as ResourceDef;
       for (const dep of this.dependencies(def, version, names, defs.values())) visit(dep, [...trail, name]);
@@ -193,9 +225,15 @@ export class HeatEngine {
         if (!params.has(name)) throw invalidTemplate(`The Parameter (${name}) was not provided.`, 'UserParameterMissing');
         return params.get(name);
       },
-      resource: () => { throw invalidTemplate('get_resource is not allowed in conditions'); },
-      attribute: () => { throw invalidTemplate('get_attr is not allowed in conditions'); },
-      file: () => { throw invalidTemplate('get_file is not allowed in conditions'); },
+      resource: () => {
+        throw invalidTemplate('get_resource is not allowed in conditions');
+      },
+      attribute: () => {
+        throw invalidTemplate('get_attr is not allowed in conditions');
+      },
+      file: () => {
+        throw invalidTemplate('get_file is not allowed in conditions');
+      },
       condition: (name) => {
         if (out.has(name)) return out.get(name) as boolean;
         if (!(name in raw)) throw invalidTemplate(`Invalid condition "${name}"`);
@@ -291,7 +329,8 @@ export class HeatEngine {
         if (!allNames.has(name)) throw invalidTemplate(`The specified reference "${name}" (in unknown) is incorrect.`, 'InvalidTemplateReference');
         const plugin = plugins.get(name);
         const known = plugin?.attributes ?? 'any';
-        if (known !== 'any' && attribute !== 'show' && !known.includes(attribute)) throw invalidTemplate(`The Referenced Attribute (${name} ${attribute}) is incorrect.`, 'InvalidTemplateAttribute');
+        if (known !== 'any' && attribute !== 'show' && !known.includes(attribute))
+          throw invalidTemplate(`The Referenced Attribute (${name} ${attribute}) is incorrect.`, 'InvalidTemplateAttribute');
         return DEFERRED;
       },
       file: (key) => {
@@ -317,7 +356,8 @@ export class HeatEngine {
         }
       }
       for (const key of plugin.required ?? []) {
-        if (props[key] === undefined || props[key] === null) throw invalidTemplate(`Property error: resources.${name}.properties: Property ${key} not assigned`);
+        if (props[key] === undefined || props[key] === null)
+          throw invalidTemplate(`Property error: resources.${name}.properties: Property ${key} not assigned`);
       }
       resolve(def.metadata, ctx);
       plugin.validate?.(vctx, name, props);
@@ -340,9 +380,15 @@ export class HeatEngine {
     const projectId = token.project?.id ?? '';
     const name = req.stack_name;
     if (typeof name !== 'string' || name === '') throw new ApiError(400, 'The Parameter (stack_name) was not provided.', 'HTTPBadRequest');
-    if (!STACK_NAME.test(name)) throw new ApiError(400, `Invalid stack name ${name} must contain only alphanumeric or "_-." characters, must start with alpha and must be 255 characters or less.`, 'StackValidationFailed');
+    if (!STACK_NAME.test(name))
+      throw new ApiError(
+        400,
+        `Invalid stack name ${name} must contain only alphanumeric or "_-." characters, must start with alpha and must be 255 characters or less.`,
+        'StackValidationFailed',
+      );
     if (this.lookup(projectId, name)) throw new ApiError(409, `The Stack (${name}) already exists.`, 'StackExists');
-    if (req.template === undefined && req.template_url !== undefined) throw new ApiError(400, `Could not retrieve template: the simulator does not fetch template_url (${String(req.template_url)})`, 'HTTPBadRequest');
+    if (req.template === undefined && req.template_url !== undefined)
+      throw new ApiError(400, `Could not retrieve template: the simulator does not fetch template_url (${String(req.template_url)})`, 'HTTPBadRequest');
     if (req.template === undefined || req.template === null) throw new ApiError(400, 'No template specified', 'HTTPBadRequest');
     const template = parseDocument(req.template, 'template');
     const version = templateVersion(template);
@@ -353,10 +399,27 @@ export class HeatEngine {
     const spec: StackSpec = { name, projectId, template, version, files, env, params };
     this.validate(spec);
     const timeout = req.timeout_mins === undefined || req.timeout_mins === null ? null : Number(req.timeout_mins);
-    if (timeout !== null && (!Number.isFinite(timeout) || timeout <= 0)) throw new ApiError(400, `Invalid timeout value ${String(req.timeout_mins)}`, 'HTTPBadRequest');
-    const disableRollback = req.disable_rollback === undefined ? true : req.disable_rollback === true || req.disable_rollback === 'true' || req.disable_rollback === 'True';
+    if (timeout !== null && (!Number.isFinite(timeout) || timeout <= 0))
+      throw new ApiError(400, `Invalid timeout value ${String(req.timeout_mins)}`, 'HTTPBadRequest');
+    const disableRollback =
+      req.disable_rollback === undefined ? true : req.disable_rollback === true || req.disable_rollback === 'true' || req.disable_rollback === 'True';
     const tags = typeof req.tags === 'string' ? req.tags.split(',') : Array.isArray(req.tags) ? req.tags.map(String) : null;
-    const stack = new Stack(name, projectId, internalToken(token), null, template, version, files, env, user, params, paramSchemas(template), timeout, disableRollback, tags);
+    const stack = new Stack(
+      name,
+      projectId,
+      internalToken(token),
+      null,
+      template,
+      version,
+      files,
+      env,
+      user,
+      params,
+      paramSchemas(template),
+      timeout,
+      disableRollback,
+      tags,
+    );
     this.#populate(stack);
     this.stacks.set(stack.id, stack);
     const fault = this.cloud.faults.take('stack-create-fail');
@@ -368,7 +431,8 @@ export class HeatEngine {
   /** PUT (replace) or PATCH (existing: keep template, merge parameters/files/environment). */
   update(stack: Stack, req: CreateRequest, patch: boolean): void {
     if (stack.status === 'IN_PROGRESS') throw new ApiError(409, `Stack ${stack.name} already has an action (${stack.action}) in progress.`, 'ActionInProgress');
-    if (stack.action === 'DELETE' && stack.status === 'FAILED') throw new ApiError(400, `Updating a stack when it is deleting is not supported.`, 'NotSupported');
+    if (stack.action === 'DELETE' && stack.status === 'FAILED')
+      throw new ApiError(400, `Updating a stack when it is deleting is not supported.`, 'NotSupported');
     let template = stack.template;
     if (req.template !== undefined && req.template !== null) template = parseDocument(req.template, 'template');
     else if (!patch) throw new ApiError(400, 'No template specified', 'HTTPBadRequest');
@@ -445,9 +509,31 @@ export class HeatEngine {
   }
 
   /** Creates a nested stack and runs its CREATE; throws NestedFailure when it ends FAILED. */
-  async createNested(parent: Stack, res: Resource, template: Template, user: Record<string, unknown>, signal: AbortSignal, onCreated: (stack: Stack) => void): Promise<Stack> {
+  async createNested(
+    parent: Stack,
+    res: Resource,
+    template: Template,
+    user: Record<string, unknown>,
+    signal: AbortSignal,
+    onCreated: (stack: Stack) => void,
+  ): Promise<Stack> {
     const spec = this.nestedSpec(parent, res.name, template, user);
-    const stack = new Stack(spec.name, spec.projectId, parent.owner, { stack: parent, resourceName: res.name }, spec.template, spec.version, spec.files, spec.env, user, spec.params, paramSchemas(template), null, true, null);
+    const stack = new Stack(
+      spec.name,
+      spec.projectId,
+      parent.owner,
+      { stack: parent, resourceName: res.name },
+      spec.template,
+      spec.version,
+      spec.files,
+      spec.env,
+      user,
+      spec.params,
+      paramSchemas(template),
+      null,
+      true,
+      null,
+    );
     this.#populate(stack);
     this.stacks.set(stack.id, stack);
     onCreated(stack);
@@ -538,7 +624,10 @@ export class HeatEngine {
    * An already-begun top-level op is reused. Throws NestedFailure(reason) when it FAILED.
    */
   async #run(stack: Stack, action: Action, body: (signal: AbortSignal) => Promise<void>, parentSignal?: AbortSignal, timeoutMs?: number): Promise<void> {
-    const op = stack.op && stack.op.action === action && stack.status === 'IN_PROGRESS' && !parentSignal && !stack.op.signal.aborted ? stack.op : this.#begin(stack, action, parentSignal);
+    const op =
+      stack.op && stack.op.action === action && stack.status === 'IN_PROGRESS' && !parentSignal && !stack.op.signal.aborted
+        ? stack.op
+        : this.#begin(stack, action, parentSignal);
     const sched = this.cloud.sched;
     const cancelTimer = timeoutMs === undefined ? undefined : sched.timer(timeoutMs, () => op.controller.abort(new Aborted('Timed out')));
     let failure: string | undefined;
@@ -552,7 +641,7 @@ export class HeatEngine {
       else if (err instanceof Aborted) failure = err.reason === 'Timed out' ? 'Timed out' : `${action} aborted`;
       else if (err instanceof NestedFailure) failure = err.reason;
       else {
-        this.cloud.log(`heat: stack ${stack.name} ${action} failed unexpectedly: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+        this.cloud.log(`heat: stack ${stack.name} ${action} failed unexpectedly: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
         failure = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       }
     } finally {
@@ -588,17 +677,22 @@ export class HeatEngine {
     const done = new Map<string, Promise<void>>();
     let failure: unknown;
     for (const name of names) {
-      const waitFor = deps(name).map((d) => done.get(d)).filter((p): p is Promise<void> => p !== undefined);
-      done.set(name, (async () => {
-        const results = await Promise.allSettled(waitFor);
-        if (failure !== undefined || signal.aborted || results.some((r) => r.status === 'rejected')) throw new Aborted('skipped');
-        try {
-          await work(name);
-        } catch (err) {
-          failure ??= err;
-          throw err;
-        }
-      })());
+      const waitFor = deps(name)
+        .map((d) => done.get(d))
+        .filter((p): p is Promise<void> => p !== undefined);
+      done.set(
+        name,
+        (async () => {
+          const results = await Promise.allSettled(waitFor);
+          if (failure !== undefined || signal.aborted || results.some((r) => r.status === 'rejected')) throw new Aborted('skipped');
+          try {
+            await work(name);
+          } catch (err) {
+            failure ??= err;
+            throw err;
+          }
+        })(),
+      );
     }
     await Promise.allSettled(done.values());
     if (failure !== undefined) throw failure;
@@ -610,10 +704,15 @@ export class HeatEngine {
     const order = this.order(defs, stack.version);
     if (stack.injected?.action === 'CREATE') stack.injected.target = order[order.length - 1];
     const names = new Set(defs.keys());
-    await this.#walk(order, (n) => this.dependencies(defs.get(n) as ResourceDef, stack.version, names, defs.values()), async (name) => {
-      const res = stack.resources.get(name) as Resource;
-      await this.#createResource(stack, res, signal);
-    }, signal);
+    await this.#walk(
+      order,
+      (n) => this.dependencies(defs.get(n) as ResourceDef, stack.version, names, defs.values()),
+      async (name) => {
+        const res = stack.resources.get(name) as Resource;
+        await this.#createResource(stack, res, signal);
+      },
+      signal,
+    );
   }
 
   async #createResource(stack: Stack, res: Resource, signal: AbortSignal): Promise<void> {
@@ -667,14 +766,19 @@ export class HeatEngine {
       this.#setResource(stack, res, action, 'FAILED', err.reason === 'Timed out' ? `${action} aborted (Timed out)` : `${action} aborted`);
       return err;
     }
-    if (!(err instanceof PluginError) && !(err instanceof NestedFailure)) this.cloud.log(`heat: ${res.type} ${res.name} ${action} failed unexpectedly: ${err instanceof Error ? err.stack : String(err)}`);
+    if (!(err instanceof PluginError) && !(err instanceof NestedFailure))
+      this.cloud.log(`heat: ${res.type} ${res.name} ${action} failed unexpectedly: ${err instanceof Error ? err.stack : String(err)}`);
     const text = resourceFailureText(res.name, err);
     this.#setResource(stack, res, action, 'FAILED', text);
     return new StackFailure(`Resource ${action} failed: ${text}`);
   }
 
   /** Applies a new template/parameters to an existing stack (the UPDATE action's work). */
-  async #apply(stack: Stack, next: { template: Template; version: number; files: Record<string, string>; env: Environment; user: Record<string, unknown>; params: Map<string, unknown> }, signal: AbortSignal): Promise<void> {
+  async #apply(
+    stack: Stack,
+    next: { template: Template; version: number; files: Record<string, string>; env: Environment; user: Record<string, unknown>; params: Map<string, unknown> },
+    signal: AbortSignal,
+  ): Promise<void> {
     stack.template = next.template;
     stack.version = next.version;
     stack.files = next.files;
@@ -687,15 +791,20 @@ export class HeatEngine {
     const order = this.order(defs, stack.version);
     const names = new Set(defs.keys());
     if (stack.injected?.action === 'UPDATE') stack.injected.target = order[order.length - 1];
-    await this.#walk(order, (n) => this.dependencies(defs.get(n) as ResourceDef, stack.version, names, defs.values()), async (name) => {
-      const def = defs.get(name) as ResourceDef;
-      const existing = stack.resources.get(name);
-      if (!existing || existing.action === 'INIT' || (existing.action === 'DELETE' && existing.status === 'COMPLETE')) {
-        const res = new Resource(name, def, this.plugin(def.type, stack.files, stack.env));
-        stack.resources.set(name, res);
-        await this.#createResource(stack, res, signal);
-      } else await this.#updateResource(stack, existing, def, signal);
-    }, signal);
+    await this.#walk(
+      order,
+      (n) => this.dependencies(defs.get(n) as ResourceDef, stack.version, names, defs.values()),
+      async (name) => {
+        const def = defs.get(name) as ResourceDef;
+        const existing = stack.resources.get(name);
+        if (!existing || existing.action === 'INIT' || (existing.action === 'DELETE' && existing.status === 'COMPLETE')) {
+          const res = new Resource(name, def, this.plugin(def.type, stack.files, stack.env));
+          stack.resources.set(name, res);
+          await this.#createResource(stack, res, signal);
+        } else await this.#updateResource(stack, existing, def, signal);
+      },
+      signal,
+    );
     // What the new template dropped, and what was replaced, goes now.
     const removed = [...stack.resources.values()].filter((r) => !defs.has(r.name));
     for (const r of removed) stack.resources.delete(r.name);
@@ -768,7 +877,12 @@ export class HeatEngine {
     const dependents = new Map<Resource, Resource[]>();
     for (const r of resources) dependents.set(r, []);
     for (const r of resources) {
-      for (const dep of this.dependencies(r.def, stack.version, names, resources.map((x) => x.def))) {
+      for (const dep of this.dependencies(
+        r.def,
+        stack.version,
+        names,
+        resources.map((x) => x.def),
+      )) {
         for (const target of resources) if (target.name === dep && target !== r) dependents.get(target)?.push(r);
       }
     }
@@ -786,12 +900,17 @@ export class HeatEngine {
     };
     for (const key of keys) visit(key);
     if (stack.injected?.action === 'DELETE') stack.injected.target = byKey.get(ordered[0] as string)?.name;
-    await this.#walk(ordered, (key) => (dependents.get(byKey.get(key) as Resource) ?? []).map((d) => index.get(d) as string), async (key) => {
-      await this.#deleteResource(stack, byKey.get(key) as Resource, signal, action);
-    }, signal);
+    await this.#walk(
+      ordered,
+      (key) => (dependents.get(byKey.get(key) as Resource) ?? []).map((d) => index.get(d) as string),
+      async (key) => {
+        await this.#deleteResource(stack, byKey.get(key) as Resource, signal, action);
+      },
+      signal,
+    );
   }
 
-  async #deleteResource(stack: Stack, res: Resource, signal: AbortSignal, action: Action): Promise<void> {
+  async #deleteResource(stack: Stack, res: Resource, signal: AbortSignal, _action: Action): Promise<void> {
     if (res.action === 'INIT' || (res.action === 'DELETE' && res.status === 'COMPLETE')) {
       if (res.action !== 'INIT') return;
       this.#setResource(stack, res, 'DELETE', 'COMPLETE', 'state changed');

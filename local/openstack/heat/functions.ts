@@ -28,10 +28,26 @@ export function invalidTemplate(message: string, type = 'StackValidationFailed')
 }
 
 const SINCE: Record<string, number> = {
-  get_param: 20130523, get_resource: 20130523, get_attr: 20130523, get_file: 20130523, str_replace: 20130523, list_join: 20130523,
-  repeat: 20141016, digest: 20150430, str_split: 20151015, map_merge: 20160408,
-  if: 20161014, equals: 20161014, not: 20161014, and: 20161014, or: 20161014, map_replace: 20161014,
-  list_concat: 20170901, contains: 20170901, list_concat_unique: 20170901, str_replace_strict: 20170901,
+  get_param: 20130523,
+  get_resource: 20130523,
+  get_attr: 20130523,
+  get_file: 20130523,
+  str_replace: 20130523,
+  list_join: 20130523,
+  repeat: 20141016,
+  digest: 20150430,
+  str_split: 20151015,
+  map_merge: 20160408,
+  if: 20161014,
+  equals: 20161014,
+  not: 20161014,
+  and: 20161014,
+  or: 20161014,
+  map_replace: 20161014,
+  list_concat: 20170901,
+  contains: 20170901,
+  list_concat_unique: 20170901,
+  str_replace_strict: 20170901,
 };
 
 /** The function name when `node` is a call available in `version`. */
@@ -155,7 +171,8 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
       return ctx.resource(name);
     }
     case 'get_attr': {
-      if (!Array.isArray(rawArgs) || rawArgs.length < 2) throw invalidTemplate('Arguments to "get_attr" must be of the form [resource_name, attribute, (path), ...]');
+      if (!Array.isArray(rawArgs) || rawArgs.length < 2)
+        throw invalidTemplate('Arguments to "get_attr" must be of the form [resource_name, attribute, (path), ...]');
       const [name, ...rest] = rawArgs;
       if (typeof name !== 'string') throw invalidTemplate('Arguments to "get_attr" must be of the form [resource_name, attribute, (path), ...]');
       const resolved = rest.map((item) => resolve(item, ctx));
@@ -172,7 +189,8 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
     case 'str_replace':
     case 'str_replace_strict': {
       const args = resolve(rawArgs, ctx);
-      if (!isRecord(args) || !('template' in args) || !('params' in args)) throw invalidTemplate(`"${fn}" syntax should be ${fn}:\\n  template: <template string>\\n  params: <parameter mappings>`);
+      if (!isRecord(args) || !('template' in args) || !('params' in args))
+        throw invalidTemplate(`"${fn}" syntax should be ${fn}:\\n  template: <template string>\\n  params: <parameter mappings>`);
       if (containsDeferred(args)) return DEFERRED;
       if (typeof args.template !== 'string') throw invalidTemplate(`"${fn}" template must be a string`);
       if (!isRecord(args.params)) throw invalidTemplate(`"${fn}" params must be a map`);
@@ -201,18 +219,22 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
     }
     case 'str_split': {
       const args = resolve(rawArgs, ctx);
-      if (!Array.isArray(args) || args.length < 2) throw invalidTemplate('Incorrect arguments to "str_split" should be: str_split:\n- <delimiter>\n- <string>\n- <index> (optional)');
+      if (!Array.isArray(args) || args.length < 2)
+        throw invalidTemplate('Incorrect arguments to "str_split" should be: str_split:\n- <delimiter>\n- <string>\n- <index> (optional)');
       if (containsDeferred(args)) return DEFERRED;
       const [delim, text, index] = args;
-      if (typeof delim !== 'string' || typeof text !== 'string') throw invalidTemplate('Incorrect arguments to "str_split": delimiter and string must be strings');
+      if (typeof delim !== 'string' || typeof text !== 'string')
+        throw invalidTemplate('Incorrect arguments to "str_split": delimiter and string must be strings');
       const parts = text.split(delim);
       if (index === undefined) return parts;
       const i = Number(index);
-      if (!Number.isInteger(i) || i < 0 || i >= parts.length) throw invalidTemplate(`Incorrect index to "str_split" should be between 0 and ${parts.length - 1}`);
+      if (!Number.isInteger(i) || i < 0 || i >= parts.length)
+        throw invalidTemplate(`Incorrect index to "str_split" should be between 0 and ${parts.length - 1}`);
       return parts[i];
     }
     case 'repeat': {
-      if (!isRecord(rawArgs) || !isRecord(rawArgs.for_each) || !('template' in rawArgs)) throw invalidTemplate('The syntax of "repeat" is incorrect: for_each and template are required');
+      if (!isRecord(rawArgs) || !isRecord(rawArgs.for_each) || !('template' in rawArgs))
+        throw invalidTemplate('The syntax of "repeat" is incorrect: for_each and template are required');
       const forEach = resolve(rawArgs.for_each, ctx);
       if (containsDeferred(forEach)) return DEFERRED;
       if (!isRecord(forEach)) throw invalidTemplate('The "for_each" argument to "repeat" must contain a map');
@@ -251,7 +273,10 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
     case 'map_replace': {
       const args = resolve(rawArgs, ctx);
       if (containsDeferred(args)) return DEFERRED;
-      if (!isRecord(args) || !isRecord(args.map)) throw invalidTemplate('Incorrect arguments to "map_replace" should be: map_replace:\n  map: <map>\n  keys: <map> (optional)\n  values: <map> (optional)');
+      if (!isRecord(args) || !isRecord(args.map))
+        throw invalidTemplate(
+          'Incorrect arguments to "map_replace" should be: map_replace:\n  map: <map>\n  keys: <map> (optional)\n  values: <map> (optional)',
+        );
       const keys = isRecord(args.keys) ? args.keys : {};
       const values = isRecord(args.values) ? args.values : {};
       return Object.fromEntries(Object.entries(args.map).map(([k, v]) => [String(keys[k] ?? k), typeof v === 'string' && v in values ? values[v] : v]));
@@ -271,13 +296,15 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
     }
     case 'contains': {
       const args = resolve(rawArgs, ctx);
-      if (!Array.isArray(args) || args.length !== 2 || !Array.isArray(args[1])) throw invalidTemplate('Arguments to "contains" must be of the form [value1, [value1, value2]]');
+      if (!Array.isArray(args) || args.length !== 2 || !Array.isArray(args[1]))
+        throw invalidTemplate('Arguments to "contains" must be of the form [value1, [value1, value2]]');
       if (containsDeferred(args)) return DEFERRED;
       return (args[1] as unknown[]).some((item) => deepEqual(item, args[0]));
     }
     case 'digest': {
       const args = resolve(rawArgs, ctx);
-      if (!Array.isArray(args) || args.length !== 2 || typeof args[0] !== 'string') throw invalidTemplate('Argument to function "digest" was not a list of 2 items');
+      if (!Array.isArray(args) || args.length !== 2 || typeof args[0] !== 'string')
+        throw invalidTemplate('Argument to function "digest" was not a list of 2 items');
       if (containsDeferred(args)) return DEFERRED;
       try {
         return createHash(args[0]).update(asText(args[1], fn)).digest('hex');
@@ -286,7 +313,8 @@ function call(fn: string, rawArgs: unknown, ctx: ResolveContext): unknown {
       }
     }
     case 'if': {
-      if (!Array.isArray(rawArgs) || rawArgs.length !== 3) throw invalidTemplate('Arguments to "if" must be of the form: [condition_name, value_if_true, value_if_false]');
+      if (!Array.isArray(rawArgs) || rawArgs.length !== 3)
+        throw invalidTemplate('Arguments to "if" must be of the form: [condition_name, value_if_true, value_if_false]');
       return evaluateCondition(rawArgs[0], ctx) ? resolve(rawArgs[1], ctx) : resolve(rawArgs[2], ctx);
     }
     case 'equals': {

@@ -62,7 +62,11 @@ export class Resource {
   /** Plugin-private state (nested stack id, group capacity, ...). */
   data: Record<string, unknown> = {};
 
-  constructor(readonly name: string, public def: ResourceDef, public plugin: ResourcePlugin) {}
+  constructor(
+    readonly name: string,
+    public def: ResourceDef,
+    public plugin: ResourcePlugin,
+  ) {}
 
   get type(): string {
     return this.def.type;
@@ -153,6 +157,7 @@ export interface ResourcePlugin {
   validate?(ctx: ValidateContext, name: string, props: Record<string, unknown>): void;
   create(ctx: PluginContext, res: Resource, props: Record<string, unknown>): Promise<void>;
   /** In-place update; return 'replace' to have the resource replaced instead. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a plugin whose update changes nothing in place returns nothing
   update?(ctx: PluginContext, res: Resource, before: Record<string, unknown>, after: Record<string, unknown>): Promise<'replace' | void>;
   delete(ctx: PluginContext, res: Resource): Promise<void>;
   /** Before a replacement is created (e.g. a server lets go of its ports so the new one can take them). */
@@ -171,7 +176,11 @@ export interface ResourcePlugin {
 /** A resource failed with a client-exception-like error type, e.g. ResourceInError, Forbidden. */
 export class PluginError extends Error {
   /** `status` is the HTTP status when a service refused (409 makes Heat retry). */
-  constructor(readonly errorType: string, message: string, readonly status?: number) {
+  constructor(
+    readonly errorType: string,
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
   }
 

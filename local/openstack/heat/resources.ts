@@ -25,7 +25,7 @@ const NOVA_NAMES: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthoriz
 function clientError(service: Service, err: ApiError): PluginError {
   const rid = requestId();
   if (service === 'neutron') {
-    const name = err.type && !err.type.startsWith('HTTP') ? `${err.type}Client` : NOVA_NAMES[err.status] ?? 'NeutronClientException';
+    const name = err.type && !err.type.startsWith('HTTP') ? `${err.type}Client` : (NOVA_NAMES[err.status] ?? 'NeutronClientException');
     return new PluginError(name, `${err.message}\nNeutron server returns request_ids: ['${rid}']`, err.status);
   }
   if (service === 'glance') return new PluginError(err.status === 404 ? 'HTTPNotFound' : 'HTTPException', `${err.status}: ${err.message}`, err.status);
@@ -75,7 +75,7 @@ function findImage(ctx: { cloud: PluginContext['cloud'] }, ref: string, projectI
 }
 
 function attributeOf(value: unknown, path: unknown[]): unknown {
-  return path.length === 0 ? value ?? null : dig(value, path);
+  return path.length === 0 ? (value ?? null) : dig(value, path);
 }
 
 /** Waits until `check` holds (re-checked whenever the simulated cloud changes), or the action is aborted. */
@@ -90,7 +90,33 @@ function nestedStack(ctx: PluginContext, res: Resource): Stack | undefined {
 // ---------------------------------------------------------------------------------------------
 // OS::Nova::Server
 
-const SERVER_PROPS = ['name', 'image', 'block_device_mapping', 'block_device_mapping_v2', 'flavor', 'flavor_update_policy', 'image_update_policy', 'key_name', 'admin_user', 'availability_zone', 'security_groups', 'networks', 'scheduler_hints', 'metadata', 'user_data_format', 'user_data', 'reservation_id', 'config_drive', 'diskConfig', 'personality', 'admin_pass', 'software_config_transport', 'user_data_update_policy', 'tags', 'deployment_swift_data'];
+const SERVER_PROPS = [
+  'name',
+  'image',
+  'block_device_mapping',
+  'block_device_mapping_v2',
+  'flavor',
+  'flavor_update_policy',
+  'image_update_policy',
+  'key_name',
+  'admin_user',
+  'availability_zone',
+  'security_groups',
+  'networks',
+  'scheduler_hints',
+  'metadata',
+  'user_data_format',
+  'user_data',
+  'reservation_id',
+  'config_drive',
+  'diskConfig',
+  'personality',
+  'admin_pass',
+  'software_config_transport',
+  'user_data_update_policy',
+  'tags',
+  'deployment_swift_data',
+];
 
 function serverNics(ctx: PluginContext, res: Resource, networks: unknown): { nics: Array<Record<string, string>>; internal: string[] } {
   const nics: Array<Record<string, string>> = [];
@@ -114,7 +140,9 @@ function serverNics(ctx: PluginContext, res: Resource, networks: unknown): { nic
     const net = netRef ? call('neutron', () => neutron.findNetwork(netRef, projectId)) : call('neutron', () => neutron.requireNetwork(subnet?.networkId ?? ''));
     // Heat creates the server's ports itself ("internal ports") and deletes them with the server.
     const fixed = subnet || fixedIp ? [{ ...(subnet ? { subnet_id: subnet.id } : {}), ...(fixedIp ? { ip_address: fixedIp } : {}) }] : undefined;
-    const created = call('neutron', () => neutron.createPort(projectId, { network_id: net.id, name: `${physicalName(ctx, res)}-port`, ...(fixed ? { fixed_ips: fixed } : {}) }, admin));
+    const created = call('neutron', () =>
+      neutron.createPort(projectId, { network_id: net.id, name: `${physicalName(ctx, res)}-port`, ...(fixed ? { fixed_ips: fixed } : {}) }, admin),
+    );
     internal.push(created.id);
     nics.push({ port: created.id });
   }
@@ -129,12 +157,29 @@ function bdmV2(props: Props): Array<Record<string, unknown>> {
     const boot = m.boot_index === undefined || m.boot_index === null ? undefined : Number(m.boot_index);
     const del = m.delete_on_termination === true;
     if (str(m.volume_id)) out.push({ uuid: m.volume_id, source_type: 'volume', destination_type: 'volume', boot_index: boot ?? 0, delete_on_termination: del });
-    else if (str(m.image) ?? str(m.image_id)) out.push({ uuid: m.image ?? m.image_id, source_type: 'image', destination_type: 'volume', volume_size: m.volume_size, boot_index: boot ?? 0, delete_on_termination: del });
+    else if (str(m.image) ?? str(m.image_id))
+      out.push({
+        uuid: m.image ?? m.image_id,
+        source_type: 'image',
+        destination_type: 'volume',
+        volume_size: m.volume_size,
+        boot_index: boot ?? 0,
+        delete_on_termination: del,
+      });
     else if (m.swap_size !== undefined || m.ephemeral_size !== undefined) out.push({ source_type: 'blank', destination_type: 'local', boot_index: -1 });
-    else if (m.volume_size !== undefined) out.push({ source_type: 'blank', destination_type: 'volume', volume_size: m.volume_size, boot_index: boot ?? -1, delete_on_termination: del });
+    else if (m.volume_size !== undefined)
+      out.push({ source_type: 'blank', destination_type: 'volume', volume_size: m.volume_size, boot_index: boot ?? -1, delete_on_termination: del });
   }
   const legacy = Array.isArray(props.block_device_mapping) ? props.block_device_mapping : [];
-  for (const m of legacy) if (isRecord(m) && str(m.volume_id)) out.push({ uuid: m.volume_id, source_type: 'volume', destination_type: 'volume', boot_index: m.device_name === 'vda' ? 0 : -1, delete_on_termination: m.delete_on_termination === true });
+  for (const m of legacy)
+    if (isRecord(m) && str(m.volume_id))
+      out.push({
+        uuid: m.volume_id,
+        source_type: 'volume',
+        destination_type: 'volume',
+        boot_index: m.device_name === 'vda' ? 0 : -1,
+        delete_on_termination: m.delete_on_termination === true,
+      });
   return out;
 }
 
@@ -156,13 +201,29 @@ async function waitServer(ctx: PluginContext, id: string, settled: (s: Server) =
 const server: ResourcePlugin = {
   properties: SERVER_PROPS,
   required: ['flavor'],
-  updateAllowed: ['name', 'flavor', 'flavor_update_policy', 'image', 'image_update_policy', 'metadata', 'networks', 'admin_pass', 'user_data', 'user_data_update_policy', 'tags', 'security_groups', 'deployment_swift_data', 'software_config_transport'],
+  updateAllowed: [
+    'name',
+    'flavor',
+    'flavor_update_policy',
+    'image',
+    'image_update_policy',
+    'metadata',
+    'networks',
+    'admin_pass',
+    'user_data',
+    'user_data_update_policy',
+    'tags',
+    'security_groups',
+    'deployment_swift_data',
+    'software_config_transport',
+  ],
   attributes: ['name', 'addresses', 'networks', 'first_address', 'instance_name', 'accessIPv4', 'accessIPv6', 'console_urls', 'tags', 'os_collect_config'],
   validate(ctx, name, props) {
     const image = props.image;
     if (known(image) && str(image)) {
       try {
-        if (!findImage(ctx, str(image) as string, ctx.projectId)) throw propertyError(name, 'image', `Error validating value '${String(image)}': No images matching {'name': '${String(image)}'}.`);
+        if (!findImage(ctx, str(image) as string, ctx.projectId))
+          throw propertyError(name, 'image', `Error validating value '${String(image)}': No images matching {'name': '${String(image)}'}.`);
       } catch (err) {
         if (err instanceof PluginError) throw propertyError(name, 'image', `Error validating value '${String(image)}': ${err.message}`);
         throw err;
@@ -172,7 +233,8 @@ const server: ResourcePlugin = {
     if (known(flavor) && !ctx.cloud.nova.findFlavor(String(flavor))) {
       throw propertyError(name, 'flavor', `Error validating value '${String(flavor)}': No Flavor matching {'name': '${String(flavor)}'}. (HTTP 404)`);
     }
-    const hasBootVolume = bdmV2(props).some((m) => m.boot_index === 0) || (Array.isArray(props.block_device_mapping_v2) && props.block_device_mapping_v2.some(containsDeferred));
+    const hasBootVolume =
+      bdmV2(props).some((m) => m.boot_index === 0) || (Array.isArray(props.block_device_mapping_v2) && props.block_device_mapping_v2.some(containsDeferred));
     if ((image === undefined || image === null || image === '') && !hasBootVolume && !Array.isArray(props.block_device_mapping)) {
       throw invalidTemplate(`Property error: resources.${name}.properties: Neither image nor bootable volume is specified for instance ${name}`);
     }
@@ -180,7 +242,9 @@ const server: ResourcePlugin = {
       for (const [i, item] of props.networks.entries()) {
         if (!isRecord(item)) continue;
         if (!['port', 'network', 'uuid', 'subnet', 'allocate_network'].some((k) => item[k] !== undefined && item[k] !== null && item[k] !== '')) {
-          throw invalidTemplate(`Property error: resources.${name}.properties.networks[${i}]: One of the properties "network", "port", "allocate_network" or "subnet" should be set for the specified network of server "${name}".`);
+          throw invalidTemplate(
+            `Property error: resources.${name}.properties.networks[${i}]: One of the properties "network", "port", "allocate_network" or "subnet" should be set for the specified network of server "${name}".`,
+          );
         }
       }
     }
@@ -192,11 +256,19 @@ const server: ResourcePlugin = {
     let imageId: string | undefined;
     if (imageRef) {
       const image = findImage(ctx, imageRef, projectId);
-      if (!image) throw new PluginError('StackValidationFailed', `Property error: resources.${res.name}.properties.image: Error validating value '${imageRef}': No images matching {'name': '${imageRef}'}.`);
+      if (!image)
+        throw new PluginError(
+          'StackValidationFailed',
+          `Property error: resources.${res.name}.properties.image: Error validating value '${imageRef}': No images matching {'name': '${imageRef}'}.`,
+        );
       imageId = image.id;
     }
     const flavor = nova.findFlavor(String(props.flavor));
-    if (!flavor) throw new PluginError('StackValidationFailed', `Property error: resources.${res.name}.properties.flavor: Error validating value '${String(props.flavor)}': No Flavor matching {'name': '${String(props.flavor)}'}. (HTTP 404)`);
+    if (!flavor)
+      throw new PluginError(
+        'StackValidationFailed',
+        `Property error: resources.${res.name}.properties.flavor: Error validating value '${String(props.flavor)}': No Flavor matching {'name': '${String(props.flavor)}'}. (HTTP 404)`,
+      );
     const { nics, internal } = serverNics(ctx, res, props.networks);
     res.data.internalPorts = internal;
     const hints = isRecord(props.scheduler_hints) ? props.scheduler_hints : undefined;
@@ -209,7 +281,9 @@ const server: ResourcePlugin = {
         ...(nics.length > 0 ? { networks: nics } : {}),
         ...(bdmV2(props).length > 0 ? { block_device_mapping_v2: bdmV2(props) } : {}),
         ...(str(props.availability_zone) ? { availability_zone: str(props.availability_zone) } : {}),
-        ...(isRecord(props.metadata) ? { metadata: Object.fromEntries(Object.entries(props.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) } : {}),
+        ...(isRecord(props.metadata)
+          ? { metadata: Object.fromEntries(Object.entries(props.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) }
+          : {}),
         ...(str(props.key_name) ? { key_name: str(props.key_name) } : {}),
         ...(userData ? { user_data: userData } : {}),
         ...(props.config_drive === true ? { config_drive: true } : {}),
@@ -240,14 +314,22 @@ const server: ResourcePlugin = {
     if (changed('metadata')) srv.metadata = isRecord(after.metadata) ? Object.fromEntries(Object.entries(after.metadata).map(([k, v]) => [k, String(v)])) : {};
     if (changed('flavor')) {
       const flavor = nova.findFlavor(String(after.flavor));
-      if (!flavor) throw new PluginError('StackValidationFailed', `Error validating value '${String(after.flavor)}': No Flavor matching {'name': '${String(after.flavor)}'}. (HTTP 404)`);
+      if (!flavor)
+        throw new PluginError(
+          'StackValidationFailed',
+          `Error validating value '${String(after.flavor)}': No Flavor matching {'name': '${String(after.flavor)}'}. (HTTP 404)`,
+        );
       call('nova', () => nova.resize(srv, flavor));
       const resized = await waitServer(ctx, srv.id, (s) => s.status === 'VERIFY_RESIZE' || s.status === 'ACTIVE' || s.status === 'ERROR');
       if (resized.status === 'VERIFY_RESIZE') call('nova', () => nova.confirmResize(resized));
     }
     if (changed('image')) {
       const image = findImage(ctx, String(after.image), ctx.stack.projectId);
-      if (!image) throw new PluginError('StackValidationFailed', `Error validating value '${String(after.image)}': No images matching {'name': '${String(after.image)}'}.`);
+      if (!image)
+        throw new PluginError(
+          'StackValidationFailed',
+          `Error validating value '${String(after.image)}': No images matching {'name': '${String(after.image)}'}.`,
+        );
       call('nova', () => nova.rebuild(srv, image.id));
       await waitServer(ctx, srv.id, (s) => s.status !== 'REBUILD');
     }
@@ -311,7 +393,14 @@ const server: ResourcePlugin = {
           const list = out[key] ?? (out[key] = []);
           for (const ip of port.fixedIps) {
             const sub = neutron.subnets.get(ip.subnetId);
-            list.push({ addr: ip.ipAddress, version: 4, 'OS-EXT-IPS:type': 'fixed', 'OS-EXT-IPS-MAC:mac_addr': port.macAddress, port: port.id, subnets: sub ? [neutron.subnetBody(sub)] : [] });
+            list.push({
+              addr: ip.ipAddress,
+              version: 4,
+              'OS-EXT-IPS:type': 'fixed',
+              'OS-EXT-IPS-MAC:mac_addr': port.macAddress,
+              port: port.id,
+              subnets: sub ? [neutron.subnetBody(sub)] : [],
+            });
           }
         }
         return attributeOf(out, path);
@@ -339,13 +428,26 @@ const server: ResourcePlugin = {
 // OS::Neutron::Net / Subnet / Port
 
 const net: ResourcePlugin = {
-  properties: ['name', 'value_specs', 'admin_state_up', 'tenant_id', 'shared', 'dhcp_agent_ids', 'port_security_enabled', 'qos_policy', 'dns_domain', 'availability_zone_hints', 'tags'],
+  properties: [
+    'name',
+    'value_specs',
+    'admin_state_up',
+    'tenant_id',
+    'shared',
+    'dhcp_agent_ids',
+    'port_security_enabled',
+    'qos_policy',
+    'dns_domain',
+    'availability_zone_hints',
+    'tags',
+  ],
   updateAllowed: ['name', 'value_specs', 'admin_state_up', 'shared', 'dhcp_agent_ids', 'port_security_enabled', 'qos_policy', 'dns_domain', 'tags'],
   attributes: ['status', 'name', 'subnets', 'admin_state_up', 'tenant_id', 'port_security_enabled', 'mtu', 'qos_policy_id', 'l2_adjacency', 'segments'],
   async create(ctx, res, props) {
     const admin = ctx.cloud.keystone.isAdmin(ctx.stack.owner);
     const input: Props = { ...(isRecord(props.value_specs) ? props.value_specs : {}), name: str(props.name) ?? physicalName(ctx, res) };
-    for (const key of ['admin_state_up', 'shared', 'port_security_enabled', 'tenant_id']) if (props[key] !== undefined && props[key] !== null) input[key] = props[key];
+    for (const key of ['admin_state_up', 'shared', 'port_security_enabled', 'tenant_id'])
+      if (props[key] !== undefined && props[key] !== null) input[key] = props[key];
     const created = call('neutron', () => ctx.cloud.neutron.createNetwork(ctx.stack.projectId, input, admin));
     res.physicalId = created.id;
   },
@@ -366,13 +468,42 @@ const net: ResourcePlugin = {
     if (!n) return null;
     const body = ctx.cloud.neutron.networkBody(n);
     if (name === 'show') return attributeOf(body, path);
-    if (name === 'segments') return attributeOf([{ network_type: body['provider:network_type'], physical_network: body['provider:physical_network'], segmentation_id: body['provider:segmentation_id'] }], path);
+    if (name === 'segments')
+      return attributeOf(
+        [
+          {
+            network_type: body['provider:network_type'],
+            physical_network: body['provider:physical_network'],
+            segmentation_id: body['provider:segmentation_id'],
+          },
+        ],
+        path,
+      );
     return attributeOf(name === 'tenant_id' ? body.tenant_id : body[name], path);
   },
 };
 
 const subnet: ResourcePlugin = {
-  properties: ['network_id', 'network', 'subnetpool', 'prefixlen', 'cidr', 'value_specs', 'name', 'ip_version', 'dns_nameservers', 'gateway_ip', 'enable_dhcp', 'allocation_pools', 'tenant_id', 'host_routes', 'ipv6_ra_mode', 'ipv6_address_mode', 'segment', 'tags'],
+  properties: [
+    'network_id',
+    'network',
+    'subnetpool',
+    'prefixlen',
+    'cidr',
+    'value_specs',
+    'name',
+    'ip_version',
+    'dns_nameservers',
+    'gateway_ip',
+    'enable_dhcp',
+    'allocation_pools',
+    'tenant_id',
+    'host_routes',
+    'ipv6_ra_mode',
+    'ipv6_address_mode',
+    'segment',
+    'tags',
+  ],
   updateAllowed: ['name', 'value_specs', 'allocation_pools', 'gateway_ip', 'enable_dhcp', 'dns_nameservers', 'host_routes', 'tags'],
   attributes: ['name', 'network_id', 'tenant_id', 'allocation_pools', 'gateway_ip', 'host_routes', 'ip_version', 'cidr', 'dns_nameservers', 'enable_dhcp'],
   validate(_ctx, name, props) {
@@ -384,8 +515,14 @@ const subnet: ResourcePlugin = {
     const { neutron } = ctx.cloud;
     const projectId = ctx.stack.projectId;
     const network = call('neutron', () => neutron.findNetwork(String(props.network ?? props.network_id), projectId));
-    const input: Props = { ...(isRecord(props.value_specs) ? props.value_specs : {}), network_id: network.id, name: str(props.name) ?? physicalName(ctx, res), ip_version: props.ip_version ?? 4 };
-    for (const key of ['cidr', 'enable_dhcp', 'allocation_pools', 'dns_nameservers', 'host_routes', 'tenant_id']) if (props[key] !== undefined && props[key] !== null) input[key] = props[key];
+    const input: Props = {
+      ...(isRecord(props.value_specs) ? props.value_specs : {}),
+      network_id: network.id,
+      name: str(props.name) ?? physicalName(ctx, res),
+      ip_version: props.ip_version ?? 4,
+    };
+    for (const key of ['cidr', 'enable_dhcp', 'allocation_pools', 'dns_nameservers', 'host_routes', 'tenant_id'])
+      if (props[key] !== undefined && props[key] !== null) input[key] = props[key];
     if (props.gateway_ip !== undefined) input.gateway_ip = props.gateway_ip === '' ? null : props.gateway_ip;
     const created = call('neutron', () => neutron.createSubnet(projectId, input, ctx.cloud.keystone.isAdmin(ctx.stack.owner)));
     res.physicalId = created.id;
@@ -411,7 +548,27 @@ const subnet: ResourcePlugin = {
   },
 };
 
-const PORT_PROPS = ['name', 'network_id', 'network', 'fixed_ips', 'security_groups', 'replacement_policy', 'device_id', 'device_owner', 'dns_name', 'tags', 'value_specs', 'admin_state_up', 'mac_address', 'allowed_address_pairs', 'binding:vnic_type', 'qos_policy', 'port_security_enabled', 'propagate_uplink_status', 'no_fixed_ips'];
+const PORT_PROPS = [
+  'name',
+  'network_id',
+  'network',
+  'fixed_ips',
+  'security_groups',
+  'replacement_policy',
+  'device_id',
+  'device_owner',
+  'dns_name',
+  'tags',
+  'value_specs',
+  'admin_state_up',
+  'mac_address',
+  'allowed_address_pairs',
+  'binding:vnic_type',
+  'qos_policy',
+  'port_security_enabled',
+  'propagate_uplink_status',
+  'no_fixed_ips',
+];
 
 function portInput(ctx: PluginContext, props: Props): Props {
   const { neutron } = ctx.cloud;
@@ -436,7 +593,16 @@ function portInput(ctx: PluginContext, props: Props): Props {
       return found.id;
     });
   }
-  for (const key of ['mac_address', 'device_id', 'device_owner', 'admin_state_up', 'port_security_enabled', 'binding:vnic_type', 'allowed_address_pairs', 'no_fixed_ips']) {
+  for (const key of [
+    'mac_address',
+    'device_id',
+    'device_owner',
+    'admin_state_up',
+    'port_security_enabled',
+    'binding:vnic_type',
+    'allowed_address_pairs',
+    'no_fixed_ips',
+  ]) {
     if (props[key] !== undefined && props[key] !== null) input[key] = props[key];
   }
   return input;
@@ -444,11 +610,46 @@ function portInput(ctx: PluginContext, props: Props): Props {
 
 const port: ResourcePlugin = {
   properties: PORT_PROPS,
-  updateAllowed: ['name', 'fixed_ips', 'security_groups', 'device_id', 'device_owner', 'admin_state_up', 'value_specs', 'allowed_address_pairs', 'binding:vnic_type', 'qos_policy', 'port_security_enabled', 'tags', 'dns_name', 'propagate_uplink_status', 'replacement_policy', 'no_fixed_ips'],
-  attributes: ['admin_state_up', 'device_id', 'device_owner', 'fixed_ips', 'mac_address', 'name', 'network_id', 'port_security_enabled', 'security_groups', 'status', 'subnets', 'tenant_id', 'allowed_address_pairs', 'qos_policy_id', 'dns_assignment', 'network'],
+  updateAllowed: [
+    'name',
+    'fixed_ips',
+    'security_groups',
+    'device_id',
+    'device_owner',
+    'admin_state_up',
+    'value_specs',
+    'allowed_address_pairs',
+    'binding:vnic_type',
+    'qos_policy',
+    'port_security_enabled',
+    'tags',
+    'dns_name',
+    'propagate_uplink_status',
+    'replacement_policy',
+    'no_fixed_ips',
+  ],
+  attributes: [
+    'admin_state_up',
+    'device_id',
+    'device_owner',
+    'fixed_ips',
+    'mac_address',
+    'name',
+    'network_id',
+    'port_security_enabled',
+    'security_groups',
+    'status',
+    'subnets',
+    'tenant_id',
+    'allowed_address_pairs',
+    'qos_policy_id',
+    'dns_assignment',
+    'network',
+  ],
   validate(ctx, name, props) {
     const ref = props.network ?? props.network_id;
-    if (ref === undefined || ref === null) throw invalidTemplate(`Property error: resources.${name}.properties: At least one of the following properties must be specified: network`);
+    if (ref === undefined || ref === null)
+      throw invalidTemplate(`Property error: resources.${name}.properties: At least one of the following properties must be specified: network`);
     if (known(ref) && typeof ref === 'string') {
       try {
         ctx.cloud.neutron.findNetwork(ref, ctx.projectId);
@@ -470,7 +671,8 @@ const port: ResourcePlugin = {
     if (!p) return 'replace';
     const input = portInput(ctx, after);
     const changes: Props = { name: str(after.name) ?? physicalName(ctx, res) };
-    for (const [key, value] of Object.entries(input)) if (JSON.stringify(before[key === 'fixed_ips' ? 'fixed_ips' : key]) !== JSON.stringify(after[key])) changes[key] = value;
+    for (const [key, value] of Object.entries(input))
+      if (JSON.stringify(before[key === 'fixed_ips' ? 'fixed_ips' : key]) !== JSON.stringify(after[key])) changes[key] = value;
     call('neutron', () => ctx.cloud.neutron.updatePort(p, changes));
   },
   async delete(ctx, res) {
@@ -485,13 +687,26 @@ const port: ResourcePlugin = {
       case 'show':
         return attributeOf(body, path);
       case 'subnets':
-        return attributeOf(p.fixedIps.map((ip) => neutron.subnets.get(ip.subnetId)).filter((s) => s !== undefined).map((s) => neutron.subnetBody(s)), path);
+        return attributeOf(
+          p.fixedIps
+            .map((ip) => neutron.subnets.get(ip.subnetId))
+            .filter((s) => s !== undefined)
+            .map((s) => neutron.subnetBody(s)),
+          path,
+        );
       case 'network': {
         const n = neutron.networks.get(p.networkId);
         return attributeOf(n ? neutron.networkBody(n) : null, path);
       }
       case 'dns_assignment':
-        return attributeOf(p.fixedIps.map((ip) => ({ hostname: `host-${ip.ipAddress.replaceAll('.', '-')}`, ip_address: ip.ipAddress, fqdn: `host-${ip.ipAddress.replaceAll('.', '-')}.openstacklocal.` })), path);
+        return attributeOf(
+          p.fixedIps.map((ip) => ({
+            hostname: `host-${ip.ipAddress.replaceAll('.', '-')}`,
+            ip_address: ip.ipAddress,
+            fqdn: `host-${ip.ipAddress.replaceAll('.', '-')}.openstacklocal.`,
+          })),
+          path,
+        );
       default:
         return attributeOf(body[name], path);
     }
@@ -502,14 +717,47 @@ const port: ResourcePlugin = {
 // OS::Cinder::Volume
 
 const volume: ResourcePlugin = {
-  properties: ['availability_zone', 'size', 'snapshot_id', 'backup_id', 'name', 'description', 'volume_type', 'metadata', 'imageRef', 'image', 'source_volid', 'scheduler_hints', 'read_only', 'multiattach'],
+  properties: [
+    'availability_zone',
+    'size',
+    'snapshot_id',
+    'backup_id',
+    'name',
+    'description',
+    'volume_type',
+    'metadata',
+    'imageRef',
+    'image',
+    'source_volid',
+    'scheduler_hints',
+    'read_only',
+    'multiattach',
+  ],
   updateAllowed: ['name', 'description', 'metadata', 'size', 'read_only', 'volume_type', 'multiattach'],
-  attributes: ['availability_zone', 'size', 'snapshot_id', 'display_name', 'display_description', 'volume_type', 'metadata', 'metadata_values', 'source_volid', 'status', 'created_at', 'bootable', 'encrypted', 'attachments', 'attachments_list', 'multiattach'],
+  attributes: [
+    'availability_zone',
+    'size',
+    'snapshot_id',
+    'display_name',
+    'display_description',
+    'volume_type',
+    'metadata',
+    'metadata_values',
+    'source_volid',
+    'status',
+    'created_at',
+    'bootable',
+    'encrypted',
+    'attachments',
+    'attachments_list',
+    'multiattach',
+  ],
   validate(ctx, name, props) {
     const image = props.image ?? props.imageRef;
     if (known(image) && str(image)) {
       try {
-        if (!findImage(ctx, String(image), ctx.projectId)) throw propertyError(name, 'image', `Error validating value '${String(image)}': No images matching {'name': '${String(image)}'}.`);
+        if (!findImage(ctx, String(image), ctx.projectId))
+          throw propertyError(name, 'image', `Error validating value '${String(image)}': No images matching {'name': '${String(image)}'}.`);
       } catch (err) {
         if (err instanceof PluginError) throw propertyError(name, 'image', err.message);
         throw err;
@@ -526,18 +774,26 @@ const volume: ResourcePlugin = {
     if (imageRef && !image) throw new PluginError('NotFound', `Image ${imageRef} could not be found.`, 404);
     const snapshot = str(props.snapshot_id) ? cinder.snapshots.get(String(props.snapshot_id)) : undefined;
     if (str(props.snapshot_id) && !snapshot) throw new PluginError('NotFound', `Snapshot ${String(props.snapshot_id)} could not be found.`, 404);
-    const size = props.size === undefined || props.size === null ? Math.max(1, Math.ceil((image?.size ?? 0) / 2 ** 30), image?.minDisk ?? 0, snapshot?.size ?? 0) : Number(props.size);
-    const v = call('cinder', () => cinder.create({ projectId: ctx.stack.projectId, userId: ctx.stack.owner.user.id }, {
-      size,
-      name: str(props.name) ?? physicalName(ctx, res),
-      ...(str(props.description) ? { description: props.description } : {}),
-      ...(image ? { imageRef: image.id } : {}),
-      ...(str(props.availability_zone) ? { availability_zone: props.availability_zone } : {}),
-      ...(isRecord(props.metadata) ? { metadata: props.metadata } : {}),
-      ...(str(props.source_volid) ? { source_volid: props.source_volid } : {}),
-      ...(snapshot ? { snapshot_id: snapshot.id } : {}),
-      multiattach: props.multiattach === true,
-    }));
+    const size =
+      props.size === undefined || props.size === null
+        ? Math.max(1, Math.ceil((image?.size ?? 0) / 2 ** 30), image?.minDisk ?? 0, snapshot?.size ?? 0)
+        : Number(props.size);
+    const v = call('cinder', () =>
+      cinder.create(
+        { projectId: ctx.stack.projectId, userId: ctx.stack.owner.user.id },
+        {
+          size,
+          name: str(props.name) ?? physicalName(ctx, res),
+          ...(str(props.description) ? { description: props.description } : {}),
+          ...(image ? { imageRef: image.id } : {}),
+          ...(str(props.availability_zone) ? { availability_zone: props.availability_zone } : {}),
+          ...(isRecord(props.metadata) ? { metadata: props.metadata } : {}),
+          ...(str(props.source_volid) ? { source_volid: props.source_volid } : {}),
+          ...(snapshot ? { snapshot_id: snapshot.id } : {}),
+          multiattach: props.multiattach === true,
+        },
+      ),
+    );
     res.physicalId = v.id;
     await until(ctx, () => !cinder.volumes.has(v.id) || !['creating', 'downloading'].includes(v.status));
     if (v.status !== 'available') throw new PluginError('ResourceInError', `Went to status ${v.status} due to "Unknown"`);
@@ -547,7 +803,8 @@ const volume: ResourcePlugin = {
     if (!v) return 'replace';
     if (JSON.stringify(before.size) !== JSON.stringify(after.size)) {
       const size = Number(after.size);
-      if (size < v.size) throw new PluginError('NotSupported', `The new size(${size}) must be greater than or equal to the current size(${v.size}) of volume ${v.id}.`);
+      if (size < v.size)
+        throw new PluginError('NotSupported', `The new size(${size}) must be greater than or equal to the current size(${v.size}) of volume ${v.id}.`);
       v.size = size;
     }
     v.name = str(after.name) ?? v.name;
@@ -570,8 +827,13 @@ const volume: ResourcePlugin = {
     if (!v) return null;
     const body = ctx.cloud.cinder.body(v, ctx.cloud.publicBase);
     const map: Record<string, unknown> = {
-      display_name: v.name, display_description: v.description, metadata: JSON.stringify(v.metadata), metadata_values: v.metadata,
-      attachments: JSON.stringify(body.attachments), attachments_list: body.attachments, show: body,
+      display_name: v.name,
+      display_description: v.description,
+      metadata: JSON.stringify(v.metadata),
+      metadata_values: v.metadata,
+      attachments: JSON.stringify(body.attachments),
+      attachments_list: body.attachments,
+      show: body,
     };
     return attributeOf(name in map ? map[name] : body[name], path);
   },
@@ -586,7 +848,13 @@ const serverGroup: ResourcePlugin = {
   attributes: [],
   async create(ctx, res, props) {
     const policies = Array.isArray(props.policies) && props.policies.length > 0 ? props.policies.map(String) : ['anti-affinity'];
-    const group = call('nova', () => ctx.cloud.nova.createGroup(ctx.stack.owner, { name: str(props.name) ?? physicalName(ctx, res), policies, ...(isRecord(props.rules) ? { rules: props.rules } : {}) }, 2001));
+    const group = call('nova', () =>
+      ctx.cloud.nova.createGroup(
+        ctx.stack.owner,
+        { name: str(props.name) ?? physicalName(ctx, res), policies, ...(isRecord(props.rules) ? { rules: props.rules } : {}) },
+        2001,
+      ),
+    );
     res.physicalId = group.id;
   },
   async delete(ctx, res) {
@@ -628,11 +896,15 @@ function validateTemplateResource(ctx: ValidateContext, name: string, template: 
       checkConstraints(key, schema, converted, () => undefined);
       params.set(key, converted);
     } catch (err) {
-      if (err instanceof ApiError) throw invalidTemplate(`Property error: resources.${name}.properties.${key}: ${err.message.replace(/^Parameter '[^']*' is invalid: /, '')}`);
+      if (err instanceof ApiError)
+        throw invalidTemplate(`Property error: resources.${name}.properties.${key}: ${err.message.replace(/^Parameter '[^']*' is invalid: /, '')}`);
       throw err;
     }
   }
-  ctx.engine.validate({ name: `${ctx.stackName}-${name}`, projectId: ctx.projectId, template, version: templateVersion(template), files: ctx.files, env: ctx.env, params }, ctx.depth + 1);
+  ctx.engine.validate(
+    { name: `${ctx.stackName}-${name}`, projectId: ctx.projectId, template, version: templateVersion(template), files: ctx.files, env: ctx.env, params },
+    ctx.depth + 1,
+  );
 }
 
 /** A template file used as a type: the resource is a nested stack; properties are its parameters. */
@@ -682,10 +954,12 @@ function validateMember(ctx: ValidateContext, name: string, def: unknown, what: 
   const plugin = ctx.engine.plugin(def.type, ctx.files, ctx.env);
   const props = isRecord(def.properties) ? def.properties : {};
   if (plugin.properties !== 'any') {
-    for (const key of Object.keys(props)) if (!plugin.properties.includes(key)) throw invalidTemplate(`Property error: resources.${name}.properties.${what}.properties: Unknown Property ${key}`);
+    for (const key of Object.keys(props))
+      if (!plugin.properties.includes(key)) throw invalidTemplate(`Property error: resources.${name}.properties.${what}.properties: Unknown Property ${key}`);
   }
   for (const key of plugin.required ?? []) {
-    if (props[key] === undefined || props[key] === null) throw invalidTemplate(`Property error: resources.${name}.properties.${what}.properties: Property ${key} not assigned`);
+    if (props[key] === undefined || props[key] === null)
+      throw invalidTemplate(`Property error: resources.${name}.properties.${what}.properties: Property ${key} not assigned`);
   }
   plugin.validate?.({ ...ctx, depth: ctx.depth + 1 }, name, props);
 }
@@ -698,7 +972,9 @@ function memberTemplate(members: Array<[string, unknown]>): Template {
 function members(nested: Stack | undefined): Resource[] {
   if (!nested) return [];
   const failed = (r: Resource) => (r.status === 'FAILED' ? 0 : 1);
-  return [...nested.resources.values()].filter((r) => !(r.action === 'DELETE' && r.status === 'COMPLETE')).sort((a, b) => failed(a) - failed(b) || a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+  return [...nested.resources.values()]
+    .filter((r) => !(r.action === 'DELETE' && r.status === 'COMPLETE'))
+    .sort((a, b) => failed(a) - failed(b) || a.createdAt - b.createdAt || a.name.localeCompare(b.name));
 }
 
 function memberRef(res: Resource): string {
@@ -768,7 +1044,10 @@ const autoScalingGroup: ResourcePlugin = {
   nested: true,
   validate(ctx, name, props) {
     if (known(props.min_size) && known(props.max_size)) {
-      const { min, max, desired } = known(props.desired_capacity) || props.desired_capacity === undefined ? asgBounds(props, name) : { ...asgBounds({ ...props, desired_capacity: undefined }, name) };
+      const { min, max, desired } =
+        known(props.desired_capacity) || props.desired_capacity === undefined
+          ? asgBounds(props, name)
+          : { ...asgBounds({ ...props, desired_capacity: undefined }, name) };
       if (min < 0) throw invalidTemplate(`Property error: resources.${name}.properties.min_size: ${min} is out of range (min: 0, max: None)`);
       if (min > max) throw invalidTemplate('min_size can not be greater than max_size');
       if (desired !== undefined && (desired < min || desired > max)) throw invalidTemplate(`desired_capacity must be between ${min} and ${max}`);
@@ -797,7 +1076,12 @@ const autoScalingGroup: ResourcePlugin = {
       const done = new Set<string>();
       for (let i = 0; i < current.length; i += batch) {
         for (const m of current.slice(i, i + batch)) done.add(m.name);
-        await ctx.engine.updateNested(nested, memberTemplate(current.map((m) => [m.name, done.has(m.name) ? after.resource : memberDefinition(nested, m.name) ?? before.resource])), {}, ctx.signal);
+        await ctx.engine.updateNested(
+          nested,
+          memberTemplate(current.map((m) => [m.name, done.has(m.name) ? after.resource : (memberDefinition(nested, m.name) ?? before.resource)])),
+          {},
+          ctx.signal,
+        );
         if (pause > 0 && i + batch < current.length) await ctx.cloud.sched.sleep(pause * 1000, ctx.signal);
       }
     }
@@ -813,7 +1097,15 @@ const autoScalingGroup: ResourcePlugin = {
     if (nested) await ctx.engine.deleteNested(nested, ctx.signal);
   },
   attribute(ctx, res, name, path) {
-    return groupAttribute(ctx, res, name, path, members(nestedStack(ctx, res)).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name))) ?? null;
+    return (
+      groupAttribute(
+        ctx,
+        res,
+        name,
+        path,
+        members(nestedStack(ctx, res)).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name)),
+      ) ?? null
+    );
   },
   nestedStackId: (res) => res.physicalId || undefined,
 };
@@ -844,7 +1136,8 @@ const resourceGroup: ResourcePlugin = {
   attributes: 'any',
   nested: true,
   validate(ctx, name, props) {
-    if (known(props.count) && int(props.count, 'count', name) < 0) throw invalidTemplate(`Property error: resources.${name}.properties.count: ${String(props.count)} is out of range (min: 0, max: None)`);
+    if (known(props.count) && int(props.count, 'count', name) < 0)
+      throw invalidTemplate(`Property error: resources.${name}.properties.count: ${String(props.count)} is out of range (min: 0, max: None)`);
     if (isRecord(props.resource_def)) validateMember(ctx, name, props.resource_def, 'resource_def');
   },
   async create(ctx, res, props) {
@@ -859,7 +1152,8 @@ const resourceGroup: ResourcePlugin = {
     if (!nested || nested.deleted) return 'replace';
     const count = after.count === undefined || after.count === null ? 1 : int(after.count, 'count', res.name);
     const removalList = new Set<string>();
-    if (Array.isArray(after.removal_policies)) for (const p of after.removal_policies) if (isRecord(p) && Array.isArray(p.resource_list)) for (const r of p.resource_list) removalList.add(String(r));
+    if (Array.isArray(after.removal_policies))
+      for (const p of after.removal_policies) if (isRecord(p) && Array.isArray(p.resource_list)) for (const r of p.resource_list) removalList.add(String(r));
     const blacklist = new Set([...(Array.isArray(res.data.blacklist) ? (res.data.blacklist as string[]) : []), ...removalList]);
     let names = [...nested.resources.keys()].filter((n) => !blacklist.has(n) && !removalList.has(n)).sort((a, b) => Number(a) - Number(b));
     for (const r of nested.resources.values()) if (removalList.has(r.name) || removalList.has(r.physicalId)) blacklist.add(r.name);
@@ -876,7 +1170,9 @@ const resourceGroup: ResourcePlugin = {
   attribute(ctx, res, name, path) {
     const nested = nestedStack(ctx, res);
     if (!nested) return null;
-    const list = [...nested.resources.values()].filter((r) => r.action !== 'INIT' && !(r.action === 'DELETE' && r.status === 'COMPLETE')).sort((a, b) => Number(a.name) - Number(b.name));
+    const list = [...nested.resources.values()]
+      .filter((r) => r.action !== 'INIT' && !(r.action === 'DELETE' && r.status === 'COMPLETE'))
+      .sort((a, b) => Number(a.name) - Number(b.name));
     const common = groupAttribute(ctx, res, name, path, list);
     if (common !== undefined && name !== 'current_size') return common;
     if (name === 'removed_rsrc_list') return attributeOf(Array.isArray(res.data.blacklist) ? res.data.blacklist : [], path);
@@ -917,7 +1213,11 @@ const scalingPolicy: ResourcePlugin = {
   validate(_ctx, name, props) {
     const type = props.adjustment_type;
     if (known(type) && !['change_in_capacity', 'exact_capacity', 'percent_change_in_capacity'].includes(String(type))) {
-      throw propertyError(name, 'adjustment_type', `"${String(type)}" is not an allowed value [change_in_capacity, exact_capacity, percent_change_in_capacity]`);
+      throw propertyError(
+        name,
+        'adjustment_type',
+        `"${String(type)}" is not an allowed value [change_in_capacity, exact_capacity, percent_change_in_capacity]`,
+      );
     }
   },
   async create(_ctx, res) {
@@ -928,7 +1228,8 @@ const scalingPolicy: ResourcePlugin = {
   attribute(ctx, res, name) {
     const base = `${ctx.cloud.publicBase}/heat-api/v1/${ctx.stack.projectId}/stacks/${ctx.stack.name}/${ctx.stack.id}/resources/${res.name}`;
     if (name === 'signal_url') return `${base}/signal`;
-    if (name === 'alarm_url') return `${ctx.cloud.publicBase}/heat-api-cfn/v1/signal/arn%3Aopenstack%3Aheat%3A%3A${ctx.stack.projectId}%3Astacks/${ctx.stack.name}/${ctx.stack.id}/resources/${res.name}`;
+    if (name === 'alarm_url')
+      return `${ctx.cloud.publicBase}/heat-api-cfn/v1/signal/arn%3Aopenstack%3Aheat%3A%3A${ctx.stack.projectId}%3Astacks/${ctx.stack.name}/${ctx.stack.id}/resources/${res.name}`;
     return null;
   },
   async signal(ctx, res) {
@@ -972,22 +1273,24 @@ async function awaitSignal(ctx: PluginContext, dep: Deployment): Promise<Record<
   dep.state = 'waiting';
   ctx.cloud.sched.changed();
   if (!dep.pending) {
-    await ctx.cloud.sched.external(new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        dep.wake = undefined;
-        reject(ctx.signal.reason);
-      };
-      if (ctx.signal.aborted) {
-        onAbort();
-        return;
-      }
-      dep.wake = () => {
-        ctx.signal.removeEventListener('abort', onAbort);
-        dep.wake = undefined;
-        resolve();
-      };
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-    }));
+    await ctx.cloud.sched.external(
+      new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          dep.wake = undefined;
+          reject(ctx.signal.reason);
+        };
+        if (ctx.signal.aborted) {
+          onAbort();
+          return;
+        }
+        dep.wake = () => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          dep.wake = undefined;
+          resolve();
+        };
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    );
   }
   const body = dep.pending ?? {};
   dep.pending = undefined;
@@ -1034,7 +1337,7 @@ const softwareDeployment: ResourcePlugin = {
   attribute(_ctx, res, name, path) {
     const outputs = isRecord(res.data.outputs) ? res.data.outputs : {};
     const defaults: Record<string, unknown> = { deploy_stdout: null, deploy_stderr: null, deploy_status_code: null };
-    return attributeOf(name in outputs ? outputs[name] : defaults[name] ?? null, path);
+    return attributeOf(name in outputs ? outputs[name] : (defaults[name] ?? null), path);
   },
   async signal(ctx, res, body) {
     ctx.engine.signalDeployment(res.physicalId, isRecord(body) ? body : {});
@@ -1061,7 +1364,18 @@ const randomString: ResourcePlugin = {
 };
 
 const testResource: ResourcePlugin = {
-  properties: ['value', 'update_replace', 'fail', 'client_name', 'entity_name', 'wait_secs', 'action_wait_secs', 'attr_wait_secs', 'constraint_prop_secs', 'update_replace_value'],
+  properties: [
+    'value',
+    'update_replace',
+    'fail',
+    'client_name',
+    'entity_name',
+    'wait_secs',
+    'action_wait_secs',
+    'attr_wait_secs',
+    'constraint_prop_secs',
+    'update_replace_value',
+  ],
   updateAllowed: ['value', 'update_replace', 'fail', 'wait_secs', 'action_wait_secs', 'update_replace_value'],
   attributes: ['output'],
   async create(ctx, res, props) {

@@ -25,10 +25,23 @@ export interface ParamSchema {
 const MAX_TEMPLATE_BYTES = 524288;
 
 const VERSIONS: Record<string, number> = {
-  '2013-05-23': 20130523, '2014-10-16': 20141016, '2015-04-30': 20150430, '2015-10-15': 20151015,
-  '2016-04-08': 20160408, '2016-10-14': 20161014, newton: 20161014, '2017-02-24': 20170224, ocata: 20170224,
-  '2017-09-01': 20170901, pike: 20170901, '2018-03-02': 20180302, queens: 20180302, '2018-08-31': 20180831, rocky: 20180831,
-  '2021-04-16': 20210416, wallaby: 20210416,
+  '2013-05-23': 20130523,
+  '2014-10-16': 20141016,
+  '2015-04-30': 20150430,
+  '2015-10-15': 20151015,
+  '2016-04-08': 20160408,
+  '2016-10-14': 20161014,
+  newton: 20161014,
+  '2017-02-24': 20170224,
+  ocata: 20170224,
+  '2017-09-01': 20170901,
+  pike: 20170901,
+  '2018-03-02': 20180302,
+  queens: 20180302,
+  '2018-08-31': 20180831,
+  rocky: 20180831,
+  '2021-04-16': 20210416,
+  wallaby: 20210416,
 };
 
 const SECTIONS = ['heat_template_version', 'description', 'parameter_groups', 'parameters', 'resources', 'outputs', 'conditions'];
@@ -37,7 +50,12 @@ const SECTIONS = ['heat_template_version', 'description', 'parameter_groups', 'p
 export function parseDocument(input: unknown, what: string): Record<string, unknown> {
   if (isRecord(input)) return input;
   if (typeof input !== 'string') throw invalidTemplate(`The ${what} is not a JSON object or YAML mapping.`, 'HTTPBadRequest');
-  if (Buffer.byteLength(input) > MAX_TEMPLATE_BYTES) throw new ApiError(400, `Request limit exceeded: Template size (${Buffer.byteLength(input)} bytes) exceeds maximum allowed size (${MAX_TEMPLATE_BYTES} bytes).`, 'RequestLimitExceeded');
+  if (Buffer.byteLength(input) > MAX_TEMPLATE_BYTES)
+    throw new ApiError(
+      400,
+      `Request limit exceeded: Template size (${Buffer.byteLength(input)} bytes) exceeds maximum allowed size (${MAX_TEMPLATE_BYTES} bytes).`,
+      'RequestLimitExceeded',
+    );
   let doc: unknown;
   try {
     doc = input.trimStart().startsWith('{')
@@ -61,10 +79,14 @@ export function templateVersion(t: Template): number {
   const key = raw instanceof Date ? raw.toISOString().slice(0, 10) : String(raw);
   const version = VERSIONS[key];
   if (version === undefined) {
-    throw invalidTemplate(`The template version is invalid: "heat_template_version: ${key}". "heat_template_version" should be one of: ${Object.keys(VERSIONS).join(', ')}`, 'InvalidTemplateVersion');
+    throw invalidTemplate(
+      `The template version is invalid: "heat_template_version: ${key}". "heat_template_version" should be one of: ${Object.keys(VERSIONS).join(', ')}`,
+      'InvalidTemplateVersion',
+    );
   }
   for (const section of Object.keys(t)) {
-    if (!SECTIONS.includes(section) || (section === 'conditions' && version < 20161014)) throw invalidTemplate(`The template section is invalid: ${section}`, 'InvalidTemplateSection');
+    if (!SECTIONS.includes(section) || (section === 'conditions' && version < 20161014))
+      throw invalidTemplate(`The template section is invalid: ${section}`, 'InvalidTemplateSection');
   }
   for (const section of ['parameters', 'resources', 'outputs', 'conditions']) {
     const value = t[section];
@@ -99,10 +121,13 @@ export function paramSchemas(t: Template): Map<string, ParamSchema> {
     if (!isRecord(raw)) throw invalidTemplate(`Invalid parameter schema for ${name}: must be a map`, 'InvalidSchemaError');
     if (raw.type === undefined) throw invalidTemplate(`Missing parameter type for parameter: ${name}`, 'InvalidSchemaError');
     const type = String(raw.type);
-    const canonical = ({ string: 'string', number: 'number', json: 'json', comma_delimited_list: 'comma_delimited_list', boolean: 'boolean' } as const)[type as 'string'];
+    const canonical = ({ string: 'string', number: 'number', json: 'json', comma_delimited_list: 'comma_delimited_list', boolean: 'boolean' } as const)[
+      type as 'string'
+    ];
     if (!canonical) throw invalidTemplate(`Invalid type (${type})`, 'InvalidSchemaError');
     for (const key of Object.keys(raw)) {
-      if (!['type', 'default', 'hidden', 'description', 'label', 'constraints', 'immutable', 'tags'].includes(key)) throw invalidTemplate(`Invalid key '${key}' for parameter (${name})`, 'InvalidSchemaError');
+      if (!['type', 'default', 'hidden', 'description', 'label', 'constraints', 'immutable', 'tags'].includes(key))
+        throw invalidTemplate(`Invalid key '${key}' for parameter (${name})`, 'InvalidSchemaError');
     }
     out.set(name, {
       type: canonical,
@@ -175,7 +200,10 @@ export function showParam(schema: ParamSchema | undefined, value: unknown): stri
 /** json.dumps with Python's default separators, which is how Heat shows json parameters. */
 function pythonJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
-  if (isRecord(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(', ')}}`;
+  if (isRecord(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`)
+      .join(', ')}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -191,13 +219,15 @@ export function checkConstraints(name: string, schema: ParamSchema, value: unkno
     if (isRecord(c.range) && typeof value === 'number') {
       const min = typeof c.range.min === 'number' ? c.range.min : undefined;
       const max = typeof c.range.max === 'number' ? c.range.max : undefined;
-      if ((min !== undefined && value < min) || (max !== undefined && value > max)) throw fail(`${value} is out of range (min: ${min ?? 'None'}, max: ${max ?? 'None'})`);
+      if ((min !== undefined && value < min) || (max !== undefined && value > max))
+        throw fail(`${value} is out of range (min: ${min ?? 'None'}, max: ${max ?? 'None'})`);
     }
     if (isRecord(c.length)) {
       const len = typeof value === 'string' || Array.isArray(value) ? value.length : isRecord(value) ? Object.keys(value).length : 0;
       const min = typeof c.length.min === 'number' ? c.length.min : undefined;
       const max = typeof c.length.max === 'number' ? c.length.max : undefined;
-      if ((min !== undefined && len < min) || (max !== undefined && len > max)) throw fail(`length (${len}) is out of range (min: ${min ?? 'None'}, max: ${max ?? 'None'})`);
+      if ((min !== undefined && len < min) || (max !== undefined && len > max))
+        throw fail(`length (${len}) is out of range (min: ${min ?? 'None'}, max: ${max ?? 'None'})`);
     }
     if (typeof c.allowed_pattern === 'string' && typeof value === 'string') {
       if (!new RegExp(`^(?:${c.allowed_pattern})$`).test(value)) throw fail(`"${value}" does not match pattern "${c.allowed_pattern}"`);
@@ -214,7 +244,13 @@ export function checkConstraints(name: string, schema: ParamSchema, value: unkno
  * else parameter_defaults, else the template default; missing -> UserParameterMissing,
  * undeclared -> UnknownUserParameter.
  */
-export function resolveParams(t: Template, user: Record<string, unknown>, env: Environment, custom: (constraint: string, value: unknown) => string | undefined, strictUnknown = true): Map<string, unknown> {
+export function resolveParams(
+  t: Template,
+  user: Record<string, unknown>,
+  env: Environment,
+  custom: (constraint: string, value: unknown) => string | undefined,
+  strictUnknown = true,
+): Map<string, unknown> {
   const schemas = paramSchemas(t);
   const given = { ...env.parameters, ...user };
   if (strictUnknown) {

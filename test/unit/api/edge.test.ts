@@ -22,7 +22,7 @@ interface FakeRequest {
 }
 
 function fakeEvent(request: FakeRequest): APIGatewayProxyEventV2 {
-  const method = request.routeKey === '$default' ? 'GET' : request.routeKey.split(' ')[0] ?? 'GET';
+  const method = request.routeKey === '$default' ? 'GET' : (request.routeKey.split(' ')[0] ?? 'GET');
   const body = request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
   return {
     version: '2.0',
@@ -32,8 +32,15 @@ function fakeEvent(request: FakeRequest): APIGatewayProxyEventV2 {
     headers: { host: 'vnfm.example', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...request.headers },
     pathParameters: request.pathParameters,
     requestContext: {
-      accountId: '000000000000', apiId: 'unit', domainName: 'vnfm.example', domainPrefix: 'vnfm', requestId: 'r-1',
-      routeKey: request.routeKey, stage: '$default', time: '', timeEpoch: 0,
+      accountId: '000000000000',
+      apiId: 'unit',
+      domainName: 'vnfm.example',
+      domainPrefix: 'vnfm',
+      requestId: 'r-1',
+      routeKey: request.routeKey,
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
       http: { method, path: request.path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'unit' },
     },
     body,
@@ -46,14 +53,23 @@ const context = { getRemainingTimeInMillis: () => 30_000 } as unknown as Context
 async function call(handler: Handler, request: FakeRequest): Promise<{ status: number; headers: Record<string, string>; body: Record<string, unknown> }> {
   const result = await handler(fakeEvent(request), context);
   const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
-  return { status: result.statusCode ?? 0, headers, body: result.body ? JSON.parse(result.body) as Record<string, unknown> : {} };
+  return { status: result.statusCode ?? 0, headers, body: result.body ? (JSON.parse(result.body) as Record<string, unknown>) : {} };
 }
 
 /** A real route with its handler replaced by one that records what it was given. */
 function spied(route: Route | undefined): { route: Route; seen: ApiRequest[] } {
   assert.ok(route, 'the route exists');
   const seen: ApiRequest[] = [];
-  return { route: { ...route, handler: async (request) => { seen.push(request); return { status: 202 }; } }, seen };
+  return {
+    route: {
+      ...route,
+      handler: async (request) => {
+        seen.push(request);
+        return { status: 202 };
+      },
+    },
+    seen,
+  };
 }
 
 const V2 = { version: '2.0.0' };
@@ -65,7 +81,12 @@ describe('API edge', () => {
   });
 
   it('answers a body its route schema refuses with 400 problem+json naming the SOL type, before the handler runs', async () => {
-    const answer = await call(vnfInstances, { routeKey: 'POST /vnflcm/v2/vnf_instances', path: '/vnflcm/v2/vnf_instances', headers: V2, body: { vnfInstanceName: 'x' } });
+    const answer = await call(vnfInstances, {
+      routeKey: 'POST /vnflcm/v2/vnf_instances',
+      path: '/vnflcm/v2/vnf_instances',
+      headers: V2,
+      body: { vnfInstanceName: 'x' },
+    });
     assert.equal(answer.status, 400);
     assert.equal(answer.headers['content-type'], 'application/problem+json');
     assert.equal(answer.body.status, 400);
@@ -77,7 +98,12 @@ describe('API edge', () => {
     const notJson = await call(vnfInstances, { routeKey: 'POST /vnflcm/v2/vnf_instances', path: '/vnflcm/v2/vnf_instances', headers: V2, body: '{"vnfdId":' });
     assert.equal(notJson.status, 400);
     assert.match(String(notJson.body.detail), /not valid JSON/);
-    const xml = await call(vnfInstances, { routeKey: 'POST /vnflcm/v2/vnf_instances', path: '/vnflcm/v2/vnf_instances', headers: { ...V2, 'content-type': 'application/xml' }, body: '<a/>' });
+    const xml = await call(vnfInstances, {
+      routeKey: 'POST /vnflcm/v2/vnf_instances',
+      path: '/vnflcm/v2/vnf_instances',
+      headers: { ...V2, 'content-type': 'application/xml' },
+      body: '<a/>',
+    });
     assert.equal(xml.status, 415);
   });
 
@@ -103,14 +129,24 @@ describe('API edge', () => {
     assert.equal(missing.status, 400);
     assert.match(String(missing.body.detail), /"Version" request header is required/);
     assert.equal(missing.headers.version, '2.0.0');
-    const tooNew = await call(vnfInstances, { routeKey: 'POST /vnflcm/v2/vnf_instances', path: '/vnflcm/v2/vnf_instances', headers: { version: '2.9.0' }, body: { vnfdId: 'd' } });
+    const tooNew = await call(vnfInstances, {
+      routeKey: 'POST /vnflcm/v2/vnf_instances',
+      path: '/vnflcm/v2/vnf_instances',
+      headers: { version: '2.9.0' },
+      body: { vnfdId: 'd' },
+    });
     assert.equal(tooNew.status, 406);
   });
 
   it('hands a valid body to its handler parsed by the route schema, with the caller and base URL', async () => {
     const { route, seen } = spied(vnfInstanceRoutes['/vnflcm/v2/vnf_instances']?.POST);
     const api = httpApi({ '/vnflcm/v2/vnf_instances': { POST: route } } satisfies RouteTable);
-    const answer = await call(api, { routeKey: 'POST /vnflcm/v2/vnf_instances', path: '/vnflcm/v2/vnf_instances', headers: V2, body: { vnfdId: 'vnfd-1', vnfInstanceName: 'one' } });
+    const answer = await call(api, {
+      routeKey: 'POST /vnflcm/v2/vnf_instances',
+      path: '/vnflcm/v2/vnf_instances',
+      headers: V2,
+      body: { vnfdId: 'vnfd-1', vnfInstanceName: 'one' },
+    });
     assert.equal(answer.status, 202);
     assert.equal(answer.headers.version, '2.0.0');
     assert.equal(seen.length, 1);
@@ -125,7 +161,9 @@ describe('API edge', () => {
     const { route, seen } = spied(vnfInstanceRoutes[path]?.PATCH);
     const api = httpApi({ [path]: { PATCH: route } });
     const answer = await call(api, {
-      routeKey: `PATCH ${path}`, path: '/vnflcm/v1/vnf_instances/i-1', pathParameters: { vnfInstanceId: 'i-1' },
+      routeKey: `PATCH ${path}`,
+      path: '/vnflcm/v1/vnf_instances/i-1',
+      pathParameters: { vnfInstanceId: 'i-1' },
       headers: { 'content-type': 'application/merge-patch+json' },
       body: { vimConnectionInfo: [{ id: 'vim-1', vimType: 'kubernetes' }] },
     });
@@ -137,8 +175,11 @@ describe('API edge', () => {
     // The same array is not a v2 body.
     const v2 = spied(vnfInstanceRoutes['/vnflcm/v2/vnf_instances/{vnfInstanceId}']?.PATCH);
     const refused = await call(httpApi({ [path]: { PATCH: v2.route } }), {
-      routeKey: `PATCH ${path}`, path: '/vnflcm/v1/vnf_instances/i-1', pathParameters: { vnfInstanceId: 'i-1' },
-      headers: { 'content-type': 'application/merge-patch+json' }, body: { vimConnectionInfo: [{ id: 'vim-1', vimType: 'kubernetes' }] },
+      routeKey: `PATCH ${path}`,
+      path: '/vnflcm/v1/vnf_instances/i-1',
+      pathParameters: { vnfInstanceId: 'i-1' },
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { vimConnectionInfo: [{ id: 'vim-1', vimType: 'kubernetes' }] },
     });
     assert.equal(refused.status, 400);
     assert.match(String(refused.body.detail), /^Invalid VnfInfoModificationRequest: /);
@@ -151,7 +192,17 @@ describe('API edge', () => {
     assert.equal(answer.headers['content-type'], 'application/problem+json');
     assert.equal(answer.body.detail, 'Unknown query parameter "colour"');
     let given: unknown;
-    const api = httpApi({ '/q': { GET: { query: (params) => params.getAll('x'), handler: async (request) => { given = request.query; return { status: 200, body: {} }; } } } });
+    const api = httpApi({
+      '/q': {
+        GET: {
+          query: (params) => params.getAll('x'),
+          handler: async (request) => {
+            given = request.query;
+            return { status: 200, body: {} };
+          },
+        },
+      },
+    });
     assert.equal((await call(api, { routeKey: 'GET /q', path: '/q', query: 'x=1&x=2' })).status, 200);
     assert.deepEqual(given, ['1', '2']);
   });
@@ -160,8 +211,11 @@ describe('API edge', () => {
     const path = '/vnflcm/v2/vnf_instances/{vnfInstanceId}';
     const { route, seen } = spied(vnfInstanceRoutes[path]?.PATCH);
     const answer = await call(httpApi({ [path]: { PATCH: route } }), {
-      routeKey: `PATCH ${path}`, path: '/vnflcm/v2/vnf_instances/a b', pathParameters: { vnfInstanceId: 'a b' },
-      headers: { ...V2, 'content-type': 'application/merge-patch+json' }, body: { nonsense: true },
+      routeKey: `PATCH ${path}`,
+      path: '/vnflcm/v2/vnf_instances/a b',
+      pathParameters: { vnfInstanceId: 'a b' },
+      headers: { ...V2, 'content-type': 'application/merge-patch+json' },
+      body: { nonsense: true },
     });
     assert.equal(answer.status, 404);
     assert.equal(seen.length, 0);

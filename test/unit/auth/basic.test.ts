@@ -20,7 +20,17 @@ describe('parseBasicCredentials', () => {
   });
 
   it('gives undefined for headers that are not Basic credentials', () => {
-    for (const header of ['', 'Basic', 'Basic ', 'Bearer abc', basic('no-colon'), basic(':secret-without-id'), 'Basic !!!notbase64', 'Basic YWJj OmRlZg==', 'Basic =abc']) {
+    for (const header of [
+      '',
+      'Basic',
+      'Basic ',
+      'Bearer abc',
+      basic('no-colon'),
+      basic(':secret-without-id'),
+      'Basic !!!notbase64',
+      'Basic YWJj OmRlZg==',
+      'Basic =abc',
+    ]) {
       assert.equal(parseBasicCredentials(header), undefined, header);
     }
   });

@@ -16,7 +16,7 @@ describe('tenancy', () => {
     assert.equal(canSee({ tenantId: 'a', admin: true }, 'b'), true);
   });
 
-  it('lists are scoped to the caller\'s tenant, or to all tenants for an admin', () => {
+  it("lists are scoped to the caller's tenant, or to all tenants for an admin", () => {
     assert.equal(listScope({ tenantId: 'a' }), 'a');
     assert.equal(listScope({ tenantId: 'a', admin: true }), ALL_TENANTS);
   });

@@ -19,7 +19,13 @@ import { OPENSTACK_VIM, registerDriver } from '#lib/vim/registry.ts';
 
 // The fake takes the OpenStack type's place in the registry: the engine asks the registry by type.
 const FAKE_VIM = OPENSTACK_VIM;
-const VIM: VimReference = { connectionId: 'vim-1', vimId: 'vim-1', vimType: FAKE_VIM, interfaceInfo: { endpoint: 'http://fake' }, accessSecret: 'secret-vim-1' };
+const VIM: VimReference = {
+  connectionId: 'vim-1',
+  vimId: 'vim-1',
+  vimType: FAKE_VIM,
+  interfaceInfo: { endpoint: 'http://fake' },
+  accessSecret: 'secret-vim-1',
+};
 
 const FLAVOUR = {
   flavourId: 'simple',
@@ -39,22 +45,38 @@ const FLAVOUR = {
 } as unknown as FlavourInfo;
 
 const VNFD: ParsedVnfd = {
-  vnfdId: 'vnfd-1', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1',
-  descriptorFiles: [], flavours: [FLAVOUR], softwareImages: [], artifactFiles: [],
+  vnfdId: 'vnfd-1',
+  vnfProvider: 'p',
+  vnfProductName: 'n',
+  vnfSoftwareVersion: '1',
+  vnfdVersion: '1',
+  descriptorFiles: [],
+  flavours: [FLAVOUR],
+  softwareImages: [],
+  artifactFiles: [],
 };
 
 const PACKAGES: PackageAccess = {
   vnfdOf: async () => VNFD,
   filesOf: () => ({
-    read: async (path) => { throw new Error(`no file ${path} in the fake package`); },
+    read: async (path) => {
+      throw new Error(`no file ${path} in the fake package`);
+    },
     size: async () => 0,
-    stream: async (path) => { throw new Error(`no file ${path} in the fake package`); },
+    stream: async (path) => {
+      throw new Error(`no file ${path} in the fake package`);
+    },
     list: async () => [],
     artifacts: async () => [],
   }),
 };
 
-const vnfc = (n: number) => ({ id: `vnfc-${n}`, vduId: 'VDU1', computeResource: { resourceId: `server-${n}` }, metadata: { creation_time: `2026-12-01T00:00:0${n}Z` } });
+const vnfc = (n: number) => ({
+  id: `vnfc-${n}`,
+  vduId: 'VDU1',
+  computeResource: { resourceId: `server-${n}` },
+  metadata: { creation_time: `2026-12-01T00:00:0${n}Z` },
+});
 const resources = (servers: number): CollectedResources => ({
   vnfcResourceInfo: Array.from({ length: servers }, (_, i) => vnfc(i + 1)),
   vnfVirtualLinkResourceInfo: [{ id: 'vl-1', vnfVirtualLinkDescId: 'VL1', networkResource: { resourceId: 'net-1' } }],
@@ -94,21 +116,43 @@ class FakeVim implements InfraDriver {
     return state;
   }
 
-  async health(): Promise<never> { throw new Error('not used'); }
+  async health(): Promise<never> {
+    throw new Error('not used');
+  }
   async verify(): Promise<void> {}
-  async instantiateStart(): Promise<DriverState> { return this.begin('instantiateStart', { stack: 'stack-1', servers: 1 }); }
-  async instantiatePoll(_ctx: unknown, state: DriverState): Promise<Progress> { return this.poll('instantiatePoll', state); }
-  async collect(_ctx: unknown, state: DriverState): Promise<CollectedResources> { return resources(Number(state.servers ?? 0)); }
-  async terminateStart(_ctx: unknown, state: DriverState): Promise<DriverState> { return this.begin('terminateStart', { ...state, servers: 0 }); }
-  async terminatePoll(_ctx: unknown, state: DriverState): Promise<Progress> { return this.poll('terminatePoll', state); }
+  async instantiateStart(): Promise<DriverState> {
+    return this.begin('instantiateStart', { stack: 'stack-1', servers: 1 });
+  }
+  async instantiatePoll(_ctx: unknown, state: DriverState): Promise<Progress> {
+    return this.poll('instantiatePoll', state);
+  }
+  async collect(_ctx: unknown, state: DriverState): Promise<CollectedResources> {
+    return resources(Number(state.servers ?? 0));
+  }
+  async terminateStart(_ctx: unknown, state: DriverState): Promise<DriverState> {
+    return this.begin('terminateStart', { ...state, servers: 0 });
+  }
+  async terminatePoll(_ctx: unknown, state: DriverState): Promise<Progress> {
+    return this.poll('terminatePoll', state);
+  }
   async updateStart(_ctx: unknown, state: DriverState, change: UpdateChange): Promise<DriverState> {
     return this.begin(`updateStart ${change.kind}`, { ...state, servers: change.kind === 'SCALE' ? change.targets.VDU1 : state.servers });
   }
-  async updatePoll(_ctx: unknown, state: DriverState, change: UpdateChange): Promise<Progress> { return this.poll(`updatePoll ${change.kind}`, state); }
-  async changeStart(): Promise<never> { throw new Error('not used'); }
-  async changePoll(): Promise<never> { throw new Error('not used'); }
-  async changeRollbackStart(): Promise<never> { throw new Error('not used'); }
-  async changeRollbackPoll(): Promise<never> { throw new Error('not used'); }
+  async updatePoll(_ctx: unknown, state: DriverState, change: UpdateChange): Promise<Progress> {
+    return this.poll(`updatePoll ${change.kind}`, state);
+  }
+  async changeStart(): Promise<never> {
+    throw new Error('not used');
+  }
+  async changePoll(): Promise<never> {
+    throw new Error('not used');
+  }
+  async changeRollbackStart(): Promise<never> {
+    throw new Error('not used');
+  }
+  async changeRollbackPoll(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -119,8 +163,12 @@ class MemoryOpOccs implements VnfLcmOpOccStore {
     if (this.records.has(record.id)) throw new Error(`op occ ${record.id} exists`);
     this.records.set(record.id, clone(record));
   }
-  async get(id: string): Promise<VnfLcmOpOccRecord | undefined> { return clone(this.records.get(id)); }
-  async listPage(): Promise<never> { throw new Error('not used'); }
+  async get(id: string): Promise<VnfLcmOpOccRecord | undefined> {
+    return clone(this.records.get(id));
+  }
+  async listPage(): Promise<never> {
+    throw new Error('not used');
+  }
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
     const current = this.records.get(id);
     if (!current || !t.from.includes(current.operationState)) return undefined;
@@ -136,9 +184,15 @@ class MemoryOpOccs implements VnfLcmOpOccStore {
 
 class MemoryInstances implements VnfInstanceStore {
   readonly records = new Map<string, VnfInstanceRecord>();
-  async create(record: VnfInstanceRecord): Promise<void> { this.records.set(record.id, clone(record)); }
-  async get(id: string): Promise<VnfInstanceRecord | undefined> { return clone(this.records.get(id)); }
-  async listPage(): Promise<never> { throw new Error('not used'); }
+  async create(record: VnfInstanceRecord): Promise<void> {
+    this.records.set(record.id, clone(record));
+  }
+  async get(id: string): Promise<VnfInstanceRecord | undefined> {
+    return clone(this.records.get(id));
+  }
+  async listPage(): Promise<never> {
+    throw new Error('not used');
+  }
   async acquireLock(id: string, lock: LockRequest): Promise<boolean> {
     const record = this.records.get(id);
     if (!record || (record.lockOpOccId && record.lockOpOccId !== lock.takeOverFrom)) return false;
@@ -160,11 +214,20 @@ class MemoryInstances implements VnfInstanceStore {
     this.records.set(id, next as unknown as VnfInstanceRecord);
     return true;
   }
-  async deleteIdle(): Promise<never> { throw new Error('not used'); }
+  async deleteIdle(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 const PACKAGE: VnfPackageRecord = {
-  id: 'pkg-1', tenantId: 't1', createdAt: '2026-12-01T00:00:00Z', onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'IN_USE', vnfdId: 'vnfd-1', revision: 1,
+  id: 'pkg-1',
+  tenantId: 't1',
+  createdAt: '2026-12-01T00:00:00Z',
+  onboardingState: 'ONBOARDED',
+  operationalState: 'ENABLED',
+  usageState: 'IN_USE',
+  vnfdId: 'vnfd-1',
+  revision: 1,
 };
 
 function world() {
@@ -181,7 +244,9 @@ function world() {
     vims: { get: async () => undefined, listForTenant: async () => [] } as unknown as VimStore,
     secrets: { read: async (id: string) => ({ secretOf: id }) } as unknown as SecretStore,
     executor: {
-      start: async (machine, name) => { started.push({ machine, name }); },
+      start: async (machine, name) => {
+        started.push({ machine, name });
+      },
       status: async () => 'RUNNING',
     },
     now: () => new Date(Date.UTC(2026, 11, 1, 0, 0, clock++)).toISOString(),
@@ -194,18 +259,37 @@ type World = ReturnType<typeof world>;
 
 async function newInstance(w: World): Promise<string> {
   await w.instances.create({
-    id: 'vnf-1', tenantId: 't1', createdAt: '2026-12-01T00:00:00Z', createdSeq: '2026-12-01T00:00:00Z#vnf-1',
-    vnfdId: 'vnfd-1', vnfPkgId: PACKAGE.id, vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1',
-    instantiationState: 'NOT_INSTANTIATED', revision: 1,
+    id: 'vnf-1',
+    tenantId: 't1',
+    createdAt: '2026-12-01T00:00:00Z',
+    createdSeq: '2026-12-01T00:00:00Z#vnf-1',
+    vnfdId: 'vnfd-1',
+    vnfPkgId: PACKAGE.id,
+    vnfProvider: 'p',
+    vnfProductName: 'n',
+    vnfSoftwareVersion: '1',
+    vnfdVersion: '1',
+    instantiationState: 'NOT_INSTANTIATED',
+    revision: 1,
   });
   return 'vnf-1';
 }
 
 /** Starts an operation as its request would (lock, op occ STARTING, machine started) and moves it to PROCESSING as the machine's first task does. */
-async function begin(w: World, operation: LcmOperationType, operationParams: Record<string, unknown>, internal: Pick<VnfLcmOpOccRecord, 'vim' | 'change'>): Promise<string> {
+async function begin(
+  w: World,
+  operation: LcmOperationType,
+  operationParams: Record<string, unknown>,
+  internal: Pick<VnfLcmOpOccRecord, 'vim' | 'change'>,
+): Promise<string> {
   const occ = await startOperation(w.deps, {
-    tenantId: 't1', vnfInstanceId: 'vnf-1', operation, operationParams, apiMajorVersion: 2,
-    requireState: operation === 'INSTANTIATE' ? 'NOT_INSTANTIATED' : 'INSTANTIATED', internal,
+    tenantId: 't1',
+    vnfInstanceId: 'vnf-1',
+    operation,
+    operationParams,
+    apiMajorVersion: 2,
+    requireState: operation === 'INSTANTIATE' ? 'NOT_INSTANTIATED' : 'INSTANTIATED',
+    internal,
   });
   await finishOperation(w.deps, occ.id, 'PROCESSING');
   return occ.id;
@@ -215,7 +299,12 @@ async function begin(w: World, operation: LcmOperationType, operationParams: Rec
  * Runs a phase as the machine's tasks do: the start step, the poll step (Wait/Poll/Choice loop)
  * until DONE, the finish step, then the op occ's end state when the phase ends the operation.
  */
-async function runPhase(w: World, opOccId: string, [startAction, pollAction, finishAction]: [StepAction, StepAction, StepAction], end?: LcmOperationState): Promise<void> {
+async function runPhase(
+  w: World,
+  opOccId: string,
+  [startAction, pollAction, finishAction]: [StepAction, StepAction, StepAction],
+  end?: LcmOperationState,
+): Promise<void> {
   let step = await runStep(w.deps, opOccId, startAction, 0, PACKAGES);
   for (let polls = 0; step.status !== 'DONE'; polls++) {
     assert.ok(polls < 10, 'the fake VIM finishes within 10 polls');
@@ -235,7 +324,9 @@ async function instantiate(w: World): Promise<string> {
 
 describe('the LCM step engine', () => {
   // Without an NFVO the VNFM grants itself.
-  before(() => { delete process.env.GRANT_ENDPOINT; });
+  before(() => {
+    delete process.env.GRANT_ENDPOINT;
+  });
 
   it('drives an INSTANTIATE through its steps: grant, driver start and polls, instantiatedVnfInfo, COMPLETED', async () => {
     const w = world();
@@ -249,15 +340,25 @@ describe('the LCM step engine', () => {
     assert.equal((occ.grant as { local?: boolean }).local, true, 'without an NFVO the VNFM grants itself');
     assert.deepEqual(occ.driverState, { stack: 'stack-1', servers: 1, settled: true });
     const changes = occ.resourceChanges as { affectedVnfcs: Array<{ id: string; changeType: string }>; affectedVirtualLinks: Array<{ changeType: string }> };
-    assert.deepEqual(changes.affectedVnfcs.map((c) => [c.id, c.changeType]), [['vnfc-1', 'ADDED']]);
-    assert.deepEqual(changes.affectedVirtualLinks.map((c) => c.changeType), ['ADDED']);
+    assert.deepEqual(
+      changes.affectedVnfcs.map((c) => [c.id, c.changeType]),
+      [['vnfc-1', 'ADDED']],
+    );
+    assert.deepEqual(
+      changes.affectedVirtualLinks.map((c) => c.changeType),
+      ['ADDED'],
+    );
 
     const instance = w.instances.records.get('vnf-1')!;
     assert.equal(instance.instantiationState, 'INSTANTIATED');
     assert.equal(instance.lockOpOccId, undefined, 'COMPLETED releases the lock');
     assert.equal(instance.instantiatedVnfInfo?.flavourId, 'simple');
     assert.deepEqual(instance.instantiatedVnfInfo?.scaleStatus, [{ aspectId: 'worker', scaleLevel: 0 }]);
-    assert.deepEqual(instance.vimResources, { vim: VIM, driverState: { stack: 'stack-1', servers: 1, settled: true }, instantiateRequest: { flavourId: 'simple' } });
+    assert.deepEqual(instance.vimResources, {
+      vim: VIM,
+      driverState: { stack: 'stack-1', servers: 1, settled: true },
+      instantiateRequest: { flavourId: 'simple' },
+    });
     assert.deepEqual(instance.vimConnectionInfo, { 'vim-1': { vimId: 'vim-1', vimType: FAKE_VIM, interfaceInfo: { endpoint: 'http://fake' } } });
   });
 
@@ -273,9 +374,15 @@ describe('the LCM step engine', () => {
     assert.deepEqual(w.driver.calls, ['terminateStart', 'terminatePoll', 'terminatePoll']);
     const occ = w.opOccs.records.get(id)!;
     assert.equal(occ.operationState, 'COMPLETED');
-    assert.deepEqual((occ.grantRequest as { removeResources: Array<{ id: string }> }).removeResources.map((r) => r.id), ['VDU1-compute', 'VL1-vl']);
+    assert.deepEqual(
+      (occ.grantRequest as { removeResources: Array<{ id: string }> }).removeResources.map((r) => r.id),
+      ['VDU1-compute', 'VL1-vl'],
+    );
     const changes = occ.resourceChanges as { affectedVnfcs: Array<{ id: string; changeType: string }> };
-    assert.deepEqual(changes.affectedVnfcs.map((c) => [c.id, c.changeType]), [['vnfc-1', 'REMOVED']]);
+    assert.deepEqual(
+      changes.affectedVnfcs.map((c) => [c.id, c.changeType]),
+      [['vnfc-1', 'REMOVED']],
+    );
     const instance = w.instances.records.get('vnf-1')!;
     assert.equal(instance.instantiationState, 'NOT_INSTANTIATED');
     assert.equal(instance.instantiatedVnfInfo, undefined);
@@ -295,16 +402,25 @@ describe('the LCM step engine', () => {
 
     assert.deepEqual(w.driver.calls, ['updateStart SCALE', 'updatePoll SCALE', 'updatePoll SCALE']);
     const occ = w.opOccs.records.get(id)!;
-    assert.deepEqual((occ.grantRequest as { addResources: Array<{ id: string }> }).addResources.map((r) => r.id), ['VDU1-compute-1']);
+    assert.deepEqual(
+      (occ.grantRequest as { addResources: Array<{ id: string }> }).addResources.map((r) => r.id),
+      ['VDU1-compute-1'],
+    );
     const changes = occ.resourceChanges as { affectedVnfcs: Array<{ id: string; changeType: string }> };
-    assert.deepEqual(changes.affectedVnfcs.map((c) => [c.id, c.changeType]), [['vnfc-2', 'ADDED']]);
+    assert.deepEqual(
+      changes.affectedVnfcs.map((c) => [c.id, c.changeType]),
+      [['vnfc-2', 'ADDED']],
+    );
     const instance = w.instances.records.get('vnf-1')!;
     assert.deepEqual(instance.instantiatedVnfInfo?.scaleStatus, [{ aspectId: 'worker', scaleLevel: 1 }]);
-    assert.deepEqual((instance.instantiatedVnfInfo?.vnfcResourceInfo as Array<{ id: string }>).map((v) => v.id), ['vnfc-1', 'vnfc-2']);
+    assert.deepEqual(
+      (instance.instantiatedVnfInfo!.vnfcResourceInfo as Array<{ id: string }>).map((v) => v.id),
+      ['vnfc-1', 'vnfc-2'],
+    );
     assert.equal(instance.vimResources?.driverState.servers, 2);
   });
 
-  it('a failed VIM poll throws with the VIM\'s reason and keeps the driver state; rollback removes what the INSTANTIATE created', async () => {
+  it("a failed VIM poll throws with the VIM's reason and keeps the driver state; rollback removes what the INSTANTIATE created", async () => {
     const w = world();
     registerDriver(FAKE_VIM, w.driver);
     await newInstance(w);
@@ -312,7 +428,10 @@ describe('the LCM step engine', () => {
     await runStep(w.deps, id, 'grant', 0, PACKAGES);
     await runStep(w.deps, id, 'instantiate-start', 0, PACKAGES);
     w.driver.failNextPoll = 'quota exceeded';
-    await assert.rejects(runStep(w.deps, id, 'instantiate-poll', 0, PACKAGES), (error: Error) => error.name === 'VimOperationFailed' && error.message.includes('quota exceeded'));
+    await assert.rejects(
+      runStep(w.deps, id, 'instantiate-poll', 0, PACKAGES),
+      (error: Error) => error.name === 'VimOperationFailed' && error.message.includes('quota exceeded'),
+    );
     assert.equal(w.opOccs.records.get(id)!.driverState?.failed, true);
 
     // What the machine's Catch and the NFVO's rollback request do.
@@ -337,6 +456,10 @@ describe('the LCM step engine', () => {
     const id = await begin(w, 'TERMINATE', {}, { vim: VIM });
     await assert.rejects(runStep(w.deps, id, 'rollback-start', 0, PACKAGES), /TERMINATE, which has no step "rollback-start"/);
     await assert.rejects(runStep(w.deps, id, 'instantiate-start', 0, PACKAGES), /has no step "instantiate-start"/);
-    assert.deepEqual(w.driver.calls.filter((call) => call.startsWith('terminate')), [], 'nothing reached the VIM');
+    assert.deepEqual(
+      w.driver.calls.filter((call) => call.startsWith('terminate')),
+      [],
+      'nothing reached the VIM',
+    );
   });
 });

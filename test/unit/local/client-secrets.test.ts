@@ -44,12 +44,13 @@ describe('concurrencyLimit', () => {
     let active = 0;
     let most = 0;
     const releases: Array<() => void> = [];
-    const task = () => limited(async () => {
-      active += 1;
-      most = Math.max(most, active);
-      await new Promise<void>((resolve) => releases.push(resolve));
-      active -= 1;
-    });
+    const task = () =>
+      limited(async () => {
+        active += 1;
+        most = Math.max(most, active);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        active -= 1;
+      });
     const accepted = Array.from({ length: 5 }, task);
     await assert.rejects(task(), HashingBusyError);
     assert.equal(releases.length, 2);

@@ -15,15 +15,21 @@ test('queries and scans, whole or cut short by Limit, close their iterators', as
   try {
     const { port } = dynamo.server.address() as AddressInfo;
     const client = new DynamoDBClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-    await client.send(new CreateTableCommand({
-      TableName: 'Records', BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-    }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Records',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      }),
+    );
     for (let i = 0; i < 20; i += 1) await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: `r${i}` }, n: { N: String(i) } } }));
     for (let i = 0; i < 20; i += 1) {
       assert.equal((await client.send(new ScanCommand({ TableName: 'Records', Limit: 5 }))).Items?.length, 5);
       assert.equal((await client.send(new ScanCommand({ TableName: 'Records' }))).Items?.length, 20);
-      const found = await client.send(new QueryCommand({ TableName: 'Records', KeyConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': { S: `r${i}` } } }));
+      const found = await client.send(
+        new QueryCommand({ TableName: 'Records', KeyConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': { S: `r${i}` } } }),
+      );
       assert.equal(found.Items?.[0]?.n?.N, String(i));
     }
     assert.equal(dynamo.openResources(), 0);

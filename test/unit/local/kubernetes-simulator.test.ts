@@ -24,7 +24,11 @@ async function start(t: TestContext, opts: KubernetesSimulatorOptions = {}): Pro
   const k = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
     const res = await fetch(`${sim.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${sim.token}`, ...(body !== undefined ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${sim.token}`,
+        ...(body !== undefined ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -62,8 +66,14 @@ test('auth: 401 Status without or with a wrong token; discovery lists the resour
   assert.ok(['namespaces', 'configmaps', 'secrets', 'services', 'pods', 'pods/status'].every((n) => core.resources.some((r: J) => r.name === n)));
   assert.equal((await k('GET', '/apis')).body.groups[0].name, 'apps');
   const apps = (await k('GET', '/apis/apps/v1')).body;
-  assert.deepEqual(apps.resources.filter((r: J) => !r.name.includes('/')).map((r: J) => r.name), ['deployments', 'replicasets', 'statefulsets', 'daemonsets', 'controllerrevisions']);
-  assert.deepEqual(apps.resources.filter((r: J) => ['statefulsets', 'daemonsets'].includes(r.name)).map((r: J) => r.shortNames), [['sts'], ['ds']]);
+  assert.deepEqual(
+    apps.resources.filter((r: J) => !r.name.includes('/')).map((r: J) => r.name),
+    ['deployments', 'replicasets', 'statefulsets', 'daemonsets', 'controllerrevisions'],
+  );
+  assert.deepEqual(
+    apps.resources.filter((r: J) => ['statefulsets', 'daemonsets'].includes(r.name)).map((r: J) => r.shortNames),
+    [['sts'], ['ds']],
+  );
   assert.ok(apps.resources.some((r: J) => r.name === 'statefulsets/scale' && r.kind === 'Scale'));
   assert.ok(core.resources.some((r: J) => r.name === 'nodes' && r.namespaced === false));
 });
@@ -90,7 +100,10 @@ test('crud: create, get, list by label, replace, merge patch, delete, with 404/4
   assert.equal(missing.body.message, 'deployments.apps "nope" not found');
   assert.equal((await k('POST', '/api/v1/namespaces/ghost/configmaps', { metadata: { name: 'x' } })).body.message, 'namespaces "ghost" not found');
 
-  assert.deepEqual((await k('GET', '/api/v1/namespaces/vnf/configmaps?labelSelector=tier%3Da')).body.items.map((i: J) => i.metadata.name), ['cfg']);
+  assert.deepEqual(
+    (await k('GET', '/api/v1/namespaces/vnf/configmaps?labelSelector=tier%3Da')).body.items.map((i: J) => i.metadata.name),
+    ['cfg'],
+  );
   assert.deepEqual((await k('GET', `/api/v1/namespaces/vnf/configmaps?labelSelector=${encodeURIComponent('tier in (a,b)')}`)).body.items.length, 2);
   assert.equal((await k('GET', '/api/v1/namespaces/vnf/configmaps')).body.kind, 'ConfigMapList');
 
@@ -105,7 +118,10 @@ test('crud: create, get, list by label, replace, merge patch, delete, with 404/4
   const secret = await k('POST', '/api/v1/namespaces/vnf/secrets', { metadata: { name: 's' }, stringData: { pw: 'hunter2' } });
   assert.equal(secret.body.data.pw, Buffer.from('hunter2').toString('base64'));
 
-  const bad = await k('POST', '/apis/apps/v1/namespaces/vnf/deployments', { ...deployment('d', 'nginx'), spec: { ...deployment('d', 'nginx').spec, selector: { matchLabels: { app: 'other' } } } });
+  const bad = await k('POST', '/apis/apps/v1/namespaces/vnf/deployments', {
+    ...deployment('d', 'nginx'),
+    spec: { ...deployment('d', 'nginx').spec, selector: { matchLabels: { app: 'other' } } },
+  });
   assert.equal(bad.status, 422);
   assert.equal(bad.body.reason, 'Invalid');
 
@@ -132,14 +148,28 @@ test('deployment: pods become Ready, rolling update replaces them, a deleted pod
   assert.ok(pods.every(ready));
   assert.ok(pods.every((p: J) => p.metadata.ownerReferences[0].kind === 'ReplicaSet' && p.metadata.labels['pod-template-hash']));
   let dep = (await k('GET', '/apis/apps/v1/namespaces/vnf/deployments/web/status')).body;
-  assert.deepEqual([dep.status.replicas, dep.status.readyReplicas, dep.status.updatedReplicas, dep.status.availableReplicas, dep.status.observedGeneration], [2, 2, 2, 2, 1]);
-  assert.deepEqual(dep.status.conditions.map((c: J) => [c.type, c.status]), [['Available', 'True'], ['Progressing', 'True']]);
+  assert.deepEqual(
+    [dep.status.replicas, dep.status.readyReplicas, dep.status.updatedReplicas, dep.status.availableReplicas, dep.status.observedGeneration],
+    [2, 2, 2, 2, 1],
+  );
+  assert.deepEqual(
+    dep.status.conditions.map((c: J) => [c.type, c.status]),
+    [
+      ['Available', 'True'],
+      ['Progressing', 'True'],
+    ],
+  );
   const firstRs = (await k('GET', '/apis/apps/v1/namespaces/vnf/replicasets')).body.items;
   assert.equal(firstRs.length, 1);
 
   // Rolling update to a new image.
   const oldPods = new Set(pods.map((p: J) => p.metadata.name));
-  const patched = await k('PATCH', '/apis/apps/v1/namespaces/vnf/deployments/web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:1.26' }] } } } }, { 'content-type': 'application/strategic-merge-patch+json' });
+  const patched = await k(
+    'PATCH',
+    '/apis/apps/v1/namespaces/vnf/deployments/web',
+    { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:1.26' }] } } } },
+    { 'content-type': 'application/strategic-merge-patch+json' },
+  );
   assert.equal(patched.body.metadata.generation, 2);
   await sim.settled();
   const sets = (await k('GET', '/apis/apps/v1/namespaces/vnf/replicasets')).body.items;
@@ -203,7 +233,7 @@ test('rolling update honours maxSurge and maxUnavailable at every step', { timeo
 });
 
 test('image pull failure: pods stay Pending with ImagePullBackOff, by name and by injected fault', async (t) => {
-  const { sim, k } = await start(t);
+  const { k } = await start(t);
   await k('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('bad', 'registry/invalid-image:1'));
   assert.equal((await k('POST', '/_sim/faults', { kind: 'image-pull-fail', image: 'acme/vnf:9' })).status, 200);
   await k('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('faulty', 'acme/vnf:9', 1));
@@ -244,7 +274,12 @@ function statefulSet(name: string, image: string, replicas = 3, labels: Record<s
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
     metadata: { name, labels: { app: name, ...labels } },
-    spec: { replicas, serviceName: name, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } } },
+    spec: {
+      replicas,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } },
+    },
   };
 }
 
@@ -257,7 +292,8 @@ function daemonSet(name: string, image: string): J {
   };
 }
 
-const podsOf = async (k: K, selector: string): Promise<J[]> => (await k('GET', `/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(selector)}`)).body.items;
+const podsOf = async (k: K, selector: string): Promise<J[]> =>
+  (await k('GET', `/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(selector)}`)).body.items;
 const names = (items: J[]): string[] => items.map((i) => i.metadata.name);
 const imageOf = (pod: J): string => pod.spec.containers[0].image;
 const waitingReason = (pod: J): string | undefined => pod.status.containerStatuses?.[0]?.state?.waiting?.reason;
@@ -268,7 +304,10 @@ test('statefulset: OrderedReady creates <name>-0 first and the next only once it
   sim.inject({ kind: 'image-pull-fail', image: 'acme/db:1' });
   const created = await k('POST', STS, statefulSet('db', 'acme/db:1'));
   assert.equal(created.status, 201);
-  assert.deepEqual([created.body.spec.podManagementPolicy, created.body.spec.updateStrategy], ['OrderedReady', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }]);
+  assert.deepEqual(
+    [created.body.spec.podManagementPolicy, created.body.spec.updateStrategy],
+    ['OrderedReady', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }],
+  );
   await sim.settled();
   // db-0 cannot pull its image, so db-1 and db-2 are never created.
   let pods = await podsOf(k, 'app=db');
@@ -295,7 +334,15 @@ test('statefulset: OrderedReady creates <name>-0 first and the next only once it
     assert.deepEqual([pod.spec.hostname, pod.spec.subdomain], [`db-${i}`, 'db']);
   }
   assert.deepEqual(
-    [sts.status.observedGeneration, sts.status.replicas, sts.status.readyReplicas, sts.status.currentReplicas, sts.status.updatedReplicas, sts.status.availableReplicas, sts.status.currentRevision],
+    [
+      sts.status.observedGeneration,
+      sts.status.replicas,
+      sts.status.readyReplicas,
+      sts.status.currentReplicas,
+      sts.status.updatedReplicas,
+      sts.status.availableReplicas,
+      sts.status.currentRevision,
+    ],
     [1, 3, 3, 3, 3, 3, sts.status.updateRevision],
   );
 
@@ -322,8 +369,21 @@ test('statefulset: rolling update goes from the highest ordinal down, honours th
   let sts = (await k('GET', `${STS}/db`)).body;
   const rev2 = sts.status.updateRevision;
   assert.notEqual(rev2, rev1);
-  assert.deepEqual(pods.map((p) => p.metadata.labels['controller-revision-hash']), [rev1, rev1, rev2]);
-  assert.deepEqual([sts.status.observedGeneration, sts.status.replicas, sts.status.readyReplicas, sts.status.currentReplicas, sts.status.updatedReplicas, sts.status.currentRevision], [2, 3, 3, 2, 1, rev1]);
+  assert.deepEqual(
+    pods.map((p) => p.metadata.labels['controller-revision-hash']),
+    [rev1, rev1, rev2],
+  );
+  assert.deepEqual(
+    [
+      sts.status.observedGeneration,
+      sts.status.replicas,
+      sts.status.readyReplicas,
+      sts.status.currentReplicas,
+      sts.status.updatedReplicas,
+      sts.status.currentRevision,
+    ],
+    [2, 3, 3, 2, 1, rev1],
+  );
 
   // Partition 0: the rest follow, and the rollout is complete the way `kubectl rollout status` checks it.
   await k('PATCH', `${STS}/db`, { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }, SMP);
@@ -332,7 +392,10 @@ test('statefulset: rolling update goes from the highest ordinal down, honours th
   assert.ok(pods.every((p) => imageOf(p) === 'acme/db:2' && ready(p)));
   sts = (await k('GET', `${STS}/db`)).body;
   assert.ok(sts.status.observedGeneration >= sts.metadata.generation);
-  assert.deepEqual([sts.status.replicas, sts.status.updatedReplicas, sts.status.readyReplicas, sts.status.currentReplicas, sts.status.currentRevision], [3, 3, 3, 3, rev2]);
+  assert.deepEqual(
+    [sts.status.replicas, sts.status.updatedReplicas, sts.status.readyReplicas, sts.status.currentReplicas, sts.status.currentRevision],
+    [3, 3, 3, 3, rev2],
+  );
   const revisions = (await k('GET', '/apis/apps/v1/namespaces/default/controllerrevisions')).body.items;
   assert.deepEqual(Object.fromEntries(revisions.map((r: J) => [r.metadata.name, r.revision])), { [rev1]: 1, [rev2]: 2 });
   assert.ok(revisions.every((r: J) => r.metadata.ownerReferences[0].kind === 'StatefulSet'));
@@ -373,7 +436,14 @@ test('statefulset: Parallel creates every pod at once with its claims; OnDelete 
   assert.ok(parPods.every((p) => waitingReason(p) === 'ImagePullBackOff'));
   assert.deepEqual(parPods[1].spec.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-par-1' } }]);
   const claims = (await k('GET', '/api/v1/namespaces/default/persistentvolumeclaims')).body.items;
-  assert.deepEqual(claims.map((c: J) => [c.metadata.name, c.status.phase, c.status.capacity.storage]), [['data-par-0', 'Bound', '2Gi'], ['data-par-1', 'Bound', '2Gi'], ['data-par-2', 'Bound', '2Gi']]);
+  assert.deepEqual(
+    claims.map((c: J) => [c.metadata.name, c.status.phase, c.status.capacity.storage]),
+    [
+      ['data-par-0', 'Bound', '2Gi'],
+      ['data-par-1', 'Bound', '2Gi'],
+      ['data-par-2', 'Bound', '2Gi'],
+    ],
+  );
 
   const od = statefulSet('od', 'acme/od:1', 2);
   od.spec.updateStrategy = { type: 'OnDelete' };
@@ -394,7 +464,13 @@ test('daemonset: one pod per node, rolling update within maxUnavailable, follows
   const { sim, k } = await start(t);
   const nodes = (await k('GET', '/api/v1/nodes')).body;
   assert.equal(nodes.kind, 'NodeList');
-  assert.deepEqual(nodes.items.map((n: J) => [n.metadata.name, n.status.conditions.find((c: J) => c.type === 'Ready').status]), [['node-1', 'True'], ['node-2', 'True']]);
+  assert.deepEqual(
+    nodes.items.map((n: J) => [n.metadata.name, n.status.conditions.find((c: J) => c.type === 'Ready').status]),
+    [
+      ['node-1', 'True'],
+      ['node-2', 'True'],
+    ],
+  );
 
   const created = await k('POST', DS, daemonSet('agent', 'acme/agent:1'));
   assert.equal(created.status, 201);
@@ -402,9 +478,25 @@ test('daemonset: one pod per node, rolling update within maxUnavailable, follows
   await sim.settled();
   let pods = await podsOf(k, 'app=agent');
   assert.deepEqual(pods.map((p) => p.spec.nodeName).sort(), ['node-1', 'node-2']);
-  assert.ok(pods.every((p) => /^agent-[a-z0-9]{5}$/.test(p.metadata.name) && ready(p) && p.metadata.ownerReferences[0].kind === 'DaemonSet' && p.metadata.labels['controller-revision-hash']));
+  assert.ok(
+    pods.every(
+      (p) =>
+        /^agent-[a-z0-9]{5}$/.test(p.metadata.name) &&
+        ready(p) &&
+        p.metadata.ownerReferences[0].kind === 'DaemonSet' &&
+        p.metadata.labels['controller-revision-hash'],
+    ),
+  );
   let ds = (await k('GET', `${DS}/agent`)).body;
-  assert.deepEqual(ds.status, { currentNumberScheduled: 2, numberMisscheduled: 0, desiredNumberScheduled: 2, numberReady: 2, observedGeneration: 1, updatedNumberScheduled: 2, numberAvailable: 2 });
+  assert.deepEqual(ds.status, {
+    currentNumberScheduled: 2,
+    numberMisscheduled: 0,
+    desiredNumberScheduled: 2,
+    numberReady: 2,
+    observedGeneration: 1,
+    updatedNumberScheduled: 2,
+    numberAvailable: 2,
+  });
 
   // maxUnavailable 1: a template whose image never pulls takes down one node's pod, not both.
   const first = new Set(names(pods));
@@ -421,7 +513,15 @@ test('daemonset: one pod per node, rolling update within maxUnavailable, follows
   assert.equal(pods.length, 2);
   assert.ok(pods.every((p) => imageOf(p) === 'acme/agent:2' && ready(p) && !first.has(p.metadata.name)));
   ds = (await k('GET', `${DS}/agent`)).body;
-  assert.deepEqual(ds.status, { currentNumberScheduled: 2, numberMisscheduled: 0, desiredNumberScheduled: 2, numberReady: 2, observedGeneration: 3, updatedNumberScheduled: 2, numberAvailable: 2 });
+  assert.deepEqual(ds.status, {
+    currentNumberScheduled: 2,
+    numberMisscheduled: 0,
+    desiredNumberScheduled: 2,
+    numberReady: 2,
+    observedGeneration: 3,
+    updatedNumberScheduled: 2,
+    numberAvailable: 2,
+  });
 
   // A node joins: it gets a pod; it leaves: its pod goes with it.
   assert.equal((await k('POST', '/api/v1/nodes', { metadata: { name: 'node-3' } })).status, 201);
@@ -438,7 +538,10 @@ test('nodes: the nodes option sets the cluster; pods spread over Ready nodes and
   const { sim, k } = await start(t, { nodes: 3 });
   assert.deepEqual(names((await k('GET', '/api/v1/nodes')).body.items), ['node-1', 'node-2', 'node-3']);
   await k('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 'nginx:1', 3));
-  await k('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'picky' }, spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'main', image: 'nginx:1' }] } });
+  await k('POST', '/api/v1/namespaces/default/pods', {
+    metadata: { name: 'picky' },
+    spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'main', image: 'nginx:1' }] },
+  });
   await sim.settled();
   const pods = await podsOf(k, 'app=web');
   assert.deepEqual(pods.map((p) => p.spec.nodeName).sort(), ['node-1', 'node-2', 'node-3']);
@@ -449,7 +552,10 @@ test('nodes: the nodes option sets the cluster; pods spread over Ready nodes and
 
   let picky = (await k('GET', '/api/v1/namespaces/default/pods/picky')).body;
   assert.equal(picky.spec.nodeName, undefined);
-  assert.deepEqual([picky.status.phase, picky.status.conditions[0].type, picky.status.conditions[0].status, picky.status.conditions[0].reason], ['Pending', 'PodScheduled', 'False', 'Unschedulable']);
+  assert.deepEqual(
+    [picky.status.phase, picky.status.conditions[0].type, picky.status.conditions[0].status, picky.status.conditions[0].reason],
+    ['Pending', 'PodScheduled', 'False', 'Unschedulable'],
+  );
   await k('PATCH', '/api/v1/nodes/node-2', { metadata: { labels: { disk: 'ssd' } } });
   await sim.settled();
   picky = (await k('GET', '/api/v1/namespaces/default/pods/picky')).body;
@@ -486,13 +592,25 @@ test('server-side apply: fieldManager required, 201 on create, merge on update, 
   assert.equal(created.status, 201);
   assert.deepEqual([created.body.spec.replicas, created.body.spec.template.spec.containers[0].env], [2, [{ name: 'MODE', value: 'primary' }]]);
   const [entry] = created.body.metadata.managedFields;
-  assert.deepEqual([created.body.metadata.managedFields.length, entry.manager, entry.operation, entry.apiVersion, entry.fieldsType], [1, 'vnfm', 'Apply', 'apps/v1', 'FieldsV1']);
+  assert.deepEqual(
+    [created.body.metadata.managedFields.length, entry.manager, entry.operation, entry.apiVersion, entry.fieldsType],
+    [1, 'vnfm', 'Apply', 'apps/v1', 'FieldsV1'],
+  );
   assert.match(entry.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   assert.deepEqual(entry.fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"main"}']['f:image'], {});
 
   // Someone else adds a label; re-applying (JSON is YAML too) without tier and env, with a new image and replicas.
   await k('PATCH', url, { metadata: { labels: { owner: 'ops' } } });
-  const next = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api', labels: { app: 'api' } }, spec: { replicas: 3, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'main', image: 'acme/api:2' }] } } } };
+  const next = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'api', labels: { app: 'api' } },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'api' } },
+      template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'main', image: 'acme/api:2' }] } },
+    },
+  };
   const updated = await k('PATCH', `${url}?fieldManager=vnfm&force=true`, next, APPLY);
   assert.equal(updated.status, 200);
   assert.deepEqual(updated.body.metadata.labels, { app: 'api', owner: 'ops' });
@@ -507,7 +625,10 @@ test('server-side apply: fieldManager required, 201 on create, merge on update, 
   const forced = await k('PATCH', `${url}?fieldManager=autoscaler&force=true`, scaler, APPLY);
   assert.equal(forced.body.spec.replicas, 5);
   const managers = forced.body.metadata.managedFields;
-  assert.deepEqual(managers.map((m: J) => m.manager), ['vnfm', 'autoscaler']);
+  assert.deepEqual(
+    managers.map((m: J) => m.manager),
+    ['vnfm', 'autoscaler'],
+  );
   assert.equal(managers[0].fieldsV1['f:spec']['f:replicas'], undefined);
   assert.deepEqual(managers[1].fieldsV1['f:spec']['f:replicas'], {});
   // Applying the same value someone else owns is no conflict.
@@ -521,32 +642,53 @@ test('json patch: add, remove, replace, move, copy and test; a failed test chang
   const { k } = await start(t);
   const url = '/api/v1/namespaces/default/configmaps/cfg';
   await k('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'cfg', labels: { a: '1' } }, data: { x: '1', y: '2' } });
-  const res = await k('PATCH', url, [
-    { op: 'test', path: '/data/x', value: '1' },
-    { op: 'add', path: '/data/z', value: '3' },
-    { op: 'remove', path: '/data/y' },
-    { op: 'replace', path: '/data/x', value: '10' },
-    { op: 'copy', from: '/data/z', path: '/data/w' },
-    { op: 'move', from: '/metadata/labels/a', path: '/metadata/labels/b' },
-    { op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'cfg' },
-  ], JSON_PATCH);
+  const res = await k(
+    'PATCH',
+    url,
+    [
+      { op: 'test', path: '/data/x', value: '1' },
+      { op: 'add', path: '/data/z', value: '3' },
+      { op: 'remove', path: '/data/y' },
+      { op: 'replace', path: '/data/x', value: '10' },
+      { op: 'copy', from: '/data/z', path: '/data/w' },
+      { op: 'move', from: '/metadata/labels/a', path: '/metadata/labels/b' },
+      { op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'cfg' },
+    ],
+    JSON_PATCH,
+  );
   assert.equal(res.status, 200);
   assert.deepEqual(res.body.data, { x: '10', z: '3', w: '3' });
   assert.deepEqual(res.body.metadata.labels, { b: '1', 'app.kubernetes.io/name': 'cfg' });
 
-  const failed = await k('PATCH', url, [{ op: 'replace', path: '/data/x', value: 'changed' }, { op: 'test', path: '/data/z', value: 'nope' }], JSON_PATCH);
+  const failed = await k(
+    'PATCH',
+    url,
+    [
+      { op: 'replace', path: '/data/x', value: 'changed' },
+      { op: 'test', path: '/data/z', value: 'nope' },
+    ],
+    JSON_PATCH,
+  );
   assert.deepEqual([failed.status, failed.body.kind, failed.body.reason], [422, 'Status', 'Invalid']);
   assert.equal((await k('GET', url)).body.data.x, '10');
   assert.equal((await k('PATCH', url, [{ op: 'remove', path: '/data/missing' }], JSON_PATCH)).status, 422);
   assert.equal((await k('PATCH', url, { op: 'add', path: '/data/q', value: '1' }, JSON_PATCH)).status, 400);
 
   await k('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('d', 'app:1', 0));
-  const arrays = await k('PATCH', '/apis/apps/v1/namespaces/default/deployments/d', [
-    { op: 'add', path: '/spec/template/spec/containers/-', value: { name: 'last', image: 'b:1' } },
-    { op: 'add', path: '/spec/template/spec/containers/0', value: { name: 'first', image: 'a:1' } },
-    { op: 'replace', path: '/spec/template/spec/containers/1/image', value: 'app:2' },
-  ], JSON_PATCH);
-  assert.deepEqual(arrays.body.spec.template.spec.containers.map((c: J) => `${c.name}=${c.image}`), ['first=a:1', 'main=app:2', 'last=b:1']);
+  const arrays = await k(
+    'PATCH',
+    '/apis/apps/v1/namespaces/default/deployments/d',
+    [
+      { op: 'add', path: '/spec/template/spec/containers/-', value: { name: 'last', image: 'b:1' } },
+      { op: 'add', path: '/spec/template/spec/containers/0', value: { name: 'first', image: 'a:1' } },
+      { op: 'replace', path: '/spec/template/spec/containers/1/image', value: 'app:2' },
+    ],
+    JSON_PATCH,
+  );
+  assert.deepEqual(
+    arrays.body.spec.template.spec.containers.map((c: J) => `${c.name}=${c.image}`),
+    ['first=a:1', 'main=app:2', 'last=b:1'],
+  );
   const scaled = await k('PATCH', '/apis/apps/v1/namespaces/default/deployments/d/scale', [{ op: 'replace', path: '/spec/replicas', value: 2 }], JSON_PATCH);
   assert.deepEqual([scaled.body.kind, scaled.body.spec.replicas], ['Scale', 2]);
 });
@@ -557,48 +699,93 @@ test('strategic merge patch: containers, ports, env, volumes and volumeMounts me
   d.spec.template.metadata.annotations = { keep: 'x', drop: 'y' };
   d.spec.template.spec = {
     containers: [
-      { name: 'main', image: 'nginx:1', args: ['a', 'x'], ports: [{ containerPort: 80, name: 'http' }], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+      {
+        name: 'main',
+        image: 'nginx:1',
+        args: ['a', 'x'],
+        ports: [{ containerPort: 80, name: 'http' }],
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      },
       { name: 'sidecar', image: 'envoy:1' },
     ],
     volumes: [{ name: 'data', emptyDir: {} }],
   };
   await k('POST', '/apis/apps/v1/namespaces/default/deployments', d);
   const url = '/apis/apps/v1/namespaces/default/deployments/web';
-  const first = await k('PATCH', url, {
-    spec: {
-      template: {
-        metadata: { annotations: { drop: null, added: 'z' } },
-        spec: {
-          containers: [
-            { name: 'main', image: 'nginx:2', ports: [{ containerPort: 443, name: 'https' }], env: [{ name: 'B', value: '20' }, { name: 'C', value: '3' }], volumeMounts: [{ mountPath: '/data', readOnly: true }] },
-            { name: 'sidecar', $patch: 'delete' },
-            { name: 'exporter', image: 'exporter:1' },
-          ],
-          volumes: [{ name: 'cache', emptyDir: { medium: 'Memory' } }],
+  const first = await k(
+    'PATCH',
+    url,
+    {
+      spec: {
+        template: {
+          metadata: { annotations: { drop: null, added: 'z' } },
+          spec: {
+            containers: [
+              {
+                name: 'main',
+                image: 'nginx:2',
+                ports: [{ containerPort: 443, name: 'https' }],
+                env: [
+                  { name: 'B', value: '20' },
+                  { name: 'C', value: '3' },
+                ],
+                volumeMounts: [{ mountPath: '/data', readOnly: true }],
+              },
+              { name: 'sidecar', $patch: 'delete' },
+              { name: 'exporter', image: 'exporter:1' },
+            ],
+            volumes: [{ name: 'cache', emptyDir: { medium: 'Memory' } }],
+          },
         },
       },
     },
-  }, SMP);
+    SMP,
+  );
   assert.equal(first.status, 200);
   let tpl = first.body.spec.template;
   let main = tpl.spec.containers[0];
-  assert.deepEqual(tpl.spec.containers.map((c: J) => c.name), ['main', 'exporter']);
+  assert.deepEqual(
+    tpl.spec.containers.map((c: J) => c.name),
+    ['main', 'exporter'],
+  );
   assert.equal(main.image, 'nginx:2');
   assert.deepEqual(main.args, ['a', 'x']);
-  assert.deepEqual(main.ports, [{ containerPort: 80, name: 'http' }, { containerPort: 443, name: 'https' }]);
-  assert.deepEqual(main.env, [{ name: 'A', value: '1' }, { name: 'B', value: '20' }, { name: 'C', value: '3' }]);
+  assert.deepEqual(main.ports, [
+    { containerPort: 80, name: 'http' },
+    { containerPort: 443, name: 'https' },
+  ]);
+  assert.deepEqual(main.env, [
+    { name: 'A', value: '1' },
+    { name: 'B', value: '20' },
+    { name: 'C', value: '3' },
+  ]);
   assert.deepEqual(main.volumeMounts, [{ name: 'data', mountPath: '/data', readOnly: true }]);
-  assert.deepEqual(tpl.spec.volumes, [{ name: 'data', emptyDir: {} }, { name: 'cache', emptyDir: { medium: 'Memory' } }]);
+  assert.deepEqual(tpl.spec.volumes, [
+    { name: 'data', emptyDir: {} },
+    { name: 'cache', emptyDir: { medium: 'Memory' } },
+  ]);
   assert.deepEqual(tpl.metadata.annotations, { keep: 'x', added: 'z' });
 
-  const second = await k('PATCH', url, {
-    spec: {
-      template: {
-        metadata: { annotations: { $patch: 'replace', only: '1' } },
-        spec: { containers: [{ name: 'main', args: ['b'], env: [{ name: 'A', $patch: 'delete' }] }], volumes: [{ $patch: 'replace' }, { name: 'scratch', emptyDir: {} }] },
+  const second = await k(
+    'PATCH',
+    url,
+    {
+      spec: {
+        template: {
+          metadata: { annotations: { $patch: 'replace', only: '1' } },
+          spec: {
+            containers: [{ name: 'main', args: ['b'], env: [{ name: 'A', $patch: 'delete' }] }],
+            volumes: [{ $patch: 'replace' }, { name: 'scratch', emptyDir: {} }],
+          },
+        },
       },
     },
-  }, SMP);
+    SMP,
+  );
   tpl = second.body.spec.template;
   main = tpl.spec.containers[0];
   assert.deepEqual(tpl.metadata.annotations, { only: '1' });
@@ -639,7 +826,10 @@ test('delete propagation: Orphan keeps dependants without owner references, Fore
   const again = await k('POST', STS, statefulSet('db', 'acme/db:1', 2));
   await sim.settled();
   const adopted = await podsOf(k, 'app=db');
-  assert.deepEqual(adopted.map((p) => p.metadata.uid), dbPods.map((p) => p.metadata.uid));
+  assert.deepEqual(
+    adopted.map((p) => p.metadata.uid),
+    dbPods.map((p) => p.metadata.uid),
+  );
   assert.ok(adopted.every((p) => p.metadata.ownerReferences[0].uid === again.body.metadata.uid));
   assert.equal((await k('GET', `${STS}/db`)).body.status.readyReplicas, 2);
 

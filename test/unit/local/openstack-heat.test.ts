@@ -181,10 +181,13 @@ function assertNothingLeft(sim: OpenStackSimulator): void {
   }
 }
 
-test('heat: a Tacker-like VNF is created, scaled out by PATCH and deleted, with Heat\'s shapes all along', async (t) => {
+test("heat: a Tacker-like VNF is created, scaled out by PATCH and deleted, with Heat's shapes all along", async (t) => {
   const h = await start(t);
   const { sim, s } = h;
-  const created = await s.request<J>('orchestration', '/stacks', { method: 'POST', body: { stack_name: 'vnf-a', template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet) }, timeout_mins: 60 } });
+  const created = await s.request<J>('orchestration', '/stacks', {
+    method: 'POST',
+    body: { stack_name: 'vnf-a', template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet) }, timeout_mins: 60 },
+  });
   assert.equal(created.status, 201, created.text);
   const id = created.body.stack.id;
   const path = `/stacks/vnf-a/${id}`;
@@ -224,7 +227,16 @@ test('heat: a Tacker-like VNF is created, scaled out by PATCH and deleted, with 
 
   // Resources, two levels down: the group, its member (a nested stack), the member's server and ports.
   const top = await h.resources(path);
-  assert.deepEqual(top.map((r: J) => r.resource_name).sort(), ['VDU1', 'VDU1_scale_out', 'VDU2', 'VDU2_CP2', 'VirtualStorage', 'anti_affinity_group', 'internalVL1', 'internalVL1_subnet']);
+  assert.deepEqual(top.map((r: J) => r.resource_name).sort(), [
+    'VDU1',
+    'VDU1_scale_out',
+    'VDU2',
+    'VDU2_CP2',
+    'VirtualStorage',
+    'anti_affinity_group',
+    'internalVL1',
+    'internalVL1_subnet',
+  ]);
   for (const r of top) {
     assert.equal(r.resource_status, 'CREATE_COMPLETE', r.resource_name);
     assert.equal(r.logical_resource_id, r.resource_name);
@@ -242,7 +254,11 @@ test('heat: a Tacker-like VNF is created, scaled out by PATCH and deleted, with 
   const memberStack = member.links.find((l: J) => l.rel === 'nested').href as string;
   assert.ok(memberStack.endsWith(`/${member.physical_resource_id}`), 'a member is a nested stack');
   const inMember = all.filter((r: J) => r.parent_resource === member.resource_name);
-  assert.deepEqual(inMember.map((r: J) => `${r.resource_name}:${r.resource_type}`).sort(), ['VDU1:OS::Nova::Server', 'VDU1_CP1:OS::Neutron::Port', 'VDU1_CP2:OS::Neutron::Port']);
+  assert.deepEqual(inMember.map((r: J) => `${r.resource_name}:${r.resource_type}`).sort(), [
+    'VDU1:OS::Nova::Server',
+    'VDU1_CP1:OS::Neutron::Port',
+    'VDU1_CP2:OS::Neutron::Port',
+  ]);
   const memberServer = inMember.find((r: J) => r.resource_type === 'OS::Nova::Server');
   const stackLink = memberServer.links.find((l: J) => l.rel === 'stack').href as string;
   assert.match(stackLink, new RegExp(`/stacks/vnf-a-VDU1-[a-z2-7]{12}-${member.resource_name}-[a-z2-7]{12}/${member.physical_resource_id}$`));
@@ -289,11 +305,17 @@ test('heat: a Tacker-like VNF is created, scaled out by PATCH and deleted, with 
   const after = await h.resources(path, 2);
   const servers = after.filter((r: J) => r.resource_type === 'OS::Nova::Server');
   assert.equal(servers.length, 3);
-  assert.ok(servers.some((r: J) => r.physical_resource_id === vdu1.id), 'the first member is kept');
+  assert.ok(
+    servers.some((r: J) => r.physical_resource_id === vdu1.id),
+    'the first member is kept',
+  );
   for (const r of servers) assert.equal((await s.request<J>('compute', `/servers/${r.physical_resource_id}`)).body.server.status, 'ACTIVE');
   assert.equal(after.find((r: J) => r.resource_name === 'VDU2').physical_resource_id, vdu2Id, 'unchanged resources stay');
   const work2 = await send<J>(`${sim.url}/_sim/stacks/${id}/work-time`);
-  assert.deepEqual(work2.body.actions.map((a: J) => `${a.action}_${a.status}`), ['CREATE_COMPLETE', 'UPDATE_COMPLETE']);
+  assert.deepEqual(
+    work2.body.actions.map((a: J) => `${a.action}_${a.status}`),
+    ['CREATE_COMPLETE', 'UPDATE_COMPLETE'],
+  );
 
   // Delete: gone by name, DELETE_COMPLETE by id, nothing left anywhere.
   assert.equal((await s.request('orchestration', path, { method: 'DELETE' })).status, 204);
@@ -314,16 +336,66 @@ test('heat: templates are validated before 201 — unknown types, missing files 
   const h = await start(t);
   const post = (body: Record<string, unknown>) => h.s.request<J>('orchestration', '/stacks', { method: 'POST', body: { stack_name: 'bad', ...body } });
   const cases: Array<[Record<string, unknown>, number, string, RegExp]> = [
-    [{ template: { heat_template_version: '2018-08-31', resources: { x: { type: 'OS::Foo::Bar' } } } }, 400, 'StackValidationFailed', /^The Resource Type \(OS::Foo::Bar\) could not be found\.$/],
+    [
+      { template: { heat_template_version: '2018-08-31', resources: { x: { type: 'OS::Foo::Bar' } } } },
+      400,
+      'StackValidationFailed',
+      /^The Resource Type \(OS::Foo::Bar\) could not be found\.$/,
+    ],
     [{ template: VNF, parameters: { nfv: nfv(h.publicNet) } }, 400, 'StackValidationFailed', /Could not fetch remote template "VDU1\.yaml"/],
     [{ template: VNF, files: { 'VDU1.yaml': VDU1 } }, 400, 'UserParameterMissing', /^The Parameter \(nfv\) was not provided\.$/],
-    [{ template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet), extra: 1 } }, 400, 'UnknownUserParameter', /^The Parameter \(extra\) was not defined in template\.$/],
-    [{ template: { heat_template_version: '2018-08-31', resources: { p: { type: 'OS::Neutron::Port', properties: { network: { get_resource: 'nope' } } } } } }, 400, 'InvalidTemplateReference', /The specified reference "nope" \(in p\) is incorrect\./],
-    [{ template: { heat_template_version: '2018-08-31', resources: { a: { type: 'OS::Heat::None', depends_on: 'b' }, b: { type: 'OS::Heat::None', depends_on: 'a' } } } }, 400, 'CircularDependencyException', /^Circular Dependency Found/],
-    [{ template: { heat_template_version: '2018-08-31', resources: { v: { type: 'OS::Nova::Server', properties: { image: 'no-such-image', flavor: 'm1.tiny' } } } } }, 400, 'StackValidationFailed', /resources\.v\.properties\.image: Error validating value 'no-such-image'/],
-    [{ template: { heat_template_version: '2018-08-31', resources: { v: { type: 'OS::Nova::Server', properties: { image: IMAGE, flavor: 'm1.tiny', colour: 'red' } } } } }, 400, 'StackValidationFailed', /^Property error: resources\.v\.properties: Unknown Property colour$/],
+    [
+      { template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet), extra: 1 } },
+      400,
+      'UnknownUserParameter',
+      /^The Parameter \(extra\) was not defined in template\.$/,
+    ],
+    [
+      { template: { heat_template_version: '2018-08-31', resources: { p: { type: 'OS::Neutron::Port', properties: { network: { get_resource: 'nope' } } } } } },
+      400,
+      'InvalidTemplateReference',
+      /The specified reference "nope" \(in p\) is incorrect\./,
+    ],
+    [
+      {
+        template: {
+          heat_template_version: '2018-08-31',
+          resources: { a: { type: 'OS::Heat::None', depends_on: 'b' }, b: { type: 'OS::Heat::None', depends_on: 'a' } },
+        },
+      },
+      400,
+      'CircularDependencyException',
+      /^Circular Dependency Found/,
+    ],
+    [
+      {
+        template: {
+          heat_template_version: '2018-08-31',
+          resources: { v: { type: 'OS::Nova::Server', properties: { image: 'no-such-image', flavor: 'm1.tiny' } } },
+        },
+      },
+      400,
+      'StackValidationFailed',
+      /resources\.v\.properties\.image: Error validating value 'no-such-image'/,
+    ],
+    [
+      {
+        template: {
+          heat_template_version: '2018-08-31',
+          resources: { v: { type: 'OS::Nova::Server', properties: { image: IMAGE, flavor: 'm1.tiny', colour: 'red' } } },
+        },
+      },
+      400,
+      'StackValidationFailed',
+      /^Property error: resources\.v\.properties: Unknown Property colour$/,
+    ],
     [{ template: { heat_template_version: '2012-01-01', resources: {} } }, 400, 'InvalidTemplateVersion', /The template version is invalid/],
-    [{ template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: { VDU: { VDU1: { desired_capacity: 5 } } } } }, 400, 'StackValidationFailed', /desired_capacity must be between 1 and 3/],
+    [
+      { template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: { VDU: { VDU1: { desired_capacity: 5 } } } } },
+      400,
+      'StackValidationFailed',
+      /desired_capacity must be between 1 and 3/,
+    ],
   ];
   for (const [body, status, type, message] of cases) {
     const reply = await post(body);
@@ -337,7 +409,10 @@ test('heat: templates are validated before 201 — unknown types, missing files 
   const duplicate = await post({ template: { heat_template_version: '2018-08-31', resources: {} } });
   assert.equal(duplicate.status, 409);
   assert.equal(duplicate.body.error.type, 'StackExists');
-  assert.equal((await h.s.request('orchestration', '/stacks', { method: 'POST', body: { stack_name: '1bad', template: { heat_template_version: '2018-08-31' } } })).status, 400);
+  assert.equal(
+    (await h.s.request('orchestration', '/stacks', { method: 'POST', body: { stack_name: '1bad', template: { heat_template_version: '2018-08-31' } } })).status,
+    400,
+  );
 });
 
 test('heat: intrinsic functions — get_param list paths, str_replace, list_join, if/equals conditions, repeat, get_file, map_merge', async (t) => {
@@ -387,15 +462,25 @@ test('heat: intrinsic functions — get_param list paths, str_replace, list_join
     test_only: null,
     stack: 'fn',
   });
-  assert.deepEqual((await h.resources(path)).map((r: J) => r.resource_name), ['v'], 'a resource whose condition is false does not exist');
-  const bad = await h.s.request<J>('orchestration', '/stacks', { method: 'POST', body: { stack_name: 'fn2', template, files: { 'motd.txt': '' }, parameters: { nfv: {}, env: 'dev' } } });
+  assert.deepEqual(
+    (await h.resources(path)).map((r: J) => r.resource_name),
+    ['v'],
+    'a resource whose condition is false does not exist',
+  );
+  const bad = await h.s.request<J>('orchestration', '/stacks', {
+    method: 'POST',
+    body: { stack_name: 'fn2', template, files: { 'motd.txt': '' }, parameters: { nfv: {}, env: 'dev' } },
+  });
   assert.equal(bad.status, 400);
   assert.match(bad.body.error.message, /^Parameter 'env' is invalid: "dev" is not an allowed value/);
 });
 
 test('heat: an injected stack-create-fail fails the stack with the given reason; delete cleans up what was made', async (t) => {
   const h = await start(t);
-  const fault = await send(`${h.sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'stack-create-fail', reason: 'Resource CREATE failed: Error: resources.VDU2: boom', count: 1 } });
+  const fault = await send(`${h.sim.url}/_sim/faults`, {
+    method: 'POST',
+    body: { kind: 'stack-create-fail', reason: 'Resource CREATE failed: Error: resources.VDU2: boom', count: 1 },
+  });
   assert.equal(fault.status, 201);
   const { path } = await h.create('vnf-f', { template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet) } });
   await h.sim.settled();
@@ -421,16 +506,19 @@ test('heat: an injected stack-create-fail fails the stack with the given reason;
   assertNothingLeft(h.sim);
 });
 
-test('heat: a member server that goes to ERROR fails the stack with Heat\'s reason chain (after Heat\'s retries)', async (t) => {
+test("heat: a member server that goes to ERROR fails the stack with Heat's reason chain (after Heat's retries)", async (t) => {
   const h = await start(t);
   // Heat re-creates a server that went to ERROR up to action_retry_limit (5) times: 6 failures fail it.
   h.sim.faults.inject({ kind: 'server-error', count: 6 });
-  const template = VNF.replace(/  VDU2:[\s\S]*?(?=  VirtualStorage:)/, '').replace(/  vdu2_ip:[\s\S]*$/, '');
+  const template = VNF.replace(/ {2}VDU2:[\s\S]*?(?= {2}VirtualStorage:)/, '').replace(/ {2}vdu2_ip:[\s\S]*$/, '');
   const { path } = await h.create('vnf-e', { template, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet) } });
   await h.sim.settled();
   const stack = await h.show(path);
   assert.equal(stack.stack_status, 'CREATE_FAILED');
-  assert.match(stack.stack_status_reason, /^Resource CREATE failed: ResourceInError: resources\.VDU1\.resources\.[a-z2-7]{12}\.resources\.VDU1: Went to status ERROR due to "Message: No valid host was found\. , Code: 500"$/);
+  assert.match(
+    stack.stack_status_reason,
+    /^Resource CREATE failed: ResourceInError: resources\.VDU1\.resources\.[a-z2-7]{12}\.resources\.VDU1: Went to status ERROR due to "Message: No valid host was found\. , Code: 500"$/,
+  );
   const all = await h.resources(path, 2);
   const group = all.find((r: J) => r.resource_name === 'VDU1' && r.parent_resource === undefined);
   assert.equal(group.resource_status, 'CREATE_FAILED');
@@ -456,7 +544,10 @@ test('heat: a SoftwareDeployment keeps the stack CREATE_IN_PROGRESS until signal
     resources: {
       srv: { type: 'OS::Nova::Server', properties: { image: IMAGE, flavor: 'm1.tiny', networks: [{ network: 'public' }] } },
       cfg: { type: 'OS::Heat::SoftwareConfig', properties: { group: 'script', config: '#!/bin/sh\necho configured', outputs: [{ name: 'result' }] } },
-      dep: { type: 'OS::Heat::SoftwareDeployment', properties: { config: { get_resource: 'cfg' }, server: { get_resource: 'srv' }, ...(timeout ? { signal_transport: 'HEAT_SIGNAL' } : {}) } },
+      dep: {
+        type: 'OS::Heat::SoftwareDeployment',
+        properties: { config: { get_resource: 'cfg' }, server: { get_resource: 'srv' }, ...(timeout ? { signal_transport: 'HEAT_SIGNAL' } : {}) },
+      },
     },
     outputs: { stdout: { value: { get_attr: ['dep', 'deploy_stdout'] } }, result: { value: { get_attr: ['dep', 'result'] } } },
   });
@@ -470,7 +561,10 @@ test('heat: a SoftwareDeployment keeps the stack CREATE_IN_PROGRESS until signal
   const dep = (await h.resources(ok.path)).find((r: J) => r.resource_name === 'dep');
   assert.equal(dep.resource_status, 'CREATE_IN_PROGRESS');
   assert.equal(dep.physical_resource_id, waiting?.id);
-  const signalled = await send(`${h.sim.url}/_sim/signal/${waiting?.id}`, { method: 'POST', body: { deploy_stdout: 'configured', deploy_status_code: 0, result: 'fine' } });
+  const signalled = await send(`${h.sim.url}/_sim/signal/${waiting?.id}`, {
+    method: 'POST',
+    body: { deploy_stdout: 'configured', deploy_status_code: 0, result: 'fine' },
+  });
   assert.equal(signalled.status, 200);
   await h.sim.settled();
   const done = await h.show(ok.path);
@@ -483,7 +577,10 @@ test('heat: a SoftwareDeployment keeps the stack CREATE_IN_PROGRESS until signal
   await h.sim.settled();
   const failed = await h.show(bad.path);
   assert.equal(failed.stack_status, 'CREATE_FAILED');
-  assert.equal(failed.stack_status_reason, 'Resource CREATE failed: Error: resources.dep: Deployment to server failed: deploy_status_code : Deployment exited with non-zero status code: 2');
+  assert.equal(
+    failed.stack_status_reason,
+    'Resource CREATE failed: Error: resources.dep: Deployment to server failed: deploy_status_code : Deployment exited with non-zero status code: 2',
+  );
 
   // Never signalled: timeout_mins (scaled like every delay) fails the stack.
   const late = await h.create('sd-late', { template: template(true), timeout_mins: 1 });
@@ -502,7 +599,7 @@ test('heat: a SoftwareDeployment keeps the stack CREATE_IN_PROGRESS until signal
   assertNothingLeft(h.sim);
 });
 
-test('heat: injected 5xx answers in Heat\'s error shape; the API keeps working after the count', async (t) => {
+test("heat: injected 5xx answers in Heat's error shape; the API keeps working after the count", async (t) => {
   const h = await start(t);
   await send(`${h.sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'http-5xx', service: 'heat', count: 2 } });
   for (let i = 0; i < 2; i++) {
@@ -514,7 +611,10 @@ test('heat: injected 5xx answers in Heat\'s error shape; the API keeps working a
   }
   assert.equal((await h.s.request('orchestration', '/stacks')).status, 200);
   // Only creates fail, three times, then a create goes through.
-  await send(`${h.sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'http-5xx', service: 'orchestration', method: 'POST', path: '/stacks', count: 1, status: 502 } });
+  await send(`${h.sim.url}/_sim/faults`, {
+    method: 'POST',
+    body: { kind: 'http-5xx', service: 'orchestration', method: 'POST', path: '/stacks', count: 1, status: 502 },
+  });
   const body = { stack_name: 'later', template: { heat_template_version: '2018-08-31', resources: {} } };
   assert.equal((await h.s.request('orchestration', '/stacks', { method: 'POST', body })).status, 502);
   assert.equal((await h.s.request('orchestration', '/stacks', { method: 'POST', body })).status, 201);
@@ -525,19 +625,29 @@ test('heat: mark_unhealthy then an update replaces the server (heal); image chan
   const template = (image: string, policy?: string) => ({
     heat_template_version: '2018-08-31',
     resources: {
-      srv: { type: 'OS::Nova::Server', properties: { name: 'vm', image, flavor: 'm1.tiny', networks: [{ network: 'public' }], ...(policy ? { image_update_policy: policy } : {}) } },
+      srv: {
+        type: 'OS::Nova::Server',
+        properties: { name: 'vm', image, flavor: 'm1.tiny', networks: [{ network: 'public' }], ...(policy ? { image_update_policy: policy } : {}) },
+      },
     },
   });
   const upload = async (name: string) => {
     const image = (await h.s.request<J>('image', '/v2/images', { method: 'POST', body: { name, disk_format: 'qcow2', container_format: 'bare' } })).body;
-    await h.s.request('image', `/v2/images/${image.id}/file`, { method: 'PUT', raw: `data of ${name}`, headers: { 'content-type': 'application/octet-stream' } });
+    await h.s.request('image', `/v2/images/${image.id}/file`, {
+      method: 'PUT',
+      raw: `data of ${name}`,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     return image.id as string;
   };
   const { path } = await h.create('heal', { template: template(IMAGE) });
   await h.sim.settled();
   const before = (await h.resources(path))[0];
 
-  const marked = await h.s.request<J>('orchestration', `${path}/resources/srv`, { method: 'PATCH', body: { mark_unhealthy: true, resource_status_reason: 'VNFC heal' } });
+  const marked = await h.s.request<J>('orchestration', `${path}/resources/srv`, {
+    method: 'PATCH',
+    body: { mark_unhealthy: true, resource_status_reason: 'VNFC heal' },
+  });
   assert.equal(marked.status, 200);
   const unhealthy = (await h.resources(path))[0];
   assert.equal(unhealthy.resource_status, 'CHECK_FAILED');
@@ -576,7 +686,12 @@ test('heat: ResourceGroup count up and down; a ScalingPolicy signal grows the gr
   const h = await start(t);
   const rg = (count: number) => ({
     heat_template_version: '2018-08-31',
-    resources: { grp: { type: 'OS::Heat::ResourceGroup', properties: { count, resource_def: { type: 'OS::Neutron::Port', properties: { network: 'public', name: 'port-%index%' } } } } },
+    resources: {
+      grp: {
+        type: 'OS::Heat::ResourceGroup',
+        properties: { count, resource_def: { type: 'OS::Neutron::Port', properties: { network: 'public', name: 'port-%index%' } } },
+      },
+    },
     outputs: { names: { value: { get_attr: ['grp', 'name'] } }, first: { value: { get_attr: ['grp', 'resource.0', 'name'] } } },
   });
   const { path } = await h.create('rg', { template: rg(3) });
@@ -592,8 +707,14 @@ test('heat: ResourceGroup count up and down; a ScalingPolicy signal grows the gr
   const asg = {
     heat_template_version: '2018-08-31',
     resources: {
-      asg: { type: 'OS::Heat::AutoScalingGroup', properties: { min_size: 1, max_size: 3, desired_capacity: 1, resource: { type: 'OS::Heat::RandomString', properties: { length: 8 } } } },
-      out: { type: 'OS::Heat::ScalingPolicy', properties: { adjustment_type: 'change_in_capacity', auto_scaling_group_id: { get_resource: 'asg' }, scaling_adjustment: 5 } },
+      asg: {
+        type: 'OS::Heat::AutoScalingGroup',
+        properties: { min_size: 1, max_size: 3, desired_capacity: 1, resource: { type: 'OS::Heat::RandomString', properties: { length: 8 } } },
+      },
+      out: {
+        type: 'OS::Heat::ScalingPolicy',
+        properties: { adjustment_type: 'change_in_capacity', auto_scaling_group_id: { get_resource: 'asg' }, scaling_adjustment: 5 },
+      },
     },
     outputs: { size: { value: { get_attr: ['asg', 'current_size'] } }, url: { value: { get_attr: ['out', 'signal_url'] } } },
   };
@@ -615,7 +736,15 @@ test('heat: ResourceGroup count up and down; a ScalingPolicy signal grows the gr
 
 test('heat: an injected delete failure leaves DELETE_FAILED; deleting again finishes the job', async (t) => {
   const h = await start(t);
-  const { path } = await h.create('del', { template: { heat_template_version: '2018-08-31', resources: { net: { type: 'OS::Neutron::Net' }, sub: { type: 'OS::Neutron::Subnet', properties: { network: { get_resource: 'net' }, cidr: '10.1.0.0/24' } } } } });
+  const { path } = await h.create('del', {
+    template: {
+      heat_template_version: '2018-08-31',
+      resources: {
+        net: { type: 'OS::Neutron::Net' },
+        sub: { type: 'OS::Neutron::Subnet', properties: { network: { get_resource: 'net' }, cidr: '10.1.0.0/24' } },
+      },
+    },
+  });
   await h.sim.settled();
   h.sim.faults.inject({ kind: 'stack-delete-fail', reason: 'Resource DELETE failed: Conflict: resources.sub: still in use' });
   await h.s.request('orchestration', path, { method: 'DELETE' });
@@ -637,7 +766,11 @@ test('heat: a new image for a scaling group rebuilds its members in place, one b
   await s.request('image', `/v2/images/${image.id}/file`, { method: 'PUT', raw: 'v2', headers: { 'content-type': 'application/octet-stream' } });
   const { path } = await h.create('vnf-up', { template: VNF, files: { 'VDU1.yaml': VDU1 }, parameters: { nfv: nfv(h.publicNet, 2) } });
   await sim.settled();
-  const vdu1Servers = async () => (await h.resources(path, 2)).filter((r: J) => r.resource_type === 'OS::Nova::Server' && r.parent_resource !== undefined).map((r: J) => r.physical_resource_id as string).sort();
+  const vdu1Servers = async () =>
+    (await h.resources(path, 2))
+      .filter((r: J) => r.resource_type === 'OS::Nova::Server' && r.parent_resource !== undefined)
+      .map((r: J) => r.physical_resource_id as string)
+      .sort();
   const before = await vdu1Servers();
   assert.equal(before.length, 2);
 
@@ -668,7 +801,10 @@ test('heat: Tacker-style heal and scale-in through nested stacks: mark_unhealthy
 
   // Heal one VNFC: mark its server unhealthy in the member's own stack, then PATCH the parent.
   const [sick] = servers;
-  const marked = await s.request('orchestration', `/stacks/${stackPathOf(sick)}/resources/VDU1`, { method: 'PATCH', body: { mark_unhealthy: true, resource_status_reason: 'heal' } });
+  const marked = await s.request('orchestration', `/stacks/${stackPathOf(sick)}/resources/VDU1`, {
+    method: 'PATCH',
+    body: { mark_unhealthy: true, resource_status_reason: 'heal' },
+  });
   assert.equal(marked.status, 200);
   await s.request('orchestration', path, { method: 'PATCH', body: {} });
   await sim.settled();
@@ -681,21 +817,34 @@ test('heat: Tacker-style heal and scale-in through nested stacks: mark_unhealthy
   // Scale in choosing the VNFC: mark its member unhealthy in the group's stack, lower desired_capacity.
   const members = (await h.resources(path, 1)).filter((r: J) => r.resource_type === 'VDU1.yaml');
   const victim = members[2];
-  const victimServer = (await h.resources(`/stacks/${new URL(victim.links.find((l: J) => l.rel === 'nested').href).pathname.split('/').slice(-2).join('/')}`)).find((r: J) => r.resource_name === 'VDU1');
+  const victimServer = (
+    await h.resources(`/stacks/${new URL(victim.links.find((l: J) => l.rel === 'nested').href).pathname.split('/').slice(-2).join('/')}`)
+  ).find((r: J) => r.resource_name === 'VDU1');
   await s.request('orchestration', `/stacks/${stackPathOf(victim)}/resources/${victim.resource_name}`, { method: 'PATCH', body: { mark_unhealthy: true } });
   await s.request('orchestration', path, { method: 'PATCH', body: { parameters: { nfv: nfv(h.publicNet, 2) } } });
   await sim.settled();
   const left = (await h.resources(path, 1)).filter((r: J) => r.resource_type === 'VDU1.yaml');
-  assert.deepEqual(left.map((r: J) => r.resource_name).sort(), members.filter((m: J) => m !== victim).map((m: J) => m.resource_name).sort());
+  assert.deepEqual(
+    left.map((r: J) => r.resource_name).sort(),
+    members
+      .filter((m: J) => m !== victim)
+      .map((m: J) => m.resource_name)
+      .sort(),
+  );
   assert.equal((await s.request('compute', `/servers/${victimServer.physical_resource_id}`)).status, 404);
 });
 
-test('heat: a quota refusal fails the stack with the client\'s Forbidden, without retries', async (t) => {
+test("heat: a quota refusal fails the stack with the client's Forbidden, without retries", async (t) => {
   const h = await start(t);
   h.sim.faults.inject({ kind: 'quota', instances: 0 });
-  const { path } = await h.create('quota', { template: { heat_template_version: '2018-08-31', resources: { srv: { type: 'OS::Nova::Server', properties: { image: IMAGE, flavor: 'm1.tiny' } } } } });
+  const { path } = await h.create('quota', {
+    template: { heat_template_version: '2018-08-31', resources: { srv: { type: 'OS::Nova::Server', properties: { image: IMAGE, flavor: 'm1.tiny' } } } },
+  });
   await h.sim.settled();
   const stack = await h.show(path);
   assert.equal(stack.stack_status, 'CREATE_FAILED');
-  assert.match(stack.stack_status_reason, /^Resource CREATE failed: Forbidden: resources\.srv: Quota exceeded for instances: Requested 1, but already used 0 of 0 instances \(HTTP 403\) \(Request-ID: req-[0-9a-f-]{36}\)$/);
+  assert.match(
+    stack.stack_status_reason,
+    /^Resource CREATE failed: Forbidden: resources\.srv: Quota exceeded for instances: Requested 1, but already used 0 of 0 instances \(HTTP 403\) \(Request-ID: req-[0-9a-f-]{36}\)$/,
+  );
 });

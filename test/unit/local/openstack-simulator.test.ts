@@ -28,7 +28,10 @@ async function waitFor(what: string, condition: () => Promise<boolean> | boolean
 async function network(s: Session, name: string, cidr: string): Promise<{ net: J; subnet: J }> {
   const net = await s.request<J>('network', '/v2.0/networks', { method: 'POST', body: { network: { name } } });
   assert.equal(net.status, 201, net.text);
-  const subnet = await s.request<J>('network', '/v2.0/subnets', { method: 'POST', body: { subnet: { network_id: net.body.network.id, cidr, ip_version: 4, name: `${name}-subnet` } } });
+  const subnet = await s.request<J>('network', '/v2.0/subnets', {
+    method: 'POST',
+    body: { subnet: { network_id: net.body.network.id, cidr, ip_version: 4, name: `${name}-subnet` } },
+  });
   assert.equal(subnet.status, 201, subnet.text);
   return { net: net.body.network, subnet: subnet.body.subnet };
 }
@@ -69,12 +72,22 @@ test('keystone: version document, password auth by name and by id, catalog with 
   assert.equal(url('volumev3'), `${sim.url}/volume/v3/${s.projectId}`);
 
   // By ids: user id and project id, no domains needed.
-  const byId = await send<J>(`${sim.authUrl}/auth/tokens`, { method: 'POST', body: { auth: { identity: { methods: ['password'], password: { user: { id: token.user.id, password: sim.credentials.password } } }, scope: { project: { id: token.project.id } } } } });
+  const byId = await send<J>(`${sim.authUrl}/auth/tokens`, {
+    method: 'POST',
+    body: {
+      auth: {
+        identity: { methods: ['password'], password: { user: { id: token.user.id, password: sim.credentials.password } } },
+        scope: { project: { id: token.project.id } },
+      },
+    },
+  });
   assert.equal(byId.status, 201);
   assert.equal(byId.body.token.project.id, token.project.id);
 
   // Validation of a token by another.
-  const validated = await send<J>(`${sim.authUrl}/auth/tokens`, { headers: { 'x-auth-token': s.token, 'x-subject-token': byId.headers.get('x-subject-token') ?? '' } });
+  const validated = await send<J>(`${sim.authUrl}/auth/tokens`, {
+    headers: { 'x-auth-token': s.token, 'x-subject-token': byId.headers.get('x-subject-token') ?? '' },
+  });
   assert.equal(validated.status, 200);
   assert.equal(validated.body.token.user.id, token.user.id);
   const unknown = await send<J>(`${sim.authUrl}/auth/tokens`, { headers: { 'x-auth-token': s.token, 'x-subject-token': 'gAAAAAnope' } });
@@ -82,7 +95,7 @@ test('keystone: version document, password auth by name and by id, catalog with 
   assert.equal(unknown.body.error.code, 404);
 });
 
-test('keystone: wrong credentials are 401 in keystone\'s shape; services refuse missing, unknown and expired tokens', async (t) => {
+test("keystone: wrong credentials are 401 in keystone's shape; services refuse missing, unknown and expired tokens", async (t) => {
   const { sim, s } = await start(t, { tokenTtlSeconds: 120 });
   const wrong = await send<J>(`${sim.authUrl}/auth/tokens`, { method: 'POST', body: passwordAuth({ ...sim.credentials, password: 'nope' }) });
   assert.equal(wrong.status, 401);
@@ -112,7 +125,24 @@ test('keystone: wrong credentials are 401 in keystone\'s shape; services refuse 
   assert.equal(expired.status, 200);
   assert.ok(expired.body.expired >= 1);
   for (const type of ['compute', 'image', 'network', 'orchestration', 'volumev3']) {
-    assert.equal((await s.request(type, type === 'image' ? '/v2/images' : type === 'network' ? '/v2.0/networks' : type === 'orchestration' ? '/stacks' : type === 'volumev3' ? '/volumes' : '/servers')).status, 401, type);
+    assert.equal(
+      (
+        await s.request(
+          type,
+          type === 'image'
+            ? '/v2/images'
+            : type === 'network'
+              ? '/v2.0/networks'
+              : type === 'orchestration'
+                ? '/stacks'
+                : type === 'volumev3'
+                  ? '/volumes'
+                  : '/servers',
+        )
+      ).status,
+      401,
+      type,
+    );
   }
   const again = await login(sim.authUrl, sim.credentials);
   assert.equal((await again.request('compute', '/servers')).status, 200);
@@ -129,7 +159,10 @@ test('glance: preloaded cirros; create (queued), upload (active) with size, md5 
   assert.equal(preloaded.body.images[0].status, 'active');
   assert.equal(preloaded.body.images[0].disk_format, 'qcow2');
 
-  const created = await s.request<J>('image', '/v2/images', { method: 'POST', body: { name: 'vnf-image', disk_format: 'qcow2', container_format: 'bare', visibility: 'private', hw_rng_model: 'virtio' } });
+  const created = await s.request<J>('image', '/v2/images', {
+    method: 'POST',
+    body: { name: 'vnf-image', disk_format: 'qcow2', container_format: 'bare', visibility: 'private', hw_rng_model: 'virtio' },
+  });
   assert.equal(created.status, 201);
   const image = created.body;
   assert.equal(image.status, 'queued');
@@ -139,7 +172,10 @@ test('glance: preloaded cirros; create (queued), upload (active) with size, md5 
   assert.equal(image.hw_rng_model, 'virtio');
 
   const queued = await s.request<J>('image', '/v2/images?status=queued');
-  assert.deepEqual(queued.body.images.map((i: J) => i.id), [image.id]);
+  assert.deepEqual(
+    queued.body.images.map((i: J) => i.id),
+    [image.id],
+  );
 
   const data = Buffer.alloc(300_000);
   for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 251;
@@ -162,10 +198,17 @@ test('glance: preloaded cirros; create (queued), upload (active) with size, md5 
   assert.deepEqual(Buffer.from(await download.arrayBuffer()), data);
 
   const active = await s.request<J>('image', '/v2/images?status=active&name=vnf-image');
-  assert.deepEqual(active.body.images.map((i: J) => i.id), [image.id]);
+  assert.deepEqual(
+    active.body.images.map((i: J) => i.id),
+    [image.id],
+  );
 
   const noFormat = await s.request<J>('image', '/v2/images', { method: 'POST', body: { name: 'bare' } });
-  const refused = await s.request('image', `/v2/images/${noFormat.body.id}/file`, { method: 'PUT', raw: 'x', headers: { 'content-type': 'application/octet-stream' } });
+  const refused = await s.request('image', `/v2/images/${noFormat.body.id}/file`, {
+    method: 'PUT',
+    raw: 'x',
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   assert.equal(refused.status, 400);
 
   assert.equal((await s.request('image', `/v2/images/${image.id}`, { method: 'DELETE' })).status, 204);
@@ -179,10 +222,12 @@ test('glance: the image is "saving" while the store writes, and settled() waits 
   const { sim, s } = await start(t, { timeScale: 1 });
   const image = (await s.request<J>('image', '/v2/images', { method: 'POST', body: { name: 'slow', disk_format: 'raw', container_format: 'bare' } })).body;
   let done = false;
-  const upload = s.request('image', `/v2/images/${image.id}/file`, { method: 'PUT', raw: 'abc', headers: { 'content-type': 'application/octet-stream' } }).then((r) => {
-    done = true;
-    return r;
-  });
+  const upload = s
+    .request('image', `/v2/images/${image.id}/file`, { method: 'PUT', raw: 'abc', headers: { 'content-type': 'application/octet-stream' } })
+    .then((r) => {
+      done = true;
+      return r;
+    });
   await waitFor('saving', async () => (await s.request<J>('image', `/v2/images/${image.id}`)).body.status === 'saving');
   await sim.settled();
   assert.ok(done, 'settled() waits for the upload');
@@ -203,7 +248,10 @@ test('nova: devstack flavors; server BUILD -> ACTIVE with addresses from its por
   assert.equal(byName['m1.small'].ram, 2048);
 
   const { net, subnet } = await network(s, 'net0', '10.10.0.0/24');
-  const created = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'vm1', imageRef: await cirros(s), flavorRef: '1', networks: [{ uuid: net.id }] } } });
+  const created = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'vm1', imageRef: await cirros(s), flavorRef: '1', networks: [{ uuid: net.id }] } },
+  });
   assert.equal(created.status, 202, created.text);
   const id = created.body.server.id;
   assert.ok(created.body.server.adminPass);
@@ -261,10 +309,16 @@ test('nova: "No valid host was found" for a flavor too big and for an injected f
   const image = await cirros(s);
   const huge = await s.request<J>('compute', '/flavors', { method: 'POST', body: { flavor: { name: 'huge', ram: 2048, vcpus: 2, disk: 2000 } } });
   assert.equal(huge.status, 200);
-  const tooBig = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'big', imageRef: image, flavorRef: huge.body.flavor.id, networks: 'none' } } });
+  const tooBig = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'big', imageRef: image, flavorRef: huge.body.flavor.id, networks: 'none' } },
+  });
   assert.equal(tooBig.status, 202);
   sim.faults.inject({ kind: 'server-error' });
-  const faulty = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'faulty', imageRef: image, flavorRef: '1', networks: 'none' } } });
+  const faulty = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'faulty', imageRef: image, flavorRef: '1', networks: 'none' } },
+  });
   await sim.settled();
   for (const id of [tooBig.body.server.id, faulty.body.server.id]) {
     const server = (await s.request<J>('compute', `/servers/${id}`)).body.server;
@@ -272,14 +326,20 @@ test('nova: "No valid host was found" for a flavor too big and for an injected f
     assert.equal(server.fault.code, 500);
     assert.equal(server.fault.message, 'No valid host was found. ');
   }
-  const fine = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'fine', imageRef: image, flavorRef: '1', networks: 'none' } } });
+  const fine = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'fine', imageRef: image, flavorRef: '1', networks: 'none' } },
+  });
   await sim.settled();
   assert.equal((await s.request<J>('compute', `/servers/${fine.body.server.id}`)).body.server.status, 'ACTIVE', 'the fault was consumed');
 
   // Three servers exist (ERROR ones count too); a quota of 3 refuses the fourth.
   const q = await send<J>(`${sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'quota', instances: 3 } });
   assert.equal(q.status, 201);
-  const refused = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'fourth', imageRef: image, flavorRef: '1', networks: 'none' } } });
+  const refused = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'fourth', imageRef: image, flavorRef: '1', networks: 'none' } },
+  });
   assert.equal(refused.status, 403);
   assert.equal(refused.body.forbidden.message, 'Quota exceeded for instances: Requested 1, but already used 3 of 3 instances');
   const limits = await s.request<J>('compute', '/limits');
@@ -294,7 +354,13 @@ test('nova: anti-affinity server groups spread over the compute hosts; one more 
   assert.equal(group.status, 200);
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) {
-    const r = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: `m${i}`, imageRef: await cirros(s), flavorRef: '1', networks: 'none' }, 'os:scheduler_hints': { group: group.body.server_group.id } } });
+    const r = await s.request<J>('compute', '/servers', {
+      method: 'POST',
+      body: {
+        server: { name: `m${i}`, imageRef: await cirros(s), flavorRef: '1', networks: 'none' },
+        'os:scheduler_hints': { group: group.body.server_group.id },
+      },
+    });
     assert.equal(r.status, 202);
     ids.push(r.body.server.id);
   }
@@ -322,11 +388,17 @@ test('neutron: fixed IPs from the subnet, list filters, exhaustion, in-use confl
   assert.deepEqual(subnet.allocation_pools, [{ start: '192.168.5.2', end: '192.168.5.6' }]);
   const ports: J[] = [];
   for (let i = 0; i < 5; i++) {
-    const p = await s.request<J>('network', '/v2.0/ports', { method: 'POST', body: { port: { network_id: net.id, name: `p${i}`, device_id: i === 0 ? 'dev-0' : '' } } });
+    const p = await s.request<J>('network', '/v2.0/ports', {
+      method: 'POST',
+      body: { port: { network_id: net.id, name: `p${i}`, device_id: i === 0 ? 'dev-0' : '' } },
+    });
     assert.equal(p.status, 201, p.text);
     ports.push(p.body.port);
   }
-  assert.deepEqual(ports.map((p) => p.fixed_ips[0].ip_address), ['192.168.5.2', '192.168.5.3', '192.168.5.4', '192.168.5.5', '192.168.5.6']);
+  assert.deepEqual(
+    ports.map((p) => p.fixed_ips[0].ip_address),
+    ['192.168.5.2', '192.168.5.3', '192.168.5.4', '192.168.5.5', '192.168.5.6'],
+  );
   assert.match(ports[0].mac_address, /^fa:16:3e(:[0-9a-f]{2}){3}$/);
   const full = await s.request<J>('network', '/v2.0/ports', { method: 'POST', body: { port: { network_id: net.id } } });
   assert.equal(full.status, 409);
@@ -344,7 +416,10 @@ test('neutron: fixed IPs from the subnet, list filters, exhaustion, in-use confl
   const netInUse = await s.request<J>('network', `/v2.0/networks/${net.id}`, { method: 'DELETE' });
   assert.equal(netInUse.status, 409);
   assert.equal(netInUse.body.NeutronError.type, 'NetworkInUse');
-  const taken = await s.request<J>('network', '/v2.0/ports', { method: 'POST', body: { port: { network_id: publicNet.body.networks[0].id, fixed_ips: [{ ip_address: '172.24.4.1' }] } } });
+  const taken = await s.request<J>('network', '/v2.0/ports', {
+    method: 'POST',
+    body: { port: { network_id: publicNet.body.networks[0].id, fixed_ips: [{ ip_address: '172.24.4.1' }] } },
+  });
   assert.equal(taken.status, 201, 'the gateway address may be taken explicitly (routers do)');
 
   for (const p of ports) assert.equal((await s.request('network', `/v2.0/ports/${p.id}`, { method: 'DELETE' })).status, 204);
@@ -368,9 +443,29 @@ test('cinder: creating -> available; in-use while a server boots from it; deleti
   assert.equal(available.status, 'available');
   assert.equal(available.bootable, 'true');
 
-  const server = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'bfv', flavorRef: '2', networks: 'none', block_device_mapping_v2: [{ uuid: id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }] } } });
+  const server = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: {
+      server: {
+        name: 'bfv',
+        flavorRef: '2',
+        networks: 'none',
+        block_device_mapping_v2: [{ uuid: id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }],
+      },
+    },
+  });
   assert.equal(server.status, 202, server.text);
-  const second = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'again', flavorRef: '2', networks: 'none', block_device_mapping_v2: [{ uuid: id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }] } } });
+  const second = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: {
+      server: {
+        name: 'again',
+        flavorRef: '2',
+        networks: 'none',
+        block_device_mapping_v2: [{ uuid: id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }],
+      },
+    },
+  });
   assert.equal(second.status, 400, 'the volume is reserved for the first server');
   await sim.settled();
   const inUse = (await s.request<J>('volumev3', `/volumes/${id}`)).body.volume;
@@ -395,10 +490,13 @@ test('cinder: creating -> available; in-use while a server boots from it; deleti
 // ---------------------------------------------------------------------------------------------
 // Control API
 
-test('control: injected 5xx per service (JSON 500 in the service\'s shape, HTML 503), counted; bad faults are 400', async (t) => {
+test("control: injected 5xx per service (JSON 500 in the service's shape, HTML 503), counted; bad faults are 400", async (t) => {
   const { sim, s } = await start(t);
   assert.equal((await send(`${sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'http-5xx', service: 'compute', count: 2 } })).status, 201);
-  assert.equal((await send(`${sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'http-5xx', service: 'glance', status: 503, method: 'POST' } })).status, 201);
+  assert.equal(
+    (await send(`${sim.url}/_sim/faults`, { method: 'POST', body: { kind: 'http-5xx', service: 'glance', status: 503, method: 'POST' } })).status,
+    201,
+  );
   for (let i = 0; i < 2; i++) {
     const failed = await s.request<J>('compute', '/servers');
     assert.equal(failed.status, 500);
@@ -435,7 +533,8 @@ test('control: a "slow" service holds requests until settled; state, settled ove
 
   const state = await send<J>(`${sim.url}/_sim/state`);
   assert.equal(state.status, 200);
-  for (const key of ['stacks', 'servers', 'ports', 'images', 'volumes', 'networks', 'subnets']) assert.deepEqual([state.body[key].count, state.body[key].ids], [0, []], key);
+  for (const key of ['stacks', 'servers', 'ports', 'images', 'volumes', 'networks', 'subnets'])
+    assert.deepEqual([state.body[key].count, state.body[key].ids], [0, []], key);
   assert.equal(state.body.preloaded.images[0].name, 'cirros-0.5.2-x86_64-disk');
   assert.equal(state.body.preloaded.networks[0].name, 'public');
   assert.equal((await send(`${sim.url}/_sim/stacks/nope/work-time`)).status, 404);

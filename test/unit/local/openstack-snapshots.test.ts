@@ -23,7 +23,10 @@ async function activeServer(sim: OpenStackSimulator, s: Session, name: string, n
   const nets: J[] = [];
   for (let n = 0; n < networks; n++) {
     const net = await s.request<J>('network', '/v2.0/networks', { method: 'POST', body: { network: { name: `${name}-net${n}` } } });
-    await s.request('network', '/v2.0/subnets', { method: 'POST', body: { subnet: { network_id: net.body.network.id, cidr: `10.${20 + n}.0.0/24`, ip_version: 4 } } });
+    await s.request('network', '/v2.0/subnets', {
+      method: 'POST',
+      body: { subnet: { network_id: net.body.network.id, cidr: `10.${20 + n}.0.0/24`, ip_version: 4 } },
+    });
     nets.push({ uuid: net.body.network.id });
   }
   const image = (await s.request<J>('image', '/v2/images?name=cirros-0.5.2-x86_64-disk')).body.images[0].id;
@@ -34,7 +37,11 @@ async function activeServer(sim: OpenStackSimulator, s: Session, name: string, n
 }
 
 const action = (s: Session, id: string, body: unknown, microversion?: string) =>
-  s.request<J>('compute', `/servers/${id}/action`, { method: 'POST', body, ...(microversion ? { headers: { 'openstack-api-version': `compute ${microversion}` } } : {}) });
+  s.request<J>('compute', `/servers/${id}/action`, {
+    method: 'POST',
+    body,
+    ...(microversion ? { headers: { 'openstack-api-version': `compute ${microversion}` } } : {}),
+  });
 const diagnostics = (s: Session, id: string, microversion = '2.48') =>
   s.request<J>('compute', `/servers/${id}/diagnostics`, { headers: { 'openstack-api-version': `compute ${microversion}` } });
 const setLoad = (sim: OpenStackSimulator, id: string, body: unknown) => send<J>(`${sim.url}/_sim/servers/${id}/load`, { method: 'POST', body });
@@ -61,7 +68,7 @@ test('nova createImage: 202 with image_id at 2.45+, a Location header before; qu
   assert.equal(queued.instance_uuid, id);
   assert.equal(queued.base_image_ref, base.id);
   assert.equal(queued.purpose, 'backup');
-  assert.equal(queued.hw_rng_model, 'virtio', 'inherited from the server\'s image');
+  assert.equal(queued.hw_rng_model, 'virtio', "inherited from the server's image");
   assert.match((await s.request<J>('compute', `/servers/${id}`)).body.server['OS-EXT-STS:task_state'], /^image_(snapshot|pending_upload)$/);
 
   // Another snapshot while one runs is refused as Nova does.
@@ -105,7 +112,10 @@ test('nova createImage: 202 with image_id at 2.45+, a Location header before; qu
   await sim.settled();
   assert.equal((await action(s, id, { createImage: { name: 'stopped' } }, '2.45')).status, 202);
   await sim.settled();
-  const booted = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'from-snap', imageRef: imageId, flavorRef: '2', networks: 'none' } } });
+  const booted = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'from-snap', imageRef: imageId, flavorRef: '2', networks: 'none' } },
+  });
   assert.equal(booted.status, 202, booted.text);
   await sim.settled();
   assert.equal((await s.request<J>('compute', `/servers/${booted.body.server.id}`)).body.server.status, 'ACTIVE');
@@ -114,7 +124,17 @@ test('nova createImage: 202 with image_id at 2.45+, a Location header before; qu
 test('nova createImage of a volume-backed server: a forced Cinder snapshot per volume and an image that maps them', async (t) => {
   const { sim, s } = await start(t);
   const image = (await s.request<J>('image', '/v2/images?name=cirros-0.5.2-x86_64-disk')).body.images[0].id;
-  const created = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'bfv', flavorRef: '2', networks: 'none', block_device_mapping_v2: [{ uuid: image, source_type: 'image', destination_type: 'volume', volume_size: 1, boot_index: 0 }] } } });
+  const created = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: {
+      server: {
+        name: 'bfv',
+        flavorRef: '2',
+        networks: 'none',
+        block_device_mapping_v2: [{ uuid: image, source_type: 'image', destination_type: 'volume', volume_size: 1, boot_index: 0 }],
+      },
+    },
+  });
   assert.equal(created.status, 202, created.text);
   await sim.settled();
   const id = created.body.server.id;
@@ -133,7 +153,10 @@ test('nova createImage of a volume-backed server: a forced Cinder snapshot per v
   assert.equal(snapshot.name, 'snapshot for bfv-snap');
 
   // Booting from that image makes a new volume from the snapshot and boots from it.
-  const restored = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'restored', imageRef: snap.body.image_id, flavorRef: '2', networks: 'none' } } });
+  const restored = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: { server: { name: 'restored', imageRef: snap.body.image_id, flavorRef: '2', networks: 'none' } },
+  });
   assert.equal(restored.status, 202, restored.text);
   await sim.settled();
   const server = (await s.request<J>('compute', `/servers/${restored.body.server.id}`)).body.server;
@@ -192,8 +215,10 @@ test('nova diagnostics: the 2.48 shape with plausible defaults; counters grow wi
   assert.ok(d.cpu_details[0].utilisation > 0);
   const ports = (await s.request<J>('network', `/v2.0/ports?device_id=${id}`)).body.ports;
   assert.deepEqual(d.nic_details.map((n: J) => n.mac_address).sort(), ports.map((p: J) => p.mac_address).sort());
-  for (const key of ['rx_octets', 'tx_octets', 'rx_packets', 'tx_packets', 'rx_errors', 'tx_errors', 'rx_drop', 'tx_drop']) assert.equal(typeof d.nic_details[0][key], 'number', key);
-  for (const key of ['read_bytes', 'write_bytes', 'read_requests', 'write_requests', 'errors_count']) assert.equal(typeof d.disk_details[0][key], 'number', key);
+  for (const key of ['rx_octets', 'tx_octets', 'rx_packets', 'tx_packets', 'rx_errors', 'tx_errors', 'rx_drop', 'tx_drop'])
+    assert.equal(typeof d.nic_details[0][key], 'number', key);
+  for (const key of ['read_bytes', 'write_bytes', 'read_requests', 'write_requests', 'errors_count'])
+    assert.equal(typeof d.disk_details[0][key], 'number', key);
 
   await new Promise((resolve) => setTimeout(resolve, 50));
   const later = (await diagnostics(s, id)).body;
@@ -230,7 +255,7 @@ test('nova diagnostics: the 2.48 shape with plausible defaults; counters grow wi
   assert.ok(again.uptime < 1000, `uptime restarts with the guest (${again.uptime})`);
 });
 
-test('control: a server\'s load (CPU, memory, counters, rates, advanceSeconds) is what diagnostics report; counters only grow', async (t) => {
+test("control: a server's load (CPU, memory, counters, rates, advanceSeconds) is what diagnostics report; counters only grow", async (t) => {
   const { sim, s } = await start(t);
   const id = await activeServer(sim, s, 'loaded');
   const mac = (await diagnostics(s, id)).body.nic_details[0].mac_address;
@@ -288,7 +313,10 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   assert.equal(early.body.badRequest.message, `Invalid volume: Volume ${volumeId} status must be available, but current status is: creating.`);
   await sim.settled();
 
-  const created = await s.request<J>('volumev3', '/snapshots', { method: 'POST', body: { snapshot: { volume_id: volumeId, name: 'snap1', description: 'before upgrade', metadata: { k: 'v' } } } });
+  const created = await s.request<J>('volumev3', '/snapshots', {
+    method: 'POST',
+    body: { snapshot: { volume_id: volumeId, name: 'snap1', description: 'before upgrade', metadata: { k: 'v' } } },
+  });
   assert.equal(created.status, 202, created.text);
   const snap = created.body.snapshot;
   assert.equal(snap.status, 'creating');
@@ -300,7 +328,10 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   assert.equal(shown.status, 'available');
   assert.equal(shown['os-extended-snapshot-attributes:project_id'], s.projectId);
   assert.equal(shown['os-extended-snapshot-attributes:progress'], '100%');
-  assert.deepEqual((await s.request<J>('volumev3', '/snapshots')).body.snapshots.map((x: J) => x.id), [snap.id]);
+  assert.deepEqual(
+    (await s.request<J>('volumev3', '/snapshots')).body.snapshots.map((x: J) => x.id),
+    [snap.id],
+  );
   assert.equal((await s.request<J>('volumev3', `/snapshots/detail?volume_id=${volumeId}`)).body.snapshots[0].name, 'snap1');
   assert.equal((await s.request<J>('volumev3', '/snapshots?status=creating')).body.snapshots.length, 0);
   const missing = await s.request<J>('volumev3', '/snapshots/00000000-0000-0000-0000-000000000000');
@@ -314,7 +345,10 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   // From the snapshot: its size by default; smaller is refused.
   const small = await s.request<J>('volumev3', '/volumes', { method: 'POST', body: { volume: { size: 1, snapshot_id: snap.id } } });
   assert.equal(small.status, 400);
-  assert.equal(small.body.badRequest.message, "Invalid input received: Volume size '1'GB cannot be smaller than the snapshot size 2GB. They must be >= original snapshot size.");
+  assert.equal(
+    small.body.badRequest.message,
+    "Invalid input received: Volume size '1'GB cannot be smaller than the snapshot size 2GB. They must be >= original snapshot size.",
+  );
   const restored = await s.request<J>('volumev3', '/volumes', { method: 'POST', body: { volume: { snapshot_id: snap.id, name: 'restored' } } });
   assert.equal(restored.status, 202, restored.text);
   assert.equal(restored.body.volume.size, 2);
@@ -323,7 +357,17 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   assert.equal((await s.request<J>('volumev3', `/volumes/${restored.body.volume.id}`)).body.volume.status, 'available');
 
   // An attached volume: only with force.
-  const server = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'bfv', flavorRef: '2', networks: 'none', block_device_mapping_v2: [{ uuid: restored.body.volume.id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }] } } });
+  const server = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: {
+      server: {
+        name: 'bfv',
+        flavorRef: '2',
+        networks: 'none',
+        block_device_mapping_v2: [{ uuid: restored.body.volume.id, source_type: 'volume', destination_type: 'volume', boot_index: 0 }],
+      },
+    },
+  });
   assert.equal(server.status, 202, server.text);
   await sim.settled();
   const inUse = await s.request<J>('volumev3', '/snapshots', { method: 'POST', body: { snapshot: { volume_id: restored.body.volume.id } } });
@@ -334,7 +378,17 @@ test('cinder snapshots: creating -> available, list/detail/show, in-use needs fo
   await sim.settled();
 
   // A server booted from a snapshot (block_device_mapping_v2 source_type snapshot).
-  const fromSnap = await s.request<J>('compute', '/servers', { method: 'POST', body: { server: { name: 'from-snap', flavorRef: '2', networks: 'none', block_device_mapping_v2: [{ uuid: snap.id, source_type: 'snapshot', destination_type: 'volume', volume_size: 2, boot_index: 0 }] } } });
+  const fromSnap = await s.request<J>('compute', '/servers', {
+    method: 'POST',
+    body: {
+      server: {
+        name: 'from-snap',
+        flavorRef: '2',
+        networks: 'none',
+        block_device_mapping_v2: [{ uuid: snap.id, source_type: 'snapshot', destination_type: 'volume', volume_size: 2, boot_index: 0 }],
+      },
+    },
+  });
   assert.equal(fromSnap.status, 202, fromSnap.text);
   await sim.settled();
   assert.equal((await s.request<J>('compute', `/servers/${fromSnap.body.server.id}`)).body.server.status, 'ACTIVE');
@@ -372,7 +426,11 @@ test('heat: OS::Cinder::Volume with snapshot_id restores the snapshot at its siz
   await sim.settled();
   const snap = await s.request<J>('volumev3', '/snapshots', { method: 'POST', body: { snapshot: { volume_id: vol.body.volume.id } } });
   await sim.settled();
-  const template = (snapshotId: string) => ({ heat_template_version: '2021-04-16', resources: { data: { type: 'OS::Cinder::Volume', properties: { snapshot_id: snapshotId } } }, outputs: { id: { value: { get_resource: 'data' } } } });
+  const template = (snapshotId: string) => ({
+    heat_template_version: '2021-04-16',
+    resources: { data: { type: 'OS::Cinder::Volume', properties: { snapshot_id: snapshotId } } },
+    outputs: { id: { value: { get_resource: 'data' } } },
+  });
   const stack = await s.request<J>('orchestration', '/stacks', { method: 'POST', body: { stack_name: 'restore', template: template(snap.body.snapshot.id) } });
   assert.equal(stack.status, 201, stack.text);
   await sim.settled();
@@ -382,7 +440,10 @@ test('heat: OS::Cinder::Volume with snapshot_id restores the snapshot at its siz
   assert.equal(volume.snapshot_id, snap.body.snapshot.id);
   assert.equal(volume.size, 3);
 
-  const bad = await s.request<J>('orchestration', '/stacks', { method: 'POST', body: { stack_name: 'nothing', template: template('00000000-0000-0000-0000-000000000000') } });
+  const bad = await s.request<J>('orchestration', '/stacks', {
+    method: 'POST',
+    body: { stack_name: 'nothing', template: template('00000000-0000-0000-0000-000000000000') },
+  });
   await sim.settled();
   const failed = (await s.request<J>('orchestration', `/stacks/nothing/${bad.body.stack.id}`)).body.stack;
   assert.equal(failed.stack_status, 'CREATE_FAILED');

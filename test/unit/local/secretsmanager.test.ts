@@ -39,8 +39,7 @@ interface Harness {
 async function harness(): Promise<Harness> {
   const dataDir = join(await mkdtemp(join(tmpdir(), 'local-sm-')), 'secrets');
   let server = await startLocalSecretsManager({ dataDir, credentials });
-  const makeClient = () =>
-    new SecretsManagerClient({ region: 'us-east-1', endpoint: server.endpoint, credentials });
+  const makeClient = () => new SecretsManagerClient({ region: 'us-east-1', endpoint: server.endpoint, credentials });
   const h: Harness = {
     dataDir,
     endpoint: server.endpoint,
@@ -63,13 +62,15 @@ async function harness(): Promise<Harness> {
 
 test('create, get by name and by ARN, ARN shape, binary secrets, unknown secrets', async () => {
   await using h = await harness();
-  const created = await h.client.send(new CreateSecretCommand({
-    Name: 'vnfm/vim/default',
-    SecretString: '{"password":"hunter2"}',
-    Description: 'VIM credentials',
-    KmsKeyId: 'alias/ignored',
-    Tags: [{ Key: 'app', Value: 'vnfm' }],
-  }));
+  const created = await h.client.send(
+    new CreateSecretCommand({
+      Name: 'vnfm/vim/default',
+      SecretString: '{"password":"hunter2"}',
+      Description: 'VIM credentials',
+      KmsKeyId: 'alias/ignored',
+      Tags: [{ Key: 'app', Value: 'vnfm' }],
+    }),
+  );
   assert.match(created.ARN ?? '', /^arn:aws:secretsmanager:us-east-1:000000000000:secret:vnfm\/vim\/default-[A-Za-z0-9]{6}$/);
   assert.ok(created.VersionId);
 
@@ -128,10 +129,7 @@ test('PutSecretValue and UpdateSecret rotate AWSCURRENT/AWSPREVIOUS; versions an
   const first = await h.client.send(new PutSecretValueCommand({ SecretId: 'db', SecretString: 'four', ClientRequestToken: token }));
   const retry = await h.client.send(new PutSecretValueCommand({ SecretId: 'db', SecretString: 'four', ClientRequestToken: token }));
   assert.equal(retry.VersionId, first.VersionId);
-  await assert.rejects(
-    h.client.send(new PutSecretValueCommand({ SecretId: 'db', SecretString: 'five', ClientRequestToken: token })),
-    ResourceExistsException,
-  );
+  await assert.rejects(h.client.send(new PutSecretValueCommand({ SecretId: 'db', SecretString: 'five', ClientRequestToken: token })), ResourceExistsException);
   const previous = await h.client.send(new GetSecretValueCommand({ SecretId: 'db', VersionStage: 'AWSPREVIOUS' }));
   assert.equal(previous.SecretString, 'three', 'an idempotent retry does not rotate again');
 });
@@ -180,13 +178,27 @@ test('ListSecrets filters by name prefix and tags, and pages', async () => {
   assert.deepEqual(names, ['app/a', 'app/b', 'app/c']);
 
   const red = await h.client.send(new ListSecretsCommand({ Filters: [{ Key: 'tag-value', Values: ['red'] }] }));
-  assert.deepEqual(red.SecretList?.map((s) => s.Name), ['other/d']);
+  assert.deepEqual(
+    red.SecretList?.map((s) => s.Name),
+    ['other/d'],
+  );
   const notApp = await h.client.send(new ListSecretsCommand({ Filters: [{ Key: 'name', Values: ['!app'] }] }));
-  assert.deepEqual(notApp.SecretList?.map((s) => s.Name), ['other/d']);
+  assert.deepEqual(
+    notApp.SecretList?.map((s) => s.Name),
+    ['other/d'],
+  );
   const caseSensitive = await h.client.send(new ListSecretsCommand({ Filters: [{ Key: 'name', Values: ['APP'] }] }));
   assert.deepEqual(caseSensitive.SecretList, []);
 
-  await h.client.send(new TagResourceCommand({ SecretId: 'app/a', Tags: [{ Key: 'env', Value: 'dev' }, { Key: 'team', Value: 'green' }] }));
+  await h.client.send(
+    new TagResourceCommand({
+      SecretId: 'app/a',
+      Tags: [
+        { Key: 'env', Value: 'dev' },
+        { Key: 'team', Value: 'green' },
+      ],
+    }),
+  );
   await h.client.send(new UntagResourceCommand({ SecretId: 'app/a', TagKeys: ['env'] }));
   const tagged = await h.client.send(new DescribeSecretCommand({ SecretId: 'app/a' }));
   assert.deepEqual(tagged.Tags, [{ Key: 'team', Value: 'green' }]);
@@ -237,7 +249,14 @@ test('wire protocol: AWS JSON 1.1 errors for unknown operations', async () => {
   await using h = await harness();
   const res = await fetch(h.endpoint, {
     method: 'POST',
-    headers: signedHeaders({ credentials, service: 'secretsmanager', method: 'POST', url: h.endpoint, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.Frobnicate' }, body: '{}' }),
+    headers: signedHeaders({
+      credentials,
+      service: 'secretsmanager',
+      method: 'POST',
+      url: h.endpoint,
+      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.Frobnicate' },
+      body: '{}',
+    }),
     body: '{}',
   });
   assert.equal(res.status, 400);

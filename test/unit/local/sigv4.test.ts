@@ -14,7 +14,15 @@ const MINUTE = 60_000;
 
 /** A request as the server receives it, signed for `service` at SIGNED_AT. */
 function signed(body: string, service = 'sqs', url = ENDPOINT): { method: string; url: string; headers: Record<string, string> } {
-  const headers = signedHeaders({ credentials, service, method: 'POST', url, headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.ListQueues' }, body, now: SIGNED_AT });
+  const headers = signedHeaders({
+    credentials,
+    service,
+    method: 'POST',
+    url,
+    headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.ListQueues' },
+    body,
+    now: SIGNED_AT,
+  });
   const target = new URL(url);
   return { method: 'POST', url: `${target.pathname}${target.search}`, headers: { ...headers, host: target.host } };
 }
@@ -37,8 +45,19 @@ test('a request signed with the credentials is accepted; a changed body, header,
 test('the signature is for one service, one key pair, and 15 minutes either side of the clock', () => {
   const body = '{}';
   assert.equal(verify(signed(body, 'states'), body)?.jsonType, 'IncompleteSignatureException');
-  assert.equal(verifySignature(signed(body), { credentials: newAwsCredentials(), service: 'sqs', bodySha256: sha256Hex(body), now: SIGNED_AT.getTime() })?.jsonType, 'UnrecognizedClientException');
-  assert.equal(verifySignature(signed(body), { credentials: { ...credentials, secretAccessKey: 'other' }, service: 'sqs', bodySha256: sha256Hex(body), now: SIGNED_AT.getTime() })?.jsonType, 'InvalidSignatureException');
+  assert.equal(
+    verifySignature(signed(body), { credentials: newAwsCredentials(), service: 'sqs', bodySha256: sha256Hex(body), now: SIGNED_AT.getTime() })?.jsonType,
+    'UnrecognizedClientException',
+  );
+  assert.equal(
+    verifySignature(signed(body), {
+      credentials: { ...credentials, secretAccessKey: 'other' },
+      service: 'sqs',
+      bodySha256: sha256Hex(body),
+      now: SIGNED_AT.getTime(),
+    })?.jsonType,
+    'InvalidSignatureException',
+  );
   assert.equal(verify(signed(body), body, { at: SIGNED_AT.getTime() + 14 * MINUTE }), undefined);
   assert.equal(verify(signed(body), body, { at: SIGNED_AT.getTime() - 14 * MINUTE }), undefined);
   assert.match(verify(signed(body), body, { at: SIGNED_AT.getTime() + 16 * MINUTE })?.message ?? '', /Signature expired/);
@@ -46,12 +65,17 @@ test('the signature is for one service, one key pair, and 15 minutes either side
 });
 
 test('a request with no signature is refused as missing one', () => {
-  assert.deepEqual(verifySignature({ method: 'POST', url: '/', headers: { host: '127.0.0.1:4566' } }, { credentials, service: 'sqs', bodySha256: sha256Hex('') }), {
-    jsonType: 'MissingAuthenticationTokenException', s3Code: 'AccessDenied', message: 'Request is missing Authentication Token',
-  });
+  assert.deepEqual(
+    verifySignature({ method: 'POST', url: '/', headers: { host: '127.0.0.1:4566' } }, { credentials, service: 'sqs', bodySha256: sha256Hex('') }),
+    {
+      jsonType: 'MissingAuthenticationTokenException',
+      s3Code: 'AccessDenied',
+      message: 'Request is missing Authentication Token',
+    },
+  );
 });
 
-test("an S3 URL presigned by the SDK is accepted until it expires, and only for what it names", async () => {
+test('an S3 URL presigned by the SDK is accepted until it expires, and only for what it names', async () => {
   const s3 = new S3Client({ endpoint: 'http://127.0.0.1:4569', region: 'us-east-1', forcePathStyle: true, credentials });
   const url = new URL(await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'packages', Key: 'a/b c.zip' }), { expiresIn: 900, signingDate: SIGNED_AT }));
   const request = { method: 'GET', url: `${url.pathname}${url.search}`, headers: { host: url.host } };
@@ -60,5 +84,8 @@ test("an S3 URL presigned by the SDK is accepted until it expires, and only for 
   assert.equal(at(14 * MINUTE), undefined);
   assert.deepEqual(at(16 * MINUTE), { jsonType: 'InvalidSignatureException', s3Code: 'AccessDenied', message: 'Request has expired' });
   assert.equal(verifySignature({ ...request, method: 'PUT' }, { credentials, service: 's3', now: SIGNED_AT.getTime() })?.s3Code, 'SignatureDoesNotMatch');
-  assert.equal(verifySignature({ ...request, url: request.url.replace('/packages/', '/other/') }, { credentials, service: 's3', now: SIGNED_AT.getTime() })?.s3Code, 'SignatureDoesNotMatch');
+  assert.equal(
+    verifySignature({ ...request, url: request.url.replace('/packages/', '/other/') }, { credentials, service: 's3', now: SIGNED_AT.getTime() })?.s3Code,
+    'SignatureDoesNotMatch',
+  );
 });

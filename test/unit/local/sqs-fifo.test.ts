@@ -6,8 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand,
-  ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message,
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
@@ -19,15 +25,29 @@ async function fifoQueue(name: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sqs-fifo-test-'));
   const sqs = await startLocalSqs({ dataDir, credentials });
   const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials });
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '30' } }));
+  const { QueueUrl } = await client.send(
+    new CreateQueueCommand({ QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '30' } }),
+  );
   const url = QueueUrl ?? '';
   const arn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
   const send = async (group: string, body: string) => client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, MessageGroupId: group }));
-  const receive = async (max: number, wait = 0): Promise<Message[]> => (await client.send(new ReceiveMessageCommand({
-    QueueUrl: url, MaxNumberOfMessages: max, WaitTimeSeconds: wait, AttributeNames: ['All'],
-  }))).Messages ?? [];
+  const receive = async (max: number, wait = 0): Promise<Message[]> =>
+    (
+      await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: wait,
+          AttributeNames: ['All'],
+        }),
+      )
+    ).Messages ?? [];
   return {
-    client, url, arn, send, receive,
+    client,
+    url,
+    arn,
+    send,
+    receive,
     async [Symbol.asyncDispose]() {
       client.destroy();
       await sqs.close();
@@ -40,7 +60,12 @@ const bodies = (messages: Message[]) => messages.map((m) => m.Body);
 
 test('a group with a message in flight gives out nothing more until that message is deleted', async () => {
   await using q = await fifoQueue('lock');
-  for (const [group, body] of [['A', 'A1'], ['A', 'A2'], ['B', 'B1']] as const) await q.send(group, body);
+  for (const [group, body] of [
+    ['A', 'A1'],
+    ['A', 'A2'],
+    ['B', 'B1'],
+  ] as const)
+    await q.send(group, body);
 
   const [first] = await q.receive(1);
   assert.equal(first?.Body, 'A1');
@@ -74,7 +99,13 @@ test('a message kept in flight by ChangeMessageVisibility holds its group until 
 
 test('the poller keeps a failed head in flight for its backoff, delivers its group in order, and idle() waits for all of it', async () => {
   await using q = await fifoQueue('poller');
-  for (const [group, body] of [['A', 'A1'], ['A', 'A2'], ['B', 'B1'], ['A', 'A3']] as const) await q.send(group, body);
+  for (const [group, body] of [
+    ['A', 'A1'],
+    ['A', 'A2'],
+    ['B', 'B1'],
+    ['A', 'A3'],
+  ] as const)
+    await q.send(group, body);
   const seen: string[] = [];
   let failures = 0;
   const poller = startQueuePoller({
@@ -106,7 +137,10 @@ test('the poller keeps a failed head in flight for its backoff, delivers its gro
   try {
     assert.equal(await poller.idle(), true, 'there was something to wait for');
     assert.equal(failures, 2);
-    assert.deepEqual(seen.filter((b) => b.startsWith('A')), ['A1', 'A2', 'A3']);
+    assert.deepEqual(
+      seen.filter((b) => b.startsWith('A')),
+      ['A1', 'A2', 'A3'],
+    );
     assert.ok(seen.includes('B1'));
     assert.equal(await poller.idle(), false, 'nothing left');
   } finally {

@@ -2,7 +2,14 @@
 // the data directory given, leaves its queues in a known state (dead letters, messages in flight,
 // one in backoff, one delayed, a FIFO group locked, deduplication ids), prints what the test needs
 // to know as one JSON line and waits to be killed.
-import { ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { startLocalSqs } from '#local/sqs.ts';
 
 /** The stand-in serves only requests signed with these. */
@@ -12,9 +19,12 @@ const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: sqs-kill-child.ts <data dir>');
 const sqs = await startLocalSqs({ dataDir, credentials });
 const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials });
-const create = async (name: string, attributes: Record<string, string>) => (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl ?? '';
-const send = (url: string, body: string, extra: Partial<ConstructorParameters<typeof SendMessageCommand>[0]> = {}) => client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, ...extra }));
-const receive = async (url: string, max: number, visibility?: number) => (await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, VisibilityTimeout: visibility }))).Messages ?? [];
+const create = async (name: string, attributes: Record<string, string>) =>
+  (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl ?? '';
+const send = (url: string, body: string, extra: Partial<ConstructorParameters<typeof SendMessageCommand>[0]> = {}) =>
+  client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, ...extra }));
+const receive = async (url: string, max: number, visibility?: number) =>
+  (await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, VisibilityTimeout: visibility }))).Messages ?? [];
 const handleOf = (messages: Array<{ Body?: string; ReceiptHandle?: string }>, body: string) => messages.find((m) => m.Body === body)?.ReceiptHandle ?? '';
 
 await create('kill-dlq', {});
@@ -43,9 +53,11 @@ await send(fifo, 'A2', { MessageGroupId: 'A', MessageDeduplicationId: 'a2' });
 const b1 = await send(fifo, 'B1', { MessageGroupId: 'B', MessageDeduplicationId: 'b1' });
 const [head] = await receive(fifo, 1);
 
-process.stdout.write(`${JSON.stringify({
-  inFlightReceipt: handleOf(flying, 'in-flight'),
-  a1: { messageId: a1.MessageId, receipt: head?.ReceiptHandle, body: head?.Body },
-  b1SequenceNumber: b1.SequenceNumber,
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    inFlightReceipt: handleOf(flying, 'in-flight'),
+    a1: { messageId: a1.MessageId, receipt: head?.ReceiptHandle, body: head?.Body },
+    b1SequenceNumber: b1.SequenceNumber,
+  })}\n`,
+);
 setInterval(() => {}, 60_000); // until killed

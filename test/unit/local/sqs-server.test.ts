@@ -8,9 +8,21 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageBatchCommand, DeleteMessageCommand, GetQueueAttributesCommand,
-  GetQueueUrlCommand, ListMessageMoveTasksCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand,
-  SQSClient, StartMessageMoveTaskCommand, type Message, type MessageAttributeValue,
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListMessageMoveTasksCommand,
+  ListQueuesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+  StartMessageMoveTaskCommand,
+  type Message,
+  type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import { startLocalSqs, type LocalSqs } from '#local/sqs.ts';
 import { signedHeaders } from '#local/sigv4.ts';
@@ -72,10 +84,16 @@ async function counts(client: SQSClient, url: string): Promise<{ visible: number
 }
 
 async function receive(client: SQSClient, url: string, options: { max?: number; wait?: number; visibility?: number } = {}): Promise<Message[]> {
-  const out = await client.send(new ReceiveMessageCommand({
-    QueueUrl: url, MaxNumberOfMessages: options.max ?? 10, WaitTimeSeconds: options.wait ?? 0, VisibilityTimeout: options.visibility,
-    MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
-  }));
+  const out = await client.send(
+    new ReceiveMessageCommand({
+      QueueUrl: url,
+      MaxNumberOfMessages: options.max ?? 10,
+      WaitTimeSeconds: options.wait ?? 0,
+      VisibilityTimeout: options.visibility,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
   return out.Messages ?? [];
 }
 
@@ -94,22 +112,30 @@ test('checksums are the ones SQS computes: of bodies (verified by the SDK) and o
   await using h = await harness();
   const queue = await h.create('checksums');
   // Digests that AWS returns for these attributes (as pinned by moto's SQS tests).
-  const single = await h.client.send(new SendMessageCommand({
-    QueueUrl: queue.url, MessageBody: 'derp',
-    MessageAttributes: { timestamp: { DataType: 'Number', StringValue: '1493147359900' } },
-  }));
+  const single = await h.client.send(
+    new SendMessageCommand({
+      QueueUrl: queue.url,
+      MessageBody: 'derp',
+      MessageAttributes: { timestamp: { DataType: 'Number', StringValue: '1493147359900' } },
+    }),
+  );
   assert.equal(single.MD5OfMessageBody, '58fd9edd83341c29f1aebba81c31e257');
   assert.equal(single.MD5OfMessageAttributes, '235c5c510d26fb653d073faed50ae77c');
   const complex: Record<string, MessageAttributeValue> = {
     ccc: { DataType: 'String', StringValue: 'testjunk' },
     aaa: { DataType: 'Binary', BinaryValue: new Uint8Array([2, 3, 4]) },
     zzz: { DataType: 'Number', StringValue: '0230.01' },
-    'öther_encodings': { DataType: 'String', StringValue: 'Tüst' },
+    öther_encodings: { DataType: 'String', StringValue: 'Tüst' },
   };
-  const batch = await h.client.send(new SendMessageBatchCommand({
-    QueueUrl: queue.url,
-    Entries: [{ Id: 'complex', MessageBody: 'derp', MessageAttributes: complex }, { Id: 'unicode', MessageBody: 'Héllo!😀 <&>' }],
-  }));
+  const batch = await h.client.send(
+    new SendMessageBatchCommand({
+      QueueUrl: queue.url,
+      Entries: [
+        { Id: 'complex', MessageBody: 'derp', MessageAttributes: complex },
+        { Id: 'unicode', MessageBody: 'Héllo!😀 <&>' },
+      ],
+    }),
+  );
   assert.equal(batch.Failed?.length ?? 0, 0);
   assert.equal(batch.Successful?.find((e) => e.Id === 'complex')?.MD5OfMessageAttributes, '8ae21a7957029ef04146b42aeaa18a22');
 
@@ -127,15 +153,40 @@ test('errors are the ones SQS gives, and malformed requests leave the server run
   const missing = await rejection(h.client.send(new GetQueueUrlCommand({ QueueName: 'nowhere' })));
   assert.equal(missing.name, 'QueueDoesNotExist');
   assert.equal(missing.Code, 'AWS.SimpleQueueService.NonExistentQueue');
-  assert.equal((await rejection(h.client.send(new SendMessageCommand({ QueueUrl: `${h.endpoint}/000000000000/nowhere`, MessageBody: 'x' })))).name, 'QueueDoesNotExist');
+  assert.equal(
+    (await rejection(h.client.send(new SendMessageCommand({ QueueUrl: `${h.endpoint}/000000000000/nowhere`, MessageBody: 'x' })))).name,
+    'QueueDoesNotExist',
+  );
 
   const queue = await h.create('errors', { VisibilityTimeout: '30' });
   const fifo = await h.create('errors.fifo', { FifoQueue: 'true' });
   assert.equal((await rejection(h.client.send(new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: 'x' })))).name, 'MissingParameter');
-  assert.equal((await rejection(h.client.send(new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: 'x', MessageGroupId: 'g' })))).name, 'InvalidParameterValue', 'no deduplication id and no content-based deduplication');
-  assert.equal((await rejection(h.client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: 'not-a-receipt' })))).name, 'ReceiptHandleIsInvalid');
+  assert.equal(
+    (await rejection(h.client.send(new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: 'x', MessageGroupId: 'g' })))).name,
+    'InvalidParameterValue',
+    'no deduplication id and no content-based deduplication',
+  );
+  assert.equal(
+    (await rejection(h.client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: 'not-a-receipt' })))).name,
+    'ReceiptHandleIsInvalid',
+  );
   assert.equal((await rejection(h.client.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 11 })))).name, 'InvalidParameterValue');
-  assert.equal((await rejection(h.client.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: [{ Id: 'a', MessageBody: '1' }, { Id: 'a', MessageBody: '2' }] })))).name, 'BatchEntryIdsNotDistinct');
+  assert.equal(
+    (
+      await rejection(
+        h.client.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queue.url,
+            Entries: [
+              { Id: 'a', MessageBody: '1' },
+              { Id: 'a', MessageBody: '2' },
+            ],
+          }),
+        ),
+      )
+    ).name,
+    'BatchEntryIdsNotDistinct',
+  );
   const eleven = Array.from({ length: 11 }, (_, i) => ({ Id: `m${i}`, MessageBody: String(i) }));
   assert.equal((await rejection(h.client.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: eleven })))).name, 'TooManyEntriesInBatchRequest');
   const exists = await rejection(h.client.send(new CreateQueueCommand({ QueueName: 'errors', Attributes: { VisibilityTimeout: '31' } })));
@@ -143,14 +194,37 @@ test('errors are the ones SQS gives, and malformed requests leave the server run
   assert.equal(exists.Code, 'QueueAlreadyExists');
   assert.equal((await rejection(h.client.send(new CreateQueueCommand({ QueueName: 'bad name!' })))).name, 'InvalidParameterValue');
   // A bad entry fails alone in a batch.
-  const mixed = await h.client.send(new SendMessageBatchCommand({ QueueUrl: fifo.url, Entries: [{ Id: 'ok', MessageBody: 'x', MessageGroupId: 'g', MessageDeduplicationId: 'd' }, { Id: 'bad', MessageBody: 'y' }] }));
-  assert.deepEqual(mixed.Successful?.map((e) => e.Id), ['ok']);
-  assert.deepEqual(mixed.Failed?.map((e) => [e.Id, e.Code, e.SenderFault]), [['bad', 'MissingParameter', true]]);
+  const mixed = await h.client.send(
+    new SendMessageBatchCommand({
+      QueueUrl: fifo.url,
+      Entries: [
+        { Id: 'ok', MessageBody: 'x', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
+        { Id: 'bad', MessageBody: 'y' },
+      ],
+    }),
+  );
+  assert.deepEqual(
+    mixed.Successful?.map((e) => e.Id),
+    ['ok'],
+  );
+  assert.deepEqual(
+    mixed.Failed?.map((e) => [e.Id, e.Code, e.SenderFault]),
+    [['bad', 'MissingParameter', true]],
+  );
 
-  const raw = async (target: string, body: string) => fetch(h.endpoint, {
-    method: 'POST', body,
-    headers: signedHeaders({ credentials, service: 'sqs', method: 'POST', url: h.endpoint, headers: { 'X-Amz-Target': target, 'Content-Type': 'application/x-amz-json-1.0' }, body }),
-  });
+  const raw = async (target: string, body: string) =>
+    fetch(h.endpoint, {
+      method: 'POST',
+      body,
+      headers: signedHeaders({
+        credentials,
+        service: 'sqs',
+        method: 'POST',
+        url: h.endpoint,
+        headers: { 'X-Amz-Target': target, 'Content-Type': 'application/x-amz-json-1.0' },
+        body,
+      }),
+    });
   assert.equal((await raw('AmazonSQS.SendMessage', '{not json')).status, 400);
   assert.equal((await raw('AmazonSQS.SendMessageBatch', JSON.stringify({ QueueUrl: queue.url, Entries: 'many' }))).status, 400);
   assert.equal((await raw('AmazonSQS.ReceiveMessage', JSON.stringify({ QueueUrl: queue.url, MaxNumberOfMessages: 'ten' }))).status, 400);
@@ -180,7 +254,8 @@ test('CreateQueue of an existing queue with equal attributes keeps its messages;
 test('FIFO: a deduplication id is accepted once in five minutes; sequence numbers increase; other groups flow past a locked one', async () => {
   await using h = await harness();
   const queue = await h.create('dedup.fifo', { FifoQueue: 'true', ContentBasedDeduplication: 'true' });
-  const send = (body: string, group: string, deduplicationId?: string) => h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: deduplicationId }));
+  const send = (body: string, group: string, deduplicationId?: string) =>
+    h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: deduplicationId }));
   const first = await send('A1', 'A', 'same');
   const again = await send('A1 again', 'A', 'same');
   assert.equal(again.MessageId, first.MessageId, 'the duplicate is acknowledged as the original');
@@ -188,7 +263,9 @@ test('FIFO: a deduplication id is accepted once in five minutes; sequence number
   const byContent = await send('A2', 'A');
   assert.equal((await send('A2', 'A')).MessageId, byContent.MessageId, 'content-based deduplication');
   const b1 = await send('B1', 'B');
-  assert.ok(BigInt(b1.SequenceNumber ?? 0) > BigInt(byContent.SequenceNumber ?? 0) && BigInt(byContent.SequenceNumber ?? 0) > BigInt(first.SequenceNumber ?? 0));
+  assert.ok(
+    BigInt(b1.SequenceNumber ?? 0) > BigInt(byContent.SequenceNumber ?? 0) && BigInt(byContent.SequenceNumber ?? 0) > BigInt(first.SequenceNumber ?? 0),
+  );
 
   const [head] = await receive(h.client, queue.url, { max: 1 });
   assert.equal(head?.Body, 'A1');
@@ -198,7 +275,8 @@ test('FIFO: a deduplication id is accepted once in five minutes; sequence number
   assert.deepEqual(bodies(await receive(h.client, queue.url)), ['B1'], 'A2 waits behind A1 in flight; B flows');
 
   const scoped = await h.create('scoped.fifo', { FifoQueue: 'true', DeduplicationScope: 'messageGroup' });
-  for (const group of ['X', 'Y']) await h.client.send(new SendMessageCommand({ QueueUrl: scoped.url, MessageBody: group, MessageGroupId: group, MessageDeduplicationId: 'one' }));
+  for (const group of ['X', 'Y'])
+    await h.client.send(new SendMessageCommand({ QueueUrl: scoped.url, MessageBody: group, MessageGroupId: group, MessageDeduplicationId: 'one' }));
   assert.equal((await counts(h.client, scoped.url)).visible, 2, 'per-group deduplication scope');
 });
 
@@ -207,9 +285,17 @@ test('a message received maxReceiveCount times moves to the dead-letter queue on
   const dlq = await h.create('redrive-dlq');
   const queue = await h.create('redrive', { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: '2' }) });
   const other = await h.create('elsewhere');
-  await h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'poison', MessageAttributes: { why: { DataType: 'String', StringValue: 'test' } } }));
-  assert.deepEqual((await receive(h.client, queue.url, { visibility: 0 })).map((m) => m.Attributes?.ApproximateReceiveCount), ['1']);
-  assert.deepEqual((await receive(h.client, queue.url, { visibility: 0 })).map((m) => m.Attributes?.ApproximateReceiveCount), ['2']);
+  await h.client.send(
+    new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'poison', MessageAttributes: { why: { DataType: 'String', StringValue: 'test' } } }),
+  );
+  assert.deepEqual(
+    (await receive(h.client, queue.url, { visibility: 0 })).map((m) => m.Attributes?.ApproximateReceiveCount),
+    ['1'],
+  );
+  assert.deepEqual(
+    (await receive(h.client, queue.url, { visibility: 0 })).map((m) => m.Attributes?.ApproximateReceiveCount),
+    ['2'],
+  );
   assert.deepEqual(await receive(h.client, queue.url), [], 'the third receive moves it instead');
   assert.deepEqual(await counts(h.client, queue.url), { visible: 0, inFlight: 0, delayed: 0 });
 
@@ -218,7 +304,11 @@ test('a message received maxReceiveCount times moves to the dead-letter queue on
   assert.equal(dead?.Attributes?.DeadLetterQueueSourceArn, queue.arn);
   assert.equal(dead?.MessageAttributes?.why?.StringValue, 'test');
 
-  assert.equal((await rejection(h.client.send(new StartMessageMoveTaskCommand({ SourceArn: other.arn })))).name, 'InvalidParameterValue', 'only a dead-letter queue is a source');
+  assert.equal(
+    (await rejection(h.client.send(new StartMessageMoveTaskCommand({ SourceArn: other.arn })))).name,
+    'InvalidParameterValue',
+    'only a dead-letter queue is a source',
+  );
   await h.client.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.arn }));
   const tasks = async () => (await h.client.send(new ListMessageMoveTasksCommand({ SourceArn: dlq.arn, MaxResults: 10 }))).Results ?? [];
   await waitFor('the move task to complete', async () => (await tasks())[0]?.Status === 'COMPLETED');
@@ -262,7 +352,18 @@ test('after a SIGKILL, a new stand-in on the same folder holds exactly the messa
   assert.deepEqual(await counts(h.client, source), { visible: 2, inFlight: 2, delayed: 1 });
   const visible = await receive(h.client, source);
   assert.deepEqual(bodies(visible), ['visible-1', 'visible-2']);
-  assert.equal(visible[0]?.MD5OfMessageAttributes, (await h.client.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'probe', MessageAttributes: { kind: { DataType: 'String', StringValue: 'first' }, size: { DataType: 'Number', StringValue: '1' } } }))).MD5OfMessageAttributes);
+  assert.equal(
+    visible[0]?.MD5OfMessageAttributes,
+    (
+      await h.client.send(
+        new SendMessageCommand({
+          QueueUrl: dlq,
+          MessageBody: 'probe',
+          MessageAttributes: { kind: { DataType: 'String', StringValue: 'first' }, size: { DataType: 'Number', StringValue: '1' } },
+        }),
+      )
+    ).MD5OfMessageAttributes,
+  );
   await h.client.send(new DeleteMessageBatchCommand({ QueueUrl: source, Entries: visible.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
   // The one given a two-second backoff comes back on its own, received once before.
   const backoff = await receive(h.client, source, { wait: 20 });
@@ -294,9 +395,16 @@ test('a torn last journal line is ignored, and the journal is compacted as messa
   await using h = await harness();
   const queue = await h.create('churn');
   for (let round = 0; round < 60; round++) {
-    await h.client.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: Array.from({ length: 10 }, (_, i) => ({ Id: String(i), MessageBody: `round ${round} message ${i}` })) }));
+    await h.client.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: Array.from({ length: 10 }, (_, i) => ({ Id: String(i), MessageBody: `round ${round} message ${i}` })),
+      }),
+    );
     const got = await receive(h.client, queue.url);
-    await h.client.send(new DeleteMessageBatchCommand({ QueueUrl: queue.url, Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
+    await h.client.send(
+      new DeleteMessageBatchCommand({ QueueUrl: queue.url, Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+    );
   }
   await h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'kept' }));
   const journal = join(h.dataDir, 'churn.jsonl');

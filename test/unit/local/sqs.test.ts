@@ -4,13 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startLocalSqs, startQueuePoller } from '#local/sqs.ts';
 import type { QueuePollerOptions } from '#local/sqs.ts';
@@ -53,35 +47,58 @@ async function harness(): Promise<Harness> {
 }
 
 async function messageCount(client: SQSClient, url: string): Promise<number> {
-  const out = await client.send(new GetQueueAttributesCommand({
-    QueueUrl: url,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-  }));
+  const out = await client.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }
 
 test('delivers Lambda-shaped SQS events in batches and deletes handled messages', async () => {
   await using h = await harness();
   const queue = await h.createQueue('deliveries', { VisibilityTimeout: '30' });
-  await h.client.send(new SendMessageCommand({
-    QueueUrl: queue.url,
-    MessageBody: '{"hello":"world"}',
-    MessageAttributes: {
-      kind: { DataType: 'String', StringValue: 'greeting' },
-      blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2, 3]) },
-    },
-  }));
+  await h.client.send(
+    new SendMessageCommand({
+      QueueUrl: queue.url,
+      MessageBody: '{"hello":"world"}',
+      MessageAttributes: {
+        kind: { DataType: 'String', StringValue: 'greeting' },
+        blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2, 3]) },
+      },
+    }),
+  );
   for (let i = 0; i < 4; i++) await h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: `m${i}` }));
 
   const events: SQSEvent[] = [];
-  h.poll({ queueUrl: queue.url, queueArn: queue.arn, batchSize: 2, handler: async (event) => { events.push(event); } });
+  h.poll({
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    batchSize: 2,
+    handler: async (event) => {
+      events.push(event);
+    },
+  });
   await waitFor('all five messages delivered', () => events.flatMap((e) => e.Records).length === 5);
   await waitFor('the queue to be empty', async () => (await messageCount(h.client, queue.url)) === 0);
 
-  assert.ok(events.every((e) => e.Records.length >= 1 && e.Records.length <= 2), 'batchSize is respected');
+  assert.ok(
+    events.every((e) => e.Records.length >= 1 && e.Records.length <= 2),
+    'batchSize is respected',
+  );
   const first = events[0]?.Records[0] as SQSRecord;
   assert.deepEqual(Object.keys(first).sort(), [
-    'attributes', 'awsRegion', 'body', 'eventSource', 'eventSourceARN', 'md5OfBody', 'md5OfMessageAttributes', 'messageAttributes', 'messageId', 'receiptHandle',
+    'attributes',
+    'awsRegion',
+    'body',
+    'eventSource',
+    'eventSourceARN',
+    'md5OfBody',
+    'md5OfMessageAttributes',
+    'messageAttributes',
+    'messageId',
+    'receiptHandle',
   ]);
   assert.equal(first.body, '{"hello":"world"}');
   assert.equal(first.eventSource, 'aws:sqs');
@@ -96,7 +113,10 @@ test('delivers Lambda-shaped SQS events in batches and deletes handled messages'
     kind: { stringValue: 'greeting', stringListValues: [], binaryListValues: [], dataType: 'String' },
     blob: { binaryValue: Buffer.from([1, 2, 3]).toString('base64'), stringListValues: [], binaryListValues: [], dataType: 'Binary' },
   });
-  assert.deepEqual(events.flatMap((e) => e.Records.map((r) => r.body)), ['{"hello":"world"}', 'm0', 'm1', 'm2', 'm3']);
+  assert.deepEqual(
+    events.flatMap((e) => e.Records.map((r) => r.body)),
+    ['{"hello":"world"}', 'm0', 'm1', 'm2', 'm3'],
+  );
 });
 
 test('partial batch failure redelivers only the failed message', async () => {
@@ -126,7 +146,10 @@ test('partial batch failure redelivers only the failed message', async () => {
   await waitFor('the queue to be empty', async () => (await messageCount(h.client, queue.url)) === 0);
   assert.equal(deliveries.filter((d) => d.body === 'one').length, 1);
   assert.equal(deliveries.filter((d) => d.body === 'three').length, 1);
-  assert.deepEqual(deliveries.filter((d) => d.body === 'two').map((d) => d.receiveCount), ['1', '2']);
+  assert.deepEqual(
+    deliveries.filter((d) => d.body === 'two').map((d) => d.receiveCount),
+    ['1', '2'],
+  );
 });
 
 test('a message whose handler keeps throwing lands in the DLQ after maxReceiveCount receives', async () => {
@@ -157,7 +180,12 @@ test('a message whose handler keeps throwing lands in the DLQ after maxReceiveCo
 test('FIFO: after a failure, later messages of the same group in the batch are kept, preserving order', async () => {
   await using h = await harness();
   const queue = await h.createQueue('orders.fifo', { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '2' });
-  for (const [group, body] of [['A', 'A1'], ['A', 'A2'], ['B', 'B1'], ['A', 'A3']] as const) {
+  for (const [group, body] of [
+    ['A', 'A1'],
+    ['A', 'A2'],
+    ['B', 'B1'],
+    ['A', 'A3'],
+  ] as const) {
     await h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body, MessageGroupId: group }));
   }
   const batches: string[][] = [];
@@ -189,9 +217,17 @@ test('FIFO: after a failure, later messages of the same group in the batch are k
   await waitFor('the queue to be empty', async () => (await messageCount(h.client, queue.url)) === 0);
 
   assert.deepEqual(batches[0], ['A1', 'A2', 'B1', 'A3']);
-  assert.deepEqual(handled.filter((b) => b.startsWith('A')), ['A1', 'A2', 'A3'], 'group A handled in order, once each');
+  assert.deepEqual(
+    handled.filter((b) => b.startsWith('A')),
+    ['A1', 'A2', 'A3'],
+    'group A handled in order, once each',
+  );
   const a3 = records.filter((r) => r.body === 'A3');
-  assert.deepEqual(a3.map((r) => r.attributes.ApproximateReceiveCount), ['1', '2'], 'A3 was not deleted after A2 failed');
+  assert.deepEqual(
+    a3.map((r) => r.attributes.ApproximateReceiveCount),
+    ['1', '2'],
+    'A3 was not deleted after A2 failed',
+  );
   assert.equal(records.filter((r) => r.body === 'B1').length, 1, 'other groups are unaffected');
   const fifoAttrs = records[0]?.attributes;
   assert.equal(fifoAttrs?.MessageGroupId, 'A');
@@ -204,7 +240,9 @@ test('stop() aborts an in-flight long poll', async () => {
   const queue = await h.createQueue('idle');
   const signals: AbortSignal[] = [];
   let received!: () => void;
-  const receiving = new Promise<void>((resolve) => { received = resolve; });
+  const receiving = new Promise<void>((resolve) => {
+    received = resolve;
+  });
   const observed = new SQSClient({ region: 'us-east-1', endpoint: h.endpoint, credentials });
   const send = observed.send.bind(observed) as (command: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;
   (observed as unknown as { send: typeof send }).send = (command, options) => {

@@ -69,17 +69,34 @@ async function stand(dataDir: string, handlers: Record<string, (input: unknown) 
     },
   });
   const client = new SFNClient({ region: 'us-east-1', endpoint: sfn.endpoint, credentials });
-  return { sfn, client, calls, ended, close: async () => { client.destroy(); await sfn.close(); } };
+  return {
+    sfn,
+    client,
+    calls,
+    ended,
+    close: async () => {
+      client.destroy();
+      await sfn.close();
+    },
+  };
 }
 
 /** Writes an execution file as the stand-in keeps it, RUNNING at `checkpoint`. */
 function interrupted(dataDir: string, name: string, input: unknown, checkpoint?: Record<string, unknown>): void {
   const dir = join(dataDir, 'executions');
   const file = join(dir, `Flow.${name}.json`);
-  writeFileSync(file, JSON.stringify({
-    arn: execution(name), name, stateMachineArn: MACHINE, input: JSON.stringify(input), status: 'RUNNING', startDate: Date.now() / 1000,
-    ...(checkpoint ? { checkpoint } : {}),
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      arn: execution(name),
+      name,
+      stateMachineArn: MACHINE,
+      input: JSON.stringify(input),
+      status: 'RUNNING',
+      startDate: Date.now() / 1000,
+      ...(checkpoint ? { checkpoint } : {}),
+    }),
+  );
 }
 
 async function described(s: Stand, name: string) {
@@ -90,10 +107,15 @@ async function described(s: Stand, name: string) {
 test('an execution interrupted in a Task resumes there after a restart; Tasks that finished are not run again', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sfn-durable-'));
   let entered!: () => void;
-  const inFlaky = new Promise<void>((resolve) => { entered = resolve; });
+  const inFlaky = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
   const first = await stand(dataDir, {
     first: (input) => ({ doubled: (input as { n: number }).n * 2 }),
-    flaky: () => { entered(); return new Promise(() => {}); },
+    flaky: () => {
+      entered();
+      return new Promise(() => {});
+    },
   });
   await first.client.send(new StartExecutionCommand({ stateMachineArn: MACHINE, name: 'run-1', input: JSON.stringify({ n: 21 }) }));
   const file = join(dataDir, 'executions', 'Flow.run-1.json');
@@ -105,10 +127,15 @@ test('an execution interrupted in a Task resumes there after a restart; Tasks th
   assert.equal(atPause.status, 'RUNNING');
   assert.equal(atPause.checkpoint.state, 'Pause');
   assert.deepEqual(atPause.checkpoint.input, { n: 21, first: { doubled: 42 } });
-  assert.ok(atPause.checkpoint.waitUntil > Date.now() + 1000, 'the deadline is the Wait state\'s');
+  assert.ok(atPause.checkpoint.waitUntil > Date.now() + 1000, "the deadline is the Wait state's");
   writeFileSync(file, JSON.stringify({ ...atPause, checkpoint: { ...atPause.checkpoint, waitUntil: Date.now() - 1 } }));
 
-  const second = await stand(dataDir, { flaky: () => { entered(); return new Promise(() => {}); } });
+  const second = await stand(dataDir, {
+    flaky: () => {
+      entered();
+      return new Promise(() => {});
+    },
+  });
   await inFlaky;
   await second.close();
   const atFlaky = JSON.parse(readFileSync(file, 'utf8')) as { status: string; checkpoint: { state: string; attempts: number[] } };
@@ -144,12 +171,20 @@ test('a Task whose result was recorded is not run again: the result is passed on
 });
 
 test('retries used before the restart count: only the attempts left are made, then Catch', async () => {
-  for (const [used, expected] of [[0, 2], [1, 1], [2, 0]] as const) {
+  for (const [used, expected] of [
+    [0, 2],
+    [1, 1],
+    [2, 0],
+  ] as const) {
     const dataDir = mkdtempSync(join(tmpdir(), 'sfn-durable-'));
     await (await stand(dataDir, {})).close();
     // Failed `used + 1` times already (the failure recorded last was not yet retried).
     interrupted(dataDir, 'run-3', { n: 3 }, { state: 'Flaky', input: { n: 3 }, attempts: [used], failure: { name: 'Flaky', message: 'recorded failure' } });
-    const s = await stand(dataDir, { flaky: () => { throw new NamedError('Flaky', 'again'); } });
+    const s = await stand(dataDir, {
+      flaky: () => {
+        throw new NamedError('Flaky', 'again');
+      },
+    });
     try {
       const out = await described(s, 'run-3');
       assert.equal(out.status, 'SUCCEEDED');
@@ -173,7 +208,10 @@ test('an execution that cannot be resumed ends FAILED, as AWS ends it, and tells
     assert.equal(out.status, 'FAILED');
     assert.equal(out.error, 'States.Runtime');
     assert.match(out.cause ?? '', /RemovedState/);
-    assert.deepEqual(s.ended.map((e) => [e.name, e.status, e.input]), [['run-4', 'FAILED', '{"opOccId":"x"}']]);
+    assert.deepEqual(
+      s.ended.map((e) => [e.name, e.status, e.input]),
+      [['run-4', 'FAILED', '{"opOccId":"x"}']],
+    );
     assert.ok(readdirSync(join(dataDir, 'executions')).includes('Flow.garbage.json.damaged'), 'a damaged file is moved aside, not deleted');
   } finally {
     await s.close();

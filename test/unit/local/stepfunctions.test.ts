@@ -62,7 +62,7 @@ const PIPELINE: Record<string, unknown> = {
             Left: {
               Type: 'Task',
               Resource: 'arn:aws:states:::lambda:invoke',
-              Parameters: { FunctionName: 'left', 'Payload.$': '$', },
+              Parameters: { FunctionName: 'left', 'Payload.$': '$' },
               ResultSelector: { 'value.$': '$.Payload' },
               End: true,
             },
@@ -166,7 +166,9 @@ async function runToEnd(h: Harness, stateMachine: string, input: unknown, name?:
 
 function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => { resolve = r; });
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -216,12 +218,17 @@ test('Catch routes task errors (by name and States.ALL) to the failure handler',
   const failures: unknown[] = [];
   h.handlers.set('prepare', () => null);
   h.handlers.set('left', () => 'l');
-  h.handlers.set('right', () => { throw new NamedError('BranchError', 'right side broke'); });
+  h.handlers.set('right', () => {
+    throw new NamedError('BranchError', 'right side broke');
+  });
   h.handlers.set('square', (input) => {
     if (input === 2) throw new TypeError('cannot square 2');
     return input;
   });
-  h.handlers.set('onFailure', (input) => { failures.push(input); return input; });
+  h.handlers.set('onFailure', (input) => {
+    failures.push(input);
+    return input;
+  });
 
   const fan = await runToEnd(h, 'Pipeline', { mode: 'parallel', n: 1, delay: 0 });
   assert.equal(fan.status, 'FAILED');
@@ -236,7 +243,9 @@ test('Catch routes task errors (by name and States.ALL) to the failure handler',
 
 test('uncaught task errors fail the execution with the error name and message; Retry gives up after MaxAttempts', async () => {
   await using h = await harness();
-  h.handlers.set('prepare', () => { throw new NamedError('Boom', 'it exploded'); });
+  h.handlers.set('prepare', () => {
+    throw new NamedError('Boom', 'it exploded');
+  });
   const boom = await runToEnd(h, 'Pipeline', { mode: 'map', items: [] });
   assert.equal(boom.status, 'FAILED');
   assert.equal(boom.error, 'Boom');
@@ -244,7 +253,10 @@ test('uncaught task errors fail the execution with the error name and message; R
   assert.equal(boom.output, undefined);
 
   let attempts = 0;
-  h.handlers.set('prepare', () => { attempts++; throw new NamedError('Flaky', 'still flaky'); });
+  h.handlers.set('prepare', () => {
+    attempts++;
+    throw new NamedError('Flaky', 'still flaky');
+  });
   const flaky = await runToEnd(h, 'Pipeline', { mode: 'map', items: [] });
   assert.equal(flaky.status, 'FAILED');
   assert.equal(flaky.error, 'Flaky');
@@ -255,8 +267,7 @@ test('execution names: idempotent while open with the same input, ExecutionAlrea
   await using h = await harness();
   h.handlers.set('block', (input) => input);
   h.sfn.hold();
-  const start = (name: string, input: string, sm = 'Blocking') =>
-    h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn(sm), name, input }));
+  const start = (name: string, input: string, sm = 'Blocking') => h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn(sm), name, input }));
 
   const first = await start('order-1', '{"a":1}');
   const again = await start('order-1', '{"a":1}');
@@ -290,11 +301,12 @@ test('StopExecution aborts a running execution; a late task result does not revi
   await using h = await harness();
   const entered = deferred<unknown>();
   const unblock = deferred<unknown>();
-  h.handlers.set('block', (input) => { entered.resolve(input); return unblock.promise; });
+  h.handlers.set('block', (input) => {
+    entered.resolve(input);
+    return unblock.promise;
+  });
 
-  const { executionArn } = await h.client.send(
-    new StartExecutionCommand({ stateMachineArn: machineArn('Blocking'), name: 'to-stop', input: '{"k":"v"}' }),
-  );
+  const { executionArn } = await h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn('Blocking'), name: 'to-stop', input: '{"k":"v"}' }));
   assert.deepEqual(await entered.promise, { executionId: executionArn, input: { k: 'v' } }, 'context object reaches Parameters');
   const running = await h.client.send(new DescribeExecutionCommand({ executionArn }));
   assert.equal(running.status, 'RUNNING');
@@ -321,7 +333,9 @@ test('hold() keeps new executions RUNNING without steps until release(); idle() 
   const a = await h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn('Blocking'), input: '{"n":1}' }));
   const b = await h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn('Blocking'), input: '{"n":2}' }));
   let idle = false;
-  const idlePromise = h.sfn.idle().then(() => { idle = true; });
+  const idlePromise = h.sfn.idle().then(() => {
+    idle = true;
+  });
   const heldA = await h.client.send(new DescribeExecutionCommand({ executionArn: a.executionArn }));
   assert.equal(heldA.status, 'RUNNING');
   assert.equal(h.calls.length, 0, 'no step runs while held');
@@ -348,7 +362,9 @@ test('ListExecutions filters and pages; ListStateMachines and DescribeStateMachi
   const names: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await h.client.send(new ListExecutionsCommand({ stateMachineArn: machineArn('Blocking'), statusFilter: 'SUCCEEDED', maxResults: 2, nextToken }));
+    const page = await h.client.send(
+      new ListExecutionsCommand({ stateMachineArn: machineArn('Blocking'), statusFilter: 'SUCCEEDED', maxResults: 2, nextToken }),
+    );
     assert.ok((page.executions ?? []).length <= 2);
     for (const e of page.executions ?? []) {
       assert.equal(e.status, 'SUCCEEDED');
@@ -360,11 +376,20 @@ test('ListExecutions filters and pages; ListStateMachines and DescribeStateMachi
   assert.deepEqual(names, ['ok-4', 'ok-3', 'ok-2', 'ok-1', 'ok-0'], 'newest first');
 
   const runningOnly = await h.client.send(new ListExecutionsCommand({ stateMachineArn: machineArn('Blocking'), statusFilter: 'RUNNING' }));
-  assert.deepEqual(runningOnly.executions?.map((e) => e.name), ['held']);
+  assert.deepEqual(
+    runningOnly.executions?.map((e) => e.name),
+    ['held'],
+  );
   await assert.rejects(h.client.send(new ListExecutionsCommand({ stateMachineArn: machineArn('Missing') })), StateMachineDoesNotExist);
 
   const listed = await h.client.send(new ListStateMachinesCommand({}));
-  assert.deepEqual(listed.stateMachines?.map((m) => [m.name, m.type]), [['Pipeline', 'STANDARD'], ['Blocking', 'STANDARD']]);
+  assert.deepEqual(
+    listed.stateMachines?.map((m) => [m.name, m.type]),
+    [
+      ['Pipeline', 'STANDARD'],
+      ['Blocking', 'STANDARD'],
+    ],
+  );
   const described = await h.client.send(new DescribeStateMachineCommand({ stateMachineArn: machineArn('Pipeline') }));
   assert.equal(described.status, 'ACTIVE');
   assert.deepEqual(JSON.parse(described.definition ?? ''), PIPELINE);
@@ -377,8 +402,16 @@ test('wire protocol: unknown operations and malformed bodies get AWS JSON errors
   await using h = await harness();
   const post = (target: string, body: string) =>
     fetch(h.sfn.endpoint, {
-      method: 'POST', body,
-      headers: signedHeaders({ credentials, service: 'states', method: 'POST', url: h.sfn.endpoint, headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body }),
+      method: 'POST',
+      body,
+      headers: signedHeaders({
+        credentials,
+        service: 'states',
+        method: 'POST',
+        url: h.sfn.endpoint,
+        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+        body,
+      }),
     });
   const unknown = await post('AWSStepFunctions.DoSomethingElse', '{}');
   assert.equal(unknown.status, 400);
@@ -398,11 +431,17 @@ test('definitions that cannot run locally are rejected at startup', async () => 
   const one = (definition: Record<string, unknown>) =>
     startLocalStepFunctions({ stateMachines: [{ arn: machineArn('X'), name: 'X', definition }], invoke, credentials });
   await assert.rejects(
-    one({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', Parameters: { QueueUrl: 'q', MessageBody: 'b' }, End: true } } }),
+    one({
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', Parameters: { QueueUrl: 'q', MessageBody: 'b' }, End: true } },
+    }),
     /only Lambda function ARNs/,
   );
   await assert.rejects(
-    one({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', Parameters: { FunctionName: 'f' }, End: true } } }),
+    one({
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', Parameters: { FunctionName: 'f' }, End: true } },
+    }),
     /only Lambda function ARNs/,
   );
   await assert.rejects(one({ StartAt: 'T', States: { T: { Type: 'Pass', Next: 'Missing' } } }), /invalid/i);
@@ -413,7 +452,10 @@ test('definitions that cannot run locally are rejected at startup', async () => 
 test('close() aborts running executions', async () => {
   const h = await harness();
   const entered = deferred();
-  h.handlers.set('block', () => { entered.resolve(); return new Promise(() => {}); });
+  h.handlers.set('block', () => {
+    entered.resolve();
+    return new Promise(() => {});
+  });
   const { executionArn } = await h.client.send(new StartExecutionCommand({ stateMachineArn: machineArn('Blocking') }));
   await entered.promise;
   h.sfn.hold();
@@ -440,7 +482,10 @@ test('States.TaskFailed matches any task error in Retry and Catch', async () => 
   };
   await using h = await harness([{ arn: machineArn('Shaky'), name: 'Shaky', definition }]);
   let attempts = 0;
-  h.handlers.set('shaky', () => { attempts++; throw new NamedError('AnythingAtAll', `attempt ${attempts}`); });
+  h.handlers.set('shaky', () => {
+    attempts++;
+    throw new NamedError('AnythingAtAll', `attempt ${attempts}`);
+  });
   const out = await runToEnd(h, 'Shaky', { id: 7 });
   assert.equal(out.status, 'SUCCEEDED');
   assert.equal(attempts, 2);

@@ -141,7 +141,10 @@ describe('parseTemplate / loadTemplate: short-form tags', () => {
       });
       const bad = join(dir, 'bad.yaml');
       writeFileSync(bad, 'Resources:\n  Q:\n    Type: X\n    Properties: {a: !Bogus x}\n');
-      assert.throws(() => loadTemplate(bad), (e: Error) => e.message.includes(bad) && e.message.includes('!Bogus'));
+      assert.throws(
+        () => loadTemplate(bad),
+        (e: Error) => e.message.includes(bad) && e.message.includes('!Bogus'),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -250,11 +253,20 @@ describe('resolveIntrinsics', () => {
     const manual: IntrinsicContext = {
       parameters: { Env: 'test' },
       pseudo: pseudoParameters({ 'AWS::Region': 'eu-west-1' }),
-      ref: (id) => (calls.push(`ref ${id}`), `${id}-name`),
-      getAtt: (id, attribute) => (calls.push(`getAtt ${id} ${attribute}`), `${id}-${attribute}`),
+      ref: (id) => {
+        calls.push(`ref ${id}`);
+        return `${id}-name`;
+      },
+      getAtt: (id, attribute) => {
+        calls.push(`getAtt ${id} ${attribute}`);
+        return `${id}-${attribute}`;
+      },
       conditions: { Local: true },
     };
-    assert.equal(resolveIntrinsics({ 'Fn::If': ['Local', { 'Fn::Sub': '${Env}-${Fn}-${Fn.Arn}-${AWS::Region}' }, 'x'] }, manual), 'test-Fn-name-Fn-Arn-eu-west-1');
+    assert.equal(
+      resolveIntrinsics({ 'Fn::If': ['Local', { 'Fn::Sub': '${Env}-${Fn}-${Fn.Arn}-${AWS::Region}' }, 'x'] }, manual),
+      'test-Fn-name-Fn-Arn-eu-west-1',
+    );
     assert.deepEqual(calls, ['ref Fn', 'getAtt Fn Arn']);
   });
 
@@ -267,7 +279,10 @@ describe('resolveIntrinsics', () => {
 describe('resolveIntrinsics errors name what cannot be resolved', () => {
   const ctx = ctxFor();
   const fails = (value: unknown, pattern: RegExp, c: IntrinsicContext = ctx) =>
-    assert.throws(() => resolveIntrinsics(value, c), (e: unknown) => e instanceof IntrinsicError && pattern.test(e.message));
+    assert.throws(
+      () => resolveIntrinsics(value, c),
+      (e: unknown) => e instanceof IntrinsicError && pattern.test(e.message),
+    );
 
   it('unknown Ref and GetAtt targets', () => {
     fails({ a: { Ref: 'Nope' } }, /Ref "Nope".*not a parameter or resource.*at a\.Ref/);
@@ -415,7 +430,7 @@ Resources:
   it('rejects properties SAM does not allow in Globals and bad IgnoreGlobals', () => {
     assert.throws(() => applyGlobals(parseTemplate('Globals: {Function: {Policies: []}}\nResources: {}\n')), /Globals\.Function\.Policies/);
     assert.throws(
-      () => applyGlobals(parseTemplate("Globals: {Function: {Timeout: 3}}\nResources: {F: {Type: AWS::Serverless::Function, IgnoreGlobals: [Runtime]}}\n")),
+      () => applyGlobals(parseTemplate('Globals: {Function: {Timeout: 3}}\nResources: {F: {Type: AWS::Serverless::Function, IgnoreGlobals: [Runtime]}}\n')),
       /IgnoreGlobals names "Runtime"/,
     );
   });

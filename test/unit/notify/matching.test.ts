@@ -1,21 +1,47 @@
 // Subscription filters (SOL003 5.5.3.12, 4.4.1.5) and the notifications rendered for a subscription.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { lifecycleChangeNotificationsFilter, renderNotification, subscriptionMatches, type LifecycleChangeNotificationsFilter, type NotificationEvent } from '#lib/lcm/notifications.ts';
+import {
+  lifecycleChangeNotificationsFilter,
+  renderNotification,
+  subscriptionMatches,
+  type LifecycleChangeNotificationsFilter,
+  type NotificationEvent,
+} from '#lib/lcm/notifications.ts';
 import { stableId } from '#lib/notify/model.ts';
 import { assertEtsiSchema } from '../../support/etsi.ts';
 
-const instance = { vnfdId: 'vnfd-1', vnfProvider: 'Company', vnfProductName: 'Sample VNF', vnfSoftwareVersion: '1.0', vnfdVersion: '2.0', vnfInstanceName: 'vnf-a' };
+const instance = {
+  vnfdId: 'vnfd-1',
+  vnfProvider: 'Company',
+  vnfProductName: 'Sample VNF',
+  vnfSoftwareVersion: '1.0',
+  vnfdVersion: '2.0',
+  vnfInstanceName: 'vnf-a',
+};
 const created: NotificationEvent = {
-  kind: 'event', notificationId: stableId('i-1/created'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', groupId: 'i-1', vnfInstanceId: 'i-1', timeStamp: '2026-12-01T10:00:00Z', instance,
+  kind: 'event',
+  notificationId: stableId('i-1/created'),
+  notificationType: 'VnfIdentifierCreationNotification',
+  tenantId: 't',
+  groupId: 'i-1',
+  vnfInstanceId: 'i-1',
+  timeStamp: '2026-12-01T10:00:00Z',
+  instance,
 };
 const completed: NotificationEvent = {
   ...created,
   notificationId: stableId('o-1/COMPLETED'),
   notificationType: 'VnfLcmOperationOccurrenceNotification',
   opOcc: {
-    id: 'o-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', isAutomaticInvocation: false,
-    resourceChanges: { affectedVnfcs: [{ id: 'c-1', vduId: 'VDU1', changeType: 'ADDED', computeResource: { resourceId: 'server-1' } }], affectedVirtualLinks: [] },
+    id: 'o-1',
+    operation: 'INSTANTIATE',
+    operationState: 'COMPLETED',
+    isAutomaticInvocation: false,
+    resourceChanges: {
+      affectedVnfcs: [{ id: 'c-1', vduId: 'VDU1', changeType: 'ADDED', computeResource: { resourceId: 'server-1' } }],
+      affectedVirtualLinks: [],
+    },
     changedInfo: { vnfInstanceName: 'vnf-a' },
   },
 };
@@ -49,19 +75,59 @@ describe('subscriptionMatches', () => {
     assert.ok(!subscriptionMatches(instanceFilter({ vnfdIds: ['other'] }), created));
     assert.ok(subscriptionMatches(instanceFilter({ vnfProductsFromProviders: [{ vnfProvider: 'Company' }] }), created));
     assert.ok(!subscriptionMatches(instanceFilter({ vnfProductsFromProviders: [{ vnfProvider: 'Other' }] }), created));
-    assert.ok(subscriptionMatches(instanceFilter({ vnfProductsFromProviders: [{ vnfProvider: 'Company', vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '1.0', vnfdVersions: ['1.0', '2.0'] }] }] }] }), created));
-    assert.ok(!subscriptionMatches(instanceFilter({ vnfProductsFromProviders: [{ vnfProvider: 'Company', vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '1.0', vnfdVersions: ['1.0'] }] }] }] }), created));
-    assert.ok(!subscriptionMatches(instanceFilter({ vnfProductsFromProviders: [{ vnfProvider: 'Company', vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '9.9' }] }] }] }), created));
+    assert.ok(
+      subscriptionMatches(
+        instanceFilter({
+          vnfProductsFromProviders: [
+            {
+              vnfProvider: 'Company',
+              vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '1.0', vnfdVersions: ['1.0', '2.0'] }] }],
+            },
+          ],
+        }),
+        created,
+      ),
+    );
+    assert.ok(
+      !subscriptionMatches(
+        instanceFilter({
+          vnfProductsFromProviders: [
+            { vnfProvider: 'Company', vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '1.0', vnfdVersions: ['1.0'] }] }] },
+          ],
+        }),
+        created,
+      ),
+    );
+    assert.ok(
+      !subscriptionMatches(
+        instanceFilter({
+          vnfProductsFromProviders: [{ vnfProvider: 'Company', vnfProducts: [{ vnfProductName: 'Sample VNF', versions: [{ vnfSoftwareVersion: '9.9' }] }] }],
+        }),
+        created,
+      ),
+    );
     assert.ok(subscriptionMatches(instanceFilter({ vnfInstanceIds: ['i-1'] }), created));
     assert.ok(!subscriptionMatches(instanceFilter({ vnfInstanceIds: ['i-2'] }), created));
     assert.ok(subscriptionMatches(instanceFilter({ vnfInstanceNames: ['vnf-a'] }), created));
     assert.ok(!subscriptionMatches(instanceFilter({ vnfInstanceNames: ['vnf-b'] }), created));
-    assert.ok(!subscriptionMatches(filter({ notificationTypes: ['VnfIdentifierCreationNotification'], vnfInstanceSubscriptionFilter: { vnfdIds: ['other'] } }), created), 'all attributes must match');
+    assert.ok(
+      !subscriptionMatches(
+        filter({ notificationTypes: ['VnfIdentifierCreationNotification'], vnfInstanceSubscriptionFilter: { vnfdIds: ['other'] } }),
+        created,
+      ),
+      'all attributes must match',
+    );
   });
 
   it('refuses operation filters beside notification types that exclude op occ notifications', () => {
-    assert.equal(lifecycleChangeNotificationsFilter.safeParse({ notificationTypes: ['VnfIdentifierCreationNotification'], operationTypes: ['INSTANTIATE'] }).success, false);
-    assert.equal(lifecycleChangeNotificationsFilter.safeParse({ notificationTypes: ['VnfLcmOperationOccurrenceNotification'], operationTypes: ['INSTANTIATE'] }).success, true);
+    assert.equal(
+      lifecycleChangeNotificationsFilter.safeParse({ notificationTypes: ['VnfIdentifierCreationNotification'], operationTypes: ['INSTANTIATE'] }).success,
+      false,
+    );
+    assert.equal(
+      lifecycleChangeNotificationsFilter.safeParse({ notificationTypes: ['VnfLcmOperationOccurrenceNotification'], operationTypes: ['INSTANTIATE'] }).success,
+      true,
+    );
   });
 });
 
@@ -104,10 +170,13 @@ describe('renderNotification', () => {
   });
 
   it('a CHANGE_VNFPKG reports modificationsTriggeredByVnfPkgChange, not changedInfo', async () => {
-    const change = renderNotification({
-      ...completed,
-      opOcc: { ...completed.opOcc!, operation: 'CHANGE_VNFPKG', modificationsTriggeredByVnfPkgChange: { vnfdId: 'vnfd-2', vnfProvider: 'Company' } },
-    }, subscription);
+    const change = renderNotification(
+      {
+        ...completed,
+        opOcc: { ...completed.opOcc!, operation: 'CHANGE_VNFPKG', modificationsTriggeredByVnfPkgChange: { vnfdId: 'vnfd-2', vnfProvider: 'Company' } },
+      },
+      subscription,
+    );
     await assertEtsiSchema('vnflcm-notification', 'VnfLcmOperationOccurrenceNotification', change);
     assert.deepEqual(change.modificationsTriggeredByVnfPkgChange, { vnfdId: 'vnfd-2', vnfProvider: 'Company' });
     assert.equal(change.changedInfo, undefined);
@@ -118,11 +187,21 @@ describe('renderNotification', () => {
       ...completed.opOcc!,
       operation: 'MODIFY_INFO' as const,
       changedInfo: { vimConnectionInfo: { 'vim-a': { vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } },
-      changedExtConnectivity: [{ id: 'ext', resourceHandle: { resourceId: 'net' }, currentVnfExtCpData: [{ cpdId: 'CP1', cpConfig: { c1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] }],
+      changedExtConnectivity: [
+        {
+          id: 'ext',
+          resourceHandle: { resourceId: 'net' },
+          currentVnfExtCpData: [{ cpdId: 'CP1', cpConfig: { c1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+        },
+      ],
     };
     const v1 = renderNotification({ ...completed, opOcc }, { ...subscription, apiMajorVersion: 1 });
-    assert.deepEqual((v1.changedInfo as { vimConnectionInfo: unknown }).vimConnectionInfo, [{ id: 'vim-a', vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' }]);
-    assert.deepEqual((v1.changedExtConnectivity as Array<{ currentVnfExtCpData: Array<{ cpConfig: unknown }> }>)[0]?.currentVnfExtCpData[0]?.cpConfig, [{ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] }]);
+    assert.deepEqual((v1.changedInfo as { vimConnectionInfo: unknown }).vimConnectionInfo, [
+      { id: 'vim-a', vimId: 'v', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' },
+    ]);
+    assert.deepEqual((v1.changedExtConnectivity as Array<{ currentVnfExtCpData: Array<{ cpConfig: unknown }> }>)[0]?.currentVnfExtCpData[0]?.cpConfig, [
+      { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] },
+    ]);
     const v2 = renderNotification({ ...completed, opOcc }, subscription);
     assert.deepEqual(v2.changedInfo, opOcc.changedInfo);
     assert.deepEqual(v2.changedExtConnectivity, opOcc.changedExtConnectivity);

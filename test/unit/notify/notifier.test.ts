@@ -33,7 +33,18 @@ before(async () => {
 after(() => server.close());
 
 function subscription(id: string, extra: Partial<SubscriptionRecord> = {}): SubscriptionRecord {
-  return { id, tenantId: 't', createdAt: '', createdSeq: '', callbackUri: `${base}/${id}`, verbosity: 'FULL', apiMajorVersion: 2, apiRoot: 'https://vnfm', revision: 1, ...extra };
+  return {
+    id,
+    tenantId: 't',
+    createdAt: '',
+    createdSeq: '',
+    callbackUri: `${base}/${id}`,
+    verbosity: 'FULL',
+    apiMajorVersion: 2,
+    apiRoot: 'https://vnfm',
+    revision: 1,
+    ...extra,
+  };
 }
 
 function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
@@ -42,15 +53,23 @@ function harness(subscriptions: SubscriptionRecord[], now = 1_000_000) {
   const dead: Array<{ body: string; groupId: string; reason: Record<string, string> }> = [];
   const queue: NotificationQueue = {
     publish: async () => undefined,
-    enqueueDeliveries: async (deliveries) => { queued.push(...deliveries); },
-    changeVisibility: async (entries) => { visibility.push(...entries); },
-    deadLetter: async (messages) => { dead.push(...messages); },
+    enqueueDeliveries: async (deliveries) => {
+      queued.push(...deliveries);
+    },
+    changeVisibility: async (entries) => {
+      visibility.push(...entries);
+    },
+    deadLetter: async (messages) => {
+      dead.push(...messages);
+    },
   };
   const deps: NotifierDeps = {
-    families: [lcmNotificationFamily({
-      get: async (id) => subscriptions.find((s) => s.id === id),
-      listAll: async (tenantId) => subscriptions.filter((s) => s.tenantId === tenantId),
-    })],
+    families: [
+      lcmNotificationFamily({
+        get: async (id) => subscriptions.find((s) => s.id === id),
+        listAll: async (tenantId) => subscriptions.filter((s) => s.tenantId === tenantId),
+      }),
+    ],
     secrets: { create: async () => '', put: async () => '', read: async () => ({}), remove: async () => undefined },
     egress: { allowPrivateNetworks: true },
     now: () => new Date(now).toISOString(),
@@ -83,13 +102,24 @@ describe('processNotificationBatch', () => {
       subscription('other-tenant', { tenantId: 'u' }),
     ]);
     const event: NotificationEvent = {
-      kind: 'event', notificationId: stableId('e'), notificationType: 'VnfIdentifierCreationNotification', tenantId: 't', groupId: 'i', vnfInstanceId: 'i',
-      timeStamp: '2026-12-01T10:00:00Z', instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
+      kind: 'event',
+      notificationId: stableId('e'),
+      notificationType: 'VnfIdentifierCreationNotification',
+      tenantId: 't',
+      groupId: 'i',
+      vnfInstanceId: 'i',
+      timeStamp: '2026-12-01T10:00:00Z',
+      instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
     };
     const result = await processNotificationBatch(h.deps, [message(event, 'i')], forever);
     assert.deepEqual(result.failedMessageIds, []);
-    assert.deepEqual(h.queued.map((d) => d.subscriptionId), ['all', 'short']);
-    assert.ok(h.queued.every((d) => d.notificationId === event.notificationId && d.body.id === event.notificationId && d.body.subscriptionId === d.subscriptionId));
+    assert.deepEqual(
+      h.queued.map((d) => d.subscriptionId),
+      ['all', 'short'],
+    );
+    assert.ok(
+      h.queued.every((d) => d.notificationId === event.notificationId && d.body.id === event.notificationId && d.body.subscriptionId === d.subscriptionId),
+    );
   });
 
   it('a failing delivery and the rest of its group stay in flight for the backoff; other groups go on', async () => {
@@ -105,7 +135,10 @@ describe('processNotificationBatch', () => {
     assert.deepEqual(result.failedMessageIds, [batch[0]?.messageId, batch[2]?.messageId]);
     assert.deepEqual(received.get('/flaky'), ['f1'], 'f2 was not tried after f1 failed');
     assert.deepEqual(received.get('/fine'), ['g1', 'g2']);
-    assert.deepEqual(h.visibility.map((v) => v.receiptHandle), [batch[0]?.receiptHandle, batch[2]?.receiptHandle]);
+    assert.deepEqual(
+      h.visibility.map((v) => v.receiptHandle),
+      [batch[0]?.receiptHandle, batch[2]?.receiptHandle],
+    );
     assert.ok(h.visibility.every((v) => v.seconds === h.visibility[0]?.seconds && v.seconds >= 1));
     assert.deepEqual(h.dead, []);
     answers.delete('/flaky');
@@ -142,8 +175,14 @@ describe('processNotificationBatch', () => {
 
     const late = [message(delivery('present', 'p1'), 'present:i'), message(delivery('present', 'p2'), 'present:i')];
     const result = await processNotificationBatch(h.deps, late, { remainingMs: () => 1_000 });
-    assert.deepEqual(result.failedMessageIds, late.map((m) => m.messageId));
-    assert.deepEqual(h.visibility.map((v) => v.seconds), [0, 0]);
+    assert.deepEqual(
+      result.failedMessageIds,
+      late.map((m) => m.messageId),
+    );
+    assert.deepEqual(
+      h.visibility.map((v) => v.seconds),
+      [0, 0],
+    );
   });
 });
 

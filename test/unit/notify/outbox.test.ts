@@ -22,8 +22,12 @@ function world() {
   const instances = new Map<string, VnfInstanceRecord>();
   const alarms = new Map<string, AlarmRecord>();
   const box: NotificationOutbox = {
-    put: async (entry) => { outbox.set(entry.id, entry); },
-    remove: async (id) => { outbox.delete(id); },
+    put: async (entry) => {
+      outbox.set(entry.id, entry);
+    },
+    remove: async (id) => {
+      outbox.delete(id);
+    },
     list: async () => [...outbox.values()],
   };
   const queue: NotificationQueue = {
@@ -50,21 +54,63 @@ function world() {
     },
   } as unknown as VnfLcmOpOccStore;
   const rawInstances = {
-    create: async (record: VnfInstanceRecord) => { instances.set(record.id, record); },
+    create: async (record: VnfInstanceRecord) => {
+      instances.set(record.id, record);
+    },
     get: async (id: string) => instances.get(id),
-    deleteIdle: async (id: string) => { const record = instances.get(id); instances.delete(id); return record; },
+    deleteIdle: async (id: string) => {
+      const record = instances.get(id);
+      instances.delete(id);
+      return record;
+    },
   } as unknown as VnfInstanceStore;
   const store = new NotifyingOpOccStore(rawOpOccs, rawInstances, queue, box);
   const instanceStore = new NotifyingInstanceStore(rawInstances, queue, () => '2026-12-01T00:00:09Z', box);
   return {
-    outbox, published, opOccs, alarms, store, instanceStore, rawOpOccs, rawInstances, queue, box,
-    setQueueDown: (down: boolean) => { queueDown = down; },
-    sweep: () => republishUnsent(box, { ...lcmOutboxReplay(rawOpOccs, rawInstances), ...alarmOutboxReplay({ get: async (id: string) => alarms.get(id) }) }, queue, '9999-01-01T00:00:00Z'),
+    outbox,
+    published,
+    opOccs,
+    alarms,
+    store,
+    instanceStore,
+    rawOpOccs,
+    rawInstances,
+    queue,
+    box,
+    setQueueDown: (down: boolean) => {
+      queueDown = down;
+    },
+    sweep: () =>
+      republishUnsent(
+        box,
+        { ...lcmOutboxReplay(rawOpOccs, rawInstances), ...alarmOutboxReplay({ get: async (id: string) => alarms.get(id) }) },
+        queue,
+        '9999-01-01T00:00:00Z',
+      ),
   };
 }
 
-const INSTANCE = { id: 'vnf-1', tenantId: 't', vnfdId: 'd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1', createdAt: '2026-12-01T00:00:00Z', instantiationState: 'NOT_INSTANTIATED' } as unknown as VnfInstanceRecord;
-const OP_OCC = { id: 'occ-1', tenantId: 't', vnfInstanceId: 'vnf-1', operation: 'INSTANTIATE', operationState: 'STARTING', stateEnteredTime: '2026-12-01T00:00:01Z', startTime: '2026-12-01T00:00:01Z', isAutomaticInvocation: false } as unknown as VnfLcmOpOccRecord;
+const INSTANCE = {
+  id: 'vnf-1',
+  tenantId: 't',
+  vnfdId: 'd',
+  vnfProvider: 'p',
+  vnfProductName: 'n',
+  vnfSoftwareVersion: '1',
+  vnfdVersion: '1',
+  createdAt: '2026-12-01T00:00:00Z',
+  instantiationState: 'NOT_INSTANTIATED',
+} as unknown as VnfInstanceRecord;
+const OP_OCC = {
+  id: 'occ-1',
+  tenantId: 't',
+  vnfInstanceId: 'vnf-1',
+  operation: 'INSTANTIATE',
+  operationState: 'STARTING',
+  stateEnteredTime: '2026-12-01T00:00:01Z',
+  startTime: '2026-12-01T00:00:01Z',
+  isAutomaticInvocation: false,
+} as unknown as VnfLcmOpOccRecord;
 
 describe('the notification outbox', () => {
   it('leaves nothing in the outbox when every notification was queued', async () => {
@@ -72,7 +118,10 @@ describe('the notification outbox', () => {
     await w.instanceStore.create(INSTANCE);
     await w.store.create(OP_OCC);
     await w.store.transition('occ-1', { from: ['STARTING'], to: 'PROCESSING', now: '2026-12-01T00:00:02Z' });
-    assert.deepEqual(w.published.map((e) => e.notificationType), ['VnfIdentifierCreationNotification', 'VnfLcmOperationOccurrenceNotification', 'VnfLcmOperationOccurrenceNotification']);
+    assert.deepEqual(
+      w.published.map((e) => e.notificationType),
+      ['VnfIdentifierCreationNotification', 'VnfLcmOperationOccurrenceNotification', 'VnfLcmOperationOccurrenceNotification'],
+    );
     assert.equal(w.outbox.size, 0);
   });
 
@@ -99,11 +148,30 @@ describe('the notification outbox', () => {
     const w = world();
     await w.rawInstances.create(INSTANCE);
     // Died after the write: the entry and the record agree.
-    await w.box.put({ id: 'n-written', kind: 'opOcc', recordId: 'occ-1', expect: { operationState: 'STARTING', stateEnteredTime: OP_OCC.stateEnteredTime }, createdAt: OP_OCC.stateEnteredTime });
+    await w.box.put({
+      id: 'n-written',
+      kind: 'opOcc',
+      recordId: 'occ-1',
+      expect: { operationState: 'STARTING', stateEnteredTime: OP_OCC.stateEnteredTime },
+      createdAt: OP_OCC.stateEnteredTime,
+    });
     await w.rawOpOccs.create(OP_OCC);
     // Died before the write: the op occ never reached PROCESSING at that time, the instance never was deleted.
-    await w.box.put({ id: 'n-never', kind: 'opOcc', recordId: 'occ-1', expect: { operationState: 'PROCESSING', stateEnteredTime: '2026-12-01T00:00:05Z' }, createdAt: '2026-12-01T00:00:05Z' });
-    await w.box.put({ id: 'n-not-deleted', kind: 'instance', recordId: 'vnf-1', expect: { exists: false }, event: { notificationId: 'n-not-deleted' }, createdAt: '2026-12-01T00:00:06Z' });
+    await w.box.put({
+      id: 'n-never',
+      kind: 'opOcc',
+      recordId: 'occ-1',
+      expect: { operationState: 'PROCESSING', stateEnteredTime: '2026-12-01T00:00:05Z' },
+      createdAt: '2026-12-01T00:00:05Z',
+    });
+    await w.box.put({
+      id: 'n-not-deleted',
+      kind: 'instance',
+      recordId: 'vnf-1',
+      expect: { exists: false },
+      event: { notificationId: 'n-not-deleted' },
+      createdAt: '2026-12-01T00:00:06Z',
+    });
     const sent = await w.sweep();
     assert.equal(sent.length, 1);
     assert.equal(w.published.length, 1);
@@ -131,15 +199,42 @@ describe('the notification outbox', () => {
     const w = world();
     const alarm = { id: 'alarm-1', tenantId: 't', managedObjectId: 'vnf-1', alarmRaisedTime: '2026-12-01T00:00:03Z' } as unknown as AlarmRecord;
     w.alarms.set(alarm.id, { ...alarm, alarmClearedTime: '2026-12-01T00:00:04Z' } as AlarmRecord);
-    await w.box.put({ id: 'raised', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:03Z' }, createdAt: '2026-12-01T00:00:03Z' });
-    await w.box.put({ id: 'cleared', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:04Z' }, createdAt: '2026-12-01T00:00:04Z' });
-    await w.box.put({ id: 'cleared-later', kind: 'alarm', recordId: 'alarm-1', expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:08Z' }, createdAt: '2026-12-01T00:00:08Z' });
-    await w.box.put({ id: 'never-raised', kind: 'alarm', recordId: 'alarm-2', expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:05Z' }, createdAt: '2026-12-01T00:00:05Z' });
+    await w.box.put({
+      id: 'raised',
+      kind: 'alarm',
+      recordId: 'alarm-1',
+      expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:03Z' },
+      createdAt: '2026-12-01T00:00:03Z',
+    });
+    await w.box.put({
+      id: 'cleared',
+      kind: 'alarm',
+      recordId: 'alarm-1',
+      expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:04Z' },
+      createdAt: '2026-12-01T00:00:04Z',
+    });
+    await w.box.put({
+      id: 'cleared-later',
+      kind: 'alarm',
+      recordId: 'alarm-1',
+      expect: { notificationType: 'AlarmClearedNotification', at: '2026-12-01T00:00:08Z' },
+      createdAt: '2026-12-01T00:00:08Z',
+    });
+    await w.box.put({
+      id: 'never-raised',
+      kind: 'alarm',
+      recordId: 'alarm-2',
+      expect: { notificationType: 'AlarmNotification', at: '2026-12-01T00:00:05Z' },
+      createdAt: '2026-12-01T00:00:05Z',
+    });
     await w.sweep();
-    assert.deepEqual(w.published.map((e) => [(e as unknown as { notificationType: string }).notificationType, e.timeStamp]), [
-      ['AlarmNotification', '2026-12-01T00:00:03Z'],
-      ['AlarmClearedNotification', '2026-12-01T00:00:04Z'],
-    ]);
+    assert.deepEqual(
+      w.published.map((e) => [(e as unknown as { notificationType: string }).notificationType, e.timeStamp]),
+      [
+        ['AlarmNotification', '2026-12-01T00:00:03Z'],
+        ['AlarmClearedNotification', '2026-12-01T00:00:04Z'],
+      ],
+    );
     assert.equal(w.outbox.size, 0);
   });
 });

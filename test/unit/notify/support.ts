@@ -23,7 +23,11 @@ export function recordingCallback(): { received: ReceivedNotification[]; base():
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ path: req.url ?? '', version: req.headers.version as string | undefined, body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown> });
+        received.push({
+          path: req.url ?? '',
+          version: req.headers.version as string | undefined,
+          body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
+        });
         res.writeHead(204).end();
       });
     });
@@ -35,7 +39,11 @@ export function recordingCallback(): { received: ReceivedNotification[]; base():
 }
 
 /** Notifier ports delivering `families`, with a queue that records deliveries (and their group) and dead letters (their reason). */
-export function notifierHarness(families: NotificationFamily[]): { deps: NotifierDeps; queued: Array<{ delivery: NotificationDelivery; group: string }>; dead: string[] } {
+export function notifierHarness(families: NotificationFamily[]): {
+  deps: NotifierDeps;
+  queued: Array<{ delivery: NotificationDelivery; group: string }>;
+  dead: string[];
+} {
   const queued: Array<{ delivery: NotificationDelivery; group: string }> = [];
   const dead: string[] = [];
   const deps: NotifierDeps = {
@@ -46,9 +54,13 @@ export function notifierHarness(families: NotificationFamily[]): { deps: Notifie
     newId: () => 'id',
     queue: {
       publish: async () => undefined,
-      enqueueDeliveries: async (deliveries, group) => { queued.push(...deliveries.map((delivery) => ({ delivery, group }))); },
+      enqueueDeliveries: async (deliveries, group) => {
+        queued.push(...deliveries.map((delivery) => ({ delivery, group })));
+      },
       changeVisibility: async () => undefined,
-      deadLetter: async (messages) => { dead.push(...messages.map((m) => m.reason.reason ?? '')); },
+      deadLetter: async (messages) => {
+        dead.push(...messages.map((m) => m.reason.reason ?? ''));
+      },
     },
     retryPeriodMs: 60_000,
     clock: () => 1_000_000,

@@ -117,7 +117,10 @@ describe('openArchive: honest archives', () => {
 
   it('normalises "./" and empty segments in entry names', async () => {
     const archive = await openArchive(bufferSource(craftZip([{ name: './Definitions//vnfd.yaml', content: 'x' }])));
-    assert.deepEqual(archive.entries().map((entry) => entry.path), ['Definitions/vnfd.yaml']);
+    assert.deepEqual(
+      archive.entries().map((entry) => entry.path),
+      ['Definitions/vnfd.yaml'],
+    );
     assert.equal(await archive.readText('Definitions/vnfd.yaml'), 'x');
   });
 
@@ -147,7 +150,11 @@ describe('openArchive: honest archives', () => {
 
 describe('openArchive: what is not a (complete) zip', () => {
   it('refuses bytes that are not a zip', async () => {
-    await assertPackageError(openArchive(bufferSource(Buffer.from('TOSCA-Meta-File-Version: 1.0\n'.repeat(100)))), /^not a zip archive, or a truncated one/, undefined);
+    await assertPackageError(
+      openArchive(bufferSource(Buffer.from('TOSCA-Meta-File-Version: 1.0\n'.repeat(100)))),
+      /^not a zip archive, or a truncated one/,
+      undefined,
+    );
   });
 
   it('refuses an empty upload', async () => {
@@ -160,7 +167,10 @@ describe('openArchive: what is not a (complete) zip', () => {
   });
 
   it('refuses a zip whose central directory is cut short', async () => {
-    const zip = craftZip([{ name: 'a.txt', content: 'hello' }, { name: 'b.txt', content: 'world' }]);
+    const zip = craftZip([
+      { name: 'a.txt', content: 'hello' },
+      { name: 'b.txt', content: 'world' },
+    ]);
     const end = zip.subarray(zip.length - 22);
     const centralDirectoryOffset = end.readUInt32LE(16);
     const truncated = Buffer.concat([zip.subarray(0, centralDirectoryOffset + 50), end]);
@@ -188,7 +198,18 @@ describe('openArchive: hostile entry names and attributes', () => {
   ];
   for (const [label, name, message] of cases) {
     it(`refuses an entry name with ${label}`, async () => {
-      await assertPackageError(openArchive(bufferSource(craftZip([{ name: 'ok.txt', content: 'ok' }, { name, content: 'x' }]))), message, name);
+      await assertPackageError(
+        openArchive(
+          bufferSource(
+            craftZip([
+              { name: 'ok.txt', content: 'ok' },
+              { name, content: 'x' },
+            ]),
+          ),
+        ),
+        message,
+        name,
+      );
     });
   }
 
@@ -209,7 +230,11 @@ describe('openArchive: hostile entry names and attributes', () => {
 
   it('refuses compression methods other than stored and deflate', async () => {
     const zip = craftZip([{ name: 'Files/data.bz2', data: randomBytes(20), uncompressedSize: 100, method: 12 }]);
-    await assertPackageError(openArchive(bufferSource(zip)), /^unsupported compression method 12 \(only 0 stored and 8 deflate are accepted\)$/, 'Files/data.bz2');
+    await assertPackageError(
+      openArchive(bufferSource(zip)),
+      /^unsupported compression method 12 \(only 0 stored and 8 deflate are accepted\)$/,
+      'Files/data.bz2',
+    );
   });
 
   it('refuses duplicate names', async () => {
@@ -246,7 +271,11 @@ describe('openArchive: hostile entry names and attributes', () => {
 
   it('refuses an entry whose local header names another file', async () => {
     const archive = await openArchive(bufferSource(craftZip([{ name: 'Scripts/install.sh', localName: 'Scripts/evilish.sh', content: 'echo' }])));
-    await assertPackageError(archive.readText('Scripts/install.sh'), /^the local file header names "Scripts\/evilish.sh", not this entry$/, 'Scripts/install.sh');
+    await assertPackageError(
+      archive.readText('Scripts/install.sh'),
+      /^the local file header names "Scripts\/evilish.sh", not this entry$/,
+      'Scripts/install.sh',
+    );
   });
 });
 
@@ -272,13 +301,21 @@ describe('openArchive: sizes, ratios and zip bombs', () => {
 
   it('refuses a total declared size above the limit', async () => {
     const zip = await buildZip({ 'a.bin': randomBytes(600), 'b.bin': randomBytes(600) });
-    await assertPackageError(openArchive(bufferSource(zip), { maxTotalBytes: 1000 }), /^the entries declare more than 1000 bytes uncompressed in total; a package may expand to at most that \(MaxPackageExpandedBytes\)$/, 'b.bin');
+    await assertPackageError(
+      openArchive(bufferSource(zip), { maxTotalBytes: 1000 }),
+      /^the entries declare more than 1000 bytes uncompressed in total; a package may expand to at most that \(MaxPackageExpandedBytes\)$/,
+      'b.bin',
+    );
   });
 
   it('refuses an honest zip bomb by its declared compression ratio, without inflating it', async () => {
     const bomb = await deflatedZeros(200 * MiB);
     const zip = craftZip([{ name: 'Files/images/zeros.img', method: 8, data: bomb.data, crc32: bomb.crc32, uncompressedSize: 200 * MiB }]);
-    await assertPackageError(openArchive(bufferSource(zip)), /^compression ratio \d+:1 \(\d+ bytes inflating to 209715200\) exceeds the limit of 200:1$/, 'Files/images/zeros.img');
+    await assertPackageError(
+      openArchive(bufferSource(zip)),
+      /^compression ratio \d+:1 \(\d+ bytes inflating to 209715200\) exceeds the limit of 200:1$/,
+      'Files/images/zeros.img',
+    );
   });
 
   it('cuts off a zip bomb that lies about its size, with bounded memory', async () => {
@@ -328,18 +365,26 @@ describe('openArchive: sizes, ratios and zip bombs', () => {
 
   it('refuses content whose CRC-32 is wrong', async () => {
     const archive = await openArchive(bufferSource(craftZip([{ name: 'Scripts/install.sh', method: 8, content: 'echo evil\n', crc32: 0xdeadbeef }])));
-    await assertPackageError(archive.hashEntry('Scripts/install.sh', 'sha256'), /^CRC-32 mismatch: central directory says deadbeef, content is [0-9a-f]{8}$/, 'Scripts/install.sh');
+    await assertPackageError(
+      archive.hashEntry('Scripts/install.sh', 'sha256'),
+      /^CRC-32 mismatch: central directory says deadbeef, content is [0-9a-f]{8}$/,
+      'Scripts/install.sh',
+    );
   });
 
   it('refuses corrupt deflate data', async () => {
-    const archive = await openArchive(bufferSource(craftZip([{ name: 'a.txt', method: 8, data: Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), uncompressedSize: 10 }])));
+    const archive = await openArchive(
+      bufferSource(craftZip([{ name: 'a.txt', method: 8, data: Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), uncompressedSize: 10 }])),
+    );
     await assertPackageError(archive.readText('a.txt'), /^corrupt deflate data: /, 'a.txt');
   });
 });
 
 describe('CsarArchive reads', () => {
   async function small(): Promise<CsarArchive> {
-    return openArchive(bufferSource(await buildZip({ 'Definitions/': '', 'Definitions/a.yaml': 'a: 1\n', 'Files/latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9]) })));
+    return openArchive(
+      bufferSource(await buildZip({ 'Definitions/': '', 'Definitions/a.yaml': 'a: 1\n', 'Files/latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9]) })),
+    );
   }
 
   it('refuses a missing file', async () => {

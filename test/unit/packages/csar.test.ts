@@ -35,7 +35,8 @@ async function assertRefused(files: Files, message: RegExp, where: string | unde
   });
 }
 
-const TOP_VNFD = 'tosca_definitions_version: tosca_simple_yaml_1_2\n\ndescription: Sample VNF\n\nimports:\n  - etsi_nfv_sol001_common_types.yaml\n  - sample_vnfd_df_simple.yaml\n';
+const TOP_VNFD =
+  'tosca_definitions_version: tosca_simple_yaml_1_2\n\ndescription: Sample VNF\n\nimports:\n  - etsi_nfv_sol001_common_types.yaml\n  - sample_vnfd_df_simple.yaml\n';
 const DF_SIMPLE = 'tosca_definitions_version: tosca_simple_yaml_1_2\n\ndescription: Simple deployment flavour\n';
 const COMMON_TYPES = 'tosca_definitions_version: tosca_simple_yaml_1_2\n\ndescription: ETSI NFV SOL 001 common types\n';
 const HOT_TOP = 'heat_template_version: 2013-05-23\ndescription: top\n';
@@ -222,17 +223,29 @@ describe('inspectCsar: TOSCA-Metadata layout', () => {
 
   it('refuses an unsupported CSAR-Version', async () => {
     const meta = TOSCA_META.replace('CSAR-Version: 1.1', 'CSAR-Version: 2.0');
-    await assertRefused(tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }), /^unsupported CSAR-Version "2.0" \(1.1 and 1.2 are supported\)$/, 'TOSCA-Metadata/TOSCA.meta:2');
+    await assertRefused(
+      tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }),
+      /^unsupported CSAR-Version "2.0" \(1.1 and 1.2 are supported\)$/,
+      'TOSCA-Metadata/TOSCA.meta:2',
+    );
   });
 
   it('refuses an unsupported TOSCA-Meta-File-Version', async () => {
     const meta = TOSCA_META.replace('TOSCA-Meta-File-Version: 1.0', 'TOSCA-Meta-File-Version: 2.0');
-    await assertRefused(tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }), /^unsupported TOSCA-Meta-File-Version "2.0" \(1.0 is supported\)$/, 'TOSCA-Metadata/TOSCA.meta:1');
+    await assertRefused(
+      tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }),
+      /^unsupported TOSCA-Meta-File-Version "2.0" \(1.0 is supported\)$/,
+      'TOSCA-Metadata/TOSCA.meta:1',
+    );
   });
 
   it('refuses a line that is not "Name: value"', async () => {
     const meta = TOSCA_META.replace('Created-by: Tacker', 'Created by Tacker');
-    await assertRefused(tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }), /^cannot parse line: expected "Name: value", found "Created by Tacker"$/, 'TOSCA-Metadata/TOSCA.meta:3');
+    await assertRefused(
+      tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta }),
+      /^cannot parse line: expected "Name: value", found "Created by Tacker"$/,
+      'TOSCA-Metadata/TOSCA.meta:3',
+    );
   });
 
   it('refuses an ETSI-Entry-Manifest that is not in the archive', async () => {
@@ -260,7 +273,22 @@ describe('inspectCsar: TOSCA-Metadata layout', () => {
 
 describe('inspectCsar: root YAML layout', () => {
   const VNFD = '# Sample VNF\ntosca_definitions_version: tosca_simple_yaml_1_2\n';
-  const rootManifest = ['metadata:', 'vnf_product_name: Sample', 'vnf_provider_id: Company', 'vnf_package_version: 1.0', 'vnf_release_date_time: 2024-01-01T00:00:00Z', '', 'Source: vnfd.yaml', 'Algorithm: SHA-256', `Hash: ${sha('sha256', VNFD)}`, '', 'Source: Scripts/install.sh', 'Algorithm: SHA-256', `Hash: ${sha('sha256', INSTALL)}`, ''].join('\n');
+  const rootManifest = [
+    'metadata:',
+    'vnf_product_name: Sample',
+    'vnf_provider_id: Company',
+    'vnf_package_version: 1.0',
+    'vnf_release_date_time: 2024-01-01T00:00:00Z',
+    '',
+    'Source: vnfd.yaml',
+    'Algorithm: SHA-256',
+    `Hash: ${sha('sha256', VNFD)}`,
+    '',
+    'Source: Scripts/install.sh',
+    'Algorithm: SHA-256',
+    `Hash: ${sha('sha256', INSTALL)}`,
+    '',
+  ].join('\n');
 
   it('reads a package whose entry definitions are the only YAML at the root', async () => {
     const info = await inspect({ 'vnfd.yaml': VNFD, 'vnfd.mf': rootManifest, 'Scripts/install.sh': INSTALL, 'Files/images/cirros.img': IMAGE });
@@ -269,7 +297,10 @@ describe('inspectCsar: root YAML layout', () => {
     assert.equal(info.manifestPath, 'vnfd.mf');
     assert.equal(info.toscaMeta, undefined);
     assert.equal(info.manifestMetadata.vnf_product_name, 'Sample');
-    assert.deepEqual(info.artifacts.map((artifact) => artifact.artifactPath), ['vnfd.yaml', 'Scripts/install.sh']);
+    assert.deepEqual(
+      info.artifacts.map((artifact) => artifact.artifactPath),
+      ['vnfd.yaml', 'Scripts/install.sh'],
+    );
   });
 
   it('refuses two YAML files at the root', async () => {
@@ -281,19 +312,35 @@ describe('inspectCsar: root YAML layout', () => {
   });
 
   it('refuses an archive with neither TOSCA.meta nor a root YAML file', async () => {
-    await assertRefused({ 'Definitions/vnfd.yaml': VNFD }, /^cannot find the entry definitions: no TOSCA-Metadata\/TOSCA.meta and no YAML file at the archive root$/, undefined);
+    await assertRefused(
+      { 'Definitions/vnfd.yaml': VNFD },
+      /^cannot find the entry definitions: no TOSCA-Metadata\/TOSCA.meta and no YAML file at the archive root$/,
+      undefined,
+    );
   });
 
   it('refuses a root YAML file that is not TOSCA', async () => {
-    await assertRefused({ 'vnfd.yaml': 'heat_template_version: 2013-05-23\n', 'vnfd.mf': rootManifest }, /^the root YAML file has no tosca_definitions_version in its first 50 lines/, 'vnfd.yaml');
+    await assertRefused(
+      { 'vnfd.yaml': 'heat_template_version: 2013-05-23\n', 'vnfd.mf': rootManifest },
+      /^the root YAML file has no tosca_definitions_version in its first 50 lines/,
+      'vnfd.yaml',
+    );
   });
 
   it('refuses a missing manifest', async () => {
-    await assertRefused({ 'vnfd.yaml': VNFD, 'Scripts/install.sh': INSTALL }, /^no manifest: a CSAR without TOSCA-Metadata needs "vnfd.mf" beside "vnfd.yaml"$/, 'vnfd.mf');
+    await assertRefused(
+      { 'vnfd.yaml': VNFD, 'Scripts/install.sh': INSTALL },
+      /^no manifest: a CSAR without TOSCA-Metadata needs "vnfd.mf" beside "vnfd.yaml"$/,
+      'vnfd.mf',
+    );
   });
 
   it('refuses a manifest named differently from the entry definitions', async () => {
-    await assertRefused({ 'vnfd.yaml': VNFD, 'VNF1.mf': rootManifest, 'Scripts/install.sh': INSTALL }, /^manifest "VNF1.mf" does not have the base name of the entry definitions "vnfd.yaml"$/, 'VNF1.mf');
+    await assertRefused(
+      { 'vnfd.yaml': VNFD, 'VNF1.mf': rootManifest, 'Scripts/install.sh': INSTALL },
+      /^manifest "VNF1.mf" does not have the base name of the entry definitions "vnfd.yaml"$/,
+      'VNF1.mf',
+    );
   });
 });
 
@@ -301,7 +348,11 @@ describe('inspectCsar: manifest entries and hashes', () => {
   it('refuses a Source that is not in the archive', async () => {
     const files = tackerFiles();
     delete files['Scripts/install.sh'];
-    await assertRefused(files, /^"Scripts\/install.sh" is listed but is not a file in the archive$/, `manifest.mf:${lineOf(MANIFEST_BODY, 'Source: Scripts/install.sh')}`);
+    await assertRefused(
+      files,
+      /^"Scripts\/install.sh" is listed but is not a file in the archive$/,
+      `manifest.mf:${lineOf(MANIFEST_BODY, 'Source: Scripts/install.sh')}`,
+    );
   });
 
   it('refuses content whose hash differs from the manifest', async () => {
@@ -329,7 +380,9 @@ describe('inspectCsar: manifest entries and hashes', () => {
     ['SHA_512', 'SHA-512', 'sha512'],
   ] as const) {
     it(`accepts Algorithm: ${spelling} and reports it as ${algorithm}`, async () => {
-      const manifest = ['metadata:', 'vnf_product_name: x', '', 'Source: Scripts/install.sh', `Algorithm: ${spelling}`, `Hash: ${sha(node, INSTALL)}`, ''].join('\n');
+      const manifest = ['metadata:', 'vnf_product_name: x', '', 'Source: Scripts/install.sh', `Algorithm: ${spelling}`, `Hash: ${sha(node, INSTALL)}`, ''].join(
+        '\n',
+      );
       const info = await inspect(tackerFiles({ 'manifest.mf': manifest }));
       assert.deepEqual(info.artifacts[0], { artifactPath: 'Scripts/install.sh', isExternal: false, checksum: { algorithm, hash: sha(node, INSTALL) } });
     });
@@ -345,7 +398,11 @@ describe('inspectCsar: manifest entries and hashes', () => {
 
   it('refuses an unsupported hash algorithm', async () => {
     const manifest = ['Source: Scripts/install.sh', 'Algorithm: MD5', `Hash: ${sha('md5', INSTALL)}`, ''].join('\n');
-    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^unsupported hash algorithm "MD5" \(SHA-224, SHA-256, SHA-384 and SHA-512 are accepted\)$/, 'manifest.mf:1');
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': manifest }),
+      /^unsupported hash algorithm "MD5" \(SHA-224, SHA-256, SHA-384 and SHA-512 are accepted\)$/,
+      'manifest.mf:1',
+    );
   });
 
   it('refuses a hash of the wrong length', async () => {
@@ -365,16 +422,31 @@ describe('inspectCsar: manifest entries and hashes', () => {
 
   it('refuses a Source that leaves the archive', async () => {
     const manifest = ['Source: ../../etc/passwd', 'Algorithm: SHA-256', `Hash: ${'0'.repeat(64)}`, ''].join('\n');
-    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^path "..\/..\/etc\/passwd" must be relative to the CSAR root and stay inside it$/, 'manifest.mf:1');
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': manifest }),
+      /^path "..\/..\/etc\/passwd" must be relative to the CSAR root and stay inside it$/,
+      'manifest.mf:1',
+    );
   });
 
   it('refuses an external artifact that is not http(s)', async () => {
     const manifest = ['Source: file:///etc/passwd', 'Algorithm: SHA-256', `Hash: ${'0'.repeat(64)}`, ''].join('\n');
-    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^external artifact "file:\/\/\/etc\/passwd" has an unsupported URI scheme \(http and https are accepted\)$/, 'manifest.mf:1');
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': manifest }),
+      /^external artifact "file:\/\/\/etc\/passwd" has an unsupported URI scheme \(http and https are accepted\)$/,
+      'manifest.mf:1',
+    );
   });
 
   it('records Signature: and Certificate: lines and refuses ones naming missing files', async () => {
-    const withSignature = ['Source: Scripts/install.sh', 'Algorithm: SHA-256', `Hash: ${sha('sha256', INSTALL)}`, 'Signature: Scripts/install.sh.sig.cms', 'Certificate: Scripts/install.sh.cert', ''].join('\n');
+    const withSignature = [
+      'Source: Scripts/install.sh',
+      'Algorithm: SHA-256',
+      `Hash: ${sha('sha256', INSTALL)}`,
+      'Signature: Scripts/install.sh.sig.cms',
+      'Certificate: Scripts/install.sh.cert',
+      '',
+    ].join('\n');
     const info = await inspect(tackerFiles({ 'manifest.mf': withSignature, 'Scripts/install.sh.sig.cms': 'sig', 'Scripts/install.sh.cert': 'cert' }));
     assert.deepEqual(info.artifacts[0], {
       artifactPath: 'Scripts/install.sh',
@@ -416,7 +488,9 @@ async function makeIdentity(commonName: string, issuer?: Identity): Promise<Iden
   certificate.notBefore.value = new Date(Date.now() - 3_600_000);
   certificate.notAfter.value = new Date(Date.now() + 365 * 86_400_000);
   const basicConstraints = new pkijs.BasicConstraints({ cA: !issuer });
-  certificate.extensions = [new pkijs.Extension({ extnID: '2.5.29.19', critical: true, extnValue: basicConstraints.toSchema().toBER(false), parsedValue: basicConstraints })];
+  certificate.extensions = [
+    new pkijs.Extension({ extnID: '2.5.29.19', critical: true, extnValue: basicConstraints.toSchema().toBER(false), parsedValue: basicConstraints }),
+  ];
   await certificate.subjectPublicKeyInfo.importKey(keys.publicKey);
   await certificate.sign(issuer ? issuer.privateKey : keys.privateKey, 'SHA-256');
   const der = Buffer.from(certificate.toSchema(true).toBER(false));
@@ -440,7 +514,10 @@ async function signCms(content: Buffer, signer: Identity, options: { includeCert
           type: 0,
           attributes: [
             new pkijs.Attribute({ type: '1.2.840.113549.1.9.3', values: [new asn1js.ObjectIdentifier({ value: pkijs.ContentInfo.DATA })] }),
-            new pkijs.Attribute({ type: '1.2.840.113549.1.9.4', values: [new asn1js.OctetString({ valueHex: createHash('sha256').update(content).digest() })] }),
+            new pkijs.Attribute({
+              type: '1.2.840.113549.1.9.4',
+              values: [new asn1js.OctetString({ valueHex: createHash('sha256').update(content).digest() })],
+            }),
           ],
         }),
       }),
@@ -505,7 +582,9 @@ describe('inspectCsar: manifest signatures', () => {
     const attached = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY), signer, { attached: true }))}`;
     assert.equal((await inspect(tackerFiles({ 'manifest.mf': attached }), { trustAnchors: [ca.pem] })).signature.verified, true);
     const other = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from('metadata:\nvnf_product_name: other\n'), signer, { attached: true }))}`;
-    await assertRefused(tackerFiles({ 'manifest.mf': other }), /^the CMS signature encapsulates content that is not this manifest$/, 'manifest.mf', { trustAnchors: [ca.pem] });
+    await assertRefused(tackerFiles({ 'manifest.mf': other }), /^the CMS signature encapsulates content that is not this manifest$/, 'manifest.mf', {
+      trustAnchors: [ca.pem],
+    });
   });
 
   it('refuses a manifest changed after signing', async () => {
@@ -529,7 +608,9 @@ describe('inspectCsar: manifest signatures', () => {
 
   it('refuses a self-signed signer that is not a trust anchor', async () => {
     const manifest = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY), otherCa))}`;
-    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^the signer certificate "CN=Someone Else CA,O=Example" is not trusted: /, 'manifest.mf', { trustAnchors: [ca.pem] });
+    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^the signer certificate "CN=Someone Else CA,O=Example" is not trusted: /, 'manifest.mf', {
+      trustAnchors: [ca.pem],
+    });
   });
 
   it('checks but does not trust a signature when no trust anchors are configured', async () => {
@@ -544,7 +625,10 @@ describe('inspectCsar: manifest signatures', () => {
   });
 
   it('refuses an unsigned package when a signature is required', async () => {
-    await assertRefused(tackerFiles(), /^the package is not signed, and a signed manifest is required$/, 'manifest.mf', { trustAnchors: [ca.pem], requireSignature: true });
+    await assertRefused(tackerFiles(), /^the package is not signed, and a signed manifest is required$/, 'manifest.mf', {
+      trustAnchors: [ca.pem],
+      requireSignature: true,
+    });
   });
 
   it('refuses a signature whose signer certificate is nowhere in the package', async () => {
@@ -557,12 +641,21 @@ describe('inspectCsar: manifest signatures', () => {
   });
 
   it('refuses a CMS block that is not SignedData', async () => {
-    await assertRefused(tackerFiles({ 'manifest.mf': `${MANIFEST_BODY}${cmsBlock(Buffer.from('not a signature'))}` }), /^the signature is not a CMS SignedData structure: /, 'manifest.mf');
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': `${MANIFEST_BODY}${cmsBlock(Buffer.from('not a signature'))}` }),
+      /^the signature is not a CMS SignedData structure: /,
+      'manifest.mf',
+    );
   });
 
   it('refuses text after the signature block', async () => {
     const manifest = `${await signedManifest()}\nSource: Scripts/evil.sh\n`;
-    const line = manifest.split('\n').findIndex((text) => text === 'Source: Scripts/evil.sh') + 1;
-    await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^text after the CMS signature block is not covered by the signature$/, `manifest.mf:${line}`, { trustAnchors: [ca.pem] });
+    const line = manifest.split('\n').indexOf('Source: Scripts/evil.sh') + 1;
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': manifest }),
+      /^text after the CMS signature block is not covered by the signature$/,
+      `manifest.mf:${line}`,
+      { trustAnchors: [ca.pem] },
+    );
   });
 });

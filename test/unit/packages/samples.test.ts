@@ -73,10 +73,17 @@ function blocks(source: string): Array<Record<string, string>> {
   return source
     .split(/\r?\n[ \t]*\r?\n/)
     .filter((block) => block.trim() !== '')
-    .map((block) => Object.fromEntries(block.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => {
-      const colon = line.indexOf(':');
-      return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
-    })));
+    .map((block) =>
+      Object.fromEntries(
+        block
+          .split(/\r?\n/)
+          .filter((line) => line.trim() !== '')
+          .map((line) => {
+            const colon = line.indexOf(':');
+            return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+          }),
+      ),
+    );
 }
 
 /** Policies of a flavour as name -> policy (TOSCA writes them as a list of one-key maps). */
@@ -197,7 +204,10 @@ describe('sample packages: every sample', () => {
         });
         assert.match(released ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
         const listed = artifacts;
-        assert.deepEqual(listed.map((block) => block.Source), [...entries.keys()].filter((path) => path !== 'manifest.mf').sort());
+        assert.deepEqual(
+          listed.map((block) => block.Source),
+          [...entries.keys()].filter((path) => path !== 'manifest.mf').sort(),
+        );
         for (const block of listed) {
           assert.equal(block.Algorithm, 'SHA-256');
           assert.equal(block.Hash, sha('sha256', entries.get(block.Source!)!.content), `hash of ${block.Source}`);
@@ -228,7 +238,10 @@ describe('sample packages: every sample', () => {
         assert.deepEqual(only('flavour_id'), sample.flavourIds);
         assert.equal(type.interfaces.Vnflcm.type, 'tosca.interfaces.nfv.Vnflcm');
         const flavours = flavourFiles(entries, name).map((file) => yamlOf(entries, file).topology_template.substitution_mappings);
-        assert.deepEqual(flavours.map((mapping) => mapping.properties.flavour_id), sample.flavourIds);
+        assert.deepEqual(
+          flavours.map((mapping) => mapping.properties.flavour_id),
+          sample.flavourIds,
+        );
         for (const mapping of flavours) assert.equal(mapping.node_type, 'company.provider.VNF');
       });
 
@@ -369,10 +382,17 @@ describe('sample packages: OpenStack VNFs', () => {
     };
     assert.deepEqual(run('sample_script.py', { operation: 'instantiate_start', request: {}, vnf_instance: { id: 'inst-1' } }), { code: 0, stderr: '' });
     assert.deepEqual(run('sample_script.py', { operation: 'instantiate_end', request: { additionalParams: { sample_script_fail: 'instantiate_end' } } }), {
-      code: 1, stderr: 'sample_script: instantiate_end failed as requested\n',
+      code: 1,
+      stderr: 'sample_script: instantiate_end failed as requested\n',
     });
-    assert.deepEqual(run('coordinate_vnf.py', { cp_name: 'VDU1_CP1', username: 'ubuntu', password: 'x', ssh_ip: '10.0.0.5', is_rollback: false }), { code: 0, stderr: '' });
-    assert.deepEqual(run('coordinate_vnf.py', { username: 'fail', is_rollback: true }), { code: 1, stderr: 'coordinate_vnf: the VNFC refused the coordination\n' });
+    assert.deepEqual(run('coordinate_vnf.py', { cp_name: 'VDU1_CP1', username: 'ubuntu', password: 'x', ssh_ip: '10.0.0.5', is_rollback: false }), {
+      code: 0,
+      stderr: '',
+    });
+    assert.deepEqual(run('coordinate_vnf.py', { username: 'fail', is_rollback: true }), {
+      code: 1,
+      stderr: 'coordinate_vnf: the VNFC refused the coordination\n',
+    });
   });
 });
 
@@ -403,8 +423,13 @@ describe('sample packages: Kubernetes CNFs', () => {
 
       it('lists its Kubernetes files as TOSCA.meta artifacts with their real hashes', () => {
         const entries = entriesOf(name);
-        const artifacts = blocks(text(entries, TOSCA_META_PATH)).slice(1).filter((block) => block.Name?.startsWith('Files/kubernetes/'));
-        assert.deepEqual(artifacts.map((block) => block.Name), SAMPLE_PACKAGES[name].kubernetesFiles);
+        const artifacts = blocks(text(entries, TOSCA_META_PATH))
+          .slice(1)
+          .filter((block) => block.Name?.startsWith('Files/kubernetes/'));
+        assert.deepEqual(
+          artifacts.map((block) => block.Name),
+          SAMPLE_PACKAGES[name].kubernetesFiles,
+        );
         for (const block of artifacts) {
           assert.equal(block['Content-Type'], 'application/yaml');
           assert.equal(block.Algorithm, 'SHA-256');
@@ -424,9 +449,11 @@ describe('sample packages: Kubernetes CNFs', () => {
 
 describe('sample packages: builder options', () => {
   it('computes the manifest after mutate', async () => {
-    const entries = await unzip(await buildCsar('k8s-cnf-v1', {
-      mutate: (files) => files.set('Files/kubernetes/service.yaml', Buffer.from('kind: Service\n')),
-    }));
+    const entries = await unzip(
+      await buildCsar('k8s-cnf-v1', {
+        mutate: (files) => files.set('Files/kubernetes/service.yaml', Buffer.from('kind: Service\n')),
+      }),
+    );
     const service = entries.get('Files/kubernetes/service.yaml')!.content;
     assert.equal(service.toString(), 'kind: Service\n');
     const listed = blocks(text(entries, 'manifest.mf')).find((block) => block.Source === 'Files/kubernetes/service.yaml');
@@ -437,9 +464,11 @@ describe('sample packages: builder options', () => {
 
   it('breaks hashes on purpose with mutateAfterManifest', async () => {
     const path = 'Definitions/sample_cnf_df_simple.yaml';
-    const entries = await unzip(await buildCsar('k8s-cnf-v1', {
-      mutateAfterManifest: (files) => files.set(path, Buffer.concat([files.get(path)!, Buffer.from('# tampered\n')])),
-    }));
+    const entries = await unzip(
+      await buildCsar('k8s-cnf-v1', {
+        mutateAfterManifest: (files) => files.set(path, Buffer.concat([files.get(path)!, Buffer.from('# tampered\n')])),
+      }),
+    );
     const listed = blocks(text(entries, 'manifest.mf')).find((block) => block.Source === path);
     assert.notEqual(listed?.Hash, sha('sha256', entries.get(path)!.content));
   });
@@ -474,7 +503,9 @@ describe('sample packages: builder options', () => {
 
 describe('sample packages: large CSARs on disk', () => {
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'csar-builder-')); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'csar-builder-'));
+  });
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('streams a 100 MiB image into a file of that size without holding it in memory', async () => {
@@ -489,7 +520,9 @@ describe('sample packages: large CSARs on disk', () => {
     };
     const baseline = live();
     let peak = baseline;
-    const sampler = setInterval(() => { peak = Math.max(peak, live()); }, 10);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, live());
+    }, 10);
     const result = await buildCsarFile('openstack-vnf-v1', path, { imageBytes }).finally(() => clearInterval(sampler));
     const grown = peak - baseline;
     // A few MiB in flight; the margin absorbs array buffers a full GC has not swept yet.
@@ -531,7 +564,10 @@ describe('sample packages: large CSARs on disk', () => {
     const out = join(dir, 'samples');
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build-samples.ts', out], { cwd: ROOT });
     const paths = stdout.trim().split('\n');
-    assert.deepEqual(paths, SAMPLE_PACKAGE_NAMES.map((name) => join(out, `${name}.zip`)));
+    assert.deepEqual(
+      paths,
+      SAMPLE_PACKAGE_NAMES.map((name) => join(out, `${name}.zip`)),
+    );
     for (const name of SAMPLE_PACKAGE_NAMES) {
       // The same entries as buildCsar's (not the same bytes: a streamed entry's CRC follows its data).
       const entries = await unzip(await readFile(join(out, `${name}.zip`)));

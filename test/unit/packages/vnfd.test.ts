@@ -466,10 +466,12 @@ async function rejects(files: Readonly<Record<string, string>>, expected: { mess
   });
 }
 
-const SHIPPED = Object.fromEntries(SOL001_TYPE_FILES.map((name) => [name, readFileSync(new URL(`../../../lib/packages/sol001/${name}`, import.meta.url), 'utf8')]));
+const SHIPPED = Object.fromEntries(
+  SOL001_TYPE_FILES.map((name) => [name, readFileSync(new URL(`../../../lib/packages/sol001/${name}`, import.meta.url), 'utf8')]),
+);
 
 describe('parseVnfd: a Tacker-style VNFD (top file, vendor types, simple flavour)', () => {
-  it('takes the VNF identity from the top VNF node, falling back to the type\'s defaults and constraints', async () => {
+  it("takes the VNF identity from the top VNF node, falling back to the type's defaults and constraints", async () => {
     const vnfd = await parse(BASE_FILES);
     assert.equal(vnfd.vnfdId, 'b1bb0ce7-ebca-4fa7-95ed-4840d7000000');
     assert.equal(vnfd.vnfProvider, 'Company');
@@ -678,7 +680,8 @@ describe('parseVnfd: imports', () => {
     assert.deepEqual(vnfd.descriptorFiles, [TOP, TYPES, DF]);
 
     await rejects(edit(TYPES, '  - etsi_nfv_sol001_vnfd_types.yaml', '  - https://example.com/vendor_types.yaml'), {
-      message: 'imports https://example.com/vendor_types.yaml, a URL; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
+      message:
+        'imports https://example.com/vendor_types.yaml, a URL; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
       where: `${TYPES}: imports[1]`,
     });
   });
@@ -699,16 +702,20 @@ describe('parseVnfd: imports', () => {
   });
 
   it('accepts the TOSCA list-of-maps and {file: ...} import forms', async () => {
-    const files = edit(TOP, `imports:
+    const files = edit(
+      TOP,
+      `imports:
   - etsi_nfv_sol001_common_types.yaml
   - etsi_nfv_sol001_vnfd_types.yaml
   - sample_vnfd_types.yaml
-  - sample_vnfd_df_simple.yaml`, `imports:
+  - sample_vnfd_df_simple.yaml`,
+      `imports:
   - sol001_common: etsi_nfv_sol001_common_types.yaml
   - sol001_vnfd:
       file: etsi_nfv_sol001_vnfd_types.yaml
   - file: sample_vnfd_types.yaml
-  - flavour_simple: { file: ./sample_vnfd_df_simple.yaml }`);
+  - flavour_simple: { file: ./sample_vnfd_df_simple.yaml }`,
+    );
     const vnfd = await parse(files);
     assert.deepEqual(vnfd.descriptorFiles, [TOP, TYPES, DF]);
   });
@@ -732,7 +739,8 @@ describe('parseVnfd: imports', () => {
 
   it('refuses an import that escapes the package root', async () => {
     await rejects(edit(TOP, '  - sample_vnfd_types.yaml', '  - ../../sample_vnfd_types.yaml'), {
-      message: 'imports ../../sample_vnfd_types.yaml, which is outside the package; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
+      message:
+        'imports ../../sample_vnfd_types.yaml, which is outside the package; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
       where: `${TOP}: imports[2]`,
     });
   });
@@ -746,14 +754,16 @@ describe('parseVnfd: imports', () => {
 
   it('refuses an import of a file the package does not have', async () => {
     await rejects(edit(TOP, '  - sample_vnfd_types.yaml', '  - vendor_types.yaml'), {
-      message: 'imports vendor_types.yaml, which is not in the package (looked for Definitions/vendor_types.yaml); a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
+      message:
+        'imports vendor_types.yaml, which is not in the package (looked for Definitions/vendor_types.yaml); a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
       where: `${TOP}: imports[2]`,
     });
   });
 
   it('refuses an import from a TOSCA repository', async () => {
     await rejects(edit(TOP, '  - sample_vnfd_types.yaml', '  - { file: vendor_types.yaml, repository: vendor_repo }'), {
-      message: 'imports vendor_types.yaml, from repository vendor_repo; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
+      message:
+        'imports vendor_types.yaml, from repository vendor_repo; a VNFD imports files of its package (the ETSI SOL001 type files excepted, which the VNFM ships)',
       where: `${TOP}: imports[2]`,
     });
   });
@@ -771,7 +781,7 @@ describe('parseVnfd: imports', () => {
 });
 
 describe('parseVnfd: types and flavours', () => {
-  it('collects the flavours of several flavour files, and reads each flavour\'s own nodes', async () => {
+  it("collects the flavours of several flavour files, and reads each flavour's own nodes", async () => {
     const complex = df
       .replace('flavour_id: simple', 'flavour_id: complex')
       .replace('flavour_description: A simple flavour', 'flavour_description: A complex flavour')
@@ -779,13 +789,19 @@ describe('parseVnfd: types and flavours', () => {
     const files = edit(TOP, '  - sample_vnfd_df_simple.yaml\n', '  - sample_vnfd_df_simple.yaml\n  - sample_vnfd_df_complex.yaml\n');
     files['Definitions/sample_vnfd_df_complex.yaml'] = complex;
     const vnfd = await parse(files);
-    assert.deepEqual(vnfd.flavours.map((flavour) => [flavour.flavourId, flavour.description, flavour.vdus[0]?.vduProfile?.maxNumberOfInstances]), [
-      ['simple', 'A simple flavour', 3],
-      ['complex', 'A complex flavour', 5],
-    ]);
+    assert.deepEqual(
+      vnfd.flavours.map((flavour) => [flavour.flavourId, flavour.description, flavour.vdus[0]?.vduProfile?.maxNumberOfInstances]),
+      [
+        ['simple', 'A simple flavour', 3],
+        ['complex', 'A complex flavour', 5],
+      ],
+    );
     assert.deepEqual(vnfd.descriptorFiles, [TOP, TYPES, DF, 'Definitions/sample_vnfd_df_complex.yaml']);
     // The same node (same image) in two flavours is one software image of the package.
-    assert.deepEqual(vnfd.softwareImages.map((image) => image.id), ['VDU1', 'VirtualStorage']);
+    assert.deepEqual(
+      vnfd.softwareImages.map((image) => image.id),
+      ['VDU1', 'VirtualStorage'],
+    );
   });
 
   it('refuses two flavours with the same flavour_id', async () => {
@@ -799,21 +815,26 @@ describe('parseVnfd: types and flavours', () => {
 
   it('follows derived_from chains across files (a vendor VNF type derived from a vendor type)', async () => {
     const files = edit(TYPES, '  company.provider.VNF:\n    derived_from: tosca.nodes.nfv.VNF', '  company.provider.VNF:\n    derived_from: company.base.VNF');
-    files['Definitions/base_types.yaml'] = 'tosca_definitions_version: tosca_simple_yaml_1_2\nnode_types:\n  company.base.VNF:\n    derived_from: tosca.nodes.nfv.VNF\n';
+    files['Definitions/base_types.yaml'] =
+      'tosca_definitions_version: tosca_simple_yaml_1_2\nnode_types:\n  company.base.VNF:\n    derived_from: tosca.nodes.nfv.VNF\n';
     const imported = edit(TYPES, '  - etsi_nfv_sol001_vnfd_types.yaml\n', '  - etsi_nfv_sol001_vnfd_types.yaml\n  - base_types.yaml\n', files);
     const vnfd = await parse(imported);
     assert.equal(vnfd.vnfdId, 'b1bb0ce7-ebca-4fa7-95ed-4840d7000000');
     assert.equal(vnfd.flavours[0]?.flavourId, 'simple');
   });
 
-  it('uses a get_input\'s default for a VNF property', async () => {
+  it("uses a get_input's default for a VNF property", async () => {
     const files = edit(TOP, '        provider: Company\n', '        provider: { get_input: vendor }\n');
     const withInput = edit(TOP, '  inputs:\n', '  inputs:\n    vendor:\n      type: string\n      default: ACME\n', files);
     assert.equal((await parse(withInput)).vnfProvider, 'ACME');
   });
 
   it('refuses a derived_from cycle', async () => {
-    const files = edit(TYPES, '  company.provider.Vdu:\n    derived_from: tosca.nodes.nfv.Vdu.Compute', '  company.provider.Vdu:\n    derived_from: company.provider.Vdu2\n  company.provider.Vdu2:\n    derived_from: company.provider.Vdu');
+    const files = edit(
+      TYPES,
+      '  company.provider.Vdu:\n    derived_from: tosca.nodes.nfv.Vdu.Compute',
+      '  company.provider.Vdu:\n    derived_from: company.provider.Vdu2\n  company.provider.Vdu2:\n    derived_from: company.provider.Vdu',
+    );
     await rejects(files, {
       message: 'derives from itself (company.provider.Vdu -> company.provider.Vdu2 -> company.provider.Vdu)',
       where: `${TYPES}: node_types.company.provider.Vdu`,
@@ -828,8 +849,8 @@ describe('parseVnfd: types and flavours', () => {
   });
 
   it('refuses a VNFD without a node derived from tosca.nodes.nfv.VNF', async () => {
-    const files = edit(TOP, /  node_templates:\n    VNF:[\s\S]*$/, '  node_templates: {}\n');
-    const noVnf = edit(DF, /    VNF:\n      type: company.provider.VNF\n[\s\S]*?(?=\n    VDU1:)/, '', files);
+    const files = edit(TOP, / {2}node_templates:\n {4}VNF:[\s\S]*$/, '  node_templates: {}\n');
+    const noVnf = edit(DF, / {4}VNF:\n {6}type: company.provider.VNF\n[\s\S]*?(?=\n {4}VDU1:)/, '', files);
     await rejects(noVnf, {
       message: 'no node template is of a type derived from tosca.nodes.nfv.VNF; the VNFD has no VNF node',
       where: TOP,
@@ -837,7 +858,7 @@ describe('parseVnfd: types and flavours', () => {
   });
 
   it('refuses a VNFD without a deployment flavour (no substitution_mappings)', async () => {
-    await rejects(edit(DF, /  substitution_mappings:\n[\s\S]*?(?=\n  node_templates:)/, ''), {
+    await rejects(edit(DF, / {2}substitution_mappings:\n[\s\S]*?(?=\n {2}node_templates:)/, ''), {
       message: 'no deployment flavour: no topology_template has substitution_mappings for a type derived from tosca.nodes.nfv.VNF with properties.flavour_id',
       where: TOP,
     });
@@ -850,7 +871,11 @@ describe('parseVnfd: types and flavours', () => {
     });
   });
 
-  for (const [property, field] of [['descriptor_id', 'vnfdId'], ['provider', 'vnfProvider'], ['descriptor_version', 'vnfdVersion']] as const) {
+  for (const [property, field] of [
+    ['descriptor_id', 'vnfdId'],
+    ['provider', 'vnfProvider'],
+    ['descriptor_version', 'vnfdVersion'],
+  ] as const) {
     it(`refuses a VNF without ${property} (${field}) on the node or its types`, async () => {
       const onType = new RegExp(`      ${property}:\\n        type: string\\n(        constraints: .*\\n)?(        default: .*\\n)?`);
       let files = edit(TYPES, onType, `      ${property}:\n        type: string\n`);
@@ -873,7 +898,8 @@ describe('parseVnfd: types and flavours', () => {
 describe('parseVnfd: nodes, requirements, policies and artifacts', () => {
   it('refuses a VDU whose software image artifact is not in the package', async () => {
     await rejects(without('Files/images/cirros-0.5.2-x86_64-disk.img'), {
-      message: 'artifact sw_image names ../Files/images/cirros-0.5.2-x86_64-disk.img, which is not in the package (looked for Files/images/cirros-0.5.2-x86_64-disk.img)',
+      message:
+        'artifact sw_image names ../Files/images/cirros-0.5.2-x86_64-disk.img, which is not in the package (looked for Files/images/cirros-0.5.2-x86_64-disk.img)',
       where: `${DF}: topology_template.node_templates.VDU1.artifacts.sw_image.file`,
     });
   });
@@ -900,14 +926,21 @@ describe('parseVnfd: nodes, requirements, policies and artifacts', () => {
   });
 
   it('refuses a software image artifact without sw_image_data, and two image artifacts on one node', async () => {
-    await rejects(edit(DF, /        sw_image_data:\n          name: VirtualStorage-image\n[\s\S]*?          size: 500 MiB\n/, ''), {
+    await rejects(edit(DF, / {8}sw_image_data:\n {10}name: VirtualStorage-image\n[\s\S]*? {10}size: 500 MiB\n/, ''), {
       message: 'VirtualStorage has the software image artifact sw_image but no properties.sw_image_data describing it',
       where: `${DF}: topology_template.node_templates.VirtualStorage.properties`,
     });
-    await rejects(edit(DF, '        sw_image: ../Files/images/storage.img\n', '        sw_image: ../Files/images/storage.img\n        sw_image2: ../Files/images/storage.img\n'), {
-      message: 'VirtualStorage has 2 software image artifacts; a node has at most one',
-      where: `${DF}: topology_template.node_templates.VirtualStorage.artifacts`,
-    });
+    await rejects(
+      edit(
+        DF,
+        '        sw_image: ../Files/images/storage.img\n',
+        '        sw_image: ../Files/images/storage.img\n        sw_image2: ../Files/images/storage.img\n',
+      ),
+      {
+        message: 'VirtualStorage has 2 software image artifacts; a node has at most one',
+        where: `${DF}: topology_template.node_templates.VirtualStorage.artifacts`,
+      },
+    );
   });
 
   it('refuses a software image without min_disk, and sizes that are not sizes', async () => {
@@ -951,10 +984,17 @@ describe('parseVnfd: nodes, requirements, policies and artifacts', () => {
   });
 
   it('refuses instantiation levels the InstantiationLevels policy does not define', async () => {
-    await rejects(edit(DF, '            instantiation_level_2:\n              number_of_instances: 3', '            instantiation_level_3:\n              number_of_instances: 3'), {
-      message: 'uses the instantiation level instantiation_level_3, which the InstantiationLevels policy does not define',
-      where: `${DF}: topology_template.policies[6].VDU1_instantiation_levels.properties.levels.instantiation_level_3`,
-    });
+    await rejects(
+      edit(
+        DF,
+        '            instantiation_level_2:\n              number_of_instances: 3',
+        '            instantiation_level_3:\n              number_of_instances: 3',
+      ),
+      {
+        message: 'uses the instantiation level instantiation_level_3, which the InstantiationLevels policy does not define',
+        where: `${DF}: topology_template.policies[6].VDU1_instantiation_levels.properties.levels.instantiation_level_3`,
+      },
+    );
     await rejects(edit(DF, '          default_level: instantiation_level_1', '          default_level: instantiation_level_9'), {
       message: 'default_level instantiation_level_9 is not one of the levels (instantiation_level_1, instantiation_level_2)',
       where: `${DF}: topology_template.policies[5].instantiation_levels.properties.default_level`,
@@ -962,39 +1002,71 @@ describe('parseVnfd: nodes, requirements, policies and artifacts', () => {
   });
 
   it('refuses a vdu_profile whose minimum exceeds its maximum', async () => {
-    await rejects(edit(DF, 'min_number_of_instances: 1\n          max_number_of_instances: 3', 'min_number_of_instances: 4\n          max_number_of_instances: 3'), {
-      message: 'min_number_of_instances (4) is more than max_number_of_instances (3)',
-      where: `${DF}: topology_template.node_templates.VDU1.properties.vdu_profile`,
-    });
+    await rejects(
+      edit(DF, 'min_number_of_instances: 1\n          max_number_of_instances: 3', 'min_number_of_instances: 4\n          max_number_of_instances: 3'),
+      {
+        message: 'min_number_of_instances (4) is more than max_number_of_instances (3)',
+        where: `${DF}: topology_template.node_templates.VDU1.properties.vdu_profile`,
+      },
+    );
   });
 
   it('refuses a Vnflcm operation naming an artifact the VNF node does not declare', async () => {
-    await rejects(edit(DF, '          terminate_end:\n            implementation: sample-script', '          terminate_end:\n            implementation: missing-script'), {
-      message: 'Vnflcm.terminate_end names the artifact missing-script, which VNF does not declare',
-      where: `${DF}: topology_template.node_templates.VNF.interfaces.Vnflcm.terminate_end.implementation`,
-    });
+    await rejects(
+      edit(DF, '          terminate_end:\n            implementation: sample-script', '          terminate_end:\n            implementation: missing-script'),
+      {
+        message: 'Vnflcm.terminate_end names the artifact missing-script, which VNF does not declare',
+        where: `${DF}: topology_template.node_templates.VNF.interfaces.Vnflcm.terminate_end.implementation`,
+      },
+    );
   });
 
   it('keeps VNFD names such as "__proto__" as data, never touching Object.prototype', async () => {
     const before = Object.getOwnPropertyNames(Object.prototype).sort();
-    let files = edit(DF, '            instantiation_level_2:\n              description: Largest size', '            __proto__:\n              description: Largest size');
-    files = edit(DF, '            instantiation_level_2:\n              number_of_instances: 3', '            __proto__:\n              number_of_instances: 3', files);
-    files = edit(DF, '            instantiation_level_2:\n              number_of_instances: 2', '            __proto__:\n              number_of_instances: 2', files);
+    let files = edit(
+      DF,
+      '            instantiation_level_2:\n              description: Largest size',
+      '            __proto__:\n              description: Largest size',
+    );
+    files = edit(
+      DF,
+      '            instantiation_level_2:\n              number_of_instances: 3',
+      '            __proto__:\n              number_of_instances: 3',
+      files,
+    );
+    files = edit(
+      DF,
+      '            instantiation_level_2:\n              number_of_instances: 2',
+      '            __proto__:\n              number_of_instances: 2',
+      files,
+    );
     files = edit(DF, '          instantiate_end: []', '          __proto__: []', files);
     const flavour = (await parse(files)).flavours[0];
     assert.ok(flavour);
     assert.deepEqual(Object.keys(flavour.instantiationLevels.levels), ['instantiation_level_1', '__proto__']);
-    assert.deepEqual(Object.entries(flavour.vduInstantiationLevels.VDU1 ?? {}), [['instantiation_level_1', 1], ['__proto__', 3]]);
+    assert.deepEqual(Object.entries(flavour.vduInstantiationLevels.VDU1 ?? {}), [
+      ['instantiation_level_1', 1],
+      ['__proto__', 3],
+    ]);
     assert.equal(Object.getPrototypeOf(flavour.vduInstantiationLevels.VDU1), Object.prototype);
     assert.ok(Object.hasOwn(flavour.lcmOperations, '__proto__'));
 
     // A VDU named __proto__: `levels[vdu] ??= {}` would have written the levels onto Object.prototype.
     const renamed = (await parse({ ...BASE_FILES, [DF]: df.replaceAll('VDU2', '__proto__') })).flavours[0];
     assert.ok(renamed);
-    assert.deepEqual(renamed.vdus.map((vdu) => vdu.id), ['VDU1', '__proto__']);
+    assert.deepEqual(
+      renamed.vdus.map((vdu) => vdu.id),
+      ['VDU1', '__proto__'],
+    );
     assert.ok(Object.hasOwn(renamed.vduInstantiationLevels, '__proto__'));
-    assert.deepEqual({ ...Object.getOwnPropertyDescriptor(renamed.vduInstantiationLevels, '__proto__') }.value, { instantiation_level_1: 1, instantiation_level_2: 2 });
-    assert.deepEqual(Object.entries(renamed.vduInitialDeltas), [['VDU1', 1], ['__proto__', 1]]);
+    assert.deepEqual({ ...Object.getOwnPropertyDescriptor(renamed.vduInstantiationLevels, '__proto__') }.value, {
+      instantiation_level_1: 1,
+      instantiation_level_2: 2,
+    });
+    assert.deepEqual(Object.entries(renamed.vduInitialDeltas), [
+      ['VDU1', 1],
+      ['__proto__', 1],
+    ]);
     assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), before);
   });
 
@@ -1050,14 +1122,19 @@ describe('parseVnfd: safe YAML', () => {
 
   it('refuses an alias bomb quickly', async () => {
     let bomb = 'tosca_definitions_version: tosca_simple_yaml_1_2\nlol0: &lol0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
-    for (let level = 1; level <= 8; level += 1) bomb += `lol${level}: &lol${level} [${Array(9).fill(`*lol${level - 1}`).join(', ')}]\n`;
+    for (let level = 1; level <= 8; level += 1)
+      bomb += `lol${level}: &lol${level} [${Array(9)
+        .fill(`*lol${level - 1}`)
+        .join(', ')}]\n`;
     const started = performance.now();
     await rejects({ ...BASE_FILES, [TYPES]: bomb }, { message: 'expands YAML aliases beyond the limit (an alias bomb?)', where: TYPES });
     assert.ok(performance.now() - started < 1000, 'the alias bomb took more than a second to refuse');
   });
 
   it('refuses more aliases than the limit', async () => {
-    const many = `tosca_definitions_version: tosca_simple_yaml_1_2\nanchor: &a x\nitems: [${Array(VNFD_LIMITS.maxAliases + 1).fill('*a').join(', ')}]\n`;
+    const many = `tosca_definitions_version: tosca_simple_yaml_1_2\nanchor: &a x\nitems: [${Array(VNFD_LIMITS.maxAliases + 1)
+      .fill('*a')
+      .join(', ')}]\n`;
     await rejects({ ...BASE_FILES, [TYPES]: many }, { message: `uses more than ${VNFD_LIMITS.maxAliases} YAML aliases`, where: `${TYPES}:3` });
   });
 
@@ -1067,17 +1144,23 @@ describe('parseVnfd: safe YAML', () => {
 
     const block = `tosca_definitions_version: tosca_simple_yaml_1_2\n${Array.from({ length: 65 }, (_, level) => `${'  '.repeat(level)}k${level}:`).join('\n')} leaf\n`;
     // The document is level 1, so the mapping holding k64 (line 66) is level 65.
-    await rejects({ ...BASE_FILES, [TYPES]: block }, { message: 'nests YAML collections more than 64 levels deep', where: `${TYPES}:${lineOf(block, 'k64:')}` });
+    await rejects(
+      { ...BASE_FILES, [TYPES]: block },
+      { message: 'nests YAML collections more than 64 levels deep', where: `${TYPES}:${lineOf(block, 'k64:')}` },
+    );
     assert.equal(lineOf(block, 'k64:'), 66);
 
     const nested = `${'['.repeat(40)}x${']'.repeat(40)}`;
     const aliased = `tosca_definitions_version: tosca_simple_yaml_1_2\na: &a ${nested}\nb: ${'['.repeat(40)}*a${']'.repeat(40)}\n`;
     await rejects({ ...BASE_FILES, [TYPES]: aliased }, { message: 'nests YAML collections more than 64 levels deep once aliases are expanded', where: TYPES });
 
-    await rejects({ ...BASE_FILES, [TYPES]: 'tosca_definitions_version: tosca_simple_yaml_1_2\na: &a [ *a, *a ]\n' }, {
-      message: 'nests YAML collections more than 64 levels deep once aliases are expanded',
-      where: TYPES,
-    });
+    await rejects(
+      { ...BASE_FILES, [TYPES]: 'tosca_definitions_version: tosca_simple_yaml_1_2\na: &a [ *a, *a ]\n' },
+      {
+        message: 'nests YAML collections more than 64 levels deep once aliases are expanded',
+        where: TYPES,
+      },
+    );
   });
 
   it('refuses pathological nesting in milliseconds, before the YAML composer recurses', () => {
@@ -1089,10 +1172,13 @@ describe('parseVnfd: safe YAML', () => {
 
   it('refuses a file larger than the limit', async () => {
     const big = `tosca_definitions_version: tosca_simple_yaml_1_2\ndescription: ${'x'.repeat(VNFD_LIMITS.maxFileBytes)}\n`;
-    await rejects({ ...BASE_FILES, [TYPES]: big }, {
-      message: `is ${Buffer.byteLength(big)} bytes; a VNFD file may have at most ${VNFD_LIMITS.maxFileBytes} bytes`,
-      where: TYPES,
-    });
+    await rejects(
+      { ...BASE_FILES, [TYPES]: big },
+      {
+        message: `is ${Buffer.byteLength(big)} bytes; a VNFD file may have at most ${VNFD_LIMITS.maxFileBytes} bytes`,
+        where: TYPES,
+      },
+    );
   });
 
   it('keeps a "__proto__" key as data', () => {
@@ -1110,8 +1196,14 @@ describe('parseVnfd: safe YAML', () => {
     }
     const vnfd = parseSafeYaml(SHIPPED['etsi_nfv_sol001_vnfd_types.yaml'] as string, 'x') as { node_types: Record<string, unknown> };
     assert.deepEqual(Object.keys(vnfd.node_types), [
-      'tosca.nodes.nfv.VNF', 'tosca.nodes.nfv.VnfExtCp', 'tosca.nodes.nfv.Vdu.Compute', 'tosca.nodes.nfv.Vdu.VirtualBlockStorage',
-      'tosca.nodes.nfv.Vdu.VirtualObjectStorage', 'tosca.nodes.nfv.Vdu.VirtualFileStorage', 'tosca.nodes.nfv.VduCp', 'tosca.nodes.nfv.VnfVirtualLink',
+      'tosca.nodes.nfv.VNF',
+      'tosca.nodes.nfv.VnfExtCp',
+      'tosca.nodes.nfv.Vdu.Compute',
+      'tosca.nodes.nfv.Vdu.VirtualBlockStorage',
+      'tosca.nodes.nfv.Vdu.VirtualObjectStorage',
+      'tosca.nodes.nfv.Vdu.VirtualFileStorage',
+      'tosca.nodes.nfv.VduCp',
+      'tosca.nodes.nfv.VnfVirtualLink',
     ]);
   });
 });

@@ -17,7 +17,14 @@ const REGION = 'us-east-1';
 const ARN = `arn:aws:lambda:${REGION}:000000000000:function:`;
 
 const localFunction = (logicalId: string, fn: (event: unknown) => Promise<unknown>): LocalFunction => ({
-  logicalId, arn: `${ARN}${logicalId}`, file: `${logicalId}.ts`, exportName: 'handler', timeoutSeconds: 60, memorySize: 512, properties: {}, handler: fn,
+  logicalId,
+  arn: `${ARN}${logicalId}`,
+  file: `${logicalId}.ts`,
+  exportName: 'handler',
+  timeoutSeconds: 60,
+  memorySize: 512,
+  properties: {},
+  handler: fn,
 });
 
 const invocations: string[] = [];
@@ -28,8 +35,14 @@ const functions = [
   }),
 ];
 
-const request = (script: string, files: Record<string, string> = { [script]: Buffer.from('console.log(JSON.stringify({ ok: true, answer: 42 }))').toString('base64') }): ScriptRequest => ({
-  kind: 'lcm-hook', script, files, input: { operation: 'terminate_end', request: {}, vnfInstance: { id: 'i' }, is_rollback: false },
+const request = (
+  script: string,
+  files: Record<string, string> = { [script]: Buffer.from('console.log(JSON.stringify({ ok: true, answer: 42 }))').toString('base64') },
+): ScriptRequest => ({
+  kind: 'lcm-hook',
+  script,
+  files,
+  input: { operation: 'terminate_end', request: {}, vnfInstance: { id: 'i' }, is_rollback: false },
 });
 
 let api: LocalLambdaApi;
@@ -43,7 +56,12 @@ before(async () => {
       return fn.handler?.(event, lambdaContext(fn));
     },
   });
-  Object.assign(process.env, { AWS_ENDPOINT_URL_LAMBDA: api.endpoint, AWS_REGION: REGION, AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_LAMBDA: api.endpoint,
+    AWS_REGION: REGION,
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+  });
   lambda = new LambdaClient({ endpoint: api.endpoint, region: REGION, credentials });
 });
 after(async () => {
@@ -113,14 +131,19 @@ describe('the local Lambda Invoke API', () => {
   });
 
   it('answers an unknown function with 404 ResourceNotFoundException', async () => {
-    const error = await lambda.send(new InvokeCommand({ FunctionName: 'Nope', Payload: Buffer.from('{}') })).then(() => undefined, (e: unknown) => e);
+    const error = await lambda.send(new InvokeCommand({ FunctionName: 'Nope', Payload: Buffer.from('{}') })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(error instanceof ResourceNotFoundException, String(error));
     assert.equal(error.$metadata.httpStatusCode, 404);
     assert.match(error.message, /Function not found: Nope/);
   });
 
   it('runs an Event invocation without waiting (202)', async () => {
-    const out = await lambda.send(new InvokeCommand({ FunctionName: 'ScriptRunnerFunction', InvocationType: 'Event', Payload: Buffer.from(JSON.stringify(request('a.js'))) }));
+    const out = await lambda.send(
+      new InvokeCommand({ FunctionName: 'ScriptRunnerFunction', InvocationType: 'Event', Payload: Buffer.from(JSON.stringify(request('a.js'))) }),
+    );
     assert.equal(out.StatusCode, 202);
   });
 });

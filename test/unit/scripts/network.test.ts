@@ -6,7 +6,10 @@ import { allowancesOf, parseAllowance, productEndpoints, relayRefusal } from '#l
 
 describe('additionalParams.scriptNetworkAccess', () => {
   it('lists IP host:port pairs, IPv6 in brackets', () => {
-    assert.deepEqual(allowancesOf({ scriptNetworkAccess: ['10.10.0.5:443', '[fd00::5]:8080'] }), [{ host: '10.10.0.5', port: 443 }, { host: 'fd00::5', port: 8080 }]);
+    assert.deepEqual(allowancesOf({ scriptNetworkAccess: ['10.10.0.5:443', '[fd00::5]:8080'] }), [
+      { host: '10.10.0.5', port: 443 },
+      { host: 'fd00::5', port: 8080 },
+    ]);
     assert.deepEqual(allowancesOf({}), []);
     assert.deepEqual(allowancesOf(undefined), []);
   });
@@ -25,11 +28,18 @@ describe('additionalParams.scriptNetworkAccess', () => {
 describe('what the relay refuses', () => {
   const open = { allowPrivateNetworks: true };
   const endpoints = productEndpoints({
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:4010', AWS_ENDPOINT_URL_LAMBDA: 'http://localhost:4020', AUTH_ISSUER: 'http://0.0.0.0:9890', HOME: '/root',
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:4010',
+    AWS_ENDPOINT_URL_LAMBDA: 'http://localhost:4020',
+    AUTH_ISSUER: 'http://0.0.0.0:9890',
+    HOME: '/root',
   });
 
   it("takes the product's endpoints from the AWS endpoint overrides and the token issuer", () => {
-    assert.deepEqual(endpoints, [{ host: '127.0.0.1', port: 4010 }, { host: 'localhost', port: 4020 }, { host: '0.0.0.0', port: 9890 }]);
+    assert.deepEqual(endpoints, [
+      { host: '127.0.0.1', port: 4010 },
+      { host: 'localhost', port: 4020 },
+      { host: '0.0.0.0', port: 9890 },
+    ]);
   });
 
   it('refuses the stand-ins and the API on any local address, and metadata and link-local addresses always', () => {

@@ -32,13 +32,16 @@ function failed(result: ScriptResult): Extract<ScriptResult, { ok: false }> {
 
 /** Live processes whose command line holds `marker` (each test's scripts start `sleep <marker>`). */
 function processesWith(marker: string): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** A sleep no other process runs: `sleep 86400.<random>`. */
@@ -122,7 +125,9 @@ sys.exit(1)
 const MODES: Isolation[] = NAMESPACES ? ['namespaces', 'plain'] : ['plain'];
 for (const isolation of MODES) {
   const options: SandboxOptions = { ...DEFAULT_LIMITS, isolation };
-  describe(`a hostile script (${isolation})`, { skip: PYTHON ? (ROOT ? false : 'the runner is not root: scripts run as its own uid') : 'python3 is not installed' }, () => {
+  describe(`a hostile script (${isolation})`, {
+    skip: PYTHON ? (ROOT ? false : 'the runner is not root: scripts run as its own uid') : 'python3 is not installed',
+  }, () => {
     it('gets nowhere, fails with its own message and leaves no process behind', async () => {
       const marker = newMarker();
       const result = failed(await runScript(request('Scripts/hostile.py', probe(marker)), options));
@@ -142,7 +147,9 @@ for (const isolation of MODES) {
     });
 
     it('cannot allocate 1 GiB in JavaScript either', async () => {
-      const result = failed(await runScript(request('big.js', 'const b = Buffer.alloc(1 << 30, 1); console.log(JSON.stringify({ length: b.length }));'), options));
+      const result = failed(
+        await runScript(request('big.js', 'const b = Buffer.alloc(1 << 30, 1); console.log(JSON.stringify({ length: b.length }));'), options),
+      );
       assert.equal(result.reason, 'exit');
       assert.match(result.error.detail, /Array buffer allocation failed|out of memory/i);
     });
@@ -157,17 +164,27 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(3600)
 `;
-      const runner = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+      const runner = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `
 import { runScript, DEFAULT_LIMITS } from '#lib/scripts/sandbox.ts';
 await runScript(${JSON.stringify(request('daemon.py', daemon))}, { ...DEFAULT_LIMITS, timeoutMs: 600000, isolation: '${isolation}' });
-`], { stdio: 'ignore' });
+`,
+        ],
+        { stdio: 'ignore' },
+      );
       try {
-        await waitFor('the script\'s daemon to start', () => processesWith(marker).length > 0, 60_000);
+        await waitFor("the script's daemon to start", () => processesWith(marker).length > 0, 60_000);
         runner.kill('SIGKILL');
         await new Promise((resolve) => runner.once('exit', resolve));
         // The namespaces die with the runner; a plain script's daemon left its process group and
         // outlives it until the next runner's start-up sweep.
-        if (isolation === 'plain') assert.ok(await sweepLeftoverScripts() >= 1, 'the sweep found the dead runner\'s script');
+        if (isolation === 'plain') assert.ok((await sweepLeftoverScripts()) >= 1, "the sweep found the dead runner's script");
         await waitFor('no process of the script to remain', () => processesWith(marker).length === 0);
       } finally {
         runner.kill('SIGKILL');
@@ -179,14 +196,28 @@ await runScript(${JSON.stringify(request('daemon.py', daemon))}, { ...DEFAULT_LI
 describe('a runner that cannot build the namespaces', { skip: ROOT ? false : 'the test drops to an unprivileged runner, which needs root' }, () => {
   it('refuses to run scripts unless the operator chose plain isolation', async () => {
     // An unprivileged runner: unshare cannot map the script's uid, so there are no namespaces.
-    const runner = spawn('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '--input-type=module', '-e', `
+    const runner = spawn(
+      '/usr/bin/setpriv',
+      [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        process.execPath,
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `
 import { runScript, DEFAULT_LIMITS } from '#lib/scripts/sandbox.ts';
 const results = {};
 for (const isolation of ['auto', 'plain']) results[isolation] = await runScript(${JSON.stringify(request('a.js', 'console.log(JSON.stringify({ ran: true }))'))}, { ...DEFAULT_LIMITS, isolation });
 console.log(JSON.stringify(results));
-`], { stdio: ['ignore', 'pipe', 'inherit'] });
+`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let stdout = '';
-    runner.stdout.on('data', (chunk: Buffer) => stdout += chunk.toString());
+    runner.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await new Promise((resolve) => runner.once('close', resolve));
     const results = JSON.parse(stdout) as Record<'auto' | 'plain', ScriptResult>;
     const refused = failed(results.auto);
@@ -215,9 +246,14 @@ const probe = (host, port) => new Promise((resolve) => {
   it('reaches an allowed host:port at the address it was given, and nothing else', async () => {
     const other = await listener('127.0.0.1', 'not for scripts');
     const everywhere = await listener('0.0.0.0', 'load balancer');
-    const hostAddress = Object.values(networkInterfaces()).flat().find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address;
+    const hostAddress = Object.values(networkInterfaces())
+      .flat()
+      .find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address;
     try {
-      const targets: Array<[string, string, number]> = [['allowed', '127.0.0.1', loopback.port], ['notListed', '127.0.0.1', other.port]];
+      const targets: Array<[string, string, number]> = [
+        ['allowed', '127.0.0.1', loopback.port],
+        ['notListed', '127.0.0.1', other.port],
+      ];
       const allow = [{ host: '127.0.0.1', port: loopback.port }];
       if (hostAddress) {
         // An address that is not loopback: the forwarder takes it on the namespace's lo.
@@ -249,7 +285,10 @@ const probe = (host, port) => new Promise((resolve) => {
       attempt(900);
     });
     try {
-      const result = await runScript(request('lb.cjs', connectAll([['low', '127.0.0.1', port]]), { network: { allow: [{ host: '127.0.0.1', port }] } }), options);
+      const result = await runScript(
+        request('lb.cjs', connectAll([['low', '127.0.0.1', port]]), { network: { allow: [{ host: '127.0.0.1', port }] } }),
+        options,
+      );
       assert.deepEqual((result as { output?: unknown }).output, { low: 'https-ish' }, JSON.stringify(result));
     } finally {
       low.close();
@@ -259,16 +298,34 @@ const probe = (host, port) => new Promise((resolve) => {
   it('fails a script that needs a network it was not given with its own message, and says where network comes from', async () => {
     const script = `require('node:net').connect(${loopback.port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (error) => { console.error('cannot reach the load balancer: ' + error.code); process.exit(1); });`;
     const result = failed(await runScript(request('lb.cjs', script), options));
-    assert.match(result.error.detail, /^CoordinateVNF script lb\.cjs failed: cannot reach the load balancer: ENETUNREACH \(the script has no network: list each host:port it must reach in additionalParams\.scriptNetworkAccess\)$/);
+    assert.match(
+      result.error.detail,
+      /^CoordinateVNF script lb\.cjs failed: cannot reach the load balancer: ENETUNREACH \(the script has no network: list each host:port it must reach in additionalParams\.scriptNetworkAccess\)$/,
+    );
   });
 
   it("refuses the VNFM's own endpoints and the metadata address even when listed", async () => {
     const standIn = await listener('127.0.0.1', 'secrets');
     process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER_TEST = `http://127.0.0.1:${standIn.port}`;
     try {
-      const result = await runScript(request('lb.cjs', connectAll([['standIn', '127.0.0.1', standIn.port], ['metadata', '169.254.169.254', 80]]), {
-        network: { allow: [{ host: '127.0.0.1', port: standIn.port }, { host: '169.254.169.254', port: 80 }] },
-      }), options);
+      const result = await runScript(
+        request(
+          'lb.cjs',
+          connectAll([
+            ['standIn', '127.0.0.1', standIn.port],
+            ['metadata', '169.254.169.254', 80],
+          ]),
+          {
+            network: {
+              allow: [
+                { host: '127.0.0.1', port: standIn.port },
+                { host: '169.254.169.254', port: 80 },
+              ],
+            },
+          },
+        ),
+        options,
+      );
       assert.equal(result.ok, true, JSON.stringify(result));
       assert.deepEqual((result as { output: unknown }).output, { standIn: 'closed', metadata: 'closed' });
     } finally {

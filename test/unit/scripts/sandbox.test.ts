@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ScriptRequest, ScriptResult } from '#lib/scripts/contract.ts';
 import {
-  DEFAULT_LIMITS, findPython, lastMeaningfulLine, namespacesAvailable, optionsFromEnv, packagePath, runScript, type Isolation, type SandboxOptions,
+  DEFAULT_LIMITS,
+  findPython,
+  lastMeaningfulLine,
+  namespacesAvailable,
+  optionsFromEnv,
+  packagePath,
+  runScript,
+  type Isolation,
+  type SandboxOptions,
 } from '#lib/scripts/sandbox.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -77,8 +85,11 @@ for (const isolation of MODES) {
 
   describe(`JavaScript scripts (${isolation})`, () => {
     it('get the input as one JSON object on stdin and answer one on stdout, which becomes the output', async () => {
-      const result = succeeded(await runScript(hook({
-        'Scripts/start.mjs': `import { readFileSync } from 'node:fs';
+      const result = succeeded(
+        await runScript(
+          hook(
+            {
+              'Scripts/start.mjs': `import { readFileSync } from 'node:fs';
 import { helper } from './helper.mjs';
 let text = '';
 for await (const chunk of process.stdin) text += chunk;
@@ -86,11 +97,23 @@ const input = JSON.parse(text);
 console.error('log lines go to stderr');
 console.log(JSON.stringify({ ok: true, kind: input.kind, operation: input.operation, greeting: input.request.additionalParams.greeting,
   instance: input.vnfInstance.id, rollback: input.is_rollback, helper: helper(), data: readFileSync(input.packageDir + '/Scripts/data.json', 'utf8').trim() }));`,
-        'Scripts/helper.mjs': 'export const helper = () => "imported";',
-        'Scripts/data.json': '{"beside":true}',
-      }, './Scripts/start.mjs'), options));
+              'Scripts/helper.mjs': 'export const helper = () => "imported";',
+              'Scripts/data.json': '{"beside":true}',
+            },
+            './Scripts/start.mjs',
+          ),
+          options,
+        ),
+      );
       assert.deepEqual(result.output, {
-        ok: true, kind: 'lcm-hook', operation: 'instantiate_start', greeting: 'hello', instance: 'inst-1', rollback: false, helper: 'imported', data: '{"beside":true}',
+        ok: true,
+        kind: 'lcm-hook',
+        operation: 'instantiate_start',
+        greeting: 'hello',
+        instance: 'inst-1',
+        rollback: false,
+        helper: 'imported',
+        data: '{"beside":true}',
       });
       assert.equal(result.stderr, 'log lines go to stderr\n');
     });
@@ -107,10 +130,15 @@ console.log(JSON.stringify({ ok: true, kind: input.kind, operation: input.operat
       assert.equal(thrown.error.title, 'Mgmt driver execution failed');
       assert.equal(thrown.error.detail, 'instantiate_start script Scripts/a.js failed: Error: the load balancer refused VDU1');
 
-      const reported = failed(await runScript({
-        ...hook({ 'c.mjs': 'console.log("working..."); console.log(JSON.stringify({ error: { detail: "VNFC 10.0.0.5 did not answer" } }));' }),
-        kind: 'coordinate',
-      }, options));
+      const reported = failed(
+        await runScript(
+          {
+            ...hook({ 'c.mjs': 'console.log("working..."); console.log(JSON.stringify({ error: { detail: "VNFC 10.0.0.5 did not answer" } }));' }),
+            kind: 'coordinate',
+          },
+          options,
+        ),
+      );
       assert.equal(reported.reason, 'error');
       assert.equal(reported.error.title, 'Coordinate VNF execution failed');
       assert.equal(reported.error.detail, 'CoordinateVNF script c.mjs failed: VNFC 10.0.0.5 did not answer');
@@ -130,7 +158,9 @@ console.log(JSON.stringify({ ok: true, kind: input.kind, operation: input.operat
     });
 
     it('are killed at the time limit, which a request may only lower', async () => {
-      const result = failed(await runScript(hook({ 'loop.js': 'console.error(process.pid); for (;;) {}' }, 'loop.js', { timeoutMs: 500 }), { ...options, timeoutMs: 60_000 }));
+      const result = failed(
+        await runScript(hook({ 'loop.js': 'console.error(process.pid); for (;;) {}' }, 'loop.js', { timeoutMs: 500 }), { ...options, timeoutMs: 60_000 }),
+      );
       assert.equal(result.reason, 'timeout');
       assert.equal(result.error.detail, 'instantiate_start script loop.js timed out after 500 ms and was killed');
       if (isolation === 'plain') assert.equal(alive(Number(result.stderr.trim())), false, 'the script still runs');
@@ -140,7 +170,12 @@ console.log(JSON.stringify({ ok: true, kind: input.kind, operation: input.operat
     });
 
     it('are killed when their output passes the limit, and the output is cut there', async () => {
-      const result = failed(await runScript(hook({ 'big.js': 'const mb = "x".repeat(1 << 20); for (let i = 0; i < 64; i++) process.stdout.write(mb); console.log("{}");' }), { ...options, maxOutputBytes: 65_536 }));
+      const result = failed(
+        await runScript(hook({ 'big.js': 'const mb = "x".repeat(1 << 20); for (let i = 0; i < 64; i++) process.stdout.write(mb); console.log("{}");' }), {
+          ...options,
+          maxOutputBytes: 65_536,
+        }),
+      );
       assert.equal(result.reason, 'output-limit');
       assert.equal(result.error.detail, 'instantiate_start script big.js wrote more than 65536 bytes to stdout and stderr and was killed');
       assert.ok(result.stdout.length + result.stderr.length <= 65_536, `${result.stdout.length} bytes kept`);
@@ -148,8 +183,10 @@ console.log(JSON.stringify({ ok: true, kind: input.kind, operation: input.operat
     });
 
     it('cannot read files outside their directory, see the environment, write files or start processes', async () => {
-      const result = succeeded(await runScript(hook({
-        'probe.mjs': `import fs from 'node:fs';
+      const result = succeeded(
+        await runScript(
+          hook({
+            'probe.mjs': `import fs from 'node:fs';
 const attempt = (fn) => { try { fn(); return 'allowed'; } catch (error) { return error.code ?? error.message; } };
 const child = await import('node:child_process');
 const { Worker } = await import('node:worker_threads');
@@ -162,7 +199,10 @@ console.log(JSON.stringify({
   spawn: attempt(() => child.execFileSync('/bin/true')),
   worker: attempt(() => new Worker('1', { eval: true })),
 }));`,
-      }), options));
+          }),
+          options,
+        ),
+      );
       const probe = result.output as Record<string, unknown>;
       assert.deepEqual(Object.keys(probe.env as object).sort(), ['HOME', 'LANG', 'PATH', 'TMPDIR']);
       assert.equal((probe.env as Record<string, string>).PATH, '/usr/bin:/bin');
@@ -171,7 +211,14 @@ console.log(JSON.stringify({
     });
 
     it('leave nothing behind: their directory is removed', async () => {
-      const result = succeeded(await runScript(hook({ 'a.js': 'let t = ""; process.stdin.on("data", (c) => t += c).on("end", () => console.log(JSON.stringify({ dir: JSON.parse(t).packageDir })));' }), { ...options, isolation: 'plain' }));
+      const result = succeeded(
+        await runScript(
+          hook({
+            'a.js': 'let t = ""; process.stdin.on("data", (c) => t += c).on("end", () => console.log(JSON.stringify({ dir: JSON.parse(t).packageDir })));',
+          }),
+          { ...options, isolation: 'plain' },
+        ),
+      );
       const dir = (result.output as { dir: string }).dir;
       assert.match(dir, /vnfm-script-/);
       assert.equal(existsSync(dir), false);
@@ -213,8 +260,14 @@ ${TACKER_MAIN}`;
       className: 'SampleNewCoordinateVNFScript',
       files: { 'Scripts/coordinate_new_vnf.py': b64(COORDINATE) },
       input: {
-        operation: 'change_current_package', request: { vnfdId: 'new' }, vnfInstance: { id: 'inst-1' }, is_rollback: false,
-        vnfc: { id: 'vnfc-1', vduId: 'VDU1' }, vnfcParam: { cp_name: 'VDU1_CP1', username, password: 'ubuntu' }, sshIp: '10.10.0.21', vnfcInfoId: 'VDU1-vnfc-1',
+        operation: 'change_current_package',
+        request: { vnfdId: 'new' },
+        vnfInstance: { id: 'inst-1' },
+        is_rollback: false,
+        vnfc: { id: 'vnfc-1', vduId: 'VDU1' },
+        vnfcParam: { cp_name: 'VDU1_CP1', username, password: 'ubuntu' },
+        sshIp: '10.10.0.21',
+        vnfcInfoId: 'VDU1-vnfc-1',
       },
     });
 
@@ -286,16 +339,33 @@ ${TACKER_MAIN}`;
     });
 
     it('are killed with the processes they started at the time limit', async () => {
-      const result = failed(await runScript(hook({
-        'a.py': 'import subprocess, sys, time\nchild = subprocess.Popen(["/bin/sleep", "600"])\nprint(child.pid, file=sys.stderr, flush=True)\nwhile True:\n    time.sleep(0.01)\n',
-      }, 'a.py', { timeoutMs: 1000 }), options));
+      const result = failed(
+        await runScript(
+          hook(
+            {
+              'a.py':
+                'import subprocess, sys, time\nchild = subprocess.Popen(["/bin/sleep", "600"])\nprint(child.pid, file=sys.stderr, flush=True)\nwhile True:\n    time.sleep(0.01)\n',
+            },
+            'a.py',
+            { timeoutMs: 1000 },
+          ),
+          options,
+        ),
+      );
       assert.equal(result.reason, 'timeout');
       if (isolation === 'plain') assert.equal(alive(Number(result.stderr.trim())), false, 'the child of the script still runs');
     });
 
-    it('cannot read files outside their directory', { skip: isolation === 'plain' ? 'without namespaces a Python script reads what any unprivileged user may (see sandbox.ts; sandbox-hostile.test.ts tries the data folder)' : false }, async () => {
-      const result = succeeded(await runScript(hook({
-        'probe.py': `import json, os
+    it('cannot read files outside their directory', {
+      skip:
+        isolation === 'plain'
+          ? 'without namespaces a Python script reads what any unprivileged user may (see sandbox.ts; sandbox-hostile.test.ts tries the data folder)'
+          : false,
+    }, async () => {
+      const result = succeeded(
+        await runScript(
+          hook({
+            'probe.py': `import json, os
 def attempt(path):
     try:
         open(path).read()
@@ -304,7 +374,10 @@ def attempt(path):
         return type(e).__name__
 print(json.dumps({'etc': attempt('/etc/hostname'), 'data': attempt(${JSON.stringify(join(outside, 'secret.txt'))}), 'proc': os.path.exists('/proc/1/environ'), 'root': sorted(os.listdir('/'))}))
 `,
-      }), options));
+          }),
+          options,
+        ),
+      );
       // stdout is not a pickle, so it stays text.
       const probe = JSON.parse(result.stdout) as { etc: string; data: string; proc: boolean; root: string[] };
       assert.equal(probe.etc, 'FileNotFoundError');
@@ -345,7 +418,8 @@ describe('requests the sandbox refuses', () => {
 
 describe('lastMeaningfulLine', () => {
   it("finds the error in Node's report of an uncaught throw, with error properties", () => {
-    const stderr = "/work/a.js:3\n  throw err;\n  ^\n\nTypeError [ERR_X]: no route to 10.0.0.1\n    at f (/work/a.js:3:9)\n    at node:internal/main:1:1 {\n  code: 'ERR_X'\n}\n\nNode.js v22.23.3\n";
+    const stderr =
+      "/work/a.js:3\n  throw err;\n  ^\n\nTypeError [ERR_X]: no route to 10.0.0.1\n    at f (/work/a.js:3:9)\n    at node:internal/main:1:1 {\n  code: 'ERR_X'\n}\n\nNode.js v22.23.3\n";
     assert.equal(lastMeaningfulLine(stderr), 'TypeError [ERR_X]: no route to 10.0.0.1');
   });
 
@@ -360,9 +434,22 @@ describe('lastMeaningfulLine', () => {
 describe('optionsFromEnv', () => {
   it('defaults to 30 s, 1 MiB, 256 MiB and 64 processes, reads SCRIPT_TIMEOUT_SECONDS, SCRIPT_MAX_OUTPUT_BYTES, SCRIPT_MEMORY_MB and SCRIPT_MAX_PROCESSES, and refuses nonsense', () => {
     assert.deepEqual(optionsFromEnv({}), { timeoutMs: 30_000, maxOutputBytes: 1_048_576, memoryMb: 256, maxProcesses: 64, isolation: 'auto' });
-    assert.deepEqual(optionsFromEnv({ SCRIPT_TIMEOUT_SECONDS: '2.5', SCRIPT_MAX_OUTPUT_BYTES: '4096', SCRIPT_MEMORY_MB: '512', SCRIPT_MAX_PROCESSES: '16', SCRIPT_ISOLATION: 'plain' }), {
-      timeoutMs: 2500, maxOutputBytes: 4096, memoryMb: 512, maxProcesses: 16, isolation: 'plain',
-    });
+    assert.deepEqual(
+      optionsFromEnv({
+        SCRIPT_TIMEOUT_SECONDS: '2.5',
+        SCRIPT_MAX_OUTPUT_BYTES: '4096',
+        SCRIPT_MEMORY_MB: '512',
+        SCRIPT_MAX_PROCESSES: '16',
+        SCRIPT_ISOLATION: 'plain',
+      }),
+      {
+        timeoutMs: 2500,
+        maxOutputBytes: 4096,
+        memoryMb: 512,
+        maxProcesses: 16,
+        isolation: 'plain',
+      },
+    );
     assert.throws(() => optionsFromEnv({ SCRIPT_MAX_PROCESSES: '-1' }), /SCRIPT_MAX_PROCESSES must be a positive number/);
     assert.equal(optionsFromEnv({ SCRIPT_MAX_OUTPUT_BYTES: String(100 * 1024 * 1024) }).maxOutputBytes, 2 * 1024 * 1024);
     assert.throws(() => optionsFromEnv({ SCRIPT_TIMEOUT_SECONDS: 'soon' }), /SCRIPT_TIMEOUT_SECONDS must be a positive number/);

@@ -30,8 +30,11 @@ describe('parseFilter', () => {
   });
 
   it('splits attribute paths on "/"', () => {
-    assert.deepEqual(parseFilter('(eq,instantiatedVnfInfo/vnfcResourceInfo/vduId,VDU1)').expressions[0]?.path,
-      ['instantiatedVnfInfo', 'vnfcResourceInfo', 'vduId']);
+    assert.deepEqual(parseFilter('(eq,instantiatedVnfInfo/vnfcResourceInfo/vduId,VDU1)').expressions[0]?.path, [
+      'instantiatedVnfInfo',
+      'vnfcResourceInfo',
+      'vduId',
+    ]);
   });
 
   it('accepts value lists for eq, neq, in, nin, cont and ncont', () => {
@@ -74,7 +77,10 @@ describe('parseFilter', () => {
 
   it('parses a quoted value followed by ";" and another expression', () => {
     const filter = parseFilter("(eq,a,'x;y');(eq,b,'z)')");
-    assert.deepEqual(filter.expressions.map((e) => e.values), [['x;y'], ['z)']]);
+    assert.deepEqual(
+      filter.expressions.map((e) => e.values),
+      [['x;y'], ['z)']],
+    );
   });
 
   it('accepts supported attributes, checking only the first path segment', () => {
@@ -128,13 +134,18 @@ describe('parseFilter', () => {
     }
 
     it('an attribute outside options.attributes, naming it', () => {
-      assertBadRequest(() => parseFilter('(eq,vnfInstanceName,x);(eq,secret/a,1)', { attributes: ['vnfInstanceName'] }),
-        /attribute "secret" is not supported for filtering \(in "\(eq,secret\/a,1\)"\); supported: vnfInstanceName/);
+      assertBadRequest(
+        () => parseFilter('(eq,vnfInstanceName,x);(eq,secret/a,1)', { attributes: ['vnfInstanceName'] }),
+        /attribute "secret" is not supported for filtering \(in "\(eq,secret\/a,1\)"\); supported: vnfInstanceName/,
+      );
     });
 
     it('caps the echoed expression in long details', () => {
       const raw = `(eqq,a,${'x'.repeat(1000)})`;
-      assert.throws(() => parseFilter(raw), (error: unknown) => error instanceof BadRequestError && error.message.length < 400);
+      assert.throws(
+        () => parseFilter(raw),
+        (error: unknown) => error instanceof BadRequestError && error.message.length < 400,
+      );
     });
   });
 });
@@ -154,7 +165,10 @@ describe('matchesFilter', () => {
     },
     instantiatedVnfInfo: {
       flavourId: 'small',
-      scaleStatus: [{ aspectId: 'a1', scaleLevel: 2 }, { aspectId: 'a2', scaleLevel: 0 }],
+      scaleStatus: [
+        { aspectId: 'a1', scaleLevel: 2 },
+        { aspectId: 'a2', scaleLevel: 0 },
+      ],
       vnfcResourceInfo: [{ vduId: 'VDU1', storageResourceIds: ['s1', 's2'] }, { vduId: 'VDU2' }],
     },
   };

@@ -108,24 +108,33 @@ describe('encodeMarker / decodeMarker', () => {
 
   it('refuses to encode a state it could not decode, as a server error', () => {
     const bad = { ...state, after: { n: Number.POSITIVE_INFINITY } };
-    assert.throws(() => encodeMarker(bad, KEY), (error: unknown) => error instanceof InternalError && error.status === 500);
+    assert.throws(
+      () => encodeMarker(bad, KEY),
+      (error: unknown) => error instanceof InternalError && error.status === 500,
+    );
   });
 });
 
 describe('nextLink', () => {
   it('formats one Link header value with rel="next"', () => {
-    assert.equal(nextLink('https://vnfm.example/vnflcm/v2/vnf_instances', 'abc.def'),
-      '<https://vnfm.example/vnflcm/v2/vnf_instances?nextpage_opaque_marker=abc.def>; rel="next"');
+    assert.equal(
+      nextLink('https://vnfm.example/vnflcm/v2/vnf_instances', 'abc.def'),
+      '<https://vnfm.example/vnflcm/v2/vnf_instances?nextpage_opaque_marker=abc.def>; rel="next"',
+    );
   });
 
   it('percent-encodes the marker', () => {
-    assert.equal(nextLink('https://h/vnflcm/v2/vnf_instances', 'a+b/c=d&e f'),
-      '<https://h/vnflcm/v2/vnf_instances?nextpage_opaque_marker=a%2Bb%2Fc%3Dd%26e%20f>; rel="next"');
+    assert.equal(
+      nextLink('https://h/vnflcm/v2/vnf_instances', 'a+b/c=d&e f'),
+      '<https://h/vnflcm/v2/vnf_instances?nextpage_opaque_marker=a%2Bb%2Fc%3Dd%26e%20f>; rel="next"',
+    );
   });
 
   it('drops the query and fragment of the base URL', () => {
-    assert.equal(nextLink('https://h:8443/vnflcm/v2/vnf_instances?filter=(eq,a,b)#x', 'm'),
-      '<https://h:8443/vnflcm/v2/vnf_instances?nextpage_opaque_marker=m>; rel="next"');
+    assert.equal(
+      nextLink('https://h:8443/vnflcm/v2/vnf_instances?filter=(eq,a,b)#x', 'm'),
+      '<https://h:8443/vnflcm/v2/vnf_instances?nextpage_opaque_marker=m>; rel="next"',
+    );
   });
 
   it('links a real marker that decodes back to the state', () => {
@@ -140,7 +149,11 @@ describe('nextLink', () => {
 
   it('rejects a base URL that is not absolute http(s) as a server error', () => {
     for (const base of ['/vnflcm/v2/vnf_instances', 'ftp://h/x', 'not a url']) {
-      assert.throws(() => nextLink(base, 'm'), (error: unknown) => error instanceof InternalError && error.status === 500, base);
+      assert.throws(
+        () => nextLink(base, 'm'),
+        (error: unknown) => error instanceof InternalError && error.status === 500,
+        base,
+      );
     }
   });
 });

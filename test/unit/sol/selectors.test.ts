@@ -32,7 +32,16 @@ describe('parseSelectors', () => {
     assert.deepEqual(parseSelectors(new Map([['all_fields', '']])), { kind: 'all_fields' });
     assert.deepEqual(parseSelectors(new Map([['fields', 'metadata']])), { kind: 'exclude_default', fields: [['metadata']] });
     assert.deepEqual(parseSelectors(new Map([['exclude-fields', 'a/b']])), { kind: 'exclude_fields', excludeFields: [['a', 'b']] });
-    assertBadRequest(() => parseSelectors(new Map([['all_fields', ''], ['exclude_default', '']])), /all_fields cannot be combined with exclude_default/);
+    assertBadRequest(
+      () =>
+        parseSelectors(
+          new Map([
+            ['all_fields', ''],
+            ['exclude_default', ''],
+          ]),
+        ),
+      /all_fields cannot be combined with exclude_default/,
+    );
   });
 
   it('splits fields into attribute paths', () => {
@@ -93,7 +102,10 @@ describe('parseSelectors', () => {
     }
 
     it('an unknown attribute when a list is given', () => {
-      assertBadRequest(() => parse('fields=metadata,bogus/x', ['metadata', 'extensions']), /^Invalid fields: unknown attribute "bogus"; supported: metadata, extensions$/);
+      assertBadRequest(
+        () => parse('fields=metadata,bogus/x', ['metadata', 'extensions']),
+        /^Invalid fields: unknown attribute "bogus"; supported: metadata, extensions$/,
+      );
       assertBadRequest(() => parse('exclude-fields=bogus', ['metadata']), /^Invalid exclude-fields: unknown attribute "bogus"/);
     });
   });
@@ -117,8 +129,7 @@ describe('applySelectors', () => {
     _links: { self: { href: 'https://h/vnflcm/v2/vnf_instances/i1' }, instantiate: { href: 'https://h/x' } },
   };
   const simple = { id: 'i1', vnfInstanceName: 'web', instantiationState: 'INSTANTIATED', _links: vnf._links };
-  const apply = (query: string, defaults = DEFAULT_EXCLUDED, always = ALWAYS): Record<string, unknown> =>
-    applySelectors(vnf, parse(query), defaults, always);
+  const apply = (query: string, defaults = DEFAULT_EXCLUDED, always = ALWAYS): Record<string, unknown> => applySelectors(vnf, parse(query), defaults, always);
 
   it('all_fields returns everything, as a new object', () => {
     const out = apply('all_fields');
@@ -135,7 +146,11 @@ describe('applySelectors', () => {
   });
 
   it('exclude_default with fields brings back the named attributes', () => {
-    assert.deepEqual(apply('exclude_default&fields=metadata,vimConnectionInfo'), { ...simple, metadata: vnf.metadata, vimConnectionInfo: vnf.vimConnectionInfo });
+    assert.deepEqual(apply('exclude_default&fields=metadata,vimConnectionInfo'), {
+      ...simple,
+      metadata: vnf.metadata,
+      vimConnectionInfo: vnf.vimConnectionInfo,
+    });
   });
 
   it('fields alone keeps the default exclusions except what it names', () => {
@@ -148,15 +163,21 @@ describe('applySelectors', () => {
 
   it('a nested field brings back just that part of an excluded parent', () => {
     assert.deepEqual(apply('fields=instantiatedVnfInfo/vnfcResourceInfo'), { ...simple, instantiatedVnfInfo: { vnfcResourceInfo } });
-    assert.deepEqual(apply('exclude_default&fields=instantiatedVnfInfo/vnfcResourceInfo,instantiatedVnfInfo/flavourId'),
-      { ...simple, instantiatedVnfInfo: { flavourId: 'small', vnfcResourceInfo } });
+    assert.deepEqual(apply('exclude_default&fields=instantiatedVnfInfo/vnfcResourceInfo,instantiatedVnfInfo/flavourId'), {
+      ...simple,
+      instantiatedVnfInfo: { flavourId: 'small', vnfcResourceInfo },
+    });
   });
 
   it('a nested field through an array projects each element', () => {
-    assert.deepEqual(apply('fields=instantiatedVnfInfo/vnfcResourceInfo/vduId'),
-      { ...simple, instantiatedVnfInfo: { vnfcResourceInfo: [{ vduId: 'VDU1' }, { vduId: 'VDU2' }] } });
-    assert.deepEqual(apply('fields=instantiatedVnfInfo/vnfcResourceInfo/storageResourceIds'),
-      { ...simple, instantiatedVnfInfo: { vnfcResourceInfo: [{ storageResourceIds: ['s1'] }, {}] } });
+    assert.deepEqual(apply('fields=instantiatedVnfInfo/vnfcResourceInfo/vduId'), {
+      ...simple,
+      instantiatedVnfInfo: { vnfcResourceInfo: [{ vduId: 'VDU1' }, { vduId: 'VDU2' }] },
+    });
+    assert.deepEqual(apply('fields=instantiatedVnfInfo/vnfcResourceInfo/storageResourceIds'), {
+      ...simple,
+      instantiatedVnfInfo: { vnfcResourceInfo: [{ storageResourceIds: ['s1'] }, {}] },
+    });
   });
 
   it('a projection through an array drops scalar elements, which have no attributes', () => {
@@ -172,7 +193,10 @@ describe('applySelectors', () => {
     const defaults = ['instantiatedVnfInfo/vnfcResourceInfo', 'instantiatedVnfInfo/extCpInfo'];
     const { vnfcResourceInfo: _v, extCpInfo: _e, ...rest } = vnf.instantiatedVnfInfo;
     assert.deepEqual(apply('', defaults), { ...vnf, instantiatedVnfInfo: rest });
-    assert.deepEqual(apply('fields=instantiatedVnfInfo/extCpInfo', defaults), { ...vnf, instantiatedVnfInfo: { ...rest, extCpInfo: vnf.instantiatedVnfInfo.extCpInfo } });
+    assert.deepEqual(apply('fields=instantiatedVnfInfo/extCpInfo', defaults), {
+      ...vnf,
+      instantiatedVnfInfo: { ...rest, extCpInfo: vnf.instantiatedVnfInfo.extCpInfo },
+    });
     assert.deepEqual(apply('fields=instantiatedVnfInfo', defaults), vnf);
   });
 
@@ -199,7 +223,10 @@ describe('applySelectors', () => {
       vimConnectionInfo: { vim1: { vimType: 'kubernetes' } },
       instantiatedVnfInfo: {
         ...vnf.instantiatedVnfInfo,
-        vnfcResourceInfo: [{ id: 'c1', vduId: 'VDU1', storageResourceIds: ['s1'] }, { id: 'c2', vduId: 'VDU2' }],
+        vnfcResourceInfo: [
+          { id: 'c1', vduId: 'VDU1', storageResourceIds: ['s1'] },
+          { id: 'c2', vduId: 'VDU2' },
+        ],
       },
     });
   });
@@ -226,7 +253,15 @@ describe('applySelectors', () => {
 
   it('does not mutate the resource and returns a new object every time', () => {
     const snapshot = structuredClone(vnf);
-    for (const query of ['', 'all_fields', 'exclude_default', 'fields=instantiatedVnfInfo/vnfcResourceInfo/vduId', 'exclude_fields=instantiatedVnfInfo/vnfcResourceInfo/computeResource', 'exclude_fields=nope', 'fields=vnfInstanceName']) {
+    for (const query of [
+      '',
+      'all_fields',
+      'exclude_default',
+      'fields=instantiatedVnfInfo/vnfcResourceInfo/vduId',
+      'exclude_fields=instantiatedVnfInfo/vnfcResourceInfo/computeResource',
+      'exclude_fields=nope',
+      'fields=vnfInstanceName',
+    ]) {
       const out = apply(query, query === 'fields=vnfInstanceName' ? [] : DEFAULT_EXCLUDED);
       assert.notEqual(out, vnf, query);
       assert.deepEqual(vnf, snapshot, query);

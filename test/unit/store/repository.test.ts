@@ -14,19 +14,29 @@ import { ALL_TENANTS, RecordExistsError, conditionHeld, isConditionFailure, type
 import { TenantRecordRepository } from '#lib/store/repository.ts';
 import { DynamoVimStore, type VimRecord } from '#lib/store/vims.ts';
 
-interface Thing { id: string; tenantId: string; seq: string; state: string }
+interface Thing {
+  id: string;
+  tenantId: string;
+  seq: string;
+  state: string;
+}
 
 /** A store built on the base, with one conditional state change the way the real stores write them. */
 class ThingStore extends TenantRecordRepository<Thing> {
   move(id: string, from: string, to: string): Promise<Thing | undefined> {
     return this.updatedRecord({
-      Key: { id }, UpdateExpression: 'SET #s = :to', ConditionExpression: '#s = :from',
-      ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':from': from, ':to': to },
+      Key: { id },
+      UpdateExpression: 'SET #s = :to',
+      ConditionExpression: '#s = :from',
+      ExpressionAttributeNames: { '#s': 'state' },
+      ExpressionAttributeValues: { ':from': from, ':to': to },
     });
   }
 
   removeIf(id: string, state: string): Promise<boolean> {
-    return conditionHeld(() => this.deleteItem({ Key: { id }, ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state } }));
+    return conditionHeld(() =>
+      this.deleteItem({ Key: { id }, ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state } }),
+    );
   }
 }
 
@@ -43,18 +53,50 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
     // The store's shared client reads the SDK's standard configuration, as it does in the runtime.
     Object.assign(process.env, { AWS_ENDPOINT_URL_DYNAMODB: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
     const client = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    await client.send(new CreateTableCommand({
-      TableName: 'Things', BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, { AttributeName: 'tenantId', AttributeType: 'S' }, { AttributeName: 'seq', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      GlobalSecondaryIndexes: [{ IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenantId', KeyType: 'HASH' }, { AttributeName: 'seq', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
-    }));
-    await client.send(new CreateTableCommand({
-      TableName: 'Vims', BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, { AttributeName: 'tenantId', AttributeType: 'S' }, { AttributeName: 'createdAt', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      GlobalSecondaryIndexes: [{ IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenantId', KeyType: 'HASH' }, { AttributeName: 'createdAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
-    }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Things',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'id', AttributeType: 'S' },
+          { AttributeName: 'tenantId', AttributeType: 'S' },
+          { AttributeName: 'seq', AttributeType: 'S' },
+        ],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'byTenant',
+            KeySchema: [
+              { AttributeName: 'tenantId', KeyType: 'HASH' },
+              { AttributeName: 'seq', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Vims',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'id', AttributeType: 'S' },
+          { AttributeName: 'tenantId', AttributeType: 'S' },
+          { AttributeName: 'createdAt', AttributeType: 'S' },
+        ],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'byTenant',
+            KeySchema: [
+              { AttributeName: 'tenantId', KeyType: 'HASH' },
+              { AttributeName: 'createdAt', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
     client.destroy();
     store = new ThingStore('Things');
   });
@@ -65,7 +107,10 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
 
   it('creates a record once: a second create of the id is a RecordExistsError and leaves the first', async () => {
     await store.create(thing(1));
-    const conflict = await store.create({ ...thing(1), state: 'OTHER' }).then(() => undefined, (error: unknown) => error);
+    const conflict = await store.create({ ...thing(1), state: 'OTHER' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     assert.ok(conflict instanceof RecordExistsError, `expected a RecordExistsError, got ${String(conflict)}`);
     assert.equal(conflict.id, 'thing-1');
     assert.equal(isConditionFailure(conflict), true, 'callers that treat a failed condition as an answer still see one');
@@ -89,7 +134,10 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
       from = page.after;
     } while (from);
     assert.deepEqual(seen, ['thing-10', 'thing-11', 'thing-12', 'thing-13', 'thing-14', 'thing-15', 'thing-16']);
-    assert.ok(sizes.every((size) => size <= 3), `pages of at most the limit: ${sizes.join(', ')}`);
+    assert.ok(
+      sizes.every((size) => size <= 3),
+      `pages of at most the limit: ${sizes.join(', ')}`,
+    );
 
     const all: string[] = [];
     from = undefined;
@@ -118,8 +166,15 @@ describe('TenantRecordRepository on the local DynamoDB', () => {
   it('VIM store: a taken id, an update of a gone VIM and a key someone else holds are false; an update may only remove', async () => {
     const vims = new DynamoVimStore('Vims');
     const vim: VimRecord = {
-      id: 'vim-1', tenantId: 'tenant-a', name: 'one', vimType: 'openstack', interfaceInfo: {}, accessSecret: 'secret-1',
-      isDefault: false, createdAt: '2026-12-02T00:00:00Z', description: 'first',
+      id: 'vim-1',
+      tenantId: 'tenant-a',
+      name: 'one',
+      vimType: 'openstack',
+      interfaceInfo: {},
+      accessSecret: 'secret-1',
+      isDefault: false,
+      createdAt: '2026-12-02T00:00:00Z',
+      description: 'first',
     };
     assert.equal(await vims.create(vim), true);
     assert.equal(await vims.create({ ...vim, name: 'again' }), false);

@@ -59,7 +59,11 @@ describe('assertEtsiResponse', () => {
 
   it('refuses a VnfInstance without instantiationState, naming the property', async () => {
     const { instantiationState: _omitted, ...body } = VNF_INSTANCE;
-    await fails(assertEtsiResponse('vnflcm', '/vnf_instances', 'post', 201, body), /vnflcm POST \/vnf_instances 201/, /\/: must have required property 'instantiationState'/);
+    await fails(
+      assertEtsiResponse('vnflcm', '/vnf_instances', 'post', 201, body),
+      /vnflcm POST \/vnf_instances 201/,
+      /\/: must have required property 'instantiationState'/,
+    );
   });
 
   it('lists every error with its instance path', async () => {
@@ -158,7 +162,11 @@ describe('assertEtsiSchema', () => {
       vnfInstanceId: VNF_INSTANCE.id,
       _links: { vnfInstance: { href: VNF_INSTANCE._links.self.href }, subscription: { href: 'http://localhost:3000/vnflcm/v2/subscriptions/s1' } },
     });
-    await fails(assertEtsiSchema('vnflcm', 'VnfLcmOpOcc', { ...OP_OCC, operation: 'EXPLODE' }), /vnflcm VnfLcmOpOcc/, /\/operation: must be equal to one of the allowed values/);
+    await fails(
+      assertEtsiSchema('vnflcm', 'VnfLcmOpOcc', { ...OP_OCC, operation: 'EXPLODE' }),
+      /vnflcm VnfLcmOpOcc/,
+      /\/operation: must be equal to one of the allowed values/,
+    );
   });
 
   it('throws for an unknown definition', async () => {
@@ -185,21 +193,43 @@ describe('assertEtsiSchema', () => {
       /must NOT match \{"required":\["changedInfo","modificationsTriggeredByVnfPkgChange"\]\}/,
     );
     // Exactly one of addresses / addressRange, per ipAddresses item.
-    await fails(assertEtsiSchema('vnflcm', 'IpOverEthernetAddressInfo', { ipAddresses: [{ type: 'IPV4', isDynamic: true }] }), /\/ipAddresses\/0: must match exactly one schema in oneOf/);
+    await fails(
+      assertEtsiSchema('vnflcm', 'IpOverEthernetAddressInfo', { ipAddresses: [{ type: 'IPV4', isDynamic: true }] }),
+      /\/ipAddresses\/0: must match exactly one schema in oneOf/,
+    );
     // Subscription filters: alternatives are optional, but not both.
     await assertEtsiSchema('vnflcm', 'VnfInstanceSubscriptionFilter', { vnfdIds: ['d1'] });
     await assertEtsiSchema('vnfpkgm-sol003', 'PkgmNotificationsFilter', { notificationTypes: ['VnfPackageOnboardingNotification'] });
     await fails(assertEtsiSchema('vnflcm', 'VnfInstanceSubscriptionFilter', { vnfInstanceIds: ['a'], vnfInstanceNames: ['b'] }), /must NOT match/);
     // SOL005 PkgmSubscription: an Identifier id, and notificationTypes as a list of the two types.
     const pkgmSubscription = { id: 'a5b3c1d2', callbackUri: 'http://nfvo/cb', _links: { self: { href: 'http://vnfm/vnfpkgm/v2/subscriptions/a5b3c1d2' } } };
-    await assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { notificationTypes: ['VnfPackageChangeNotification'], vnfdId: ['d1'] } });
-    await fails(assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { notificationTypes: ['VnfPackageDeletedNotification'] } }), /must be equal to one of the allowed values/);
+    await assertEtsiSchema('vnfpkgm', 'PkgmSubscription', {
+      ...pkgmSubscription,
+      filter: { notificationTypes: ['VnfPackageChangeNotification'], vnfdId: ['d1'] },
+    });
+    await fails(
+      assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { notificationTypes: ['VnfPackageDeletedNotification'] } }),
+      /must be equal to one of the allowed values/,
+    );
     await fails(assertEtsiSchema('vnfpkgm', 'PkgmSubscription', { ...pkgmSubscription, filter: { vnfdId: ['d1'], vnfPkgId: ['p1'] } }), /must NOT match/);
     // Untouched: VnfExtCpInfo's "exactly one of" associated* is encoded correctly.
-    await fails(assertEtsiSchema('vnflcm', 'VnfExtCpInfo', { id: 'c', cpdId: 'd', cpConfigId: 'e', cpProtocolInfo: [] }), /must match exactly one schema in oneOf/);
+    await fails(
+      assertEtsiSchema('vnflcm', 'VnfExtCpInfo', { id: 'c', cpdId: 'd', cpConfigId: 'e', cpProtocolInfo: [] }),
+      /must match exactly one schema in oneOf/,
+    );
   });
 
   it('knows the OpenAPI file of every API', () => {
-    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), ['grant', 'lcm-coordination', 'vnffm', 'vnffm-notification', 'vnflcm', 'vnflcm-notification', 'vnfpkgm', 'vnfpkgm-notification', 'vnfpkgm-sol003']);
+    assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), [
+      'grant',
+      'lcm-coordination',
+      'vnffm',
+      'vnffm-notification',
+      'vnflcm',
+      'vnflcm-notification',
+      'vnfpkgm',
+      'vnfpkgm-notification',
+      'vnfpkgm-sol003',
+    ]);
   });
 });

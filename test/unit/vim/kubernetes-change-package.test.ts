@@ -23,7 +23,11 @@ const OLD_IMAGE = 'nginx:1.26-alpine';
 const NEW_IMAGE = 'nginx:1.27-alpine';
 const SERVICE = 'vdu1-svc';
 
-interface Sample { archive: CsarArchive; vnfd: ParsedVnfd; files: PackageFiles }
+interface Sample {
+  archive: CsarArchive;
+  vnfd: ParsedVnfd;
+  files: PackageFiles;
+}
 
 let sim: KubernetesSimulator;
 let v1: Sample;
@@ -66,10 +70,15 @@ async function items(path: string, labelSelector: string): Promise<KObject[]> {
   return answer.body.items as KObject[];
 }
 
-const isReady = (pod: KObject): boolean => !pod.metadata.deletionTimestamp && pod.status?.phase === 'Running'
-  && (pod.status.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+const isReady = (pod: KObject): boolean =>
+  !pod.metadata.deletionTimestamp &&
+  pod.status?.phase === 'Running' &&
+  (pod.status.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
 const imageOf = (pod: KObject): string => String(pod.spec?.containers?.[0]?.image);
-const selectorString = (selector: Record<string, string>): string => Object.entries(selector).map(([key, value]) => `${key}=${value}`).join(',');
+const selectorString = (selector: Record<string, string>): string =>
+  Object.entries(selector)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
 
 async function pods(namespace: string, instanceId: string): Promise<KObject[]> {
   return items(`/api/v1/namespaces/${namespace}/pods`, `${VNF_INSTANCE_LABEL}=${instanceId}`);
@@ -82,7 +91,13 @@ async function serviceBacking(namespace: string): Promise<{ selector: Record<str
   if (service.status !== 200) return { selector: {}, ready: [] };
   const selector = service.body.spec.selector as Record<string, string>;
   const selected = await items(`/api/v1/namespaces/${namespace}/pods`, selectorString(selector));
-  return { selector, ready: selected.filter(isReady).map((pod) => pod.metadata.name).sort() };
+  return {
+    selector,
+    ready: selected
+      .filter(isReady)
+      .map((pod) => pod.metadata.name)
+      .sort(),
+  };
 }
 
 /**
@@ -139,17 +154,36 @@ function later(ctx: OperationContext, pkg: Sample, opOccId: string): OperationCo
 }
 
 function packageChange(upgradeType: PackageChange['upgradeType'], pkg: Sample = v2, extra: Partial<PackageChange> = {}): PackageChange {
-  return { upgradeType, vnfPkgId: pkg === v2 ? 'pkg-v2' : 'pkg-v1', vnfd: pkg.vnfd, files: pkg.files, flavourId: 'simple', vduIds: [], defFiles: DEF_FILES, grant: {}, ...extra };
+  return {
+    upgradeType,
+    vnfPkgId: pkg === v2 ? 'pkg-v2' : 'pkg-v1',
+    vnfd: pkg.vnfd,
+    files: pkg.files,
+    flavourId: 'simple',
+    vduIds: [],
+    defFiles: DEF_FILES,
+    grant: {},
+    ...extra,
+  };
 }
 
-interface Run { progress: Progress; coordinations: Coordination[]; readyCounts: number[] }
+interface Run {
+  progress: Progress;
+  coordinations: Coordination[];
+  readyCounts: number[];
+}
 
 /**
  * Polls until DONE or FAILED (or `until` says stop), as the engine would: a COORDINATE is recorded
  * (the engine runs the script) and polled again with its state. Before and after every poll the
  * Service must select a Ready pod.
  */
-async function drive(namespace: string, started: DriverState, poll: (state: DriverState) => Promise<Progress>, until?: (progress: Progress) => boolean): Promise<Run> {
+async function drive(
+  namespace: string,
+  started: DriverState,
+  poll: (state: DriverState) => Promise<Progress>,
+  until?: (progress: Progress) => boolean,
+): Promise<Run> {
   const run: Run = { progress: { status: 'IN_PROGRESS', state: started }, coordinations: [], readyCounts: [] };
   const probe = async (when: string): Promise<void> => {
     const { selector, ready } = await serviceBacking(namespace);
@@ -205,7 +239,13 @@ async function snapshot(namespace: string, instanceId: string): Promise<Record<s
   const deployments = await items(`/apis/apps/v1/namespaces/${namespace}/deployments`, `${VNF_INSTANCE_LABEL}=${instanceId}`);
   const all = await pods(namespace, instanceId);
   return {
-    deployments: deployments.map((d) => ({ name: d.metadata.name, uid: d.metadata.uid, replicas: d.spec?.replicas, image: d.spec?.template.spec.containers[0].image, selector: d.spec?.selector })),
+    deployments: deployments.map((d) => ({
+      name: d.metadata.name,
+      uid: d.metadata.uid,
+      replicas: d.spec?.replicas,
+      image: d.spec?.template.spec.containers[0].image,
+      selector: d.spec?.selector,
+    })),
     pods: all.map((pod) => ({ name: pod.metadata.name, image: imageOf(pod), ready: isReady(pod) })).sort((a, b) => a.name.localeCompare(b.name)),
     service: (await kube(`/api/v1/namespaces/${namespace}/services/${SERVICE}`)).body.spec.selector,
   };
@@ -229,11 +269,14 @@ describe('Kubernetes driver: change current VNF package', () => {
     assert.equal(run.progress.status, 'DONE', run.progress.status === 'FAILED' ? run.progress.reason : undefined);
 
     const after = await pods(namespace, ctx.vnfInstanceId);
-    assert.equal(after.length, 3, 'the replica count the VNF had, not the manifest\'s 1');
+    assert.equal(after.length, 3, "the replica count the VNF had, not the manifest's 1");
     assert.ok(after.every(isReady));
     assert.deepEqual(after.map(imageOf), [NEW_IMAGE, NEW_IMAGE, NEW_IMAGE]);
     const oldNames = new Set(before.map((pod) => pod.metadata.name));
-    assert.ok(after.every((pod) => !oldNames.has(pod.metadata.name)), 'every pod is new');
+    assert.ok(
+      after.every((pod) => !oldNames.has(pod.metadata.name)),
+      'every pod is new',
+    );
     const deployment = (await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body as KObject;
     assert.equal(deployment.metadata.uid, deploymentBefore.metadata.uid, 'the same Deployment');
     assert.equal(deployment.spec?.replicas, 3);
@@ -242,10 +285,13 @@ describe('Kubernetes driver: change current VNF package', () => {
     assert.deepEqual(await deploymentNames(namespace), ['vdu1']);
 
     // Seed 004: the coordinate step (no VIM action) for the new pods, once they are all up.
-    assert.deepEqual(run.coordinations.map((c) => c.target), ['new']);
+    assert.deepEqual(
+      run.coordinations.map((c) => c.target),
+      ['new'],
+    );
     assert.deepEqual(resourceIds(run.coordinations[0]), after.map((pod) => pod.metadata.name).sort());
     assert.ok(run.coordinations[0]?.vnfcs.every((vnfc) => vnfc.vduId === 'VDU1'));
-    assert.deepEqual((await serviceBacking(namespace)).selector, { app: 'sample-cnf' }, 'the Service is the manifest\'s');
+    assert.deepEqual((await serviceBacking(namespace)).selector, { app: 'sample-cnf' }, "the Service is the manifest's");
 
     // The state names the same objects and the manifests now run; collect reads it with the new VNFD.
     assert.deepEqual(run.progress.state.objects, state.objects);
@@ -255,7 +301,10 @@ describe('Kubernetes driver: change current VNF package', () => {
     assert.deepEqual(collected.vnfcResourceInfo.map((vnfc) => vnfc.id).sort(), after.map((pod) => pod.metadata.name).sort());
     assert.ok(collected.vnfcResourceInfo.every((vnfc) => (vnfc.metadata as Record<string, unknown>).workload === 'Deployment/vdu1'));
 
-    assert.ok(run.readyCounts.every((count) => count >= 3), `the Service kept 3 Ready pods at every poll (maxUnavailable 0): ${run.readyCounts.join(',')}`);
+    assert.ok(
+      run.readyCounts.every((count) => count >= 3),
+      `the Service kept 3 Ready pods at every poll (maxUnavailable 0): ${run.readyCounts.join(',')}`,
+    );
     assert.deepEqual(watched.gaps, [], 'the watcher never saw the Service without a Ready pod');
     assert.ok(watched.samples > 5, `the watcher sampled ${watched.samples} times`);
     await terminate(later(ctx, v2, 'op-terminate'), run.progress.state);
@@ -283,15 +332,21 @@ describe('Kubernetes driver: change current VNF package', () => {
     const after = await pods(namespace, ctx.vnfInstanceId);
     assert.equal(after.length, 3);
     assert.ok(after.every((pod) => isReady(pod) && imageOf(pod) === NEW_IMAGE && pod.metadata.labels?.[REVISION_LABEL] === revision));
-    assert.ok(after.every((pod) => !before.includes(pod.metadata.name)), 'no old pod is left');
+    assert.ok(
+      after.every((pod) => !before.includes(pod.metadata.name)),
+      'no old pod is left',
+    );
     const backing = await serviceBacking(namespace);
     assert.deepEqual(backing.selector, { app: 'sample-cnf', [REVISION_LABEL]: revision }, 'the Service selects the new pods only');
     assert.deepEqual(backing.ready, after.map((pod) => pod.metadata.name).sort());
 
-    assert.deepEqual(run.coordinations.map((c) => c.target), ['new', 'old']);
+    assert.deepEqual(
+      run.coordinations.map((c) => c.target),
+      ['new', 'old'],
+    );
     assert.deepEqual(resourceIds(run.coordinations[0]), after.map((pod) => pod.metadata.name).sort());
     assert.deepEqual(run.coordinations[0]?.details?.services, [SERVICE]);
-    assert.deepEqual(resourceIds(run.coordinations[1]), before, 'the old VNF\'s coordination names the old pods');
+    assert.deepEqual(resourceIds(run.coordinations[1]), before, "the old VNF's coordination names the old pods");
     assert.deepEqual(run.coordinations[1]?.vnfcs.map((vnfc) => vnfc.id).sort(), before, 'old VNFCs by their recorded ids');
 
     // The state records the new Deployment as VDU1's (seed 004: VnfResource.resourceName updated).
@@ -302,8 +357,13 @@ describe('Kubernetes driver: change current VNF package', () => {
     const ctx2 = later(ctx, v2, 'op-after');
     const collected = await kubernetesDriver.collect(ctx2, done);
     assert.deepEqual(collected.vnfcResourceInfo.map((vnfc) => vnfc.id).sort(), after.map((pod) => pod.metadata.name).sort());
-    assert.ok(collected.vnfcResourceInfo.every((vnfc) => vnfc.vduId === 'VDU1' && (vnfc.metadata as Record<string, unknown>).workload === `Deployment/${green}`));
-    assert.ok(run.readyCounts.every((count) => count >= 3), `the Service kept 3 Ready pods at every poll: ${run.readyCounts.join(',')}`);
+    assert.ok(
+      collected.vnfcResourceInfo.every((vnfc) => vnfc.vduId === 'VDU1' && (vnfc.metadata as Record<string, unknown>).workload === `Deployment/${green}`),
+    );
+    assert.ok(
+      run.readyCounts.every((count) => count >= 3),
+      `the Service kept 3 Ready pods at every poll: ${run.readyCounts.join(',')}`,
+    );
     assert.deepEqual(watched.gaps, [], 'the watcher never saw the Service without a Ready pod');
     assert.ok(watched.samples > 5);
 
@@ -326,7 +386,7 @@ describe('Kubernetes driver: change current VNF package', () => {
     await terminate(later(ctx, v1, 'op-terminate'), back.progress.state);
   });
 
-  it('rolling update whose new image cannot be pulled: FAILED with the pod\'s reason, and the rollback restores names, images, counts and the Service', async () => {
+  it("rolling update whose new image cannot be pulled: FAILED with the pod's reason, and the rollback restores names, images, counts and the Service", async () => {
     const namespace = 'cnf-rolling-fail';
     const ctx = context(namespace);
     const state = await instantiateScaled(ctx);
@@ -337,7 +397,10 @@ describe('Kubernetes driver: change current VNF package', () => {
     const watched = await watching(namespace, async () => {
       const failed = await changePackage(ctx, state, change);
       assert.equal(failed.progress.status, 'FAILED');
-      assert.match(failed.progress.status === 'FAILED' ? failed.progress.reason : '', /^pod vdu1-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "nginx:1\.27-alpine"$/);
+      assert.match(
+        failed.progress.status === 'FAILED' ? failed.progress.reason : '',
+        /^pod vdu1-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "nginx:1\.27-alpine"$/,
+      );
       assert.deepEqual(failed.coordinations, [], 'no coordination before the new pods are up');
       assert.deepEqual((await serviceBacking(namespace)).ready.length, 3, 'the old pods still serve');
       // The engine rolls back from the state the failed poll returned (the fault is still there).
@@ -345,11 +408,18 @@ describe('Kubernetes driver: change current VNF package', () => {
     });
     const rolledBack = watched.result;
     assert.equal(rolledBack.progress.status, 'DONE', rolledBack.progress.status === 'FAILED' ? rolledBack.progress.reason : undefined);
-    assert.deepEqual(rolledBack.coordinations.map((c) => c.target), ['old'], 'the old VNF is coordinated (the engine passes is_rollback)');
+    assert.deepEqual(
+      rolledBack.coordinations.map((c) => c.target),
+      ['old'],
+      'the old VNF is coordinated (the engine passes is_rollback)',
+    );
     await sim.settled();
     assert.deepEqual(await snapshot(namespace, ctx.vnfInstanceId), original, 'the same Deployment, image, replica count, pods and Service selector');
-    assert.deepEqual(resourceIds(rolledBack.coordinations[0]), (original.pods as Array<{ name: string }>).map((pod) => pod.name));
-    assert.deepEqual(rolledBack.progress.state, state, 'the VNF\'s state is what it was');
+    assert.deepEqual(
+      resourceIds(rolledBack.coordinations[0]),
+      (original.pods as Array<{ name: string }>).map((pod) => pod.name),
+    );
+    assert.deepEqual(rolledBack.progress.state, state, "the VNF's state is what it was");
     assert.deepEqual(watched.gaps, []);
     await terminate(ctx, rolledBack.progress.state);
   });
@@ -364,7 +434,10 @@ describe('Kubernetes driver: change current VNF package', () => {
     const change = packageChange('BlueGreen');
     const failed = await changePackage(ctx, state, change);
     assert.equal(failed.progress.status, 'FAILED');
-    assert.match(failed.progress.status === 'FAILED' ? failed.progress.reason : '', /^pod vdu1-[a-z0-9]+-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "nginx:1\.27-alpine"$/);
+    assert.match(
+      failed.progress.status === 'FAILED' ? failed.progress.reason : '',
+      /^pod vdu1-[a-z0-9]+-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "nginx:1\.27-alpine"$/,
+    );
     assert.deepEqual(failed.coordinations, []);
     assert.deepEqual((await serviceBacking(namespace)).selector, { app: 'sample-cnf' }, 'the Service was not switched');
     assert.equal((await deploymentNames(namespace)).length, 2, 'the new Deployment is there for the rollback to delete');
@@ -396,8 +469,15 @@ describe('Kubernetes driver: change current VNF package', () => {
     });
     const rolledBack = watched.result;
     assert.equal(rolledBack.progress.status, 'DONE', rolledBack.progress.status === 'FAILED' ? rolledBack.progress.reason : undefined);
-    assert.deepEqual(rolledBack.coordinations.map((c) => c.target), ['old'], 'the old VNF serves again');
-    assert.deepEqual(resourceIds(rolledBack.coordinations[0]), (original.pods as Array<{ name: string }>).map((pod) => pod.name));
+    assert.deepEqual(
+      rolledBack.coordinations.map((c) => c.target),
+      ['old'],
+      'the old VNF serves again',
+    );
+    assert.deepEqual(
+      resourceIds(rolledBack.coordinations[0]),
+      (original.pods as Array<{ name: string }>).map((pod) => pod.name),
+    );
     await sim.settled();
     assert.deepEqual(await snapshot(namespace, ctx.vnfInstanceId), original, 'the Service selects the old pods again; the new Deployment is gone');
     assert.deepEqual(rolledBack.progress.state, state);
@@ -405,10 +485,15 @@ describe('Kubernetes driver: change current VNF package', () => {
     await terminate(ctx, rolledBack.progress.state);
   });
 
-  it('a rolling update after a blue-green updates the renamed Deployment in place, keeping its revision selector and the Service\'s node port', async () => {
-    const nodePort = (name: 'k8s-cnf-v1' | 'k8s-cnf-v2'): Promise<Sample> => openSamplePackage(name, {
-      mutate: (files) => files.set('Files/kubernetes/service.yaml', Buffer.from(files.get('Files/kubernetes/service.yaml')!.toString('utf8').replace('type: ClusterIP', 'type: NodePort'))),
-    });
+  it("a rolling update after a blue-green updates the renamed Deployment in place, keeping its revision selector and the Service's node port", async () => {
+    const nodePort = (name: 'k8s-cnf-v1' | 'k8s-cnf-v2'): Promise<Sample> =>
+      openSamplePackage(name, {
+        mutate: (files) =>
+          files.set(
+            'Files/kubernetes/service.yaml',
+            Buffer.from(files.get('Files/kubernetes/service.yaml')!.toString('utf8').replace('type: ClusterIP', 'type: NodePort')),
+          ),
+      });
     const [p1, p2] = [await nodePort('k8s-cnf-v1'), await nodePort('k8s-cnf-v2')];
     try {
       const namespace = 'cnf-bg-then-rolling';
@@ -438,7 +523,10 @@ describe('Kubernetes driver: change current VNF package', () => {
       assert.equal(running.length, 1);
       assert.ok(running.every((pod) => isReady(pod) && imageOf(pod) === OLD_IMAGE && pod.metadata.labels?.[REVISION_LABEL] === revision));
       assert.deepEqual(rolled.progress.state.workloads, { vdu1: name }, 'VDU1 still runs on the renamed Deployment');
-      assert.deepEqual(resourceIds(rolled.coordinations[0]), running.map((pod) => pod.metadata.name));
+      assert.deepEqual(
+        resourceIds(rolled.coordinations[0]),
+        running.map((pod) => pod.metadata.name),
+      );
       assert.equal(await port(), allocated, 'the rolling update kept the node port too');
       assert.deepEqual((await serviceBacking(namespace)).ready, running.map((pod) => pod.metadata.name).sort());
       await terminate({ ...ctx2, vnfd: p1.vnfd, files: p1.files }, rolled.progress.state);
@@ -453,12 +541,20 @@ describe('Kubernetes driver: change current VNF package', () => {
     const ctx = context(namespace);
     const state = await instantiateScaled(ctx);
     const change = packageChange('BlueGreen');
-    const late = await changePackage(ctx, state, change, (progress) => progress.status === 'IN_PROGRESS' && (progress.state.change as { phase?: string } | undefined)?.phase === 'cleanup');
+    const late = await changePackage(
+      ctx,
+      state,
+      change,
+      (progress) => progress.status === 'IN_PROGRESS' && (progress.state.change as { phase?: string } | undefined)?.phase === 'cleanup',
+    );
     assert.equal(late.progress.status, 'IN_PROGRESS');
 
     const refused = await kubernetesDriver.changeRollbackPoll(ctx, await kubernetesDriver.changeRollbackStart(ctx, late.progress.state, change), change);
     assert.equal(refused.status, 'FAILED');
-    assert.match(refused.status === 'FAILED' ? refused.reason : '', /cannot roll back the package change: it has already deleted the old workload Deployment cnf-blue-green-late\/vdu1, and the VNF runs on the new package's Deployment cnf-blue-green-late\/vdu1-[a-z0-9]+; retry the change/);
+    assert.match(
+      refused.status === 'FAILED' ? refused.reason : '',
+      /cannot roll back the package change: it has already deleted the old workload Deployment cnf-blue-green-late\/vdu1, and the VNF runs on the new package's Deployment cnf-blue-green-late\/vdu1-[a-z0-9]+; retry the change/,
+    );
 
     // Going on with the change from there completes it.
     const completed = await drive(namespace, refused.state, (current) => kubernetesDriver.changePoll(ctx, current, change));
@@ -473,21 +569,30 @@ describe('Kubernetes driver: change current VNF package', () => {
     const state = await instantiateScaled(ctx);
     const original = await snapshot(namespace, ctx.vnfInstanceId);
 
-    await assert.rejects(kubernetesDriver.changeStart(ctx, state, packageChange('RollingUpdate', v2, { defFiles: ['Files/kubernetes/other.yaml'] })), (error: unknown) => {
-      assert.ok(error instanceof UnprocessableEntityError);
-      assert.match(error.message, /Files\/kubernetes\/other\.yaml, which the VNF package does not declare as artifacts/);
-      return true;
-    });
+    await assert.rejects(
+      kubernetesDriver.changeStart(ctx, state, packageChange('RollingUpdate', v2, { defFiles: ['Files/kubernetes/other.yaml'] })),
+      (error: unknown) => {
+        assert.ok(error instanceof UnprocessableEntityError);
+        assert.match(error.message, /Files\/kubernetes\/other\.yaml, which the VNF package does not declare as artifacts/);
+        return true;
+      },
+    );
     // Without def files in the request, the instance's paths are looked up in the new package.
     const planned = await kubernetesDriver.changeStart(ctx, state, packageChange('RollingUpdate', v2, { defFiles: undefined }));
     assert.deepEqual((planned.change as { defFiles: string[] }).defFiles, DEF_FILES);
 
     const relabelled = await openSamplePackage('k8s-cnf-v2', {
-      mutate: (files) => files.set('Files/kubernetes/deployment.yaml', Buffer.from(files.get('Files/kubernetes/deployment.yaml')!.toString('utf8').replaceAll('app: sample-cnf', 'app: sample-cnf-2'))),
+      mutate: (files) =>
+        files.set(
+          'Files/kubernetes/deployment.yaml',
+          Buffer.from(files.get('Files/kubernetes/deployment.yaml')!.toString('utf8').replaceAll('app: sample-cnf', 'app: sample-cnf-2')),
+        ),
     });
     try {
-      await assert.rejects(kubernetesDriver.changeStart(ctx, state, packageChange('RollingUpdate', relabelled)),
-        /the new package's manifests change the selector of Deployment cnf-change-refused\/vdu1, which Kubernetes does not allow on an existing Deployment; change the package with upgrade_type BlueGreen/);
+      await assert.rejects(
+        kubernetesDriver.changeStart(ctx, state, packageChange('RollingUpdate', relabelled)),
+        /the new package's manifests change the selector of Deployment cnf-change-refused\/vdu1, which Kubernetes does not allow on an existing Deployment; change the package with upgrade_type BlueGreen/,
+      );
       // A blue-green creates a new Deployment, whose selector is its own.
       const greenPlan = await kubernetesDriver.changeStart(ctx, state, packageChange('BlueGreen', relabelled));
       assert.equal((greenPlan.change as { upgradeType: string }).upgradeType, 'BlueGreen');
@@ -500,11 +605,13 @@ describe('Kubernetes driver: change current VNF package', () => {
       ...v2.files,
       read: async (path) => (path === 'Files/kubernetes/pod.yaml' ? Buffer.from(pod) : v2.files.read(path)),
       size: async (path) => (path === 'Files/kubernetes/pod.yaml' ? pod.length : v2.files.size(path)),
-      list: async () => [...await v2.files.list(), 'Files/kubernetes/pod.yaml'],
-      artifacts: async () => [...await v2.files.artifacts(), 'Files/kubernetes/pod.yaml'],
+      list: async () => [...(await v2.files.list()), 'Files/kubernetes/pod.yaml'],
+      artifacts: async () => [...(await v2.files.artifacts()), 'Files/kubernetes/pod.yaml'],
     };
-    await assert.rejects(kubernetesDriver.changeStart(ctx, state, { ...packageChange('RollingUpdate'), files: withPod, defFiles: ['Files/kubernetes/pod.yaml'] }),
-      /VDU VDU1 is a Pod, which Kubernetes does not roll over to a new template; change its package with upgrade_type BlueGreen/);
+    await assert.rejects(
+      kubernetesDriver.changeStart(ctx, state, { ...packageChange('RollingUpdate'), files: withPod, defFiles: ['Files/kubernetes/pod.yaml'] }),
+      /VDU VDU1 is a Pod, which Kubernetes does not roll over to a new template; change its package with upgrade_type BlueGreen/,
+    );
 
     // A rollback from a plan whose first poll may have thrown half-way re-applies the old manifests: a no-op here.
     const undone = await rollBack(ctx, planned, packageChange('RollingUpdate'));
@@ -527,7 +634,10 @@ describe('Kubernetes driver: change current VNF package', () => {
       operation: 'change_current_package',
       request: { additionalParams: { upgrade_type: 'BlueGreen' } },
       vnfInstance: { id: 'inst-1' },
-      vnfcs: [{ vduId: 'VDU1', resourceId: 'vdu1-abc-1' }, { vduId: 'VDU1', resourceId: 'vdu1-abc-2' }],
+      vnfcs: [
+        { vduId: 'VDU1', resourceId: 'vdu1-abc-1' },
+        { vduId: 'VDU1', resourceId: 'vdu1-abc-2' },
+      ],
       details: { services: [SERVICE] },
       target: 'new',
       is_rollback: false,
@@ -535,12 +645,21 @@ describe('Kubernetes driver: change current VNF package', () => {
     assert.deepEqual(run(input), {
       code: 0,
       output: {
-        ok: true, operation: 'change_current_package', target: 'new', isRollback: false, vnfInstanceId: 'inst-1',
-        coordinated: [{ vduId: 'VDU1', resourceId: 'vdu1-abc-1' }, { vduId: 'VDU1', resourceId: 'vdu1-abc-2' }], services: [SERVICE],
+        ok: true,
+        operation: 'change_current_package',
+        target: 'new',
+        isRollback: false,
+        vnfInstanceId: 'inst-1',
+        coordinated: [
+          { vduId: 'VDU1', resourceId: 'vdu1-abc-1' },
+          { vduId: 'VDU1', resourceId: 'vdu1-abc-2' },
+        ],
+        services: [SERVICE],
       },
     });
     assert.deepEqual(run({ ...input, request: { additionalParams: { coordinate_fail: true } }, is_rollback: true }), {
-      code: 1, output: { error: { detail: 'coordinate_cnf: failed as requested (additionalParams.coordinate_fail) during a rollback' } },
+      code: 1,
+      output: { error: { detail: 'coordinate_cnf: failed as requested (additionalParams.coordinate_fail) during a rollback' } },
     });
   });
 });

@@ -11,7 +11,7 @@ import type { CsarArchive } from '#lib/packages/archive.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { driverFor } from '#lib/vim/registry.ts';
-import { type DriverState, type OperationContext, type PackageFiles, type Progress, type UpdateChange, type VimConnection } from '#lib/vim/driver.ts';
+import type { DriverState, OperationContext, PackageFiles, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
 import { KubernetesError, kubeConfigOf, kubernetesDriver, POD_DELETION_COST, VNF_INSTANCE_LABEL } from '#lib/vim/kubernetes/index.ts';
 import { startKubernetesSimulator, type KubernetesSimulator } from '#local/kubernetes/simulator.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
@@ -42,7 +42,19 @@ beforeEach(async () => {
 // ---------------------------------------------------------------------------------------------
 // The cluster as the tests read it, directly over the API (not through the driver's client)
 
-type KObject = { metadata: { name: string; namespace?: string; uid: string; creationTimestamp: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string }; spec?: Record<string, any>; status?: Record<string, any> };
+type KObject = {
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid: string;
+    creationTimestamp: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+  };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+};
 
 async function kube(path: string): Promise<{ status: number; body: any }> {
   const response = await fetch(new URL(path, sim.url), { headers: { authorization: `Bearer ${sim.token}` } });
@@ -70,13 +82,19 @@ async function podNames(namespace: string, instanceId: string): Promise<string[]
   return (await items(`/api/v1/namespaces/${namespace}/pods`, labelled(instanceId))).map((pod) => pod.metadata.name).sort();
 }
 
-const isReady = (pod: KObject): boolean => pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+const isReady = (pod: KObject): boolean =>
+  pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
 
 // ---------------------------------------------------------------------------------------------
 // Contexts, packages with extra files, and driving steps
 
 function vim(access: Record<string, unknown> = {}, endpoint?: string): VimConnection {
-  return { vimId: 'vim-k8s', vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: endpoint ?? sim.url }, accessInfo: { bearer_token: sim.token, ...access } };
+  return {
+    vimId: 'vim-k8s',
+    vimType: 'ETSINFV.KUBERNETES.V_1',
+    interfaceInfo: { endpoint: endpoint ?? sim.url },
+    accessInfo: { bearer_token: sim.token, ...access },
+  };
 }
 
 /** The sample's VNFD with VDU1 starting at `count` instances (the manifest says 1). */
@@ -91,8 +109,8 @@ function withFiles(extra: Record<string, string>, declared: boolean): PackageFil
     read: async (path) => bytes(path) ?? files.read(path),
     size: async (path) => bytes(path)?.length ?? files.size(path),
     stream: (path) => files.stream(path),
-    list: async () => [...await files.list(), ...Object.keys(extra)],
-    artifacts: async () => [...await files.artifacts(), ...(declared ? Object.keys(extra) : [])],
+    list: async () => [...(await files.list()), ...Object.keys(extra)],
+    artifacts: async () => [...(await files.artifacts()), ...(declared ? Object.keys(extra) : [])],
   };
 }
 
@@ -181,15 +199,19 @@ describe('Kubernetes driver on the simulator', () => {
     assert.throws(() => kubeConfigOf(vim({}, 'k8s.example:6443')), UnprocessableEntityError);
   });
 
-  it('instantiates the sample into its namespace with the label everywhere and the VNFD\'s replica count; collect names the pods', async () => {
+  it("instantiates the sample into its namespace with the label everywhere and the VNFD's replica count; collect names the pods", async () => {
     const namespace = 'cnf-basic';
     const ctx = context({ namespace, overrides: { vnfd: vnfdWithInitial(2) } });
     const started = await kubernetesDriver.instantiateStart(ctx);
-    assert.deepEqual(started.objects, [
-      { apiVersion: 'v1', kind: 'Namespace', name: namespace },
-      { apiVersion: 'v1', kind: 'Service', namespace, name: 'vdu1-svc' },
-      { apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: 'vdu1' },
-    ], 'the namespace (which did not exist), then the Service, then the workload');
+    assert.deepEqual(
+      started.objects,
+      [
+        { apiVersion: 'v1', kind: 'Namespace', name: namespace },
+        { apiVersion: 'v1', kind: 'Service', namespace, name: 'vdu1-svc' },
+        { apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: 'vdu1' },
+      ],
+      'the namespace (which did not exist), then the Service, then the workload',
+    );
     assert.doesNotMatch(JSON.stringify(started), new RegExp(sim.token), 'no credentials in the state');
     await sim.settled();
     const done = await finish((state) => kubernetesDriver.instantiatePoll(ctx, state), started);
@@ -199,9 +221,9 @@ describe('Kubernetes driver on the simulator', () => {
     assert.equal(ns.body.metadata.labels[VNF_INSTANCE_LABEL], ctx.vnfInstanceId);
     const deployment = (await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body as KObject;
     assert.equal(deployment.metadata.labels?.[VNF_INSTANCE_LABEL], ctx.vnfInstanceId);
-    assert.equal(deployment.metadata.labels?.app, 'sample-cnf', 'the manifest\'s own labels stay');
+    assert.equal(deployment.metadata.labels?.app, 'sample-cnf', "the manifest's own labels stay");
     assert.equal(deployment.spec?.template.metadata.labels[VNF_INSTANCE_LABEL], ctx.vnfInstanceId);
-    assert.equal(deployment.spec?.replicas, 2, 'the VDU\'s initial delta, not the manifest\'s 1');
+    assert.equal(deployment.spec?.replicas, 2, "the VDU's initial delta, not the manifest's 1");
     const service = (await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).body as KObject;
     assert.equal(service.metadata.labels?.[VNF_INSTANCE_LABEL], ctx.vnfInstanceId);
     const pods = await items(`/api/v1/namespaces/${namespace}/pods`, labelled(ctx.vnfInstanceId));
@@ -211,7 +233,11 @@ describe('Kubernetes driver on the simulator', () => {
 
     const collected = await kubernetesDriver.collect(ctx, done.state);
     const createdAt = new Map(pods.map((pod) => [pod.metadata.name, pod.metadata.creationTimestamp]));
-    assert.deepEqual(new Set(collected.vnfcResourceInfo.map((vnfc) => vnfc.id)), new Set(pods.map((pod) => pod.metadata.name)), 'one VNFC per pod, named after it');
+    assert.deepEqual(
+      new Set(collected.vnfcResourceInfo.map((vnfc) => vnfc.id)),
+      new Set(pods.map((pod) => pod.metadata.name)),
+      'one VNFC per pod, named after it',
+    );
     const times = collected.vnfcResourceInfo.map((vnfc) => createdAt.get(String(vnfc.id)) ?? '');
     assert.deepEqual(times, [...times].sort(), 'oldest first');
     for (const vnfc of collected.vnfcResourceInfo) {
@@ -221,21 +247,32 @@ describe('Kubernetes driver on the simulator', () => {
       assert.equal(metadata.namespace, namespace);
       assert.match(String(metadata.creation_time), /^\d{4}-\d\d-\d\dT/);
     }
-    assert.deepEqual(collected.vnfcInfo, collected.vnfcResourceInfo.map((vnfc) => ({ id: `VDU1-${String(vnfc.id)}`, vduId: 'VDU1', vnfcResourceInfoId: vnfc.id, vnfcState: 'STARTED' })));
+    assert.deepEqual(
+      collected.vnfcInfo,
+      collected.vnfcResourceInfo.map((vnfc) => ({ id: `VDU1-${String(vnfc.id)}`, vduId: 'VDU1', vnfcResourceInfoId: vnfc.id, vnfcState: 'STARTED' })),
+    );
     assert.deepEqual([collected.vnfVirtualLinkResourceInfo, collected.virtualStorageResourceInfo], [[], []]);
     // The Service is the CNF's external CP: a virtual IP in front of its pods.
     const svc = (await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).body as { spec: { clusterIP: string } };
     assert.equal(collected.extCpInfo.length, 1);
-    assert.deepEqual({ ...collected.extCpInfo[0], id: undefined }, {
-      id: undefined, cpdId: 'vdu1-svc', cpConfigId: 'vdu1-svc', associatedVipCpId: 'vdu1-svc',
-      cpProtocolInfo: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', addresses: [svc.spec.clusterIP], isDynamic: true }] } }],
-    });
+    assert.deepEqual(
+      { ...collected.extCpInfo[0], id: undefined },
+      {
+        id: undefined,
+        cpdId: 'vdu1-svc',
+        cpConfigId: 'vdu1-svc',
+        associatedVipCpId: 'vdu1-svc',
+        cpProtocolInfo: [
+          { layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', addresses: [svc.spec.clusterIP], isDynamic: true }] } },
+        ],
+      },
+    );
 
     await terminate(ctx, done.state);
     assert.equal((await kube(`/api/v1/namespaces/${namespace}`)).status, 404, 'the namespace the driver created goes too');
   });
 
-  it('uses the manifests\' own namespace, else default, and never deletes a namespace it did not create', async () => {
+  it("uses the manifests' own namespace, else default, and never deletes a namespace it did not create", async () => {
     const ctx = context();
     const state = await instantiate(ctx);
     assert.equal(state.namespace, 'default');
@@ -255,28 +292,55 @@ describe('Kubernetes driver on the simulator', () => {
       return true;
     });
     const missing = context({ namespace, defFiles: [...DEF_FILES, 'Files/kubernetes/nope.yaml'], overrides: { files: withFiles({}, false) } });
-    const declaredMissing: PackageFiles = { ...missing.files, artifacts: async () => [...await files.artifacts(), 'Files/kubernetes/nope.yaml'] };
-    await assert.rejects(kubernetesDriver.instantiateStart({ ...missing, files: declaredMissing }), /names Files\/kubernetes\/nope\.yaml, which the VNF package does not contain/);
-    const bomb = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb}', 'data:', '  a: &a ["x","x","x","x","x","x","x","x","x"]',
-      ...Array.from({ length: 12 }, (_, i) => `  ${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');
-    const hostile = context({ namespace, defFiles: ['Files/kubernetes/bomb.yaml', ...DEF_FILES], overrides: { files: withFiles({ 'Files/kubernetes/bomb.yaml': bomb }, true) } });
-    await assert.rejects(kubernetesDriver.instantiateStart(hostile), (error: unknown) => error instanceof UnprocessableEntityError && /bomb\.yaml.*alias/i.test(error.message));
+    const declaredMissing: PackageFiles = { ...missing.files, artifacts: async () => [...(await files.artifacts()), 'Files/kubernetes/nope.yaml'] };
+    await assert.rejects(
+      kubernetesDriver.instantiateStart({ ...missing, files: declaredMissing }),
+      /names Files\/kubernetes\/nope\.yaml, which the VNF package does not contain/,
+    );
+    const bomb = [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: {name: bomb}',
+      'data:',
+      '  a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...Array.from(
+        { length: 12 },
+        (_, i) =>
+          `  ${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join('\n');
+    const hostile = context({
+      namespace,
+      defFiles: ['Files/kubernetes/bomb.yaml', ...DEF_FILES],
+      overrides: { files: withFiles({ 'Files/kubernetes/bomb.yaml': bomb }, true) },
+    });
+    await assert.rejects(
+      kubernetesDriver.instantiateStart(hostile),
+      (error: unknown) => error instanceof UnprocessableEntityError && /bomb\.yaml.*alias/i.test(error.message),
+    );
     const noVdu = context({ namespace, defFiles: ['Files/kubernetes/service.yaml'] });
     await assert.rejects(kubernetesDriver.instantiateStart(noVdu), /the manifests deploy none of the VDUs of flavour simple \(no .* named vdu1\)/);
     await sim.settled();
     assert.equal(sim.state().namespaces[namespace], undefined, 'not even the namespace was created');
   });
 
-  it('fails with the pod\'s own reason when its image cannot be pulled; terminate with that state removes every object', async () => {
+  it("fails with the pod's own reason when its image cannot be pulled; terminate with that state removes every object", async () => {
     const namespace = 'cnf-badimage';
     const deployment = (await files.read('Files/kubernetes/deployment.yaml')).toString('utf8').replace('nginx:1.26-alpine', 'registry.example/badimage:1.0');
     sim.inject({ kind: 'image-pull-fail', image: 'badimage' });
-    const ctx = context({ namespace, defFiles: ['Files/kubernetes/bad-deployment.yaml', 'Files/kubernetes/service.yaml'], overrides: { files: withFiles({ 'Files/kubernetes/bad-deployment.yaml': deployment }, true) } });
+    const ctx = context({
+      namespace,
+      defFiles: ['Files/kubernetes/bad-deployment.yaml', 'Files/kubernetes/service.yaml'],
+      overrides: { files: withFiles({ 'Files/kubernetes/bad-deployment.yaml': deployment }, true) },
+    });
     const started = await kubernetesDriver.instantiateStart(ctx);
     await sim.settled();
     const failed = await finish((state) => kubernetesDriver.instantiatePoll(ctx, state), started);
     assert.equal(failed.status, 'FAILED');
-    assert.match(failed.status === 'FAILED' ? failed.reason : '', /^pod vdu1-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "registry\.example\/badimage:1\.0"$/);
+    assert.match(
+      failed.status === 'FAILED' ? failed.reason : '',
+      /^pod vdu1-[a-z0-9-]+: container web: ImagePullBackOff: Back-off pulling image "registry\.example\/badimage:1\.0"$/,
+    );
     assert.equal(sim.state().namespaces[namespace]?.deployments.count, 1, 'the failure leaves the objects for rollback');
 
     // Rollback: the engine terminates with the state the failed poll returned.
@@ -292,7 +356,7 @@ describe('Kubernetes driver on the simulator', () => {
     assert.ok(first);
 
     state = await update(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'vdu1_aspect', steps: 2, targets: { VDU1: 3 }, remove: [] });
-    assert.equal(state.replaced, undefined, 'the state on DONE is the VNF\'s lasting state');
+    assert.equal(state.replaced, undefined, "the state on DONE is the VNF's lasting state");
     const scaledOut = await vnfcNames(ctx, state);
     assert.equal(scaledOut.length, 3);
     assert.ok(scaledOut.includes(first), 'the existing pod stays');
@@ -303,7 +367,14 @@ describe('Kubernetes driver on the simulator', () => {
     // pod-deletion-cost and, all pods being ready and (within the second) of one age, takes the
     // first it lists, the oldest. Naming another one shows that the driver chose.
     const victim = scaledOut.filter((name) => name !== first).at(-1) ?? '';
-    state = await update(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'vdu1_aspect', steps: 1, targets: { VDU1: 2 }, remove: [{ vduId: 'VDU1', resourceId: victim }] });
+    state = await update(ctx, state, {
+      kind: 'SCALE',
+      scaleType: 'SCALE_IN',
+      aspectId: 'vdu1_aspect',
+      steps: 1,
+      targets: { VDU1: 2 },
+      remove: [{ vduId: 'VDU1', resourceId: victim }],
+    });
     const scaledIn = await podNames(namespace, ctx.vnfInstanceId);
     assert.deepEqual(scaledIn, scaledOut.filter((name) => name !== victim).sort(), 'exactly the named pod went; the others keep their names');
     assert.ok(scaledIn.includes(first));
@@ -311,9 +382,15 @@ describe('Kubernetes driver on the simulator', () => {
     assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body.spec.replicas, 2);
     const pods = await items(`/api/v1/namespaces/${namespace}/pods`, labelled(ctx.vnfInstanceId));
     assert.ok(pods.every(isReady));
-    assert.ok(pods.every((pod) => pod.metadata.annotations?.[POD_DELETION_COST] === undefined), 'only the removed pod was marked');
+    assert.ok(
+      pods.every((pod) => pod.metadata.annotations?.[POD_DELETION_COST] === undefined),
+      'only the removed pod was marked',
+    );
 
-    await assert.rejects(kubernetesDriver.updateStart(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'x', steps: 1, targets: { VDU9: 1 }, remove: [] }), /no VDU VDU9/);
+    await assert.rejects(
+      kubernetesDriver.updateStart(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'x', steps: 1, targets: { VDU9: 1 }, remove: [] }),
+      /no VDU VDU9/,
+    );
     await terminate(ctx, state);
   });
 
@@ -358,7 +435,11 @@ describe('Kubernetes driver on the simulator', () => {
       return true;
     });
     await sim.settled();
-    assert.equal((await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).body.metadata.labels[VNF_INSTANCE_LABEL], ctx.vnfInstanceId, 'the first VNF\'s Service is untouched');
+    assert.equal(
+      (await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).body.metadata.labels[VNF_INSTANCE_LABEL],
+      ctx.vnfInstanceId,
+      "the first VNF's Service is untouched",
+    );
     await terminate(ctx, done.state);
   });
 
@@ -382,10 +463,17 @@ spec:
     - name: web
       image: nginx:1.26-alpine
 `;
-    const ctx = context({ namespace, defFiles: ['Files/kubernetes/pod.yaml'], overrides: { files: withFiles({ 'Files/kubernetes/pod.yaml': manifest }, true) } });
+    const ctx = context({
+      namespace,
+      defFiles: ['Files/kubernetes/pod.yaml'],
+      overrides: { files: withFiles({ 'Files/kubernetes/pod.yaml': manifest }, true) },
+    });
     let state = await instantiate(ctx);
     const collected = await kubernetesDriver.collect(ctx, state);
-    assert.deepEqual(collected.vnfcResourceInfo.map((vnfc) => [vnfc.id, (vnfc.computeResource as Record<string, unknown>).vimLevelResourceType]), [['vdu1', 'Pod']]);
+    assert.deepEqual(
+      collected.vnfcResourceInfo.map((vnfc) => [vnfc.id, (vnfc.computeResource as Record<string, unknown>).vimLevelResourceType]),
+      [['vdu1', 'Pod']],
+    );
     const before = (await kube(`/api/v1/namespaces/${namespace}/pods/vdu1`)).body as KObject;
 
     state = await update(ctx, state, { kind: 'HEAL', vnfcs: [{ vduId: 'VDU1', resourceId: 'vdu1' }] });
@@ -393,12 +481,15 @@ spec:
     assert.notEqual(healed.metadata.uid, before.metadata.uid, 'a new pod');
     assert.equal(healed.metadata.labels?.[VNF_INSTANCE_LABEL], ctx.vnfInstanceId);
     assert.ok(isReady(healed));
-    await assert.rejects(kubernetesDriver.updateStart(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'vdu1_aspect', steps: 1, targets: { VDU1: 2 }, remove: [] }), /VDU VDU1 is a Pod, which has no replica count to scale/);
+    await assert.rejects(
+      kubernetesDriver.updateStart(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'vdu1_aspect', steps: 1, targets: { VDU1: 2 }, remove: [] }),
+      /VDU VDU1 is a Pod, which has no replica count to scale/,
+    );
     await terminate(ctx, state);
   });
 
   it('runs a StatefulSet VDU: replicas from the VNFD, heal waits for the new pod of the same name, scale-in from the top', async (t) => {
-    if (!await statefulSetsServed()) {
+    if (!(await statefulSetsServed())) {
       t.skip('the simulator does not serve StatefulSets yet');
       return;
     }
@@ -420,11 +511,15 @@ spec:
         - name: db
           image: postgres:16
 `;
-    const ctx = context({ namespace, defFiles: ['Files/kubernetes/sts.yaml'], overrides: { vnfd: vnfdWithInitial(2), files: withFiles({ 'Files/kubernetes/sts.yaml': manifest }, true) } });
+    const ctx = context({
+      namespace,
+      defFiles: ['Files/kubernetes/sts.yaml'],
+      overrides: { vnfd: vnfdWithInitial(2), files: withFiles({ 'Files/kubernetes/sts.yaml': manifest }, true) },
+    });
     let state = await instantiate(ctx);
     assert.deepEqual(await vnfcNames(ctx, state), ['vdu1-0', 'vdu1-1']);
     const collected = await kubernetesDriver.collect(ctx, state);
-    assert.equal((collected.vnfcResourceInfo[0]?.computeResource as Record<string, unknown>).vimLevelResourceType, 'StatefulSet');
+    assert.equal((collected.vnfcResourceInfo[0]!.computeResource as Record<string, unknown>).vimLevelResourceType, 'StatefulSet');
 
     const uid = async (name: string): Promise<string> => (await kube(`/api/v1/namespaces/${namespace}/pods/${name}`)).body.metadata.uid;
     const [before0, before1] = [await uid('vdu1-0'), await uid('vdu1-1')];
@@ -432,7 +527,14 @@ spec:
     assert.notEqual(await uid('vdu1-0'), before0, 'a new pod of the same name');
     assert.equal(await uid('vdu1-1'), before1, 'the other pod is untouched');
 
-    state = await update(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'vdu1_aspect', steps: 1, targets: { VDU1: 1 }, remove: [{ vduId: 'VDU1', resourceId: 'vdu1-1' }] });
+    state = await update(ctx, state, {
+      kind: 'SCALE',
+      scaleType: 'SCALE_IN',
+      aspectId: 'vdu1_aspect',
+      steps: 1,
+      targets: { VDU1: 1 },
+      remove: [{ vduId: 'VDU1', resourceId: 'vdu1-1' }],
+    });
     assert.deepEqual(await podNames(namespace, ctx.vnfInstanceId), ['vdu1-0']);
     await terminate(ctx, state);
   });

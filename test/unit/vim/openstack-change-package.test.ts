@@ -17,7 +17,11 @@ import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { startOpenStackSimulator, type OpenStackSimulator } from '#local/openstack/simulator.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
 
-interface Package { archive: CsarArchive; vnfd: ParsedVnfd; files: PackageFiles }
+interface Package {
+  archive: CsarArchive;
+  vnfd: ParsedVnfd;
+  files: PackageFiles;
+}
 
 let sim: OpenStackSimulator;
 let v1: Package;
@@ -39,9 +43,14 @@ before(async () => {
   const response = await fetch(`${sim.authUrl}/auth/tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'admin', domain: { name: 'Default' }, password: sim.credentials.password } } }, scope: { project: { name: 'admin', domain: { name: 'Default' } } } } }),
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: 'admin', domain: { name: 'Default' }, password: sim.credentials.password } } },
+        scope: { project: { name: 'admin', domain: { name: 'Default' } } },
+      },
+    }),
   });
-  const body = await response.json() as { token: { project: { id: string } } };
+  const body = (await response.json()) as { token: { project: { id: string } } };
   admin = { token: String(response.headers.get('x-subject-token')), projectId: body.token.project.id };
 });
 
@@ -60,7 +69,12 @@ beforeEach(async () => {
 // ---------------------------------------------------------------------------------------------
 // Contexts and steps, as the LCM engine makes them
 
-const vim = (): VimConnection => ({ vimId: 'vim-sim', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: sim.authUrl }, accessInfo: { ...sim.credentials } });
+const vim = (): VimConnection => ({
+  vimId: 'vim-sim',
+  vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+  interfaceInfo: { endpoint: sim.authUrl },
+  accessInfo: { ...sim.credentials },
+});
 
 let instances = 0;
 function context(instantiationLevelId?: string): OperationContext {
@@ -68,7 +82,22 @@ function context(instantiationLevelId?: string): OperationContext {
   const request = {
     flavourId: 'simple',
     ...(instantiationLevelId ? { instantiationLevelId } : {}),
-    extVirtualLinks: [{ id: 'ext-vl-1', resourceId: publicNetwork, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { 'VDU1_CP1-1': { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+    extVirtualLinks: [
+      {
+        id: 'ext-vl-1',
+        resourceId: publicNetwork,
+        extCps: [
+          {
+            cpdId: 'VDU1_CP1',
+            cpConfig: {
+              'VDU1_CP1-1': {
+                cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }],
+              },
+            },
+          },
+        ],
+      },
+    ],
   };
   return {
     vnfInstanceId: `00000000-0000-4000-9000-${String(instances).padStart(12, '0')}`,
@@ -94,7 +123,12 @@ function packageChange(upgradeType: PackageChange['upgradeType'], vduIds: string
   return { upgradeType, vnfPkgId: V2_PACKAGE_ID, vnfd: v2.vnfd, files: v2.files, flavourId: 'simple', vduIds, grant: {} };
 }
 
-interface LbParam { ip_address: string; pool: string; username: string; password: string }
+interface LbParam {
+  ip_address: string;
+  pool: string;
+  username: string;
+  password: string;
+}
 const lbParam = (pool: string, password = sim.credentials.password): LbParam => ({ ip_address: `${sim.url}/_lb`, pool, username: 'admin', password });
 
 /** The ChangeCurrentVnfPkgRequest as the NFVO sends it (the engine hands it to the scripts with its passwords). */
@@ -126,14 +160,21 @@ async function terminate(ctx: OperationContext, state: DriverState): Promise<voi
   await sim.settled();
 }
 
-interface Driven { end: Progress; coordinations: Coordination[] }
+interface Driven {
+  end: Progress;
+  coordinations: Coordination[];
+}
 
 /**
  * Polls to the end as the engine does: a COORDINATE is answered by `coordinate` (the script run)
  * and polled again at once; IN_PROGRESS waits for the simulator to settle. `probe` runs after every
  * poll and again once the simulator has settled.
  */
-async function drive(poll: (state: DriverState) => Promise<Progress>, state: DriverState, options: { coordinate?: (coordination: Coordination) => Promise<void>; probe?: () => Promise<void> } = {}): Promise<Driven> {
+async function drive(
+  poll: (state: DriverState) => Promise<Progress>,
+  state: DriverState,
+  options: { coordinate?: (coordination: Coordination) => Promise<void>; probe?: () => Promise<void> } = {},
+): Promise<Driven> {
   const coordinations: Coordination[] = [];
   let current = state;
   for (let polls = 0; polls < 60; polls += 1) {
@@ -165,12 +206,14 @@ const changeSteps = (ctx: OperationContext, change: PackageChange) => ({
 async function openstack<T>(path: string): Promise<T> {
   const response = await fetch(`${sim.url}${path}`, { headers: { 'x-auth-token': admin.token, accept: 'application/json' } });
   assert.equal(response.status, 200, `GET ${path}`);
-  return await response.json() as T;
+  return (await response.json()) as T;
 }
 
 /** The Glance image a server runs: its own, or (booted from a volume) its volume's. */
 async function imageOf(serverId: string): Promise<string> {
-  const { server } = await openstack<{ server: { image: { id: string } | ''; 'os-extended-volumes:volumes_attached': Array<{ id: string }> } }>(`/compute/v2.1/servers/${serverId}`);
+  const { server } = await openstack<{ server: { image: { id: string } | ''; 'os-extended-volumes:volumes_attached': Array<{ id: string }> } }>(
+    `/compute/v2.1/servers/${serverId}`,
+  );
   if (server.image) return server.image.id;
   const [attached] = server['os-extended-volumes:volumes_attached'];
   assert.ok(attached, `server ${serverId} has an image or a volume`);
@@ -192,15 +235,22 @@ const topStack = (state: DriverState): string => `${String(state.stackName)}/${S
 type Info = Record<string, unknown>;
 const byVdu = (collected: CollectedResources, vduId: string): Info[] => collected.vnfcResourceInfo.filter((vnfc) => vnfc.vduId === vduId);
 /** VNFCs oldest first, as the change takes them. */
-const oldestFirst = (vnfcs: Info[]): string[] => [...vnfcs]
-  .sort((a, b) => String((a.metadata as Info).creation_time).localeCompare(String((b.metadata as Info).creation_time)) || String(a.id).localeCompare(String(b.id)))
-  .map((vnfc) => String(vnfc.id));
+const oldestFirst = (vnfcs: Info[]): string[] =>
+  [...vnfcs]
+    .sort(
+      (a, b) =>
+        String((a.metadata as Info).creation_time).localeCompare(String((b.metadata as Info).creation_time)) || String(a.id).localeCompare(String(b.id)),
+    )
+    .map((vnfc) => String(vnfc.id));
 
 const v1Image = (ctx: OperationContext) => imageNamed(`vnf-${ctx.vnfInstanceId}-VDU1`);
 const v2ImageName = (ctx: OperationContext) => `vnf-${ctx.vnfInstanceId}-VDU1-${V2_PACKAGE_ID.slice(0, 8)}`;
 
 /** Servers and images in the simulated cloud, less those that were there before the test (`baseline`). */
-interface Cloud { servers: string[]; images: string[] }
+interface Cloud {
+  servers: string[];
+  images: string[];
+}
 function cloud(baseline: Cloud = { servers: [], images: [] }): Cloud {
   const state = sim.faults.state();
   return {
@@ -214,7 +264,7 @@ function cloud(baseline: Cloud = { servers: [], images: [] }): Cloud {
 
 async function backend(pool: string): Promise<{ status: number; body: Info }> {
   const response = await fetch(`${sim.url}/_lb/pools/${pool}/backend`);
-  return { status: response.status, body: await response.json() as Info };
+  return { status: response.status, body: (await response.json()) as Info };
 }
 
 async function setPool(pool: string, members: Array<{ address: string; serverId?: string }>, password = sim.credentials.password): Promise<Response> {
@@ -227,7 +277,7 @@ async function setPool(pool: string, members: Array<{ address: string; serverId?
 
 async function poolAddresses(pool: string): Promise<string[]> {
   const response = await fetch(`${sim.url}/_lb/pools/${pool}`);
-  const body = await response.json() as { members: Array<{ address: string }> };
+  const body = (await response.json()) as { members: Array<{ address: string }> };
   return body.members.map((member) => member.address).sort();
 }
 
@@ -295,19 +345,42 @@ describe('Rolling update on the simulator', () => {
     });
     assert.equal(done.end.status, 'DONE', done.end.status === 'FAILED' ? done.end.reason : undefined);
 
-    assert.deepEqual(done.coordinations.map((coordination) => [coordination.target, coordination.vnfcs.length, coordination.vnfcs[0]?.vduId]), [['new', 1, 'VDU1'], ['new', 1, 'VDU1'], ['new', 1, 'VDU2']]);
+    assert.deepEqual(
+      done.coordinations.map((coordination) => [coordination.target, coordination.vnfcs.length, coordination.vnfcs[0]?.vduId]),
+      [
+        ['new', 1, 'VDU1'],
+        ['new', 1, 'VDU1'],
+        ['new', 1, 'VDU2'],
+      ],
+    );
     const coordinated = done.coordinations.map((coordination) => coordination.vnfcs[0]!);
     // A new image rebuilds a server in place: VDU1 keeps its ids. VDU2 boots from a volume made from
     // the image: Heat replaces the volume, so the server too, and VDU2 gets a new id.
-    assert.deepEqual(coordinated.slice(0, 2).map((vnfc) => vnfc.resourceId), vdu1, 'VDU1 oldest first, same servers');
-    assert.deepEqual(coordinated.slice(0, 2).map((vnfc) => vnfc.id), vdu1, 'recorded VNFCs keep their vnfcResourceInfo id');
+    assert.deepEqual(
+      coordinated.slice(0, 2).map((vnfc) => vnfc.resourceId),
+      vdu1,
+      'VDU1 oldest first, same servers',
+    );
+    assert.deepEqual(
+      coordinated.slice(0, 2).map((vnfc) => vnfc.id),
+      vdu1,
+      'recorded VNFCs keep their vnfcResourceInfo id',
+    );
     const newVdu2 = coordinated[2]!.resourceId;
     assert.notEqual(newVdu2, vdu2, 'VDU2 was replaced');
     assert.equal(coordinated[2]!.id, undefined, 'a replaced VNFC has no recorded id yet');
     assert.equal(seen.length, 3);
     for (const [index, entry] of seen.entries()) {
-      assert.deepEqual(Object.values(entry.moved), Array(index + 1).fill(newImage), `at coordination ${index + 1}, the VNFCs coordinated so far run the new image`);
-      assert.deepEqual(Object.values(entry.pending), Array(2 - index).fill(oldImage), `at coordination ${index + 1}, the VNFCs not reached yet run the old image`);
+      assert.deepEqual(
+        Object.values(entry.moved),
+        Array(index + 1).fill(newImage),
+        `at coordination ${index + 1}, the VNFCs coordinated so far run the new image`,
+      );
+      assert.deepEqual(
+        Object.values(entry.pending),
+        Array(2 - index).fill(oldImage),
+        `at coordination ${index + 1}, the VNFCs not reached yet run the old image`,
+      );
     }
     for (const vnfc of coordinated.slice(0, 2)) {
       assert.match(String(vnfc.addresses?.VDU1_CP1?.[0]), /^172\.24\.4\.\d+$/, 'the external CP on the public network');
@@ -326,7 +399,10 @@ describe('Rolling update on the simulator', () => {
     assert.equal(result.stackName, state.stackName);
     assert.equal(result.stackId, state.stackId);
     assert.equal(result.change, undefined);
-    assert.deepEqual((result.images as Array<{ id: string }>).map((image) => image.id), [newImage, newImage]);
+    assert.deepEqual(
+      (result.images as Array<{ id: string }>).map((image) => image.id),
+      [newImage, newImage],
+    );
     assert.deepEqual(result.capacities, { VDU1: 2, VDU2: 1 });
     const stack = await heat(ctx).getStack(topStack(result));
     assert.equal(stack?.stack_status, 'UPDATE_COMPLETE');
@@ -338,18 +414,44 @@ describe('Rolling update on the simulator', () => {
     const collected = await openStackDriver.collect(onV2, result);
     assert.deepEqual(collected.vnfcResourceInfo.map((vnfc) => String(vnfc.id)).sort(), after);
     assert.deepEqual(oldestFirst(byVdu(collected, 'VDU1')), vdu1);
-    assert.deepEqual(byVdu(collected, 'VDU2').map((vnfc) => vnfc.id), [newVdu2]);
+    assert.deepEqual(
+      byVdu(collected, 'VDU2').map((vnfc) => vnfc.id),
+      [newVdu2],
+    );
     assert.equal(collected.extCpInfo.length, 2);
-    assert.deepEqual(collected.virtualStorageResourceInfo.map((storage) => storage.id), byVdu(collected, 'VDU2')[0]?.storageResourceIds);
+    assert.deepEqual(
+      collected.virtualStorageResourceInfo.map((storage) => storage.id),
+      byVdu(collected, 'VDU2')[0]?.storageResourceIds,
+    );
 
     // A later scale-out builds from the v2 template and images.
-    const scaled = await drive((current) => openStackDriver.updatePoll(onV2, current, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 3 }, remove: [] }),
-      await openStackDriver.updateStart(onV2, result, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 3 }, remove: [] }));
+    const scaled = await drive(
+      (current) =>
+        openStackDriver.updatePoll(onV2, current, {
+          kind: 'SCALE',
+          scaleType: 'SCALE_OUT',
+          aspectId: 'VDU1_scale',
+          steps: 1,
+          targets: { VDU1: 3 },
+          remove: [],
+        }),
+      await openStackDriver.updateStart(onV2, result, {
+        kind: 'SCALE',
+        scaleType: 'SCALE_OUT',
+        aspectId: 'VDU1_scale',
+        steps: 1,
+        targets: { VDU1: 3 },
+        remove: [],
+      }),
+    );
     assert.equal(scaled.end.status, 'DONE', scaled.end.status === 'FAILED' ? scaled.end.reason : undefined);
     const grown = byVdu(await openStackDriver.collect(onV2, scaled.end.state), 'VDU1');
     assert.equal(grown.length, 3);
     for (const vnfc of grown) assert.equal(await imageOf(String(vnfc.id)), newImage);
-    assert.ok(vdu1.every((id) => grown.some((vnfc) => vnfc.id === id)), 'the moved members stay as they are');
+    assert.ok(
+      vdu1.every((id) => grown.some((vnfc) => vnfc.id === id)),
+      'the moved members stay as they are',
+    );
 
     await terminate(onV2, scaled.end.state);
     assert.ok(!cloud(baseline).servers.some((id) => [...vdu1, newVdu2].includes(id)));
@@ -369,16 +471,23 @@ describe('Rolling update on the simulator', () => {
     const steps = changeSteps(later(ctx, changeRequest('RollingUpdate', ['VDU1'])), packageChange('RollingUpdate', ['VDU1']));
     const done = await drive(steps.poll, await steps.start(state));
     assert.equal(done.end.status, 'DONE', done.end.status === 'FAILED' ? done.end.reason : undefined);
-    assert.deepEqual(done.coordinations.map((coordination) => coordination.vnfcs.map((vnfc) => vnfc.resourceId)), [[vdu1]]);
+    assert.deepEqual(
+      done.coordinations.map((coordination) => coordination.vnfcs.map((vnfc) => vnfc.resourceId)),
+      [[vdu1]],
+    );
     const newImage = await imageNamed(v2ImageName(ctx));
     assert.equal(await imageOf(vdu1), newImage);
     assert.equal(await imageOf(vdu2), oldImage, 'VDU2 is untouched');
     assert.deepEqual(cloud(baseline).servers, [vdu1, vdu2].sort());
     assert.ok(cloud(baseline).images.includes(oldImage), 'the image VDU2 still uses stays');
-    assert.deepEqual(done.end.state.images, [
-      { id: newImage, imageId: 'VDU1', created: true },
-      { id: oldImage, imageId: 'VirtualStorage', created: true },
-    ], 'both are the driver\'s to delete at terminate');
+    assert.deepEqual(
+      done.end.state.images,
+      [
+        { id: newImage, imageId: 'VDU1', created: true },
+        { id: oldImage, imageId: 'VirtualStorage', created: true },
+      ],
+      "both are the driver's to delete at terminate",
+    );
     const stack = await heat(ctx).getStack(topStack(done.end.state));
     const nfv = JSON.parse(String(stack?.parameters?.nfv)) as { VDU: Record<string, { vcImageId?: string }> };
     assert.deepEqual([nfv.VDU.VDU1?.vcImageId, nfv.VDU.VirtualStorage?.vcImageId], [newImage, oldImage]);
@@ -387,7 +496,7 @@ describe('Rolling update on the simulator', () => {
     assert.ok(!cloud(baseline).images.includes(oldImage) && !cloud(baseline).images.includes(newImage));
   });
 
-  it('fails with Heat\'s reason when the second VNFC cannot be updated, and rollback restores servers, images and stack exactly', async () => {
+  it("fails with Heat's reason when the second VNFC cannot be updated, and rollback restores servers, images and stack exactly", async () => {
     const baseline = cloud();
     const ctx = context('instantiation_level_2');
     const state = await instantiate(ctx);
@@ -397,7 +506,7 @@ describe('Rolling update on the simulator', () => {
     const servers = cloud(baseline).servers;
     const images = cloud(baseline).images;
     const stackBefore = await heat(ctx).getStack(topStack(state));
-    const groupStack = String((byVdu(before, 'VDU1')[0]?.metadata as Info).parent_stack_id);
+    const groupStack = String((byVdu(before, 'VDU1')[0]!.metadata as Info).parent_stack_id);
     const groupTemplate = await heat(ctx).getTemplate(groupStack);
 
     const reason = 'Resource UPDATE failed: Quota exceeded for instances: Requested 1, but already used 10 of 10 instances';
@@ -407,17 +516,28 @@ describe('Rolling update on the simulator', () => {
       coordinate: async () => sim.faults.inject({ kind: 'stack-update-fail', reason }),
     });
     assert.equal(failed.end.status, 'FAILED');
-    assert.deepEqual(failed.coordinations.map((coordination) => coordination.vnfcs[0]?.resourceId), [vdu1[0]], 'only the first VNFC was coordinated');
+    assert.deepEqual(
+      failed.coordinations.map((coordination) => coordination.vnfcs[0]?.resourceId),
+      [vdu1[0]],
+      'only the first VNFC was coordinated',
+    );
     const group = await heat(ctx).getStack(groupStack);
     assert.equal(group?.stack_status, 'UPDATE_FAILED');
-    assert.equal(failed.end.status === 'FAILED' && failed.end.reason, group?.stack_status_reason, 'Heat\'s reason, verbatim');
+    assert.equal(failed.end.status === 'FAILED' && failed.end.reason, group?.stack_status_reason, "Heat's reason, verbatim");
     assert.match(String(group?.stack_status_reason), /Quota exceeded for instances/);
     const newImage = await imageNamed(v2ImageName(ctx));
     assert.equal(await imageOf(String(vdu1[0])), newImage, 'the first VNFC had moved');
 
     const rolledBack = await drive(steps.rollbackPoll, await steps.rollbackStart(failed.end.state));
     assert.equal(rolledBack.end.status, 'DONE', rolledBack.end.status === 'FAILED' ? rolledBack.end.reason : undefined);
-    assert.deepEqual(rolledBack.coordinations.map((coordination) => [coordination.target, coordination.vnfcs[0]?.resourceId]), [['old', vdu1[0]], ['old', vdu1[1]]], 'the old VNF is coordinated VNFC by VNFC');
+    assert.deepEqual(
+      rolledBack.coordinations.map((coordination) => [coordination.target, coordination.vnfcs[0]?.resourceId]),
+      [
+        ['old', vdu1[0]],
+        ['old', vdu1[1]],
+      ],
+      'the old VNF is coordinated VNFC by VNFC',
+    );
     assert.deepEqual(rolledBack.end.state, state, 'the driver state is the one before the change');
     assert.deepEqual(cloud(baseline).servers, servers, 'the same servers');
     for (const id of servers) assert.equal(await imageOf(id), oldImage);
@@ -425,7 +545,7 @@ describe('Rolling update on the simulator', () => {
     assert.deepEqual(await openStackDriver.collect(ctx, rolledBack.end.state), before, 'instantiatedVnfInfo as before');
     const stackAfter = await heat(ctx).getStack(topStack(state));
     assert.equal(stackAfter?.parameters?.nfv, stackBefore?.parameters?.nfv);
-    assert.deepEqual(await heat(ctx).getTemplate(groupStack), groupTemplate, 'the scaling group\'s members are defined as before');
+    assert.deepEqual(await heat(ctx).getTemplate(groupStack), groupTemplate, "the scaling group's members are defined as before");
 
     await terminate(ctx, rolledBack.end.state);
   });
@@ -435,13 +555,19 @@ describe('Rolling update on the simulator', () => {
     const state = await instantiate(ctx);
     const vdu1 = oldestFirst(byVdu(await openStackDriver.collect(ctx, state), 'VDU1'));
     const steps = changeSteps(later(ctx, changeRequest('RollingUpdate', ['VDU1'])), packageChange('RollingUpdate', ['VDU1']));
-    const failed = await drive(steps.poll, await steps.start(state), { coordinate: async () => sim.faults.inject({ kind: 'stack-update-fail', reason: 'Resource UPDATE failed: No valid host was found.' }) });
+    const failed = await drive(steps.poll, await steps.start(state), {
+      coordinate: async () => sim.faults.inject({ kind: 'stack-update-fail', reason: 'Resource UPDATE failed: No valid host was found.' }),
+    });
     assert.equal(failed.end.status, 'FAILED');
 
     // The engine's retry polls the state the failure left.
     const retried = await drive(steps.poll, failed.end.state);
     assert.equal(retried.end.status, 'DONE', retried.end.status === 'FAILED' ? retried.end.reason : undefined);
-    assert.deepEqual(retried.coordinations.map((coordination) => coordination.vnfcs[0]?.resourceId), [vdu1[1]], 'only the VNFC that had failed is coordinated');
+    assert.deepEqual(
+      retried.coordinations.map((coordination) => coordination.vnfcs[0]?.resourceId),
+      [vdu1[1]],
+      'only the VNFC that had failed is coordinated',
+    );
     const newImage = await imageNamed(v2ImageName(ctx));
     for (const id of vdu1) assert.equal(await imageOf(id), newImage);
     await terminate(later(ctx, {}, v2), retried.end.state);
@@ -449,7 +575,7 @@ describe('Rolling update on the simulator', () => {
 });
 
 describe('Blue-green on the simulator', () => {
-  it('builds the v2 VNF beside the v1 one, switches the load balancer at the new VNF\'s coordination, and the backend never goes dark', async () => {
+  it("builds the v2 VNF beside the v1 one, switches the load balancer at the new VNF's coordination, and the backend never goes dark", async () => {
     const baseline = cloud();
     const ctx = context();
     const state = await instantiate(ctx);
@@ -476,7 +602,11 @@ describe('Blue-green on the simulator', () => {
     const done = await drive(steps.poll, started, {
       probe,
       coordinate: async (coordination) => {
-        scripts.push(await runCoordinateScript(scriptInput(request, coordination, false, { id: ctx.vnfInstanceId, instantiatedVnfInfo: { vnfcResourceInfo: before.vnfcResourceInfo } })));
+        scripts.push(
+          await runCoordinateScript(
+            scriptInput(request, coordination, false, { id: ctx.vnfInstanceId, instantiatedVnfInfo: { vnfcResourceInfo: before.vnfcResourceInfo } }),
+          ),
+        );
       },
     });
     assert.equal(done.end.status, 'DONE', done.end.status === 'FAILED' ? done.end.reason : undefined);
@@ -484,15 +614,30 @@ describe('Blue-green on the simulator', () => {
 
     // COORDINATE for the new VNFCs, then the old.
     const [fresh, old] = done.coordinations;
-    assert.deepEqual(done.coordinations.map((coordination) => coordination.target), ['new', 'old']);
+    assert.deepEqual(
+      done.coordinations.map((coordination) => coordination.target),
+      ['new', 'old'],
+    );
     assert.deepEqual(old?.vnfcs.map((vnfc) => vnfc.resourceId).sort(), oldServers);
     const newServers = fresh?.vnfcs.map((vnfc) => vnfc.resourceId).sort() ?? [];
     assert.equal(newServers.length, 2);
-    assert.ok(newServers.every((id) => !oldServers.includes(id)), 'new servers');
+    assert.ok(
+      newServers.every((id) => !oldServers.includes(id)),
+      'new servers',
+    );
     const newAddress = String(fresh?.vnfcs.find((vnfc) => vnfc.vduId === 'VDU1')?.addresses?.VDU1_CP1?.[0]);
-    assert.deepEqual((fresh?.details?.externalLb as Info).members, [{ vduId: 'VDU1', serverId: fresh?.vnfcs[0]?.resourceId, cpdId: 'VDU1_CP1', address: newAddress }]);
-    assert.deepEqual(((fresh?.details?.externalLb as Info).replaces as Info[]).map((member) => member.address), [oldAddress]);
-    assert.deepEqual(scripts.map((result) => result.ok && (result.output as Info).action), ['switched', 'none'], 'the script switched for the new VNF only');
+    assert.deepEqual((fresh!.details!.externalLb as Info).members, [
+      { vduId: 'VDU1', serverId: fresh?.vnfcs[0]?.resourceId, cpdId: 'VDU1_CP1', address: newAddress },
+    ]);
+    assert.deepEqual(
+      ((fresh!.details!.externalLb as Info).replaces as Info[]).map((member) => member.address),
+      [oldAddress],
+    );
+    assert.deepEqual(
+      scripts.map((result) => result.ok && (result.output as Info).action),
+      ['switched', 'none'],
+      'the script switched for the new VNF only',
+    );
     assert.deepEqual(await poolAddresses(pool), [newAddress]);
     assert.equal((await backend(pool)).body.serverId, fresh?.vnfcs[0]?.resourceId);
 
@@ -506,12 +651,21 @@ describe('Blue-green on the simulator', () => {
     assert.deepEqual(cloud(baseline).servers, newServers);
     const newImage = await imageNamed(v2ImageName(ctx));
     assert.ok(!cloud(baseline).images.includes(oldImage));
-    assert.deepEqual((result.images as Array<{ id: string; created: boolean }>).map((image) => [image.id, image.created]), [[newImage, true], [newImage, true]]);
+    assert.deepEqual(
+      (result.images as Array<{ id: string; created: boolean }>).map((image) => [image.id, image.created]),
+      [
+        [newImage, true],
+        [newImage, true],
+      ],
+    );
     for (const id of newServers) assert.equal(await imageOf(id), newImage);
     const collected = await openStackDriver.collect(later(ctx, {}, v2), result);
     assert.deepEqual(collected.vnfcResourceInfo.map((vnfc) => String(vnfc.id)).sort(), newServers);
-    assert.ok(String((byVdu(collected, 'VDU1')[0]?.metadata as Info).parent_stack_id).startsWith(`${String(result.stackName)}-VDU1-`), 'VDU1 is a member of the new stack\'s scaling group');
-    assert.equal((byVdu(collected, 'VDU2')[0]?.metadata as Info).stack_id, topStack(result));
+    assert.ok(
+      String((byVdu(collected, 'VDU1')[0]!.metadata as Info).parent_stack_id).startsWith(`${String(result.stackName)}-VDU1-`),
+      "VDU1 is a member of the new stack's scaling group",
+    );
+    assert.equal((byVdu(collected, 'VDU2')[0]!.metadata as Info).stack_id, topStack(result));
 
     await terminate(later(ctx, {}, v2), result);
     assert.ok(!cloud(baseline).servers.some((id) => newServers.includes(id)));
@@ -526,14 +680,18 @@ describe('Blue-green on the simulator', () => {
     await setPool(pool, [{ address: await portAddress(String(before.extCpInfo[0]?.extLinkPortId)) }]);
     const steps = changeSteps(later(ctx, changeRequest('Blue-Green', ['VDU1'])), packageChange('BlueGreen'));
     const statuses: number[] = [];
-    const done = await drive(steps.poll, await steps.start(state), { probe: async () => { statuses.push((await backend(pool)).status); } });
+    const done = await drive(steps.poll, await steps.start(state), {
+      probe: async () => {
+        statuses.push((await backend(pool)).status);
+      },
+    });
     assert.equal(done.end.status, 'DONE');
     assert.equal(statuses[0], 200);
     assert.equal(statuses.at(-1), 503, 'no live member: the pool still names the deleted server');
     await terminate(later(ctx, {}, v2), done.end.state);
   });
 
-  it('fails with Heat\'s reason when the new stack cannot be created, and rollback deletes it and its images and keeps the old VNF', async () => {
+  it("fails with Heat's reason when the new stack cannot be created, and rollback deletes it and its images and keeps the old VNF", async () => {
     const baseline = cloud();
     const ctx = context();
     const state = await instantiate(ctx);
@@ -549,7 +707,7 @@ describe('Blue-green on the simulator', () => {
     const newStack = (failed.end.state.change as Info).newStackName;
     const created = await heat(ctx).getStack(`${String(newStack)}/${String((failed.end.state.change as Info).newStackId)}`);
     assert.equal(created?.stack_status, 'CREATE_FAILED');
-    assert.equal(failed.end.status === 'FAILED' && failed.end.reason, created?.stack_status_reason, 'Heat\'s reason, verbatim');
+    assert.equal(failed.end.status === 'FAILED' && failed.end.reason, created?.stack_status_reason, "Heat's reason, verbatim");
     assert.equal(created?.stack_status_reason, reason);
 
     const rolledBack = await drive(steps.rollbackPoll, await steps.rollbackStart(failed.end.state));
@@ -631,22 +789,30 @@ describe('Blue-green on the simulator', () => {
     const scripts: ScriptResult[] = [];
     const rolledBack = await drive(steps.rollbackPoll, await steps.rollbackStart(saved), {
       probe,
-      coordinate: async (coordination) => { scripts.push(await runCoordinateScript(scriptInput(request, coordination, true, instance))); },
+      coordinate: async (coordination) => {
+        scripts.push(await runCoordinateScript(scriptInput(request, coordination, true, instance)));
+      },
     });
     assert.equal(rolledBack.end.status, 'DONE', rolledBack.end.status === 'FAILED' ? rolledBack.end.reason : undefined);
-    assert.deepEqual(rolledBack.coordinations.map((coordination) => [coordination.target, coordination.vnfcs.map((vnfc) => vnfc.resourceId).sort()]), [['old', servers]]);
-    assert.deepEqual(scripts.map((result) => result.ok && (result.output as Info).action), ['switched']);
+    assert.deepEqual(
+      rolledBack.coordinations.map((coordination) => [coordination.target, coordination.vnfcs.map((vnfc) => vnfc.resourceId).sort()]),
+      [['old', servers]],
+    );
+    assert.deepEqual(
+      scripts.map((result) => result.ok && (result.output as Info).action),
+      ['switched'],
+    );
     assert.deepEqual(await poolAddresses(pool), [oldAddress], 'the pool is back on the old VNFC');
     assert.deepEqual(rolledBack.end.state, state);
     assert.deepEqual(cloud(baseline).servers, servers);
     await terminate(ctx, rolledBack.end.state);
   }
 
-  it('rolled back after the old VNF\'s coordination failed, it has the old VNF\'s script switch the load balancer back before the new stack goes', async () => {
+  it("rolled back after the old VNF's coordination failed, it has the old VNF's script switch the load balancer back before the new stack goes", async () => {
     await rollbackAfterSwitch('old');
   });
 
-  it('rolled back after the new VNF\'s coordination failed (its script may have switched), it does the same', async () => {
+  it("rolled back after the new VNF's coordination failed (its script may have switched), it does the same", async () => {
     await rollbackAfterSwitch('new');
   });
 
@@ -665,8 +831,17 @@ describe('Blue-green on the simulator', () => {
 
     const rolledBack = await drive(steps.rollbackPoll, await steps.rollbackStart(failed.end.state));
     assert.equal(rolledBack.end.status, 'FAILED');
-    assert.match(rolledBack.end.status === 'FAILED' ? rolledBack.end.reason : '', new RegExp(`cannot be rolled back: the old stack ${String(state.stackName)}/${String(state.stackId)} was deleted after the switch to the new VNF, and rollback cannot bring it back; the VNF now runs on stack ${String(change.newStackName)}/${String(change.newStackId)}`));
-    assert.equal((await heat(ctx).getStack(`${String(change.newStackName)}/${String(change.newStackId)}`))?.stack_status, 'CREATE_COMPLETE', 'the new VNF is left running');
+    assert.match(
+      rolledBack.end.status === 'FAILED' ? rolledBack.end.reason : '',
+      new RegExp(
+        `cannot be rolled back: the old stack ${String(state.stackName)}/${String(state.stackId)} was deleted after the switch to the new VNF, and rollback cannot bring it back; the VNF now runs on stack ${String(change.newStackName)}/${String(change.newStackId)}`,
+      ),
+    );
+    assert.equal(
+      (await heat(ctx).getStack(`${String(change.newStackName)}/${String(change.newStackId)}`))?.stack_status,
+      'CREATE_COMPLETE',
+      'the new VNF is left running',
+    );
 
     // A retry of the change (here by its start step) finishes it.
     const retried = await drive(steps.poll, await steps.start(rolledBack.end.state));
@@ -676,7 +851,7 @@ describe('Blue-green on the simulator', () => {
   });
 });
 
-describe('The simulator\'s load balancer and the sample coordinate script', () => {
+describe("The simulator's load balancer and the sample coordinate script", () => {
   it('keeps pools of members and answers a live backend, or 503 when none is live', async () => {
     const ctx = context();
     const state = await instantiate(ctx);
@@ -694,8 +869,16 @@ describe('The simulator\'s load balancer and the sample coordinate script', () =
     assert.match(((await invalid.json()) as { error: { message: string } }).error.message, /members\.0\.address: must be an IPv4 or IPv6 address/);
 
     assert.equal((await setPool(pool, [{ address: '172.24.4.250' }, { address, serverId }])).status, 200);
-    const listed = await (await fetch(`${sim.url}/_lb/pools/${pool}`)).json() as { members: Array<{ address: string; serverId: string | null; live: boolean }> };
-    assert.deepEqual(listed.members.map((member) => [member.address, member.serverId, member.live]), [['172.24.4.250', null, false], [address, serverId, true]]);
+    const listed = (await (await fetch(`${sim.url}/_lb/pools/${pool}`)).json()) as {
+      members: Array<{ address: string; serverId: string | null; live: boolean }>;
+    };
+    assert.deepEqual(
+      listed.members.map((member) => [member.address, member.serverId, member.live]),
+      [
+        ['172.24.4.250', null, false],
+        [address, serverId, true],
+      ],
+    );
     for (let i = 0; i < 3; i += 1) assert.deepEqual((await backend(pool)).body, { pool, address, serverId }, 'only the live member answers');
     assert.equal((await setPool(pool, [{ address, serverId: 'b2c7b1de-0000-4000-8000-000000000000' }])).status, 200);
     assert.equal((await backend(pool)).status, 503, 'the address, but not on that server');
@@ -708,18 +891,29 @@ describe('The simulator\'s load balancer and the sample coordinate script', () =
     assert.match(String((gone.body.error as Info).message), /no live member \(1 configured\)/);
   });
 
-  it('the script switches the pool for the new VNF only, and fails with the load balancer\'s own words', async () => {
+  it("the script switches the pool for the new VNF only, and fails with the load balancer's own words", async () => {
     const pool = `script-${instances}`;
     const vnfcs: Coordination['vnfcs'] = [
       { vduId: 'VDU1', resourceId: 'srv-new-1', addresses: { VDU1_CP1: ['172.24.4.101'], VDU1_CP2: ['192.168.10.7'] } },
       { vduId: 'VDU2', resourceId: 'srv-new-2', addresses: { VDU2_CP2: ['192.168.10.8'] } },
     ];
-    const instance = { id: 'inst-1', instantiatedVnfInfo: { vnfcResourceInfo: [{ id: 'srv-old-1', vduId: 'VDU1', computeResource: { resourceId: 'srv-old-1' } }] } };
-    const run = (request: Record<string, unknown>, target: 'new' | 'old', isRollback = false, given: Coordination['vnfcs'] = vnfcs) => runCoordinateScript(scriptInput(request, { target, vnfcs: given }, isRollback, instance));
+    const instance = {
+      id: 'inst-1',
+      instantiatedVnfInfo: { vnfcResourceInfo: [{ id: 'srv-old-1', vduId: 'VDU1', computeResource: { resourceId: 'srv-old-1' } }] },
+    };
+    const run = (request: Record<string, unknown>, target: 'new' | 'old', isRollback = false, given: Coordination['vnfcs'] = vnfcs) =>
+      runCoordinateScript(scriptInput(request, { target, vnfcs: given }, isRollback, instance));
 
     const switched = await run(changeRequest('Blue-Green', ['VDU1', 'VDU2'], lbParam(pool)), 'new');
     assert.equal(switched.ok, true, JSON.stringify(switched));
-    assert.deepEqual(switched.ok && switched.output, { ok: true, action: 'switched', target: 'new', isRollback: false, pool, members: [{ address: '172.24.4.101', serverId: 'srv-new-1' }] });
+    assert.deepEqual(switched.ok && switched.output, {
+      ok: true,
+      action: 'switched',
+      target: 'new',
+      isRollback: false,
+      pool,
+      members: [{ address: '172.24.4.101', serverId: 'srv-new-1' }],
+    });
     assert.doesNotMatch(JSON.stringify(switched), /devstack|ubuntu/, 'no credentials in what it prints');
     assert.deepEqual(await poolAddresses(pool), ['172.24.4.101']);
 
@@ -733,7 +927,12 @@ describe('The simulator\'s load balancer and the sample coordinate script', () =
     await untouched(await run(changeRequest('Blue-Green', ['VDU1'], lbParam(pool)), 'old', false, oldVnfcs), /nothing to do for the old VNF/);
     await untouched(await run(changeRequest('RollingUpdate', ['VDU1'], lbParam(pool)), 'new'), /not a blue-green change/);
     // Without `target`, the VNFCs the instance already records are the old VNF's.
-    const { target: _target, ...inferred } = scriptInput(changeRequest('Blue-Green', ['VDU1'], lbParam(pool)), { target: 'old', vnfcs: oldVnfcs }, false, instance);
+    const { target: _target, ...inferred } = scriptInput(
+      changeRequest('Blue-Green', ['VDU1'], lbParam(pool)),
+      { target: 'old', vnfcs: oldVnfcs },
+      false,
+      instance,
+    );
     await untouched(await runCoordinateScript(inferred), /nothing to do for the old VNF/);
     const back = await run(changeRequest('Blue-Green', ['VDU1'], lbParam(pool)), 'old', true, oldVnfcs);
     assert.equal(back.ok && (back.output as Info).action, 'switched', 'a rollback points the pool back at the old VNF');
@@ -741,7 +940,12 @@ describe('The simulator\'s load balancer and the sample coordinate script', () =
 
     const refused = await run(changeRequest('Blue-Green', ['VDU1'], lbParam(pool, 'wrong')), 'new');
     assert.equal(refused.ok, false);
-    assert.match(refused.ok ? '' : refused.error.detail, new RegExp(`coordinate_lb: the load balancer at ${sim.url.replace(/[.]/g, '\\.')}/_lb/pools/${pool}/members refused to switch pool ${pool}: HTTP 401: The load balancer needs the username and password`));
+    assert.match(
+      refused.ok ? '' : refused.error.detail,
+      new RegExp(
+        `coordinate_lb: the load balancer at ${sim.url.replace(/[.]/g, '\\.')}/_lb/pools/${pool}/members refused to switch pool ${pool}: HTTP 401: The load balancer needs the username and password`,
+      ),
+    );
     assert.doesNotMatch(refused.ok ? '' : refused.error.detail, /wrong/);
     assert.deepEqual(await poolAddresses(pool), ['172.24.4.50'], 'the pool is unchanged');
 
@@ -753,7 +957,10 @@ describe('The simulator\'s load balancer and the sample coordinate script', () =
     const missing = await run(changeRequest('Blue-Green', ['VDU1']), 'new');
     assert.match(missing.ok ? '' : missing.error.detail, /additionalParams\.external_lb_param is not set/);
     const noCp = await run(changeRequest('Blue-Green', ['VDU2'], lbParam(pool)), 'new', false, [vnfcs[0]!]);
-    assert.match(noCp.ok ? '' : noCp.error.detail, /none of the 1 VNFCs has an address on the connection point named by vdu_params\[\]\.new_vnfc_param\.cp_name/);
+    assert.match(
+      noCp.ok ? '' : noCp.error.detail,
+      /none of the 1 VNFCs has an address on the connection point named by vdu_params\[\]\.new_vnfc_param\.cp_name/,
+    );
   });
 });
 

@@ -12,7 +12,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { driverFor } from '#lib/vim/registry.ts';
-import { type OperationContext, type PackageFiles, type VimConnection } from '#lib/vim/driver.ts';
+import type { OperationContext, PackageFiles, VimConnection } from '#lib/vim/driver.ts';
 import { openStackDriver } from '#lib/vim/openstack/driver.ts';
 import { GlanceClient } from '#lib/vim/openstack/glance.ts';
 import { HeatClient } from '#lib/vim/openstack/heat.ts';
@@ -23,8 +23,26 @@ import { openSamplePackage } from '../../support/sample-package.ts';
 // ---------------------------------------------------------------------------------------------
 // The fake
 
-interface FakeImage { id: string; name: string; status: string; disk_format: string; container_format: string; size: number | null; min_disk: number; min_ram: number }
-interface FakeStack { id: string; stack_name: string; stack_status: string; stack_status_reason: string; template: unknown; files: unknown; parameters: Record<string, unknown>; gets: number }
+interface FakeImage {
+  id: string;
+  name: string;
+  status: string;
+  disk_format: string;
+  container_format: string;
+  size: number | null;
+  min_disk: number;
+  min_ram: number;
+}
+interface FakeStack {
+  id: string;
+  stack_name: string;
+  stack_status: string;
+  stack_status_reason: string;
+  template: unknown;
+  files: unknown;
+  parameters: Record<string, unknown>;
+  gets: number;
+}
 
 const USER = { username: 'nfv_user', password: 'devstack', project: 'nfv', projectId: 'project-1' };
 const UNAUTHORIZED = { error: { code: 401, message: 'The request you have made requires authentication.', title: 'Unauthorized' } };
@@ -72,15 +90,23 @@ class Fake {
     await once(this.server, 'close');
   }
 
-  get authUrl(): string { return `${this.base}/identity/v3`; }
+  get authUrl(): string {
+    return `${this.base}/identity/v3`;
+  }
 
-  private id(prefix: string): string { return `${prefix}-${++this.counter}`; }
+  private id(prefix: string): string {
+    return `${prefix}-${++this.counter}`;
+  }
 
   private catalog() {
     const endpoint = (url: string, region = 'RegionOne', iface = 'public') => ({ id: this.id('ep'), interface: iface, region, region_id: region, url });
     return [
       { type: 'identity', name: 'keystone', endpoints: [endpoint(`${this.base}/identity`)] },
-      { type: 'orchestration', name: 'heat', endpoints: [endpoint(`${this.base}/heat-api/v1/${USER.projectId}`), endpoint(`${this.base}/heat-two/v1/%(tenant_id)s`, 'RegionTwo')] },
+      {
+        type: 'orchestration',
+        name: 'heat',
+        endpoints: [endpoint(`${this.base}/heat-api/v1/${USER.projectId}`), endpoint(`${this.base}/heat-two/v1/%(tenant_id)s`, 'RegionTwo')],
+      },
       { type: 'image', name: 'glance', endpoints: [endpoint(`${this.base}/image`), endpoint(`${this.base}/image-internal`, 'RegionOne', 'internal')] },
     ];
   }
@@ -100,7 +126,12 @@ class Fake {
 
     if (path === '/identity/v3/auth/tokens' && request.method === 'POST') {
       this.logins += 1;
-      const body = JSON.parse((await readBody()).toString()) as { auth: { identity: { password: { user: { name: string; password: string; domain: { name: string } } } }; scope: { project: { name?: string; id?: string; domain?: { name: string } } } } };
+      const body = JSON.parse((await readBody()).toString()) as {
+        auth: {
+          identity: { password: { user: { name: string; password: string; domain: { name: string } } } };
+          scope: { project: { name?: string; id?: string; domain?: { name: string } } };
+        };
+      };
       const user = body.auth.identity.password.user;
       const project = body.auth.scope.project;
       const projectOk = project.id === USER.projectId || (project.name === USER.project && project.domain?.name === 'Default');
@@ -108,7 +139,11 @@ class Fake {
       const token = this.id('token');
       this.tokens.add(token);
       const expires = new Date(Date.now() + (this.expiredTokens ? -1000 : 3_600_000)).toISOString();
-      return json(201, { token: { expires_at: expires, project: { id: USER.projectId, name: USER.project }, catalog: this.catalog() } }, { 'X-Subject-Token': token });
+      return json(
+        201,
+        { token: { expires_at: expires, project: { id: USER.projectId, name: USER.project }, catalog: this.catalog() } },
+        { 'X-Subject-Token': token },
+      );
     }
 
     const token = request.headers['x-auth-token'];
@@ -119,7 +154,16 @@ class Fake {
       const [, , id, file] = glance;
       if (!id && request.method === 'POST') {
         const body = JSON.parse((await readBody()).toString()) as Partial<FakeImage>;
-        const image: FakeImage = { id: this.id('image'), name: body.name ?? '', status: 'queued', disk_format: body.disk_format ?? '', container_format: body.container_format ?? '', size: null, min_disk: body.min_disk ?? 0, min_ram: body.min_ram ?? 0 };
+        const image: FakeImage = {
+          id: this.id('image'),
+          name: body.name ?? '',
+          status: 'queued',
+          disk_format: body.disk_format ?? '',
+          container_format: body.container_format ?? '',
+          size: null,
+          min_disk: body.min_disk ?? 0,
+          min_ram: body.min_ram ?? 0,
+        };
         this.images.set(image.id, image);
         return json(201, image);
       }
@@ -159,25 +203,52 @@ class Fake {
       const [, prefix, project, name, id, resources, resourceName] = heat;
       if (project !== USER.projectId) return json(404, { error: { message: `project ${project}` } });
       if (!name && request.method === 'POST' && this.refuseStacks) {
-        return json(400, { explanation: 'The server could not comply with the request since it is either malformed or otherwise incorrect.', code: 400, error: { message: this.refuseStacks, type: 'InvalidTemplateVersion' }, title: 'Bad Request' });
+        return json(400, {
+          explanation: 'The server could not comply with the request since it is either malformed or otherwise incorrect.',
+          code: 400,
+          error: { message: this.refuseStacks, type: 'InvalidTemplateVersion' },
+          title: 'Bad Request',
+        });
       }
       if (!name && request.method === 'POST') {
-        const body = JSON.parse((await readBody()).toString()) as { stack_name: string; template: unknown; files: unknown; parameters: Record<string, unknown>; disable_rollback: boolean };
+        const body = JSON.parse((await readBody()).toString()) as {
+          stack_name: string;
+          template: unknown;
+          files: unknown;
+          parameters: Record<string, unknown>;
+          disable_rollback: boolean;
+        };
         if ([...this.stacks.values()].some((stack) => stack.stack_name === body.stack_name && stack.stack_status !== 'DELETE_COMPLETE')) {
           return json(409, { error: { message: `The Stack (${body.stack_name}) already exists.` } });
         }
         const failure = this.nextStackFailure;
         this.nextStackFailure = undefined;
         const stack: FakeStack = {
-          id: this.id('stack'), stack_name: body.stack_name, stack_status: 'CREATE_IN_PROGRESS', stack_status_reason: 'Stack CREATE started',
-          template: body.template, files: body.files, parameters: body.parameters, gets: 0,
+          id: this.id('stack'),
+          stack_name: body.stack_name,
+          stack_status: 'CREATE_IN_PROGRESS',
+          stack_status_reason: 'Stack CREATE started',
+          template: body.template,
+          files: body.files,
+          parameters: body.parameters,
+          gets: 0,
         };
         if (failure) stack.stack_status_reason = failure;
         this.stacks.set(stack.id, stack);
-        return json(201, { stack: { id: stack.id, links: [{ href: `${this.base}/${prefix}/v1/${project}/stacks/${stack.stack_name}/${stack.id}`, rel: 'self' }] } });
+        return json(201, {
+          stack: { id: stack.id, links: [{ href: `${this.base}/${prefix}/v1/${project}/stacks/${stack.stack_name}/${stack.id}`, rel: 'self' }] },
+        });
       }
-      const stack = id ? this.stacks.get(id) : [...this.stacks.values()].find((candidate) => candidate.stack_name === name && candidate.stack_status !== 'DELETE_COMPLETE');
-      if (!stack || stack.stack_name !== name) return json(404, { explanation: 'The resource could not be found.', code: 404, error: { message: `The Stack (${name}) could not be found.`, type: 'EntityNotFound' }, title: 'Not Found' });
+      const stack = id
+        ? this.stacks.get(id)
+        : [...this.stacks.values()].find((candidate) => candidate.stack_name === name && candidate.stack_status !== 'DELETE_COMPLETE');
+      if (!stack || stack.stack_name !== name)
+        return json(404, {
+          explanation: 'The resource could not be found.',
+          code: 404,
+          error: { message: `The Stack (${name}) could not be found.`, type: 'EntityNotFound' },
+          title: 'Not Found',
+        });
       if (!id) {
         response.writeHead(302, { Location: `${this.base}/${prefix}/v1/${project}/stacks/${stack.stack_name}/${stack.id}` }).end();
         return;
@@ -186,13 +257,25 @@ class Fake {
       if (request.method === 'PATCH') {
         this.patches.push({ path, body: JSON.parse((await readBody()).toString()) });
         if (resourceName) return json(200, null);
-        if (stack.stack_status.endsWith('_IN_PROGRESS')) return json(409, { explanation: 'There was a conflict when trying to complete your request.', code: 409, error: { message: `Stack ${stack.stack_name} already has an action (UPDATE) in progress.`, type: 'ActionInProgress' }, title: 'Conflict' });
+        if (stack.stack_status.endsWith('_IN_PROGRESS'))
+          return json(409, {
+            explanation: 'There was a conflict when trying to complete your request.',
+            code: 409,
+            error: { message: `Stack ${stack.stack_name} already has an action (UPDATE) in progress.`, type: 'ActionInProgress' },
+            title: 'Conflict',
+          });
         stack.stack_status = 'UPDATE_IN_PROGRESS';
         response.writeHead(202).end();
         return;
       }
       if (request.method === 'GET') {
-        const answer = { id: stack.id, stack_name: stack.stack_name, stack_status: stack.stack_status, stack_status_reason: stack.stack_status_reason, parameters: { nfv: JSON.stringify((stack.parameters as { nfv?: unknown }).nfv) } };
+        const answer = {
+          id: stack.id,
+          stack_name: stack.stack_name,
+          stack_status: stack.stack_status,
+          stack_status_reason: stack.stack_status_reason,
+          parameters: { nfv: JSON.stringify((stack.parameters as { nfv?: unknown }).nfv) },
+        };
         // Every read moves an operation on by one step, so polls need no clock.
         if (stack.stack_status === 'CREATE_IN_PROGRESS') {
           stack.stack_status = stack.stack_status_reason === 'Stack CREATE started' ? 'CREATE_COMPLETE' : 'CREATE_FAILED';
@@ -252,7 +335,10 @@ describe('Keystone', () => {
     assert.equal(await heat.getStack('nothing'), undefined);
     assert.equal(await new HeatClient(new OpenStackSession(vimOf(fake))).getStack('nothing'), undefined);
     assert.equal(fake.logins, 1);
-    assert.deepEqual(fake.requests.filter((line) => line.includes('/stacks')), Array(3).fill(`GET /heat-api/v1/${USER.projectId}/stacks/nothing`));
+    assert.deepEqual(
+      fake.requests.filter((line) => line.includes('/stacks')),
+      Array(3).fill(`GET /heat-api/v1/${USER.projectId}/stacks/nothing`),
+    );
   });
 
   it('scopes by project id too, and takes the auth URL with or without /v3', async () => {
@@ -269,7 +355,10 @@ describe('Keystone', () => {
     assert.equal(fake.logins, 2);
 
     fake.refuseAll = true;
-    await assert.rejects(heat.getStack('x'), vimErrorMatching(/reading stack x: heat answered 401: The request you have made requires authentication\./, { service: 'heat', vimStatus: 401 }));
+    await assert.rejects(
+      heat.getStack('x'),
+      vimErrorMatching(/reading stack x: heat answered 401: The request you have made requires authentication\./, { service: 'heat', vimStatus: 401 }),
+    );
     assert.equal(fake.logins, 3, 'one new login, no loop');
   });
 
@@ -282,11 +371,19 @@ describe('Keystone', () => {
   });
 
   it('says what Keystone said about a wrong password, and which endpoint cannot be reached', async () => {
-    await assert.rejects(openStackDriver.verify(vimOf(fake, { password: 'wrong' })),
-      vimErrorMatching(/authentication of nfv_user at .*\/identity\/v3 failed: keystone answered 401: The request you have made requires authentication\./, { service: 'keystone', vimStatus: 401 }));
+    await assert.rejects(
+      openStackDriver.verify(vimOf(fake, { password: 'wrong' })),
+      vimErrorMatching(/authentication of nfv_user at .*\/identity\/v3 failed: keystone answered 401: The request you have made requires authentication\./, {
+        service: 'keystone',
+        vimStatus: 401,
+      }),
+    );
     const endpoint = fake.authUrl;
     await fake.stop();
-    await assert.rejects(openStackDriver.verify(vimOf(fake)), vimErrorMatching(new RegExp(`cannot reach ${endpoint.replace(/[.]/g, '\\.')} \\(ECONNREFUSED\\)`), { service: 'keystone' }));
+    await assert.rejects(
+      openStackDriver.verify(vimOf(fake)),
+      vimErrorMatching(new RegExp(`cannot reach ${endpoint.replace(/[.]/g, '\\.')} \\(ECONNREFUSED\\)`), { service: 'keystone' }),
+    );
     await fake.start(); // for afterEach
   });
 
@@ -303,8 +400,14 @@ describe('Keystone', () => {
   it('picks endpoints by region and interface', async () => {
     await new HeatClient(new OpenStackSession(vimOf(fake, { region: 'RegionTwo' }))).getStack('x');
     await new GlanceClient(new OpenStackSession(vimOf(fake, {}, { interface: 'internal' }))).findByName('x');
-    assert.deepEqual(fake.requests.filter((line) => !line.includes('auth')), [`GET /heat-two/v1/${USER.projectId}/stacks/x`, 'GET /image-internal/v2/images']);
-    await assert.rejects(openStackDriver.verify(vimOf(fake, { region: 'RegionThree' })), /has no orchestration or image endpoint for interface public in region RegionThree/);
+    assert.deepEqual(
+      fake.requests.filter((line) => !line.includes('auth')),
+      [`GET /heat-two/v1/${USER.projectId}/stacks/x`, 'GET /image-internal/v2/images'],
+    );
+    await assert.rejects(
+      openStackDriver.verify(vimOf(fake, { region: 'RegionThree' })),
+      /has no orchestration or image endpoint for interface public in region RegionThree/,
+    );
   });
 
   it('is registered for the SOL003 OpenStack vimType, in any case, and the legacy alias', async () => {
@@ -348,24 +451,46 @@ Yo4GgLHLADU5YvWsyZcFUnScaqntputUGIccFJ4EUQ==
     await openStackDriver.verify(vimOf(secure, {}, { ssl_ca_cert: CERT }));
     clearTokenCache();
     await openStackDriver.verify(vimOf(secure, {}, { cacert: CERT }));
-    await assert.rejects(openStackDriver.verify(vimOf(secure)), vimErrorMatching(/cannot reach https:\/\/localhost:\d+\/identity\/v3 \(DEPTH_ZERO_SELF_SIGNED_CERT\)/));
+    await assert.rejects(
+      openStackDriver.verify(vimOf(secure)),
+      vimErrorMatching(/cannot reach https:\/\/localhost:\d+\/identity\/v3 \(DEPTH_ZERO_SELF_SIGNED_CERT\)/),
+    );
   });
 });
 
 describe('Heat and Glance clients', () => {
   it('follows the redirect of a stack read by name', async () => {
     const heat = new HeatClient(new OpenStackSession(vimOf(fake)));
-    const created = await heat.createStack({ stackName: 'vnf-a', template: 'heat_template_version: 2013-05-23', files: {}, parameters: {}, disableRollback: true });
+    const created = await heat.createStack({
+      stackName: 'vnf-a',
+      template: 'heat_template_version: 2013-05-23',
+      files: {},
+      parameters: {},
+      disableRollback: true,
+    });
     assert.ok(created);
     const stack = await heat.getStack('vnf-a');
     assert.equal(stack?.id, created.id);
-    assert.deepEqual(fake.requests.slice(-2), [`GET /heat-api/v1/${USER.projectId}/stacks/vnf-a`, `GET /heat-api/v1/${USER.projectId}/stacks/vnf-a/${created.id}`]);
-    assert.equal(await heat.createStack({ stackName: 'vnf-a', template: '', files: {}, parameters: {}, disableRollback: true }), undefined, '409: the stack exists');
+    assert.deepEqual(fake.requests.slice(-2), [
+      `GET /heat-api/v1/${USER.projectId}/stacks/vnf-a`,
+      `GET /heat-api/v1/${USER.projectId}/stacks/vnf-a/${created.id}`,
+    ]);
+    assert.equal(
+      await heat.createStack({ stackName: 'vnf-a', template: '', files: {}, parameters: {}, disableRollback: true }),
+      undefined,
+      '409: the stack exists',
+    );
   });
 
   it('updates a stack by PATCH naming only what changes, and marks a resource unhealthy', async () => {
     const heat = new HeatClient(new OpenStackSession(vimOf(fake)));
-    const created = await heat.createStack({ stackName: 'vnf-b', template: 'heat_template_version: 2013-05-23', files: {}, parameters: {}, disableRollback: true });
+    const created = await heat.createStack({
+      stackName: 'vnf-b',
+      template: 'heat_template_version: 2013-05-23',
+      files: {},
+      parameters: {},
+      disableRollback: true,
+    });
     assert.ok(created);
     assert.equal((await heat.getStack(`vnf-b/${created.id}`))?.stack_status, 'CREATE_IN_PROGRESS', 'the fake completes it on this read');
     await heat.markUnhealthy(`vnf-b/${created.id}`, 'VDU 1', 'healed by VNF LCM operation op-1');
@@ -375,8 +500,13 @@ describe('Heat and Glance clients', () => {
       { path: `${stacks}/vnf-b/${created.id}/resources/VDU%201`, body: { mark_unhealthy: true, resource_status_reason: 'healed by VNF LCM operation op-1' } },
       { path: `${stacks}/vnf-b/${created.id}`, body: { parameters: { nfv: { VDU: { VDU1: { desired_capacity: 2 } } } }, disable_rollback: true } },
     ]);
-    await assert.rejects(heat.patchStack(`vnf-b/${created.id}`, { parameters: {}, disableRollback: true }),
-      vimErrorMatching(/updating stack vnf-b\/.+: heat answered 409: Stack vnf-b already has an action \(UPDATE\) in progress\./, { service: 'heat', vimStatus: 409 }));
+    await assert.rejects(
+      heat.patchStack(`vnf-b/${created.id}`, { parameters: {}, disableRollback: true }),
+      vimErrorMatching(/updating stack vnf-b\/.+: heat answered 409: Stack vnf-b already has an action \(UPDATE\) in progress\./, {
+        service: 'heat',
+        vimStatus: 409,
+      }),
+    );
     assert.equal((await heat.getStack(`vnf-b/${created.id}`))?.stack_status, 'UPDATE_IN_PROGRESS');
   });
 
@@ -386,7 +516,10 @@ describe('Heat and Glance clients', () => {
     await glance.uploadData(image.id, async () => Readable.from([Buffer.alloc(1000, 1), Buffer.alloc(24, 2)]));
     assert.equal(fake.uploads.get(image.id), 1024);
     assert.equal((await glance.getImage(image.id))?.status, 'active');
-    assert.deepEqual((await glance.findByName('img')).map((found) => found.id), [image.id]);
+    assert.deepEqual(
+      (await glance.findByName('img')).map((found) => found.id),
+      [image.id],
+    );
     await glance.deleteImage(image.id);
     await glance.deleteImage(image.id);
     assert.equal(await glance.getImage(image.id), undefined);
@@ -442,11 +575,26 @@ describe('OpenStack driver on the fake', () => {
     const state = await openStackDriver.instantiateStart(context());
     const images = state.images as Array<{ id: string; imageId: string; created: boolean }>;
     assert.equal(images.length, 2);
-    assert.deepEqual(images.map((image) => [image.imageId, image.created]), [['VDU1', true], ['VirtualStorage', false]]);
+    assert.deepEqual(
+      images.map((image) => [image.imageId, image.created]),
+      [
+        ['VDU1', true],
+        ['VirtualStorage', false],
+      ],
+    );
     assert.equal(images[0]?.id, images[1]?.id);
     const [uploaded] = fake.images.values();
-    assert.deepEqual({ name: uploaded?.name, disk: uploaded?.disk_format, container: uploaded?.container_format, minDisk: uploaded?.min_disk, minRam: uploaded?.min_ram, size: uploaded?.size },
-      { name: 'vnf-inst-1-VDU1', disk: 'raw', container: 'bare', minDisk: 1, minRam: 245, size: 2 ** 20 });
+    assert.deepEqual(
+      {
+        name: uploaded?.name,
+        disk: uploaded?.disk_format,
+        container: uploaded?.container_format,
+        minDisk: uploaded?.min_disk,
+        minRam: uploaded?.min_ram,
+        size: uploaded?.size,
+      },
+      { name: 'vnf-inst-1-VDU1', disk: 'raw', container: 'bare', minDisk: 1, minRam: 245, size: 2 ** 20 },
+    );
     // Glance is still saving the image: no stack yet.
     assert.equal(state.stackId, undefined);
     const waiting = await openStackDriver.instantiatePoll(context(), state);
@@ -459,7 +607,7 @@ describe('OpenStack driver on the fake', () => {
     const [stack] = fake.stacks.values();
     assert.equal(stack?.stack_name, 'vnf-inst-1');
     assert.deepEqual(Object.keys(stack?.files as object), ['VDU1.yaml']);
-    const nfv = (stack?.parameters as { nfv: { VDU: Record<string, { vcImageId?: string }>; CP: unknown } }).nfv;
+    const nfv = (stack!.parameters as { nfv: { VDU: Record<string, { vcImageId?: string }>; CP: unknown } }).nfv;
     assert.equal(nfv.VDU.VDU1?.vcImageId, uploaded?.id);
     assert.equal(nfv.VDU.VirtualStorage?.vcImageId, uploaded?.id);
     assert.deepEqual(nfv.CP, { VDU1_CP1: { network: 'net-public' } });
@@ -470,27 +618,37 @@ describe('OpenStack driver on the fake', () => {
 
   it('uses granted images and images Glance already has, and says which one is missing', async () => {
     const noFiles: ParsedVnfd = { ...vnfd, softwareImages: [] };
-    await assert.rejects(openStackDriver.instantiateStart(context({ vnfd: noFiles })),
-      vimErrorMatching(/software image VDU1-image of VDU1 is not granted, not in the VNF package and not an active image in Glance/, { service: 'glance' }));
+    await assert.rejects(
+      openStackDriver.instantiateStart(context({ vnfd: noFiles })),
+      vimErrorMatching(/software image VDU1-image of VDU1 is not granted, not in the VNF package and not an active image in Glance/, { service: 'glance' }),
+    );
     const glance = new GlanceClient(new OpenStackSession(vimOf(fake)));
     const existing = await glance.createImage({ name: 'VDU1-image', diskFormat: 'raw', containerFormat: 'bare' });
     await glance.uploadData(existing.id, async () => Readable.from([Buffer.alloc(1)]));
     const state = await openStackDriver.instantiateStart(context({ vnfd: noFiles, grant: { images: { VirtualStorage: 'granted-image' } } }));
-    assert.deepEqual(state.images, [{ id: existing.id, imageId: 'VDU1', created: false }, { id: 'granted-image', imageId: 'VirtualStorage', created: false }]);
+    assert.deepEqual(state.images, [
+      { id: existing.id, imageId: 'VDU1', created: false },
+      { id: 'granted-image', imageId: 'VirtualStorage', created: false },
+    ]);
     assert.equal(fake.images.size, 1, 'nothing uploaded');
     await openStackDriver.terminateStart(context({ vnfd: noFiles }), state);
     assert.ok(fake.images.has(existing.id), 'an image the driver did not create stays');
   });
 
-  it('removes what it uploaded when its start step fails, naming Heat\'s reason', async () => {
+  it("removes what it uploaded when its start step fails, naming Heat's reason", async () => {
     const bad = context({ request: { flavourId: 'simple', extVirtualLinks: 'not a list' } });
     await assert.rejects(openStackDriver.instantiateStart(bad), /extVirtualLinks/);
     assert.equal(fake.requests.length, 0, 'request problems show before anything is uploaded');
 
     fake.refuseStacks = 'The template version is invalid: heat_template_version: 1999-01-01';
-    await assert.rejects(openStackDriver.instantiateStart(context()),
-      vimErrorMatching(/creating stack vnf-inst-1: heat answered 400: The template version is invalid/, { service: 'heat', vimStatus: 400 }));
-    assert.ok(fake.requests.some((line) => line.startsWith('PUT /image/v2/images/')), 'the image was uploaded');
+    await assert.rejects(
+      openStackDriver.instantiateStart(context()),
+      vimErrorMatching(/creating stack vnf-inst-1: heat answered 400: The template version is invalid/, { service: 'heat', vimStatus: 400 }),
+    );
+    assert.ok(
+      fake.requests.some((line) => line.startsWith('PUT /image/v2/images/')),
+      'the image was uploaded',
+    );
     assert.equal(fake.images.size, 0, 'and deleted again');
   });
 
@@ -506,7 +664,10 @@ describe('OpenStack driver on the fake', () => {
     const done = await openStackDriver.terminatePoll(context(), deleting.state);
     assert.equal(done.status, 'DONE');
     assert.equal(fake.images.size, 0);
-    assert.deepEqual([...fake.stacks.values()].map((stack) => stack.stack_status), ['DELETE_COMPLETE']);
+    assert.deepEqual(
+      [...fake.stacks.values()].map((stack) => stack.stack_status),
+      ['DELETE_COMPLETE'],
+    );
     const again = await openStackDriver.terminateStart(context(), {});
     assert.equal((await openStackDriver.terminatePoll(context(), again)).status, 'DONE', 'nothing left is fine');
   });

@@ -56,7 +56,22 @@ function context(overrides: Partial<OperationContext> = {}): OperationContext {
   instances += 1;
   const request = overrides.request ?? {
     flavourId: 'simple',
-    extVirtualLinks: [{ id: 'ext-vl-1', resourceId: publicNetwork, extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { 'VDU1_CP1-1': { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }] }],
+    extVirtualLinks: [
+      {
+        id: 'ext-vl-1',
+        resourceId: publicNetwork,
+        extCps: [
+          {
+            cpdId: 'VDU1_CP1',
+            cpConfig: {
+              'VDU1_CP1-1': {
+                cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }],
+              },
+            },
+          },
+        ],
+      },
+    ],
   };
   return {
     vnfInstanceId: `00000000-0000-4000-8000-${String(instances).padStart(12, '0')}`,
@@ -97,7 +112,14 @@ async function update(ctx: OperationContext, state: DriverState, change: UpdateC
   return finish((current) => openStackDriver.updatePoll(ctx, current, change), started);
 }
 
-const scaleOut = (vdu1: number): UpdateChange => ({ kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: vdu1 }, remove: [] });
+const scaleOut = (vdu1: number): UpdateChange => ({
+  kind: 'SCALE',
+  scaleType: 'SCALE_OUT',
+  aspectId: 'VDU1_scale',
+  steps: 1,
+  targets: { VDU1: vdu1 },
+  remove: [],
+});
 const SCALE_OUT_REQUEST = { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 1 };
 const SCALE_IN_REQUEST = { type: 'SCALE_IN', aspectId: 'VDU1_scale', numberOfSteps: 1 };
 
@@ -110,7 +132,16 @@ async function terminateLeavingNothing(ctx: OperationContext, state: DriverState
 function nothingLeft(): void {
   const state = sim.faults.state();
   assert.deepEqual(
-    { stacks: state.stacks.count, servers: state.servers.count, ports: state.ports.count, networks: state.networks.count, subnets: state.subnets.count, volumes: state.volumes.count, images: state.images.count, serverGroups: state.serverGroups.count },
+    {
+      stacks: state.stacks.count,
+      servers: state.servers.count,
+      ports: state.ports.count,
+      networks: state.networks.count,
+      subnets: state.subnets.count,
+      volumes: state.volumes.count,
+      images: state.images.count,
+      serverGroups: state.serverGroups.count,
+    },
     { stacks: 0, servers: 0, ports: 0, networks: 0, subnets: 0, volumes: 0, images: 0, serverGroups: 0 },
   );
 }
@@ -134,7 +165,14 @@ describe('OpenStack driver on the simulator', () => {
     assert.equal(started.stackName, `vnf-${ctx.vnfInstanceId}`);
     assert.equal(typeof started.stackId, 'string');
     const images = started.images as Array<{ id: string; imageId: string; created: boolean }>;
-    assert.deepEqual(images.map((image) => [image.imageId, image.created]), [['VDU1', true], ['VirtualStorage', false]], 'the file VDU1 and the volume share is uploaded once');
+    assert.deepEqual(
+      images.map((image) => [image.imageId, image.created]),
+      [
+        ['VDU1', true],
+        ['VirtualStorage', false],
+      ],
+      'the file VDU1 and the volume share is uploaded once',
+    );
     assert.deepEqual(sim.faults.state().images.ids, [images[0]?.id]);
     assert.doesNotMatch(JSON.stringify(started), /devstack|password/i, 'no credentials in the state');
 
@@ -189,20 +227,41 @@ describe('OpenStack driver on the simulator', () => {
     assert.ok(sims.ports.ids.includes(String(extCp?.extLinkPortId)));
     // The addresses Neutron allocated to the port, not what the request asked for (one dynamic IPv4).
     const session = new OpenStackSession(ctx.vim);
-    const neutronPort = await (await session.request('neutron', 'network', `/v2.0/ports/${String(extCp?.extLinkPortId)}`, { what: 'test' })).json() as { port: { mac_address: string; fixed_ips: Array<{ subnet_id: string; ip_address: string }> } };
+    const neutronPort = (await (await session.request('neutron', 'network', `/v2.0/ports/${String(extCp?.extLinkPortId)}`, { what: 'test' })).json()) as {
+      port: { mac_address: string; fixed_ips: Array<{ subnet_id: string; ip_address: string }> };
+    };
     assert.ok(neutronPort.port.fixed_ips.length > 0);
-    assert.deepEqual(extCp?.cpProtocolInfo, [{
-      layerProtocol: 'IP_OVER_ETHERNET',
-      ipOverEthernet: {
-        macAddress: neutronPort.port.mac_address,
-        ipAddresses: [{ type: 'IPV4', addresses: neutronPort.port.fixed_ips.map((ip) => ip.ip_address), subnetId: neutronPort.port.fixed_ips[0]?.subnet_id, isDynamic: true }],
+    assert.deepEqual(extCp?.cpProtocolInfo, [
+      {
+        layerProtocol: 'IP_OVER_ETHERNET',
+        ipOverEthernet: {
+          macAddress: neutronPort.port.mac_address,
+          ipAddresses: [
+            {
+              type: 'IPV4',
+              addresses: neutronPort.port.fixed_ips.map((ip) => ip.ip_address),
+              subnetId: neutronPort.port.fixed_ips[0]?.subnet_id,
+              isDynamic: true,
+            },
+          ],
+        },
       },
-    }]);
+    ]);
     await assertEtsiSchema('vnflcm', 'VnfExtCpInfo', extCp);
-    assert.deepEqual(collected.extVirtualLinkInfo?.map((link) => [link.id, (link.resourceHandle as Info).resourceId, (link.extLinkPorts as Info[]).map((port) => port.id)]),
-      [['ext-vl-1', publicNetwork, [extCp?.extLinkPortId]]]);
+    assert.deepEqual(
+      collected.extVirtualLinkInfo?.map((link) => [link.id, (link.resourceHandle as Info).resourceId, (link.extLinkPorts as Info[]).map((port) => port.id)]),
+      [['ext-vl-1', publicNetwork, [extCp?.extLinkPortId]]],
+    );
 
-    assert.deepEqual(collected.vnfcInfo, collected.vnfcResourceInfo.map((vnfc) => ({ id: `${String(vnfc.vduId)}-${String(vnfc.id)}`, vduId: vnfc.vduId, vnfcResourceInfoId: vnfc.id, vnfcState: 'STARTED' })));
+    assert.deepEqual(
+      collected.vnfcInfo,
+      collected.vnfcResourceInfo.map((vnfc) => ({
+        id: `${String(vnfc.vduId)}-${String(vnfc.id)}`,
+        vduId: vnfc.vduId,
+        vnfcResourceInfoId: vnfc.id,
+        vnfcState: 'STARTED',
+      })),
+    );
     assert.deepEqual(await openStackDriver.collect(ctx, done.state), collected, 'reading again gives the same ids');
 
     const ended = await terminate(ctx, done.state);
@@ -217,14 +276,14 @@ describe('OpenStack driver on the simulator', () => {
     const collected = await openStackDriver.collect(ctx, state);
     const members = byVdu(collected, 'VDU1');
     assert.equal(members.length, 2);
-    assert.notEqual((members[0]?.metadata as Info).parent_resource_name, (members[1]?.metadata as Info).parent_resource_name);
+    assert.notEqual((members[0]!.metadata as Info).parent_resource_name, (members[1]!.metadata as Info).parent_resource_name);
     const cpIds = members.flatMap((member) => (member.vnfcCpInfo as Info[]).map((cp) => cp.id));
     assert.equal(new Set(cpIds).size, 4);
     assert.equal(collected.extCpInfo.length, 2);
     await terminateLeavingNothing(ctx, state);
   });
 
-  it('reports Heat\'s reason when the stack cannot be created, and rolls back', async () => {
+  it("reports Heat's reason when the stack cannot be created, and rolls back", async () => {
     sim.faults.inject({ kind: 'stack-create-fail', reason: 'Resource CREATE failed: No valid host was found.' });
     const ctx = context();
     const started = await openStackDriver.instantiateStart(ctx);
@@ -254,11 +313,13 @@ describe('OpenStack driver on the simulator', () => {
     const preloaded: ParsedVnfd = {
       ...vnfd,
       softwareImages: [],
-      flavours: [{
-        ...flavour,
-        vdus: flavour.vdus.map((vdu) => (vdu.id === 'VDU1' ? { ...vdu, swImage: swImage('cirros-0.5.2-x86_64-disk') } : vdu)),
-        storages: flavour.storages.map((storage) => ({ ...storage, swImage: swImage('no-such-image') })),
-      }],
+      flavours: [
+        {
+          ...flavour,
+          vdus: flavour.vdus.map((vdu) => (vdu.id === 'VDU1' ? { ...vdu, swImage: swImage('cirros-0.5.2-x86_64-disk') } : vdu)),
+          storages: flavour.storages.map((storage) => ({ ...storage, swImage: swImage('no-such-image') })),
+        },
+      ],
     };
     await assert.rejects(openStackDriver.instantiateStart(context({ vnfd: preloaded })), (error: unknown) => {
       assert.ok(error instanceof VimError);
@@ -270,9 +331,15 @@ describe('OpenStack driver on the simulator', () => {
     assert.ok(cirros);
     const ctx = context({ vnfd: preloaded, grant: { images: { VirtualStorage: cirros.id } } });
     const state = await instantiate(ctx);
-    assert.deepEqual(state.images, [{ id: cirros.id, imageId: 'VDU1', created: false }, { id: cirros.id, imageId: 'VirtualStorage', created: false }]);
+    assert.deepEqual(state.images, [
+      { id: cirros.id, imageId: 'VDU1', created: false },
+      { id: cirros.id, imageId: 'VirtualStorage', created: false },
+    ]);
     await terminateLeavingNothing(ctx, state);
-    assert.ok(sim.faults.state().preloaded.images.some((image) => image.id === cirros.id), 'an image the driver did not create stays');
+    assert.ok(
+      sim.faults.state().preloaded.images.some((image) => image.id === cirros.id),
+      'an image the driver did not create stays',
+    );
   });
 
   it('authenticates again when its token has expired', async () => {
@@ -336,8 +403,14 @@ describe('Scale and heal on the simulator', () => {
     assert.deepEqual(idsOf(after.vnfcResourceInfo), [...sim.faults.state().servers.ids].sort(), 'three servers in Nova, all VNFCs');
     // The instantiate request still decides the external connection of the new member.
     assert.equal(after.extCpInfo.length, 2);
-    assert.deepEqual(after.extVirtualLinkInfo?.map((link) => link.id), ['ext-vl-1']);
-    const nfv = JSON.parse(String((await stackOf(scaling, done.state))?.parameters?.nfv)) as { VDU: Record<string, { desired_capacity: number }>; CP: Record<string, { network: string }> };
+    assert.deepEqual(
+      after.extVirtualLinkInfo?.map((link) => link.id),
+      ['ext-vl-1'],
+    );
+    const nfv = JSON.parse(String((await stackOf(scaling, done.state))?.parameters?.nfv)) as {
+      VDU: Record<string, { desired_capacity: number }>;
+      CP: Record<string, { network: string }>;
+    };
     assert.deepEqual([nfv.VDU.VDU1?.desired_capacity, nfv.VDU.VDU2?.desired_capacity, nfv.CP.VDU1_CP1?.network], [2, 1, publicNetwork]);
 
     await terminateLeavingNothing(ctx, done.state);
@@ -356,12 +429,30 @@ describe('Scale and heal on the simulator', () => {
     const vdu2 = idsOf(byVdu(collected, 'VDU2'));
 
     const scaling = later(ctx, SCALE_IN_REQUEST);
-    const notMember: UpdateChange = { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 2, VDU2: 0 }, remove: [{ vduId: 'VDU2', resourceId: String(vdu2[0]) }] };
+    const notMember: UpdateChange = {
+      kind: 'SCALE',
+      scaleType: 'SCALE_IN',
+      aspectId: 'VDU1_scale',
+      steps: 1,
+      targets: { VDU1: 2, VDU2: 0 },
+      remove: [{ vduId: 'VDU2', resourceId: String(vdu2[0]) }],
+    };
     await assert.rejects(openStackDriver.updateStart(scaling, grown.state, notMember), /not a member of an OS::Heat::AutoScalingGroup/);
     const untouched = await new HeatClient(new OpenStackSession(ctx.vim)).listResources(`${String(state.stackName)}/${String(state.stackId)}`, 5);
-    assert.deepEqual(untouched.filter((resource) => resource.resource_status === 'CHECK_FAILED'), [], 'nothing marked');
+    assert.deepEqual(
+      untouched.filter((resource) => resource.resource_status === 'CHECK_FAILED'),
+      [],
+      'nothing marked',
+    );
 
-    const change: UpdateChange = { kind: 'SCALE', scaleType: 'SCALE_IN', aspectId: 'VDU1_scale', steps: 1, targets: { VDU1: 2 }, remove: [{ vduId: 'VDU1', resourceId: String(newest.id) }] };
+    const change: UpdateChange = {
+      kind: 'SCALE',
+      scaleType: 'SCALE_IN',
+      aspectId: 'VDU1_scale',
+      steps: 1,
+      targets: { VDU1: 2 },
+      remove: [{ vduId: 'VDU1', resourceId: String(newest.id) }],
+    };
     const done = await update(scaling, grown.state, change);
     assert.equal(done.status, 'DONE', done.status === 'FAILED' ? done.reason : undefined);
     assert.deepEqual(done.state.capacities, { VDU1: 2, VDU2: 1 });
@@ -388,11 +479,14 @@ describe('Scale and heal on the simulator', () => {
     const after = await openStackDriver.collect(healing, done.state);
     const vdu1 = byVdu(after, 'VDU1');
     assert.equal(vdu1.length, 2);
-    assert.ok(vdu1.some((vnfc) => vnfc.id === kept.id), 'the other VDU1 server keeps its id');
+    assert.ok(
+      vdu1.some((vnfc) => vnfc.id === kept.id),
+      'the other VDU1 server keeps its id',
+    );
     assert.ok(!vdu1.some((vnfc) => vnfc.id === healed.id), 'the healed one is a new server');
     assert.deepEqual(idsOf(byVdu(after, 'VDU2')), idsOf(byVdu(before, 'VDU2')));
     const replacement = vdu1.find((vnfc) => vnfc.id !== kept.id);
-    assert.equal((replacement?.metadata as Info).parent_resource_name, (healed.metadata as Info).parent_resource_name, 'in the same scaling group member');
+    assert.equal((replacement!.metadata as Info).parent_resource_name, (healed.metadata as Info).parent_resource_name, 'in the same scaling group member');
     assert.deepEqual(after.extCpInfo.map((cp) => cp.extLinkPortId).sort(), before.extCpInfo.map((cp) => cp.extLinkPortId).sort(), 'its ports stay');
     const servers = sim.faults.state().servers;
     assert.equal(servers.count, 3);
@@ -426,18 +520,32 @@ describe('Scale and heal on the simulator', () => {
     const [newVolume] = (replacement.storageResourceIds as string[] | undefined) ?? [];
     assert.ok(oldVolume && newVolume);
     assert.notEqual(newVolume, oldVolume, 'it boots from a new volume');
-    assert.deepEqual(volumes.items.map((volume) => [volume.id, volume.status]), [[newVolume, 'in-use']], 'the old volume is gone from Cinder');
-    assert.deepEqual(after.virtualStorageResourceInfo.map((storage) => storage.id), [newVolume]);
+    assert.deepEqual(
+      volumes.items.map((volume) => [volume.id, volume.status]),
+      [[newVolume, 'in-use']],
+      'the old volume is gone from Cinder',
+    );
+    assert.deepEqual(
+      after.virtualStorageResourceInfo.map((storage) => storage.id),
+      [newVolume],
+    );
     const resources = await new HeatClient(new OpenStackSession(ctx.vim)).listResources(`${String(state.stackName)}/${String(state.stackId)}`, 5);
-    assert.deepEqual(resources.filter((resource) => resource.resource_status === 'CHECK_FAILED'), [], 'nothing left marked');
+    assert.deepEqual(
+      resources.filter((resource) => resource.resource_status === 'CHECK_FAILED'),
+      [],
+      'nothing left marked',
+    );
 
     await terminateLeavingNothing(ctx, done.state);
   });
 
-  it('reports Heat\'s reason when the stack update fails', async () => {
+  it("reports Heat's reason when the stack update fails", async () => {
     const ctx = context();
     const state = await instantiate(ctx);
-    sim.faults.inject({ kind: 'stack-update-fail', reason: 'Resource UPDATE failed: Quota exceeded for instances: Requested 1, but already used 10 of 10 instances' });
+    sim.faults.inject({
+      kind: 'stack-update-fail',
+      reason: 'Resource UPDATE failed: Quota exceeded for instances: Requested 1, but already used 10 of 10 instances',
+    });
     const scaling = later(ctx, SCALE_OUT_REQUEST);
     const failed = await update(scaling, state, scaleOut(2));
     assert.equal(failed.status, 'FAILED');

@@ -30,7 +30,11 @@ async function openSample(): Promise<{ archive: CsarArchive; vnfd: ParsedVnfd; f
     read: async (path) => archive.readBytes(path, entry(path).uncompressedSize),
     size: async (path) => entry(path).uncompressedSize,
     stream: (path) => archive.openStream(path),
-    list: async () => archive.entries().filter((candidate) => !candidate.isDirectory).map((candidate) => candidate.path),
+    list: async () =>
+      archive
+        .entries()
+        .filter((candidate) => !candidate.isDirectory)
+        .map((candidate) => candidate.path),
     artifacts: async () => [],
   };
   return { archive, vnfd, files };
@@ -45,7 +49,9 @@ function memoryFiles(entries: Record<string, string>): PackageFiles {
   return {
     read: async (path) => get(path),
     size: async (path) => get(path).length,
-    stream: async () => { throw new Error('not used'); },
+    stream: async () => {
+      throw new Error('not used');
+    },
     list: async () => Object.keys(entries),
     artifacts: async () => [],
   };
@@ -53,21 +59,27 @@ function memoryFiles(entries: Record<string, string>): PackageFiles {
 
 const EXT_VL_REQUEST = {
   flavourId: 'simple',
-  extVirtualLinks: [{
-    id: 'ext-vl-1',
-    resourceId: 'net-public',
-    extCps: [{
-      cpdId: 'VDU1_CP1',
-      cpConfig: {
-        'VDU1_CP1-config': {
-          cpProtocolData: [{
-            layerProtocol: 'IP_OVER_ETHERNET',
-            ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['10.0.0.10'], subnetId: 'subnet-public' }] },
-          }],
+  extVirtualLinks: [
+    {
+      id: 'ext-vl-1',
+      resourceId: 'net-public',
+      extCps: [
+        {
+          cpdId: 'VDU1_CP1',
+          cpConfig: {
+            'VDU1_CP1-config': {
+              cpProtocolData: [
+                {
+                  layerProtocol: 'IP_OVER_ETHERNET',
+                  ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['10.0.0.10'], subnetId: 'subnet-public' }] },
+                },
+              ],
+            },
+          },
         },
-      },
-    }],
-  }],
+      ],
+    },
+  ],
 };
 
 let sample: Awaited<ReturnType<typeof openSample>>;
@@ -90,7 +102,10 @@ describe('BaseHOT of a flavour', () => {
   });
 
   it('refuses a flavour without a BaseHOT and one with two top templates', async () => {
-    await assert.rejects(loadBaseHot(sample.files, 'other'), (error: unknown) => error instanceof UnprocessableEntityError && /no BaseHOT for flavour other/.test(error.message));
+    await assert.rejects(
+      loadBaseHot(sample.files, 'other'),
+      (error: unknown) => error instanceof UnprocessableEntityError && /no BaseHOT for flavour other/.test(error.message),
+    );
     const two = memoryFiles({ 'BaseHOT/f/a.yaml': 'resources: {}', 'BaseHOT/f/b.yaml': 'resources: {}' });
     await assert.rejects(loadBaseHot(two, 'f'), /has 2 top-level templates in BaseHOT\/f\/ \(BaseHOT\/f\/a\.yaml, BaseHOT\/f\/b\.yaml\)/);
   });
@@ -117,8 +132,12 @@ describe('the nfv parameter', () => {
     const paths = nfvParamPaths(parseTemplate(await loadBaseHot(sample.files, 'simple')));
     assert.deepEqual(paths.map((path) => path.join('.')).sort(), [
       'CP.VDU1_CP1.network',
-      'VDU.VDU1.computeFlavourId', 'VDU.VDU1.desired_capacity', 'VDU.VDU1.locationConstraints', 'VDU.VDU1.vcImageId',
-      'VDU.VDU2.computeFlavourId', 'VDU.VDU2.locationConstraints',
+      'VDU.VDU1.computeFlavourId',
+      'VDU.VDU1.desired_capacity',
+      'VDU.VDU1.locationConstraints',
+      'VDU.VDU1.vcImageId',
+      'VDU.VDU2.computeFlavourId',
+      'VDU.VDU2.locationConstraints',
       'VDU.VirtualStorage.vcImageId',
     ]);
   });
@@ -142,7 +161,13 @@ describe('the nfv parameter', () => {
       flavour,
       instantiationLevelId: 'instantiation_level_2',
       request: { ...EXT_VL_REQUEST, additionalParams: { nfv: { VDU: { VDU2: { computeFlavourId: 'm1.small', locationConstraints: null } } } } },
-      grant: { flavours: { VDU1: 'flavour-from-grant' }, zones: [{ id: 'z', zoneId: 'zone-a' }, { id: 'y', zoneId: 'zone-b' }] },
+      grant: {
+        flavours: { VDU1: 'flavour-from-grant' },
+        zones: [
+          { id: 'z', zoneId: 'zone-a' },
+          { id: 'y', zoneId: 'zone-b' },
+        ],
+      },
       images: { VDU1: 'img-1' },
       template,
     }) as { VDU: Record<string, Record<string, unknown>> };
@@ -154,7 +179,7 @@ describe('the nfv parameter', () => {
     assert.equal(nfv.VDU.VirtualStorage?.vcImageId, null, 'the template reads it, but no image was resolved for the storage');
   });
 
-  it('keeps the capacities a scale set, over the level and additionalParams.nfv, and reads them back from Heat\'s text', async () => {
+  it("keeps the capacities a scale set, over the level and additionalParams.nfv, and reads them back from Heat's text", async () => {
     const template = parseTemplate(await loadBaseHot(sample.files, 'simple'));
     const nfv = buildNfv({
       flavour,
@@ -170,7 +195,7 @@ describe('the nfv parameter', () => {
     assert.deepEqual(capacitiesOf('not json'), {});
   });
 
-  it('places VDUs in the VIM\'s default zone when the grant names none', async () => {
+  it("places VDUs in the VIM's default zone when the grant names none", async () => {
     const template = parseTemplate(await loadBaseHot(sample.files, 'simple'));
     const nfv = buildNfv({ flavour, request: {}, grant: {}, images: {}, template, defaultZone: 'az-1' }) as { VDU: Record<string, Record<string, unknown>> };
     assert.deepEqual([nfv.VDU.VDU1?.locationConstraints, nfv.VDU.VDU2?.locationConstraints], ['az-1', 'az-1']);
@@ -182,14 +207,27 @@ describe('the nfv parameter', () => {
     const noLevels: FlavourInfo = { ...flavour, vduInstantiationLevels: {}, instantiationLevels: { levels: {} } };
     assert.equal(desiredCapacity({ ...noLevels, vduInitialDeltas: { VDU1: 3 } }, 'VDU1', undefined), 3);
     assert.equal(desiredCapacity({ ...noLevels, vduInitialDeltas: {} }, 'VDU1', undefined), 1);
-    assert.throws(() => buildNfv({ flavour, instantiationLevelId: 'nope', request: {}, grant: {}, images: {}, template: {} }), /instantiation level nope is not defined/);
+    assert.throws(
+      () => buildNfv({ flavour, instantiationLevelId: 'nope', request: {}, grant: {}, images: {}, template: {} }),
+      /instantiation level nope is not defined/,
+    );
   });
 
   it('shapes fixed_ips the template reads even when no ext VL names the CP', () => {
-    const template = { resources: { port: { properties: { fixed_ips: [{ ip_address: { get_param: ['nfv', 'CP', 'VDU2_CP9', 'fixed_ips', 0, 'ip_address'] } }] } } } };
+    const template = {
+      resources: { port: { properties: { fixed_ips: [{ ip_address: { get_param: ['nfv', 'CP', 'VDU2_CP9', 'fixed_ips', 0, 'ip_address'] } }] } } },
+    };
     const nfv = buildNfv({ flavour, request: {}, grant: {}, images: {}, template }) as { CP: Record<string, unknown> };
     assert.deepEqual(nfv.CP, { VDU2_CP9: { fixed_ips: [] } });
-    assert.deepEqual(fixedIpsOf({ cpdId: 'x', cpConfig: { a: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } } }), []);
+    assert.deepEqual(
+      fixedIpsOf({
+        cpdId: 'x',
+        cpConfig: {
+          a: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] },
+        },
+      }),
+      [],
+    );
   });
 });
 
@@ -279,31 +317,44 @@ describe('Heat resources as instantiatedVnfInfo', () => {
       },
     ]);
     assert.deepEqual(collected.virtualStorageResourceInfo, [
-      { id: 'volume-1', virtualStorageDescId: 'VirtualStorage', storageResource: handle('volume-1', 'OS::Cinder::Volume'), metadata: { stack_id: 'vnf-i1/top-id' } },
+      {
+        id: 'volume-1',
+        virtualStorageDescId: 'VirtualStorage',
+        storageResource: handle('volume-1', 'OS::Cinder::Volume'),
+        metadata: { stack_id: 'vnf-i1/top-id' },
+      },
     ]);
-    assert.deepEqual(collected.vnfVirtualLinkResourceInfo, [{
-      id: 'net-1',
-      vnfVirtualLinkDescId: 'internalVL1',
-      networkResource: handle('net-1', 'OS::Neutron::Net'),
-      vnfLinkPorts: [
-        { id: 'port-11-2', resourceHandle: handle('port-11-2', 'OS::Neutron::Port'), cpInstanceId: 'VDU1_CP2-server-11', cpInstanceType: 'VNFC_CP' },
-        { id: 'port-22', resourceHandle: handle('port-22', 'OS::Neutron::Port'), cpInstanceId: 'VDU2_CP2-server-2', cpInstanceType: 'VNFC_CP' },
-      ],
-    }]);
-    assert.deepEqual(collected.extCpInfo, [{
-      id: 'cp-port-11-1',
-      cpdId: 'VDU1_CP1',
-      cpConfigId: 'VDU1_CP1-config',
-      cpProtocolInfo: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', addresses: ['10.0.0.10'], subnetId: 'subnet-public' }] } }],
-      extLinkPortId: 'port-11-1',
-      associatedVnfcCpId: 'VDU1_CP1-server-11',
-    }]);
-    assert.deepEqual(collected.extVirtualLinkInfo, [{
-      id: 'ext-vl-1',
-      resourceHandle: { vimConnectionId: 'vim-1', resourceId: 'net-public' },
-      extLinkPorts: [{ id: 'port-11-1', resourceHandle: handle('port-11-1', 'OS::Neutron::Port'), cpInstanceId: 'cp-port-11-1' }],
-      currentVnfExtCpData: EXT_VL_REQUEST.extVirtualLinks[0]?.extCps,
-    }]);
+    assert.deepEqual(collected.vnfVirtualLinkResourceInfo, [
+      {
+        id: 'net-1',
+        vnfVirtualLinkDescId: 'internalVL1',
+        networkResource: handle('net-1', 'OS::Neutron::Net'),
+        vnfLinkPorts: [
+          { id: 'port-11-2', resourceHandle: handle('port-11-2', 'OS::Neutron::Port'), cpInstanceId: 'VDU1_CP2-server-11', cpInstanceType: 'VNFC_CP' },
+          { id: 'port-22', resourceHandle: handle('port-22', 'OS::Neutron::Port'), cpInstanceId: 'VDU2_CP2-server-2', cpInstanceType: 'VNFC_CP' },
+        ],
+      },
+    ]);
+    assert.deepEqual(collected.extCpInfo, [
+      {
+        id: 'cp-port-11-1',
+        cpdId: 'VDU1_CP1',
+        cpConfigId: 'VDU1_CP1-config',
+        cpProtocolInfo: [
+          { layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', addresses: ['10.0.0.10'], subnetId: 'subnet-public' }] } },
+        ],
+        extLinkPortId: 'port-11-1',
+        associatedVnfcCpId: 'VDU1_CP1-server-11',
+      },
+    ]);
+    assert.deepEqual(collected.extVirtualLinkInfo, [
+      {
+        id: 'ext-vl-1',
+        resourceHandle: { vimConnectionId: 'vim-1', resourceId: 'net-public' },
+        extLinkPorts: [{ id: 'port-11-1', resourceHandle: handle('port-11-1', 'OS::Neutron::Port'), cpInstanceId: 'cp-port-11-1' }],
+        currentVnfExtCpData: EXT_VL_REQUEST.extVirtualLinks[0]?.extCps,
+      },
+    ]);
     assert.deepEqual(collected.vnfcInfo, [
       { id: 'VDU1-server-11', vduId: 'VDU1', vnfcResourceInfoId: 'server-11', vnfcState: 'STARTED' },
       { id: 'VDU2-server-2', vduId: 'VDU2', vnfcResourceInfoId: 'server-2', vnfcState: 'STARTED' },
@@ -312,8 +363,15 @@ describe('Heat resources as instantiatedVnfInfo', () => {
 
   it('gives each scaling group member its own VNFC, newest first, with ids that do not change', () => {
     const first = collectResources({ resources: sampleResources(2), flavour, extVirtualLinks: [] });
-    assert.deepEqual(first.vnfcResourceInfo.map((vnfc) => [vnfc.id, vnfc.vduId]), [['server-12', 'VDU1'], ['server-11', 'VDU1'], ['server-2', 'VDU2']]);
-    const ports = (id: string) => (first.vnfcResourceInfo.find((vnfc) => vnfc.id === id)?.vnfcCpInfo as Array<{ id: string }>).map((cp) => cp.id);
+    assert.deepEqual(
+      first.vnfcResourceInfo.map((vnfc) => [vnfc.id, vnfc.vduId]),
+      [
+        ['server-12', 'VDU1'],
+        ['server-11', 'VDU1'],
+        ['server-2', 'VDU2'],
+      ],
+    );
+    const ports = (id: string) => (first.vnfcResourceInfo.find((vnfc) => vnfc.id === id)!.vnfcCpInfo as Array<{ id: string }>).map((cp) => cp.id);
     assert.deepEqual(ports('server-12'), ['VDU1_CP1-server-12', 'VDU1_CP2-server-12'], 'each member pairs with its own ports');
     assert.deepEqual(first.extCpInfo, [], 'no ext VL in the request: no ext CP');
     assert.deepEqual(first.extVirtualLinkInfo, []);
@@ -330,18 +388,31 @@ describe('Heat resources as instantiatedVnfInfo', () => {
     const collected = collectResources({ resources, flavour, extVirtualLinks: [] });
     assert.deepEqual(collected.vnfcResourceInfo, []);
     assert.equal(collected.vnfVirtualLinkResourceInfo.length, 1);
-    assert.deepEqual((collected.vnfVirtualLinkResourceInfo[0] as { vnfLinkPorts?: unknown }).vnfLinkPorts, [
-      { id: 'port-22', resourceHandle: { resourceId: 'port-22', vimLevelResourceType: 'OS::Neutron::Port' } },
-    ], 'a port whose server is gone is still on the VL, but is no VNFC CP');
+    assert.deepEqual(
+      (collected.vnfVirtualLinkResourceInfo[0] as { vnfLinkPorts?: unknown }).vnfLinkPorts,
+      [{ id: 'port-22', resourceHandle: { resourceId: 'port-22', vimLevelResourceType: 'OS::Neutron::Port' } }],
+      'a port whose server is gone is still on the VL, but is no VNFC CP',
+    );
   });
 });
 
 describe('OpenStack error bodies', () => {
   it('finds the message each service puts in its own shape', () => {
-    assert.equal(serviceMessage('{"error":{"code":401,"message":"The request you have made requires authentication.","title":"Unauthorized"}}'), 'The request you have made requires authentication.');
-    assert.equal(serviceMessage('{"explanation":"The resource could not be found.","code":404,"error":{"message":"The Stack (x) could not be found.","type":"EntityNotFound"},"title":"Not Found"}'), 'The Stack (x) could not be found.');
+    assert.equal(
+      serviceMessage('{"error":{"code":401,"message":"The request you have made requires authentication.","title":"Unauthorized"}}'),
+      'The request you have made requires authentication.',
+    );
+    assert.equal(
+      serviceMessage(
+        '{"explanation":"The resource could not be found.","code":404,"error":{"message":"The Stack (x) could not be found.","type":"EntityNotFound"},"title":"Not Found"}',
+      ),
+      'The Stack (x) could not be found.',
+    );
     assert.equal(serviceMessage('{"itemNotFound":{"message":"Flavor m1.huge could not be found.","code":404}}'), 'Flavor m1.huge could not be found.');
-    assert.equal(serviceMessage('{"NeutronError":{"type":"NetworkNotFound","message":"Network n could not be found.","detail":""}}'), 'Network n could not be found.');
+    assert.equal(
+      serviceMessage('{"NeutronError":{"type":"NetworkNotFound","message":"Network n could not be found.","detail":""}}'),
+      'Network n could not be found.',
+    );
     assert.equal(serviceMessage('<html><body><h1>404 Not Found</h1>\n No image found with ID x</body></html>'), '404 Not Found No image found with ID x');
   });
 });

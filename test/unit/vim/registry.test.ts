@@ -10,13 +10,28 @@ import { fileURLToPath } from 'node:url';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VnfcHealth } from '#lib/vim/driver.ts';
 import {
-  KUBERNETES_VIM, OPENSTACK_VIM, canonicalVimType, driverFor, loadDriver, registerDriver, sameVimType, supportedVimType, tackerTypeOf,
+  KUBERNETES_VIM,
+  OPENSTACK_VIM,
+  canonicalVimType,
+  driverFor,
+  loadDriver,
+  registerDriver,
+  sameVimType,
+  supportedVimType,
+  tackerTypeOf,
 } from '#lib/vim/registry.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const ALIASES: Record<string, string[]> = {
-  [OPENSTACK_VIM]: ['ETSINFV.OPENSTACK_KEYSTONE.V_3', 'etsinfv.openstack_keystone.v_3', 'ETSINFV.OPENSTACK_KEYSTONE.V_2', 'ETSINFV.OPENSTACK_KEYSTONE.v_2', 'openstack', 'OpenStack'],
+  [OPENSTACK_VIM]: [
+    'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+    'etsinfv.openstack_keystone.v_3',
+    'ETSINFV.OPENSTACK_KEYSTONE.V_2',
+    'ETSINFV.OPENSTACK_KEYSTONE.v_2',
+    'openstack',
+    'OpenStack',
+  ],
   [KUBERNETES_VIM]: ['ETSINFV.KUBERNETES.V_1', 'etsinfv.kubernetes.v_1', 'kubernetes', 'Kubernetes'],
 };
 
@@ -33,7 +48,14 @@ function modulesLoadedBy(body: string): string[] {
   return JSON.parse(out.trim().split('\n').at(-1) ?? '[]') as string[];
 }
 
-const health = (overrides: Partial<VnfcHealth>): VnfcHealth => ({ vnfInstanceId: 'i', vduId: 'VDU1', resourceId: 'r', healthy: false, reason: 'r', ...overrides });
+const health = (overrides: Partial<VnfcHealth>): VnfcHealth => ({
+  vnfInstanceId: 'i',
+  vduId: 'VDU1',
+  resourceId: 'r',
+  healthy: false,
+  reason: 'r',
+  ...overrides,
+});
 
 describe('VIM types', () => {
   it('normalises every alias to its canonical SOL003 vimType', () => {
@@ -57,12 +79,17 @@ describe('VIM types', () => {
       assert.equal(driverFor(unknown), undefined, unknown);
       assert.equal(await loadDriver(unknown), undefined, unknown);
     }
-    assert.throws(() => supportedVimType('vmware'), (error: unknown) => error instanceof ProblemError && error.status === 422
-      && /"vmware" is not supported; use ETSINFV\.OPENSTACK_KEYSTONE\.V_3 \(openstack\) or ETSINFV\.KUBERNETES\.V_1 \(kubernetes\)/.test(error.message));
+    assert.throws(
+      () => supportedVimType('vmware'),
+      (error: unknown) =>
+        error instanceof ProblemError &&
+        error.status === 422 &&
+        /"vmware" is not supported; use ETSINFV\.OPENSTACK_KEYSTONE\.V_3 \(openstack\) or ETSINFV\.KUBERNETES\.V_1 \(kubernetes\)/.test(error.message),
+    );
     assert.throws(() => registerDriver('vmware', {} as never), ProblemError);
   });
 
-  it('gives Tacker\'s short name of each type', () => {
+  it("gives Tacker's short name of each type", () => {
     assert.equal(tackerTypeOf('ETSINFV.KUBERNETES.V_1'), 'kubernetes');
     assert.equal(tackerTypeOf('ETSINFV.OPENSTACK_KEYSTONE.V_2'), 'openstack');
   });
@@ -80,11 +107,20 @@ describe('driver lookup', () => {
   it('loads only the driver asked for', () => {
     const kubernetes = modulesLoadedBy(`await registry.loadDriver('kubernetes');`);
     assert.ok(kubernetes.includes('kubernetes/driver.ts'), kubernetes.join());
-    assert.deepEqual(kubernetes.filter((path) => path.startsWith('openstack/')), []);
+    assert.deepEqual(
+      kubernetes.filter((path) => path.startsWith('openstack/')),
+      [],
+    );
     const openstack = modulesLoadedBy(`await registry.loadDriver('ETSINFV.OPENSTACK_KEYSTONE.V_3');`);
     assert.ok(openstack.includes('openstack/driver.ts'), openstack.join());
-    assert.deepEqual(openstack.filter((path) => path.startsWith('kubernetes/')), []);
-    assert.deepEqual(modulesLoadedBy(`registry.canonicalVimType('kubernetes');`).filter((path) => path.includes('/')), []);
+    assert.deepEqual(
+      openstack.filter((path) => path.startsWith('kubernetes/')),
+      [],
+    );
+    assert.deepEqual(
+      modulesLoadedBy(`registry.canonicalVimType('kubernetes');`).filter((path) => path.includes('/')),
+      [],
+    );
   });
 });
 
@@ -97,7 +133,10 @@ describe('what each driver says about its kind of VIM', () => {
     assert.equal(openstack.accessInfo.safeParse({ username: 'u', password: 'p' }).success, false);
     assert.equal(kubernetes.accessInfo.safeParse({ bearer_token: 't' }).success, true);
     assert.equal(kubernetes.accessInfo.safeParse({ username: 'u', password: 'p', project: 'x' }).success, false);
-    assert.deepEqual(kubernetes.fromTacker({ bearer_token: 't', ssl_ca_cert: 'ca' }, {}, undefined), { accessInfo: { bearer_token: 't' }, interfaceExtra: { ssl_ca_cert: 'ca' } });
+    assert.deepEqual(kubernetes.fromTacker({ bearer_token: 't', ssl_ca_cert: 'ca' }, {}, undefined), {
+      accessInfo: { bearer_token: 't' },
+      interfaceExtra: { ssl_ca_cert: 'ca' },
+    });
     assert.throws(() => kubernetes.fromTacker({ username: 'u' }, {}, undefined), /bearer_token/);
     assert.deepEqual(openstack.fromTacker({ username: 'u', password: 'p', cert_verify: 'False', region_name: '' }, { name: 'demo' }, { region: 'R1' }), {
       accessInfo: { username: 'u', password: 'p', project: 'demo', region: 'R1' },
@@ -109,9 +148,19 @@ describe('what each driver says about its kind of VIM', () => {
     const openstack = await loadDriver(OPENSTACK_VIM);
     const kubernetes = await loadDriver(KUBERNETES_VIM);
     assert.ok(openstack && kubernetes);
-    assert.deepEqual(openstack.faultWording(health({ fault: 'FAILED', vimStatus: 'SHUTOFF' })), { severity: 'MAJOR', eventType: 'EQUIPMENT_ALARM', probableCause: 'Server SHUTOFF', faultType: 'VNFC_FAILURE' });
+    assert.deepEqual(openstack.faultWording(health({ fault: 'FAILED', vimStatus: 'SHUTOFF' })), {
+      severity: 'MAJOR',
+      eventType: 'EQUIPMENT_ALARM',
+      probableCause: 'Server SHUTOFF',
+      faultType: 'VNFC_FAILURE',
+    });
     assert.equal(openstack.faultWording(health({ fault: 'MISSING' })).probableCause, 'Server missing');
-    assert.deepEqual(kubernetes.faultWording(health({ fault: 'FAILED', vimStatus: 'CrashLoopBackOff' })), { severity: 'CRITICAL', eventType: 'PROCESSING_ERROR_ALARM', probableCause: 'Pod CrashLoopBackOff', faultType: 'VNFC_FAILURE' });
+    assert.deepEqual(kubernetes.faultWording(health({ fault: 'FAILED', vimStatus: 'CrashLoopBackOff' })), {
+      severity: 'CRITICAL',
+      eventType: 'PROCESSING_ERROR_ALARM',
+      probableCause: 'Pod CrashLoopBackOff',
+      faultType: 'VNFC_FAILURE',
+    });
     assert.equal(kubernetes.faultWording(health({ fault: 'MISSING' })).faultType, 'VNFC_RESOURCE_MISSING');
   });
 });

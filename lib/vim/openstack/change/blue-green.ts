@@ -11,7 +11,24 @@ import { VimError } from '../errors.ts';
 import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf } from '../hot.ts';
 import { createdImages, imagesReady } from '../images.ts';
 import { createStack, grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackActionStatus, stackDeletion, stackRef, type OpenStackState } from '../state.ts';
-import { type ChangeState, type CoordinatedVnfc, type Env, type Json, type Working, blueGreenStackNameOf, deleteNewImages, deleteOldImages, deleteQuietly, liveStack, newPackageContext, nfvOfStack, owned, uploadNewImages, vnfcsOf, withoutChange } from './common.ts';
+import {
+  type ChangeState,
+  type CoordinatedVnfc,
+  type Env,
+  type Json,
+  type Working,
+  blueGreenStackNameOf,
+  deleteNewImages,
+  deleteOldImages,
+  deleteQuietly,
+  liveStack,
+  newPackageContext,
+  nfvOfStack,
+  owned,
+  uploadNewImages,
+  vnfcsOf,
+  withoutChange,
+} from './common.ts';
 
 /** The external CPs of a flavour: those the VNFD exposes, else those on no internal VL. */
 function externalCpsOf(flavour: FlavourInfo): string[] {
@@ -21,12 +38,15 @@ function externalCpsOf(flavour: FlavourInfo): string[] {
 /** What a load balancer in front of these VNFCs would list: their external CPs' addresses. */
 function lbMembersOf(vnfcs: CoordinatedVnfc[], flavour: FlavourInfo): Json[] {
   const external = externalCpsOf(flavour);
-  return vnfcs.flatMap((vnfc) => Object.entries(vnfc.addresses ?? {})
-    .filter(([cpdId]) => external.includes(cpdId))
-    .flatMap(([cpdId, addresses]) => addresses.map((address) => ({ vduId: vnfc.vduId, serverId: vnfc.resourceId, cpdId, address }))));
+  return vnfcs.flatMap((vnfc) =>
+    Object.entries(vnfc.addresses ?? {})
+      .filter(([cpdId]) => external.includes(cpdId))
+      .flatMap(([cpdId, addresses]) => addresses.map((address) => ({ vduId: vnfc.vduId, serverId: vnfc.resourceId, cpdId, address }))),
+  );
 }
 
-const newStackRef = (change: ChangeState): string => stackRef({ stackName: change.newStackName ?? '', ...(change.newStackId ? { stackId: change.newStackId } : {}) });
+const newStackRef = (change: ChangeState): string =>
+  stackRef({ stackName: change.newStackName ?? '', ...(change.newStackId ? { stackId: change.newStackId } : {}) });
 
 /** The new package's context for the new stack: its grant, in the zones the VNF has unless the grant says otherwise. */
 function blueGreenContext(env: Env, state: OpenStackState): OperationContext {
@@ -37,7 +57,11 @@ function blueGreenContext(env: Env, state: OpenStackState): OperationContext {
 
 async function createNewStack(env: Env, working: Working): Promise<void> {
   const change = working.change;
-  const created = await createStack(blueGreenContext(env, working), env.heat, { stackName: change.newStackName ?? '', images: change.newImages, ...(working.capacities ? { capacities: working.capacities } : {}) });
+  const created = await createStack(blueGreenContext(env, working), env.heat, {
+    stackName: change.newStackName ?? '',
+    images: change.newImages,
+    ...(working.capacities ? { capacities: working.capacities } : {}),
+  });
   change.phase = 'create';
   change.createAction = 'CREATE';
   change.newStackId = created.stackId;
@@ -54,7 +78,10 @@ export async function blueGreenStart(env: Env, state: OpenStackState): Promise<W
   requestOf(ctx.instantiateRequest);
   const newStackName = blueGreenStackNameOf(ctx, change.vnfPkgId, state.stackName);
   const newImages = await uploadNewImages(env);
-  const working: Working = { ...state, change: { upgradeType: 'BlueGreen', vnfPkgId: change.vnfPkgId, phase: 'images', newImages, vdus: [], owners: [], targets: [], newStackName } };
+  const working: Working = {
+    ...state,
+    change: { upgradeType: 'BlueGreen', vnfPkgId: change.vnfPkgId, phase: 'images', newImages, vdus: [], owners: [], targets: [], newStackName },
+  };
   log.info('openstack: blue-green change started', { vnfInstanceId: ctx.vnfInstanceId, vnfPkgId: change.vnfPkgId, newStackName });
   try {
     const ready = await imagesReady(env.glance, newImages);
@@ -97,7 +124,11 @@ export async function blueGreenPoll(env: Env, working: Working): Promise<Progres
       return {
         status: 'COORDINATE',
         state: working,
-        coordinate: { target: 'new', vnfcs, details: { externalLb: { members: lbMembersOf(vnfcs, newFlavour), replaces: lbMembersOf(replaced, oldFlavour) }, stack: newStackRef(change) } },
+        coordinate: {
+          target: 'new',
+          vnfcs,
+          details: { externalLb: { members: lbMembersOf(vnfcs, newFlavour), replaces: lbMembersOf(replaced, oldFlavour) }, stack: newStackRef(change) },
+        },
       };
     }
     case 'coordinate-new': {
@@ -145,7 +176,14 @@ export async function blueGreenResume(env: Env, working: Working): Promise<void>
       if (!stack.stack_status.endsWith('_FAILED')) return;
       const ctx = blueGreenContext(env, working);
       const hot = await loadBaseHot(ctx.files, ctx.flavourId);
-      await env.heat.patchStack(newStackRef(change), { template: hot.template, files: hot.files, parameters: { nfv: nfvOf(ctx, { images: change.newImages, ...(working.capacities ? { capacities: working.capacities } : {}) }, hot, grantChoicesOf(ctx.grant)) }, disableRollback: true });
+      await env.heat.patchStack(newStackRef(change), {
+        template: hot.template,
+        files: hot.files,
+        parameters: {
+          nfv: nfvOf(ctx, { images: change.newImages, ...(working.capacities ? { capacities: working.capacities } : {}) }, hot, grantChoicesOf(ctx.grant)),
+        },
+        disableRollback: true,
+      });
       change.createAction = 'UPDATE';
       return;
     }
@@ -172,8 +210,10 @@ export async function blueGreenRollbackStart(env: Env, working: Working): Promis
   // Once the new stack is complete the new VNF's script may have run (the engine keeps the state of
   // a coordination only when its script succeeded) and pointed the load balancer at the new VNFCs:
   // the old VNF's script, run as a rollback, points it back before they go.
-  const created = change.phase === 'create' && change.newStackId
-    && stackActionStatus(await env.heat.getStack(newStackRef(change)), change.createAction ?? 'CREATE', newStackRef(change)).status === 'DONE';
+  const created =
+    change.phase === 'create' &&
+    change.newStackId &&
+    stackActionStatus(await env.heat.getStack(newStackRef(change)), change.createAction ?? 'CREATE', newStackRef(change)).status === 'DONE';
   if (created || change.phase === 'coordinate-new' || change.phase === 'coordinate-old') {
     change.rollback = { step: 'coordinate-old', index: 0 };
     return;
@@ -201,7 +241,9 @@ export async function blueGreenRollbackPoll(env: Env, working: Working): Promise
   const failed = (reason: string): Progress => ({ status: 'FAILED', state: working, reason });
   switch (rollback.step) {
     case 'impossible':
-      return failed(`the blue-green change cannot be rolled back: the old stack ${stackRef(working)} was deleted after the switch to the new VNF, and rollback cannot bring it back; the VNF now runs on stack ${newStackRef(change)} of VNF package ${change.vnfPkgId}`);
+      return failed(
+        `the blue-green change cannot be rolled back: the old stack ${stackRef(working)} was deleted after the switch to the new VNF, and rollback cannot bring it back; the VNF now runs on stack ${newStackRef(change)} of VNF package ${change.vnfPkgId}`,
+      );
     case 'coordinate-old': {
       const vnfcs = await stackVnfcs(env, stackRef(working), flavourOf(env.ctx.vnfd, env.ctx.flavourId));
       rollback.step = 'delete-new';

@@ -61,13 +61,15 @@ const changeSchema = z.object({
   newGrant: grantChoices.optional(),
   /** The last poll answered FAILED: the next one (a retry of the operation) issues the failed step again. */
   retry: z.boolean().optional(),
-  rollback: z.object({
-    /** Rolling: vnfcs -> stack -> images. Blue-green: coordinate-old (asked) -> delete-new -> images; impossible after the old stack went. */
-    step: z.enum(['vnfcs', 'stack', 'coordinate-old', 'delete-new', 'images', 'impossible']),
-    /** Rolling: the position among the VNFCs the change touched, and where that one stands. */
-    index: z.number().int().nonnegative(),
-    vnfc: z.enum(['updating', 'coordinating']).optional(),
-  }).optional(),
+  rollback: z
+    .object({
+      /** Rolling: vnfcs -> stack -> images. Blue-green: coordinate-old (asked) -> delete-new -> images; impossible after the old stack went. */
+      step: z.enum(['vnfcs', 'stack', 'coordinate-old', 'delete-new', 'images', 'impossible']),
+      /** Rolling: the position among the VNFCs the change touched, and where that one stands. */
+      index: z.number().int().nonnegative(),
+      vnfc: z.enum(['updating', 'coordinating']).optional(),
+    })
+    .optional(),
 });
 export type ChangeState = z.infer<typeof changeSchema>;
 
@@ -135,9 +137,13 @@ export async function uploadNewImages(env: Env, owners?: ReadonlySet<string>): P
 }
 
 export async function deleteQuietly(env: Env, ids: string[]): Promise<void> {
-  await Promise.all(ids.map((id) => env.glance.deleteImage(id).catch((error: unknown) => {
-    log.warn('openstack: could not delete an image of a failed package change', { vnfInstanceId: env.ctx.vnfInstanceId, glanceImageId: id, error });
-  })));
+  await Promise.all(
+    ids.map((id) =>
+      env.glance.deleteImage(id).catch((error: unknown) => {
+        log.warn('openstack: could not delete an image of a failed package change', { vnfInstanceId: env.ctx.vnfInstanceId, glanceImageId: id, error });
+      }),
+    ),
+  );
 }
 
 /** An image the driver created for the instance stays the driver's to delete, whichever records name it. */
@@ -152,13 +158,23 @@ export async function deleteNewImages(env: Env, state: OpenStackState, change: C
   const names = imageOwners(newPackageContext(env.ctx, env.change)).map(({ owner }) => changeImageNameOf(env.ctx.vnfInstanceId, owner, env.change.vnfPkgId));
   const found = new Set(createdImages(change.newImages));
   for (const name of names) for (const image of await env.glance.findByName(name)) found.add(image.id);
-  await deleteImages(env.glance, env.ctx.vnfInstanceId, [...found].filter((id) => !keep.has(id)), []);
+  await deleteImages(
+    env.glance,
+    env.ctx.vnfInstanceId,
+    [...found].filter((id) => !keep.has(id)),
+    [],
+  );
 }
 
 /** Deletes the old package's images the new state no longer uses. */
 export async function deleteOldImages(env: Env, before: OpenStackState, after: OpenStackState): Promise<void> {
   const used = new Set(after.images.map((image) => image.id));
-  await deleteImages(env.glance, env.ctx.vnfInstanceId, createdImages(before.images).filter((id) => !used.has(id)), []);
+  await deleteImages(
+    env.glance,
+    env.ctx.vnfInstanceId,
+    createdImages(before.images).filter((id) => !used.has(id)),
+    [],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +198,8 @@ export function nfvOfStack(stack: HeatStack | undefined): Json | undefined {
 
 export async function liveStack(env: Env, ref: string, what: string): Promise<HeatStack> {
   const stack = await env.heat.getStack(ref);
-  if (!stack || stack.stack_status.startsWith('DELETE_')) throw new VimError('heat', `the ${what} of VNF instance ${env.ctx.vnfInstanceId} (${ref}) does not exist`);
+  if (!stack || stack.stack_status.startsWith('DELETE_'))
+    throw new VimError('heat', `the ${what} of VNF instance ${env.ctx.vnfInstanceId} (${ref}) does not exist`);
   return stack;
 }
 
@@ -221,6 +238,16 @@ export function vnfcsOf(resources: HeatResource[], flavour: FlavourInfo): Coordi
     const server = resources.find((resource) => resource.resource_type === SERVER && resource.physical_resource_id === info.id);
     return server ? [{ server, vduId: String(info.vduId) }] : [];
   });
-  servers.sort((a, b) => order.indexOf(a.vduId) - order.indexOf(b.vduId) || creationTimeOf(a.server).localeCompare(creationTimeOf(b.server)) || String(a.server.physical_resource_id).localeCompare(String(b.server.physical_resource_id)));
-  return servers.map(({ server, vduId }) => ({ vduId, resourceId: String(server.physical_resource_id), id: String(server.physical_resource_id), addresses: serverAddresses(resources, server, flavour, vduId) }));
+  servers.sort(
+    (a, b) =>
+      order.indexOf(a.vduId) - order.indexOf(b.vduId) ||
+      creationTimeOf(a.server).localeCompare(creationTimeOf(b.server)) ||
+      String(a.server.physical_resource_id).localeCompare(String(b.server.physical_resource_id)),
+  );
+  return servers.map(({ server, vduId }) => ({
+    vduId,
+    resourceId: String(server.physical_resource_id),
+    id: String(server.physical_resource_id),
+    addresses: serverAddresses(resources, server, flavour, vduId),
+  }));
 }

@@ -35,7 +35,8 @@ function nfvValueOf(value: unknown, nfv: Json): { value: unknown } | undefined {
   if (keys.length === 1 && INTRINSIC.test(keys[0] as string)) {
     const path = (value as Json).get_param;
     if (path === 'nfv') return { value: nfv };
-    if (Array.isArray(path) && path[0] === 'nfv' && path.every((item) => typeof item === 'string' || typeof item === 'number')) return { value: dig(nfv, path.slice(1) as PathItem[]) };
+    if (Array.isArray(path) && path[0] === 'nfv' && path.every((item) => typeof item === 'string' || typeof item === 'number'))
+      return { value: dig(nfv, path.slice(1) as PathItem[]) };
     return undefined;
   }
   const out: Json = {};
@@ -52,8 +53,12 @@ export function memberDefinitionOf(hot: BaseHot, group: string, nfv: Json): { ty
   const template = parseTemplate(hot);
   const resources = isRecord(template) && isRecord(template.resources) ? template.resources : {};
   const definition = resources[group];
-  const member = isRecord(definition) && definition.type === 'OS::Heat::AutoScalingGroup' && isRecord(definition.properties) ? definition.properties.resource : undefined;
-  if (!isRecord(member)) throw new UnprocessableEntityError(`the BaseHOT ${hot.templatePath} has no OS::Heat::AutoScalingGroup ${group} with a member resource, which the VNF's stack has`);
+  const member =
+    isRecord(definition) && definition.type === 'OS::Heat::AutoScalingGroup' && isRecord(definition.properties) ? definition.properties.resource : undefined;
+  if (!isRecord(member))
+    throw new UnprocessableEntityError(
+      `the BaseHOT ${hot.templatePath} has no OS::Heat::AutoScalingGroup ${group} with a member resource, which the VNF's stack has`,
+    );
   const properties: Json = {};
   for (const [key, value] of Object.entries(isRecord(member.properties) ? member.properties : {})) {
     const resolved = nfvValueOf(value, nfv);
@@ -76,7 +81,10 @@ export function vduKeys(flavours: FlavourInfo[], vduId: string): { vdus: string[
 /** `current` with the entries of one VDU taken from `source`. */
 export function withVduEntries(current: Json, source: Json, keys: { vdus: string[]; cps: string[] }): Json {
   const nfv = clone(current);
-  for (const [section, names] of [['VDU', keys.vdus], ['CP', keys.cps]] as const) {
+  for (const [section, names] of [
+    ['VDU', keys.vdus],
+    ['CP', keys.cps],
+  ] as const) {
     const from = source[section];
     if (!isRecord(from)) continue;
     const to = isRecord(nfv[section]) ? (nfv[section] as Json) : {};

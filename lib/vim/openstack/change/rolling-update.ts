@@ -21,8 +21,37 @@ import type { HeatResource } from '../heat.ts';
 import { capacitiesOf, flavourOf, loadBaseHot, parseTemplate, requestOf, type BaseHot } from '../hot.ts';
 import { createdImages, imageOwners, imagesReady } from '../images.ts';
 import { SERVER, serverPlacement } from '../resources.ts';
-import { grantChoicesOf, nfvOf, RESOURCE_NESTED_DEPTH, stackActionStatus, stackRef, type GrantChoices, type OpenStackState, type StackActionStatus } from '../state.ts';
-import { type ChangeState, type CoordinatedVnfc, type Env, type Json, type Target, type Working, deleteNewImages, deleteOldImages, deleteQuietly, liveStack, newPackageContext, nfvOfStack, owned, serverAddresses, stackUuidOf, uploadNewImages, uuidOf, vnfcsOf, withoutChange } from './common.ts';
+import {
+  grantChoicesOf,
+  nfvOf,
+  RESOURCE_NESTED_DEPTH,
+  stackActionStatus,
+  stackRef,
+  type GrantChoices,
+  type OpenStackState,
+  type StackActionStatus,
+} from '../state.ts';
+import {
+  type ChangeState,
+  type CoordinatedVnfc,
+  type Env,
+  type Json,
+  type Target,
+  type Working,
+  deleteNewImages,
+  deleteOldImages,
+  deleteQuietly,
+  liveStack,
+  newPackageContext,
+  nfvOfStack,
+  owned,
+  serverAddresses,
+  stackUuidOf,
+  uploadNewImages,
+  uuidOf,
+  vnfcsOf,
+  withoutChange,
+} from './common.ts';
 import { dig, memberDefinitionOf, vduKeys, withVduEntries } from './heat-template.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -36,10 +65,18 @@ function locate(resources: HeatResource[], target: Target, flavour: FlavourInfo)
     const memberResource = resources.find((resource) => resource.resource_name === member.resourceName && stackUuidOf(resource) === uuidOf(member.stack));
     stack = memberResource?.physical_resource_id ?? undefined;
   }
-  const server = resources.find((resource) => resource.resource_type === SERVER && resource.resource_name === target.resourceName && stackUuidOf(resource) === stack && resource.physical_resource_id);
+  const server = resources.find(
+    (resource) =>
+      resource.resource_type === SERVER && resource.resource_name === target.resourceName && stackUuidOf(resource) === stack && resource.physical_resource_id,
+  );
   if (!server?.physical_resource_id) return undefined;
   const id = server.physical_resource_id;
-  return { vduId: target.vduId, resourceId: id, ...(id === target.resourceId ? { id } : {}), addresses: serverAddresses(resources, server, flavour, target.vduId) };
+  return {
+    vduId: target.vduId,
+    resourceId: id,
+    ...(id === target.resourceId ? { id } : {}),
+    addresses: serverAddresses(resources, server, flavour, target.vduId),
+  };
 }
 
 /** The stack whose update moves the target: its scaling group's nested stack, else the top stack. */
@@ -56,11 +93,29 @@ async function moveVnfc(env: Env, state: OpenStackState, target: Target, hot: Ba
     const template = await env.heat.getTemplate(member.stack);
     const resources = isRecord(template.resources) ? template.resources : {};
     const current = resources[member.resourceName];
-    if (!isRecord(current)) throw new VimError('heat', `scaling group ${member.group} (stack ${member.stack}) no longer has member ${member.resourceName} of VNFC ${target.resourceId}`);
+    if (!isRecord(current))
+      throw new VimError(
+        'heat',
+        `scaling group ${member.group} (stack ${member.stack}) no longer has member ${member.resourceName} of VNFC ${target.resourceId}`,
+      );
     const wanted = memberDefinitionOf(hot, member.group, nfv);
-    const definition = { ...current, ...(wanted.type ? { type: wanted.type } : {}), properties: { ...(isRecord(current.properties) ? current.properties : {}), ...wanted.properties } };
-    log.info('openstack: updating a scaling group member', { vnfInstanceId: env.ctx.vnfInstanceId, stack: member.stack, member: member.resourceName, vnfc: target.resourceId });
-    await env.heat.patchStack(member.stack, { template: { ...template, resources: { ...resources, [member.resourceName]: definition } }, files: hot.files, parameters: {}, disableRollback: true });
+    const definition = {
+      ...current,
+      ...(wanted.type ? { type: wanted.type } : {}),
+      properties: { ...(isRecord(current.properties) ? current.properties : {}), ...wanted.properties },
+    };
+    log.info('openstack: updating a scaling group member', {
+      vnfInstanceId: env.ctx.vnfInstanceId,
+      stack: member.stack,
+      member: member.resourceName,
+      vnfc: target.resourceId,
+    });
+    await env.heat.patchStack(member.stack, {
+      template: { ...template, resources: { ...resources, [member.resourceName]: definition } },
+      files: hot.files,
+      parameters: {},
+      disableRollback: true,
+    });
     return member.stack;
   }
   const ref = stackRef(state);
@@ -72,12 +127,18 @@ async function moveVnfc(env: Env, state: OpenStackState, target: Target, hot: Ba
 }
 
 /** Where the update moving a VNFC stands; once done, the VNFC as it now is (its server, maybe a new one, and addresses). */
-async function movedVnfc(env: Env, working: Working, target: Target, flavour: FlavourInfo): Promise<Exclude<StackActionStatus, { status: 'DONE' }> | { status: 'DONE'; vnfc: CoordinatedVnfc }> {
+async function movedVnfc(
+  env: Env,
+  working: Working,
+  target: Target,
+  flavour: FlavourInfo,
+): Promise<Exclude<StackActionStatus, { status: 'DONE' }> | { status: 'DONE'; vnfc: CoordinatedVnfc }> {
   const ref = updatedStackOf(working, target);
   const status = stackActionStatus(await env.heat.getStack(ref), 'UPDATE', ref);
   if (status.status !== 'DONE') return status;
   const vnfc = locate(await env.heat.listResources(stackRef(working), RESOURCE_NESTED_DEPTH, true), target, flavour);
-  if (!vnfc) return { status: 'FAILED', reason: `after its update, the stack has no server ${target.resourceName} for VNFC ${target.resourceId} of ${target.vduId}` };
+  if (!vnfc)
+    return { status: 'FAILED', reason: `after its update, the stack has no server ${target.resourceName} for VNFC ${target.resourceId} of ${target.vduId}` };
   return { status: 'DONE', vnfc };
 }
 
@@ -120,17 +181,30 @@ function newNfv(env: Env, state: OpenStackState, change: ChangeState, hot: BaseH
 /** The VNFCs of the VDUs, VDU by VDU, oldest first, with where each sits in the stack. */
 function rollingTargets(resources: HeatResource[], flavour: FlavourInfo, vduIds: string[], top: string): Target[] {
   const vnfcs = vnfcsOf(resources, flavour);
-  return vduIds.flatMap((vduId) => vnfcs.filter((vnfc) => vnfc.vduId === vduId).map((vnfc): Target => {
-    const placement = serverPlacement(resources, vnfc.resourceId);
-    if (!placement) throw new VimError('heat', `VNFC ${vnfc.resourceId} of ${vduId} is not a server of the stack`);
-    if (!placement.member) return { vduId, resourceId: vnfc.resourceId, stack: placement.stack, resourceName: placement.resourceName, step: 'pending' };
-    const groupStack = uuidOf(placement.member.stack);
-    const group = resources.find((resource) => resource.physical_resource_id === groupStack);
-    if (!group || stackUuidOf(group) !== uuidOf(top)) {
-      throw new UnprocessableEntityError(`VNFC ${vnfc.resourceId} of ${vduId} is a member of a scaling group that is not a resource of the BaseHOT's top template; a rolling update moves members of top-level groups only`);
-    }
-    return { vduId, resourceId: vnfc.resourceId, stack: placement.stack, resourceName: placement.resourceName, member: { ...placement.member, group: group.resource_name }, step: 'pending' };
-  }));
+  return vduIds.flatMap((vduId) =>
+    vnfcs
+      .filter((vnfc) => vnfc.vduId === vduId)
+      .map((vnfc): Target => {
+        const placement = serverPlacement(resources, vnfc.resourceId);
+        if (!placement) throw new VimError('heat', `VNFC ${vnfc.resourceId} of ${vduId} is not a server of the stack`);
+        if (!placement.member) return { vduId, resourceId: vnfc.resourceId, stack: placement.stack, resourceName: placement.resourceName, step: 'pending' };
+        const groupStack = uuidOf(placement.member.stack);
+        const group = resources.find((resource) => resource.physical_resource_id === groupStack);
+        if (!group || stackUuidOf(group) !== uuidOf(top)) {
+          throw new UnprocessableEntityError(
+            `VNFC ${vnfc.resourceId} of ${vduId} is a member of a scaling group that is not a resource of the BaseHOT's top template; a rolling update moves members of top-level groups only`,
+          );
+        }
+        return {
+          vduId,
+          resourceId: vnfc.resourceId,
+          stack: placement.stack,
+          resourceName: placement.resourceName,
+          member: { ...placement.member, group: group.resource_name },
+          step: 'pending',
+        };
+      }),
+  );
 }
 
 export async function rollingStart(env: Env, state: OpenStackState): Promise<Working> {
@@ -145,17 +219,33 @@ export async function rollingStart(env: Env, state: OpenStackState): Promise<Wor
   const newFlavour = flavourOf(change.vnfd, change.flavourId);
   const vdus = change.vduIds.length ? [...new Set(change.vduIds)] : newFlavour.vdus.map((vdu) => vdu.id);
   const missing = vdus.filter((vduId) => !newFlavour.vdus.some((vdu) => vdu.id === vduId) || !oldFlavour.vdus.some((vdu) => vdu.id === vduId));
-  if (missing.length) throw new UnprocessableEntityError(`a rolling update moves VDUs both packages have in flavour ${change.flavourId}; ${missing.join(', ')} is not one of them`);
+  if (missing.length)
+    throw new UnprocessableEntityError(
+      `a rolling update moves VDUs both packages have in flavour ${change.flavourId}; ${missing.join(', ')} is not one of them`,
+    );
 
   const oldNfv = nfvOfStack(stack) ?? nfvOf(ctx, state, await loadBaseHot(ctx.files, ctx.flavourId), state.instantiateGrant ?? {});
   state.capacities ??= capacitiesOf(oldNfv);
   const resources = await env.heat.listResources(stackRef(state), RESOURCE_NESTED_DEPTH);
   const targets = rollingTargets(resources, oldFlavour, vdus, stackRef(state));
   // New images for the VDUs that move, and for any image the old package did not have.
-  const owners = new Set([...ownersOfVdus(newFlavour, vdus), ...imageOwners({ vnfd: change.vnfd, flavourId: change.flavourId }).map(({ owner }) => owner).filter((owner) => !state.images.some((image) => image.imageId === owner))]);
+  const owners = new Set([
+    ...ownersOfVdus(newFlavour, vdus),
+    ...imageOwners({ vnfd: change.vnfd, flavourId: change.flavourId })
+      .map(({ owner }) => owner)
+      .filter((owner) => !state.images.some((image) => image.imageId === owner)),
+  ]);
   const newImages = await uploadNewImages(env, owners);
-  const working: Working = { ...state, change: { upgradeType: 'RollingUpdate', vnfPkgId: change.vnfPkgId, phase: 'images', newImages, vdus, owners: [...owners], targets, oldNfv } };
-  log.info('openstack: rolling update started', { vnfInstanceId: ctx.vnfInstanceId, vnfPkgId: change.vnfPkgId, vdus, vnfcs: targets.map((target) => target.resourceId) });
+  const working: Working = {
+    ...state,
+    change: { upgradeType: 'RollingUpdate', vnfPkgId: change.vnfPkgId, phase: 'images', newImages, vdus, owners: [...owners], targets, oldNfv },
+  };
+  log.info('openstack: rolling update started', {
+    vnfInstanceId: ctx.vnfInstanceId,
+    vnfPkgId: change.vnfPkgId,
+    vdus,
+    vnfcs: targets.map((target) => target.resourceId),
+  });
   try {
     const ready = await imagesReady(env.glance, newImages);
     if (ready.failed) throw new VimError('glance', ready.failed);
@@ -214,7 +304,12 @@ export async function rollingPoll(env: Env, working: Working): Promise<Progress>
     const { vnfc } = moved;
     current.updatedId = vnfc.resourceId;
     current.step = 'coordinating';
-    log.info('openstack: VNFC moved to the new package', { vnfInstanceId: env.ctx.vnfInstanceId, vduId: current.vduId, before: current.resourceId, after: vnfc.resourceId });
+    log.info('openstack: VNFC moved to the new package', {
+      vnfInstanceId: env.ctx.vnfInstanceId,
+      vduId: current.vduId,
+      before: current.resourceId,
+      after: vnfc.resourceId,
+    });
     return { status: 'COORDINATE', state: working, coordinate: { target: 'new', vnfcs: [vnfc] } };
   }
   // phase 'stack'
@@ -232,7 +327,9 @@ export async function rollingResume(env: Env, working: Working): Promise<void> {
   const change = working.change;
   if (change.phase === 'images') return;
   if (change.phase === 'stack') {
-    change.targets.forEach((target) => { target.step = 'done'; });
+    change.targets.forEach((target) => {
+      target.step = 'done';
+    });
     change.phase = 'vnfcs';
     await rollingNext(env, working);
     return;
@@ -292,7 +389,12 @@ export async function rollingRollbackPoll(env: Env, working: Working): Promise<P
     if (moved.status === 'IN_PROGRESS') return { status: 'IN_PROGRESS', state: working };
     const { vnfc } = moved;
     rollback.vnfc = 'coordinating';
-    log.info('openstack: VNFC moved back to the old package', { vnfInstanceId: env.ctx.vnfInstanceId, vduId: target.vduId, before: target.resourceId, after: vnfc.resourceId });
+    log.info('openstack: VNFC moved back to the old package', {
+      vnfInstanceId: env.ctx.vnfInstanceId,
+      vduId: target.vduId,
+      before: target.resourceId,
+      after: vnfc.resourceId,
+    });
     return { status: 'COORDINATE', state: working, coordinate: { target: 'old', vnfcs: [vnfc] } };
   }
   if (rollback.step === 'stack') {
