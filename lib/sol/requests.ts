@@ -2,7 +2,7 @@
 // (clause 5.5.2). Top-level attributes are strict: an attribute the spec does not define is a 400,
 // so a typo in an NFVO's request is reported instead of silently ignored.
 import { z } from 'zod';
-import { withoutUserinfo } from '#lib/redact.ts';
+import { isSecretKey, withoutUserinfo } from '#lib/redact.ts';
 import { BadRequestError } from './errors.ts';
 
 const keyValuePairs = z.record(z.string(), z.unknown());
@@ -31,10 +31,19 @@ export function httpUri(hint = 'give credentials in the fields made for them') {
     .refine((uri) => !isHttpUri(uri) || (new URL(uri).username === '' && new URL(uri).password === ''), `${CREDENTIALS_IN_URI}; ${hint}`);
 }
 
-/** interfaceInfo: free key-value pairs, but no value may be a URL with credentials in it. */
+/**
+ * interfaceInfo: free key-value pairs that records and responses show, so none may be a credential:
+ * no attribute named like one (a token, a password) and no URL with credentials in it.
+ */
 const interfaceInfoPairs = keyValuePairs.superRefine((pairs, ctx) => {
   for (const [key, value] of Object.entries(pairs)) {
-    if (typeof value === 'string' && withoutUserinfo(value) !== value) {
+    if (isSecretKey(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'is named like a credential, and interfaceInfo is shown in every response; give credentials in accessInfo',
+      });
+    } else if (typeof value === 'string' && withoutUserinfo(value) !== value) {
       ctx.addIssue({ code: 'custom', path: [key], message: `${CREDENTIALS_IN_URI}; give them in accessInfo` });
     }
   }

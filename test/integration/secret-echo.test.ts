@@ -202,11 +202,16 @@ describe('no secret is echoed', () => {
       /credentials/,
     );
     const accessInfo = { bearer_token: cluster.bearer_token, password: Number(planted.accessNumber), more: { secret: { value: planted.accessNested } } };
+    // interfaceInfo is shown in every response: an attribute named like a credential there is refused.
+    assertRefused(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        body: instantiate(connection(accessInfo, { endpoint: cluster.endpoint, token: planted.interfaceToken })),
+      }),
+      400,
+      /interfaceInfo.*named like a credential/,
+    );
     await ended(
-      await operate(
-        `/vnflcm/v2/vnf_instances/${id}/instantiate`,
-        instantiate(connection(accessInfo, { endpoint: cluster.endpoint, token: planted.interfaceToken }), { password: planted.instantiateParams }),
-      ),
+      await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate(connection(accessInfo), { password: planted.instantiateParams })),
       'COMPLETED',
     );
     await ended(await operate(`/vnflcm/v2/vnf_instances/${id}/heal`, { additionalParams: { nested: { password: planted.healParams } } }), 'COMPLETED');
