@@ -32,10 +32,10 @@ export function httpUri(hint = 'give credentials in the fields made for them') {
 }
 
 /**
- * interfaceInfo: free key-value pairs that records and responses show, so none may be a credential:
- * no attribute named like one (a token, a password) and no URL with credentials in it.
+ * interfaceInfo is shown in records and every response, so none of its attributes may be a
+ * credential: none named like one (a token, a password) and no URL with credentials in it.
  */
-const interfaceInfoPairs = keyValuePairs.superRefine((pairs, ctx) => {
+export function refuseCredentialsIn(pairs: Record<string, unknown>, ctx: z.RefinementCtx): void {
   for (const [key, value] of Object.entries(pairs)) {
     if (isSecretKey(key)) {
       ctx.addIssue({
@@ -47,7 +47,9 @@ const interfaceInfoPairs = keyValuePairs.superRefine((pairs, ctx) => {
       ctx.addIssue({ code: 'custom', path: [key], message: `${CREDENTIALS_IN_URI}; give them in accessInfo` });
     }
   }
-});
+}
+
+const interfaceInfoPairs = keyValuePairs.superRefine(refuseCredentialsIn);
 
 /** SOL003 4.4.1.6 VimConnectionInfo (a merge patch may carry only part of one). */
 export const vimConnectionInfoPatch = z

@@ -5,7 +5,8 @@
 // and the driver. What differs between kinds of VIM (credentials, Tacker's spelling of them) the
 // kind's driver says, through the registry.
 import { z } from 'zod';
-import { httpUri, parseRequest } from '#lib/sol/requests.ts';
+import { httpUri, parseRequest, refuseCredentialsIn } from '#lib/sol/requests.ts';
+import { isSecretKey } from '#lib/redact.ts';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimRecord } from '#lib/store/vims.ts';
 import { tackerBoolean, type VimCredentials } from '#lib/vim/driver.ts';
@@ -13,11 +14,13 @@ import { canonicalVimType, loadDriver, supportedVimType, TACKER_DEFAULT_VIM, tac
 
 export const MASK = '***';
 
-/** Attribute names whose values are credentials: masked in every representation and log line. */
-const SECRET_NAME = /pass(word)?|token|secret|private|^key$/i;
-
+/**
+ * accessInfo attributes shown masked: whatever lib/redact.ts calls a credential, and in accessInfo
+ * also anything with pass in its name, a bare `key` or anything private (a client key), which
+ * elsewhere may be ordinary names.
+ */
 export function maskAccessInfo(accessInfo: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(accessInfo).map(([key, value]) => [key, SECRET_NAME.test(key) ? MASK : value]));
+  return Object.fromEntries(Object.entries(accessInfo).map(([key, value]) => [key, isSecretKey(key) || /pass|private|^key$/i.test(key) ? MASK : value]));
 }
 
 /** A registration, whichever API it came through. */
@@ -50,7 +53,8 @@ const interfaceInfo = z
     ssl_ca_cert: z.string().optional(),
     cert_verify: z.boolean().optional(),
   })
-  .loose();
+  .loose()
+  .superRefine(refuseCredentialsIn);
 
 const productRegistration = z.object({
   name,
