@@ -8,6 +8,7 @@ import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
 import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
+import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   changeCurrentVnfPkgRequest,
@@ -15,6 +16,7 @@ import {
   instantiateVnfRequest,
   normaliseV1Instantiate,
   scaleVnfRequest,
+  scaleVnfToLevelRequest,
   terminateVnfRequest,
 } from '#lib/sol/requests.ts';
 import { bothVersions, httpApi, route, type ApiRequest, type ApiResult, type RouteTable } from './common/http.ts';
@@ -50,6 +52,14 @@ export const routes: RouteTable = {
       handler: async (request) => accepted(request, await requestScale(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   }),
+  // SOL003 V3.x only: Tacker's v1 API (V2.6.1) has no scale to level.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/scale_to_level': {
+    POST: route({
+      schema: scaleVnfToLevelRequest,
+      title: 'ScaleVnfToLevelRequest',
+      handler: async (request) => accepted(request, await requestScaleToLevel(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
   ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
     POST: route({
       schema: healVnfRequest,

@@ -55,17 +55,13 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
   }
   if (change?.kind === 'SCALE') {
     if (change.scaleType === 'SCALE_IN') return { ...grantBase(inputs, flavourId), removeResources: (change.remove ?? []).map(existing) };
-    const counts: Record<string, number> = {};
-    for (const vnfc of (instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Array<{ vduId: string }>) counts[vnfc.vduId] = (counts[vnfc.vduId] ?? 0) + 1;
-    const added = Object.entries(change.targets ?? {}).flatMap(([vduId, target]) =>
-      Array.from({ length: Math.max(0, target - (counts[vduId] ?? 0)) }, (_, n) => ({
-        id: `${vduId}-compute-${n + 1}`,
-        type: 'COMPUTE',
-        resourceTemplateId: vduId,
-        vduId,
-      })),
-    );
-    return { ...grantBase(inputs, flavourId), addResources: added };
+    return { ...grantBase(inputs, flavourId), addResources: addedCompute(instance, change.targets ?? {}) };
+  }
+  // Some VDUs may grow and others shrink in one SCALE_TO_LEVEL: both lists, each only when not empty.
+  if (change?.kind === 'SCALE_TO_LEVEL') {
+    const added = addedCompute(instance, change.targets ?? {});
+    const removed = (change.remove ?? []).map(existing);
+    return { ...grantBase(inputs, flavourId), ...(added.length ? { addResources: added } : {}), ...(removed.length ? { removeResources: removed } : {}) };
   }
   const adding = opOcc.operation === 'INSTANTIATE';
   return {
@@ -73,6 +69,20 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     ...(params.instantiationLevelId ? { instantiationLevelId: params.instantiationLevelId } : {}),
     ...(adding ? { addResources: resources } : { removeResources: resources }),
   };
+}
+
+/** The COMPUTE resources a scale adds: for each VDU, as many as its target exceeds the VNFCs it has. */
+function addedCompute(instance: VnfInstanceRecord, targets: Record<string, number>): Array<Record<string, unknown>> {
+  const counts: Record<string, number> = {};
+  for (const vnfc of (instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Array<{ vduId: string }>) counts[vnfc.vduId] = (counts[vnfc.vduId] ?? 0) + 1;
+  return Object.entries(targets).flatMap(([vduId, target]) =>
+    Array.from({ length: Math.max(0, target - (counts[vduId] ?? 0)) }, (_, n) => ({
+      id: `${vduId}-compute-${n + 1}`,
+      type: 'COMPUTE',
+      resourceTemplateId: vduId,
+      vduId,
+    })),
+  );
 }
 
 function grantBase({ opOcc, instance }: GrantInputs, flavourId: string): Record<string, unknown> {

@@ -42,7 +42,7 @@ export function vnfcsOf(info: Info | undefined): Array<VnfcRef & { id: string }>
   }));
 }
 
-function countsOf(info: Info | undefined): Record<string, number> {
+export function countsOf(info: Info | undefined): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const vnfc of vnfcsOf(info)) counts[vnfc.vduId] = (counts[vnfc.vduId] ?? 0) + 1;
   return counts;
@@ -54,7 +54,7 @@ export function scaleLevelOf(info: Info | undefined, aspectId: string): number {
 }
 
 /** How many VNFCs each VDU the aspect governs gains between scale levels `from` and `to` (from < to). */
-function deltasBetween(flavour: FlavourInfo, aspectId: string, from: number, to: number): Record<string, number> {
+export function deltasBetween(flavour: FlavourInfo, aspectId: string, from: number, to: number): Record<string, number> {
   const aspect = flavour.scalingAspects.find((candidate) => candidate.id === aspectId);
   const gained: Record<string, number> = {};
   for (const deltas of flavour.vduScalingAspectDeltas.filter((candidate) => candidate.aspectId === aspectId)) {

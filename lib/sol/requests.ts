@@ -255,3 +255,44 @@ export function normaliseV1Instantiate(body: unknown): unknown {
     }),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// SCALE_TO_LEVEL (SOL003 5.4.6)
+
+/** SOL003 ScaleInfo as a ScaleVnfToLevelRequest gives it: an aspect and the scale level it is to have. */
+const targetScaleInfo = z
+  .object({
+    aspectId: identifier,
+    /** Present only when it differs from the instance's vnfdId, which it cannot while the instance is idle. */
+    vnfdId: identifier.optional(),
+    scaleLevel: z.number().int().min(0, 'a scale level is 0 or more').max(1000),
+  })
+  .strict();
+
+/**
+ * SOL003 5.5.2.6 ScaleVnfToLevelRequest: the target either as an instantiation level of the
+ * instance's deployment flavour or as scale levels of some of its aspects (the others keep theirs),
+ * exactly one of the two.
+ */
+export const scaleVnfToLevelRequest = z
+  .object({
+    instantiationLevelId: identifier.optional(),
+    scaleInfo: z.array(targetScaleInfo).min(1, 'scaleInfo names at least one scaling aspect').max(1000).optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict()
+  .superRefine((request, ctx) => {
+    if ((request.instantiationLevelId === undefined) === (request.scaleInfo === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `give either instantiationLevelId or scaleInfo (SOL003 5.5.2.6), ${request.instantiationLevelId === undefined ? 'not neither' : 'not both'}`,
+      });
+    }
+    const seen = new Set<string>();
+    for (const [index, entry] of (request.scaleInfo ?? []).entries()) {
+      if (seen.has(entry.aspectId)) ctx.addIssue({ code: 'custom', path: ['scaleInfo', index, 'aspectId'], message: `names aspect ${entry.aspectId} again` });
+      seen.add(entry.aspectId);
+    }
+  });
+export type ScaleVnfToLevelRequest = z.infer<typeof scaleVnfToLevelRequest>;

@@ -119,7 +119,13 @@ export interface VnfcRef {
  */
 export type UpdateChange =
   | { kind: 'SCALE'; scaleType: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; steps: number; targets: Record<string, number>; remove: VnfcRef[] }
-  | { kind: 'HEAL'; vnfcs: VnfcRef[] };
+  | { kind: 'HEAL'; vnfcs: VnfcRef[] }
+  /**
+   * SCALE_TO_LEVEL: every aspect's scale level afterwards (`levels`), the VNFC count of each VDU
+   * whose count changes (`targets`) and the VNFCs to remove (newest first) from those that shrink;
+   * some VDUs may grow and others shrink in the one update. lib/vim/scaling.ts reads both scale kinds.
+   */
+  | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] };
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {

@@ -10,6 +10,7 @@ import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
 import { scaleSteps } from './scale.ts';
+import { scaleToLevelSteps } from './scale-to-level.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
 
@@ -19,6 +20,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   INSTANTIATE: instantiateSteps,
   TERMINATE: terminateSteps,
   SCALE: scaleSteps,
+  SCALE_TO_LEVEL: scaleToLevelSteps,
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
   MODIFY_INFO: modifyInfoSteps,

@@ -32,7 +32,7 @@ const rollbackStart: Step = async (deps, loaded) => {
   return started();
 };
 
-const rollbackPoll: Step = async (deps, loaded, polls) => {
+export const rollbackPoll: Step = async (deps, loaded, polls) => {
   const { opOcc } = loaded;
   if (!opOcc.rollbackChange) return polled(polls);
   const driver = await driverOf(opOcc.vim);
@@ -41,7 +41,7 @@ const rollbackPoll: Step = async (deps, loaded, polls) => {
 };
 
 /** A rolled-back SCALE has the VNFCs it had before (ids of VNFCs a scale-in removed are new ones). */
-const rollbackFinish: Step = (deps, loaded, polls) => (loaded.opOcc.rollbackChange ? restoredOnVim : forgetAttempt)(deps, loaded, polls);
+export const rollbackFinish: Step = (deps, loaded, polls) => (loaded.opOcc.rollbackChange ? restoredOnVim : forgetAttempt)(deps, loaded, polls);
 
 export const scaleSteps: StepTable = {
   grant,

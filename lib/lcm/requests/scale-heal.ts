@@ -13,13 +13,13 @@ import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { healChange, scaleChange } from '#lib/lcm/scale-heal.ts';
 
-function instantiatedOrConflict(instance: VnfInstanceRecord, operation: string): void {
+export function instantiatedOrConflict(instance: VnfInstanceRecord, operation: string): void {
   if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources) {
     throw new ConflictError(`VNF instance ${instance.id} is NOT_INSTANTIATED; it must be instantiated before ${operation}`);
   }
 }
 
-function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): FlavourInfo {
+export function flavourOfInstance(vnfd: ParsedVnfd, instance: VnfInstanceRecord): FlavourInfo {
   const flavourId = String(instance.instantiatedVnfInfo?.flavourId ?? '');
   const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);
   if (!flavour) throw new UnprocessableEntityError(`The VNFD ${vnfd.vnfdId} no longer has the instance's deployment flavour "${flavourId}"`);

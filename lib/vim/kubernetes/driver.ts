@@ -22,6 +22,7 @@ import {
   type VnfcHealth,
 } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
+import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
@@ -335,18 +336,13 @@ async function deletePod(
   return { vduId, name, ...(uidOf(pod) ? { uid: uidOf(pod) } : {}), ...(recreate ? { recreate } : {}) };
 }
 
-async function scaleStart(
-  ctx: OperationContext,
-  client: KubeClient,
-  state: KubernetesState,
-  change: Extract<UpdateChange, { kind: 'SCALE' }>,
-): Promise<ReplacedPod[]> {
+async function scaleStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Scaling): Promise<ReplacedPod[]> {
   const label = labelOf(ctx);
   const replaced: ReplacedPod[] = [];
   for (const [vduId, replicas] of Object.entries(change.targets)) {
     const { ref, workload } = await readWorkload(client, ctx, state, vduId);
     if (!REPLICATED_KINDS.has(ref.kind)) throw new UnprocessableEntityError(`VDU ${vduId} is a ${ref.kind}, which has no replica count to scale`);
-    const removed = change.scaleType === 'SCALE_IN' ? change.remove.filter((vnfc) => vnfc.vduId === vduId).map((vnfc) => vnfc.resourceId) : [];
+    const removed = change.remove.filter((vnfc) => vnfc.vduId === vduId).map((vnfc) => vnfc.resourceId);
     if (ref.kind === 'StatefulSet') {
       // A StatefulSet always removes its highest ordinals; collect lists them last, so they are what the engine names.
       const { pods } = await podsOf(client, workload, label);
@@ -423,7 +419,8 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
   delete state.deleting;
   delete state.replaced;
   const client = new KubeClient(ctx.vim);
-  const replaced = change.kind === 'SCALE' ? await scaleStart(ctx, client, state, change) : await healStart(ctx, client, state, change);
+  const scaling = scalingOf(change);
+  const replaced = scaling ? await scaleStart(ctx, client, state, scaling) : change.kind === 'HEAL' ? await healStart(ctx, client, state, change) : [];
   return { ...state, replaced };
 }
 
@@ -440,11 +437,12 @@ async function updatePoll(ctx: OperationContext, raw: DriverState, change: Updat
       pending = true;
     }
   }
-  const vduIds = change.kind === 'SCALE' ? Object.keys(change.targets) : [...new Set(change.vnfcs.map((vnfc) => vnfc.vduId))];
+  const scaling = scalingOf(change);
+  const vduIds = scaling ? Object.keys(scaling.targets) : change.kind === 'HEAL' ? [...new Set(change.vnfcs.map((vnfc) => vnfc.vduId))] : [];
   const refs: ObjectRef[] = [];
   for (const vduId of vduIds) {
     const { ref, workload } = await readWorkload(client, ctx, state, vduId);
-    const target = change.kind === 'SCALE' ? change.targets[vduId] : undefined;
+    const target = scaling?.targets[vduId];
     const spec = (workload.spec ?? {}) as Record<string, unknown>;
     if (target !== undefined && spec.replicas !== target) {
       // The count was changed behind the VNFM's back, or the patch was lost: set it again.

@@ -25,6 +25,7 @@ import {
   type VnfcHealth,
   type VnfcRef,
 } from '#lib/vim/driver.ts';
+import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
@@ -191,7 +192,7 @@ function unhealthyTargets(
 }
 
 /** A member marked unhealthy but kept by the new capacity would be replaced, not removed: refuse that. */
-function checkRemovals(ctx: OperationContext, resources: HeatResource[], change: Extract<UpdateChange, { kind: 'SCALE' }>): void {
+function checkRemovals(ctx: OperationContext, resources: HeatResource[], change: Scaling): void {
   const existing = collectResources({ resources, flavour: flavourOf(ctx.vnfd, ctx.flavourId), extVirtualLinks: [] }).vnfcResourceInfo;
   for (const vduId of new Set(change.remove.map((vnfc) => vnfc.vduId))) {
     const removals = change.remove.filter((vnfc) => vnfc.vduId === vduId).length;
@@ -214,17 +215,18 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
 
   // PATCH keeps every parameter it is not given: a heal changes none.
   const parameters: Record<string, unknown> = {};
-  if (change.kind === 'SCALE') {
+  const scaling = scalingOf(change);
+  if (scaling) {
     const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
-    const unknown = Object.keys(change.targets).filter((vduId) => !flavour.vdus.some((vdu) => vdu.id === vduId));
+    const unknown = Object.keys(scaling.targets).filter((vduId) => !flavour.vdus.some((vdu) => vdu.id === vduId));
     if (unknown.length) throw new UnprocessableEntityError(`flavour ${ctx.flavourId} has no VDU ${unknown.join(', ')} to scale`);
     // A state from before capacities were recorded: the stack knows them.
-    state.capacities = { ...(state.capacities ?? capacitiesOf(stack.parameters?.nfv)), ...change.targets };
+    state.capacities = { ...(state.capacities ?? capacitiesOf(stack.parameters?.nfv)), ...scaling.targets };
     // Rebuilt from the instantiate inputs, so that only the capacities differ from what the stack has.
     parameters.nfv = nfvOf(ctx, state, await loadBaseHot(ctx.files, ctx.flavourId), state.instantiateGrant ?? grantChoicesOf(ctx.grant));
   }
 
-  const named = change.kind === 'HEAL' ? change.vnfcs : change.scaleType === 'SCALE_IN' ? change.remove : [];
+  const named = change.kind === 'HEAL' ? change.vnfcs : (scaling?.remove ?? []);
   const marked: Array<{ stack: string; resourceName: string }> = [];
   if (named.length) {
     const resources = await heat.listResources(ref, RESOURCE_NESTED_DEPTH);
@@ -233,7 +235,7 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
     const vnfcs = named.filter((vnfc) => serverPlacement(resources, vnfc.resourceId));
     const gone = named.filter((vnfc) => !vnfcs.includes(vnfc));
     if (gone.length) log.info('openstack: VNFCs already replaced or removed', { vnfInstanceId: ctx.vnfInstanceId, vnfcs: gone.map((vnfc) => vnfc.resourceId) });
-    if (change.kind === 'SCALE') checkRemovals(ctx, resources, { ...change, remove: vnfcs });
+    if (scaling) checkRemovals(ctx, resources, { ...scaling, remove: vnfcs });
     // All found before any is marked, so that a VNFC that cannot be marked leaves the stack untouched.
     for (const target of vnfcs.flatMap((vnfc) => unhealthyTargets(ctx, resources, vnfc, change))) {
       if (!marked.some((known) => known.stack === target.stack && known.resourceName === target.resourceName)) marked.push(target);
