@@ -4,8 +4,11 @@
 // changes, the reverse change a rollback applies, and scaleStatus afterwards.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { grantFor } from '#lib/lcm/grant.ts';
 import { changesVim, leveledStatus, reverseScaleToLevel, scaleToLevelChange, targetLevels } from '#lib/lcm/scale-to-level.ts';
-import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import { scaleVnfToLevelRequest, type ScaleVnfToLevelRequest } from '#lib/sol/requests.ts';
 import { scalingOf } from '#lib/vim/scaling.ts';
@@ -217,5 +220,39 @@ describe('after and undoing a scale to level', () => {
     const reverse = reverseScaleToLevel(mixed(), INFO, now);
     assert.deepEqual(reverse.targets, { VDU1: 2, VDU2: 4 });
     assert.deepEqual(reverse.remove, []);
+  });
+});
+
+describe('the grant of a scale to level', () => {
+  it('asks to add the VNFCs of the VDUs that grow and to remove those of the VDUs that shrink, in one GrantRequest', async () => {
+    delete process.env.GRANT_ENDPOINT;
+    const made = change({
+      scaleInfo: [
+        { aspectId: 'front', scaleLevel: 3 },
+        { aspectId: 'back', scaleLevel: 0 },
+      ],
+    });
+    const deps = { newId: () => 'grant-1' } as unknown as CoreDeps;
+    const instance = { id: 'vnf-1', vnfdId: VNFD_ID, instantiatedVnfInfo: INFO } as unknown as VnfInstanceRecord;
+    const opOcc = { id: 'occ-1', operation: 'SCALE_TO_LEVEL', isAutomaticInvocation: false, change: made } as unknown as VnfLcmOpOccRecord;
+    const vnfd = { vnfdId: VNFD_ID, flavours: [FLAVOUR] } as unknown as ParsedVnfd;
+    const { grantRequest } = await grantFor(deps, { opOcc, instance, vnfd });
+    assert.equal(grantRequest.operation, 'SCALE_TO_LEVEL');
+    assert.equal(grantRequest.flavourId, 'simple');
+    const added = grantRequest.addResources as Array<{ vduId: string; type: string }>;
+    assert.deepEqual(
+      added.map((resource) => `${resource.type} ${resource.vduId}`),
+      ['COMPUTE VDU1', 'COMPUTE VDU1'],
+    );
+    const removed = grantRequest.removeResources as Array<{ vduId: string; resource: { resourceId: string } }>;
+    assert.deepEqual(
+      removed.map((resource) => resource.resource.resourceId),
+      ['server-VDU2-4', 'server-VDU2-3', 'server-VDU2-2'],
+    );
+
+    const outOnly = { ...opOcc, change: change({ scaleInfo: [{ aspectId: 'front', scaleLevel: 2 }] }) } as VnfLcmOpOccRecord;
+    const grown = (await grantFor(deps, { opOcc: outOnly, instance, vnfd })).grantRequest;
+    assert.equal((grown.addResources as unknown[]).length, 1);
+    assert.equal('removeResources' in grown, false, 'no empty removeResources');
   });
 });
