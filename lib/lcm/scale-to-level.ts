@@ -129,9 +129,14 @@ export function reverseScaleToLevel(change: ScaleToLevelChange, before: Info | u
   return { kind: 'SCALE_TO_LEVEL', levels, targets, remove };
 }
 
-/** scaleStatus after a completed SCALE_TO_LEVEL: every aspect at the level the change gave it. */
+/** scaleStatus after a completed SCALE_TO_LEVEL: every aspect at the level the change gave it (an aspect it lacked added). */
 export function leveledStatus(info: Info | undefined, change: ScaleToLevelChange): Info[] {
-  return list(info, 'scaleStatus').map((entry) =>
-    Object.hasOwn(change.levels, String(entry.aspectId)) ? { ...entry, scaleLevel: change.levels[String(entry.aspectId)] } : entry,
-  );
+  const status = list(info, 'scaleStatus');
+  const known = new Set(status.map((entry) => String(entry.aspectId)));
+  return [
+    ...status.map((entry) => (Object.hasOwn(change.levels, String(entry.aspectId)) ? { ...entry, scaleLevel: change.levels[String(entry.aspectId)] } : entry)),
+    ...Object.entries(change.levels)
+      .filter(([aspectId]) => !known.has(aspectId))
+      .map(([aspectId, scaleLevel]) => ({ aspectId, scaleLevel })),
+  ];
 }

@@ -200,6 +200,14 @@ describe('after and undoing a scale to level', () => {
     ]);
   });
 
+  it('adds an aspect the instance had no scaleStatus entry for', () => {
+    const info = { ...INFO, scaleStatus: [{ aspectId: 'front', scaleLevel: 1 }] };
+    assert.deepEqual(leveledStatus(info, mixed()), [
+      { aspectId: 'front', scaleLevel: 3 },
+      { aspectId: 'back', scaleLevel: 0 },
+    ]);
+  });
+
   it('a rollback goes back to the counts and levels the instance had, removing only what the failed attempt added', () => {
     // The failed attempt added one VDU1 VNFC of two and removed two VDU2 VNFCs of three.
     const now = {
