@@ -5,6 +5,7 @@ import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { createGuardedServer } from './http-guard.ts';
+import { usage } from './metering.ts';
 import { sha256Hex, verifySignature, type AwsCredentials } from './sigv4.ts';
 
 /**
@@ -153,6 +154,7 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
       const operationName = typeof target === 'string' && target.startsWith(prefix) ? target.slice(prefix.length) : '';
       const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
       if (!operation) throw new AwsError('UnknownOperationException', `Unknown operation ${typeof target === 'string' ? target : ''}`);
+      usage.call(opts.signedBy.service, operationName);
       const text = bytes.toString('utf8');
       let body: unknown = {};
       if (text.trim() !== '') {

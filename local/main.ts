@@ -2,18 +2,26 @@
 // PORT (default 9890, Tacker's), HOST (default 127.0.0.1), VNFM_DATA_DIR (default ./.vnfm),
 // VNFM_PARAMETER_OVERRIDES ("Key=Value Key=Value", template parameters as sam deploy takes them;
 // EgressAllowPrivateNetworks defaults to true here). `npm start -- --repair` repairs a damaged data
-// folder as far as it safely can, instead of refusing to start (local/data-check.ts).
+// folder as far as it safely can, instead of refusing to start (local/data-check.ts). VNFM_METER=1
+// counts what AWS would bill (local/metering.ts).
 import { resolve } from 'node:path';
 import { startRuntime, type Runtime } from './runtime.ts';
 import { checkDataFolder, checkRecords, DataDamageError, recordDataFolder } from './data-check.ts';
 import { DataFileError } from './oauth2.ts';
 import { startLocalVims } from './vims.ts';
 import { guardProcess } from './http-guard.ts';
+import { meterLogs, usage } from './metering.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 // Once serving, whatever a request or a background task throws is logged with its request id and the VNFM goes on.
 let serving = false;
 guardProcess(log, () => serving);
+
+// VNFM_METER=1 counts what AWS would bill for (`npm run cost` reads it from GET /_local/usage).
+if (process.env.VNFM_METER === '1') {
+  usage.enabled = true;
+  meterLogs();
+}
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const parameters = {

@@ -28,6 +28,7 @@ import { startLocalLambdaApi } from './lambda-api.ts';
 import { startLocalIssuer } from './oauth2.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
+import { usage } from './metering.ts';
 import { admitSigned, newAwsCredentials, refuseAsJson, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
 
 export interface RuntimeOptions {
@@ -177,7 +178,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       dynamo.server,
       'DynamoDB',
       log,
-      admitSigned({ credentials, service: 'dynamodb', refuse: refuseAsJson('application/x-amz-json-1.0'), maxBodyBytes: MAX_DYNAMODB_BODY }),
+      admitSigned({
+        credentials,
+        service: 'dynamodb',
+        refuse: refuseAsJson('application/x-amz-json-1.0'),
+        maxBodyBytes: MAX_DYNAMODB_BODY,
+        inspect: meterDynamoDb,
+      }),
     );
     const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
     closers.push(() => closeServer(dynamo.server));
@@ -191,7 +198,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
     s3Accounts.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
     s3Accounts.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
-    containRequestErrors(s3.httpServer, 'S3', log, admitSigned({ credentials, service: 's3', refuse: refuseAsS3 }));
+    containRequestErrors(
+      s3.httpServer,
+      'S3',
+      log,
+      admitSigned({
+        credentials,
+        service: 's3',
+        refuse: refuseAsS3,
+        inspect: (body, req) => {
+          usage.call('s3', req.method ?? 'GET');
+          return body;
+        },
+      }),
+    );
     closers.push(() => s3.close());
 
     const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets'), credentials });
@@ -224,6 +244,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           LocalSecondaryIndexes: props.LocalSecondaryIndexes,
           BillingMode: props.BillingMode ?? 'PAY_PER_REQUEST',
         });
+        usage.indexes.set(
+          logicalId,
+          ((input.GlobalSecondaryIndexes ?? []) as Array<{ Projection?: { ProjectionType?: string } }>).map((index) => ({
+            projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
+          })),
+        );
         try {
           await dynamoClient.send(new CreateTableCommand(input as unknown as CreateTableCommandInput));
         } catch (error) {
@@ -303,7 +329,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
     const invoke = async (fn: LocalFunction, event: unknown): Promise<unknown> => {
       if (!fn.handler) throw new Error(`Function ${fn.logicalId} is not loaded`);
-      return fn.handler(event, lambdaContext(fn));
+      const started = performance.now();
+      try {
+        return await fn.handler(event, lambdaContext(fn));
+      } finally {
+        usage.lambda(fn.logicalId, performance.now() - started, fn.memorySize);
+      }
     };
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
     // Functions that invoke functions (the LCM engine -> the script runner) do it through the Lambda API.
@@ -475,6 +506,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
           return;
         }
+        usage.apiRequest();
         try {
           const event = toApiGatewayEvent(req, body, match, requestId);
           const result = await invoke(match.route.fn, event);
@@ -592,7 +624,7 @@ async function controlRefusal(req: http.IncomingMessage): Promise<ProblemError |
   }
 }
 
-/** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use. */
+/** Local-only controls for tests and benchmarks: hold and release new state machine executions, wait for idle, memory use, metered usage. */
 async function serveControl(
   path: string,
   method: string,
@@ -620,6 +652,12 @@ async function serveControl(
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
     return;
   }
+  // What AWS would bill for since the last reset (local/metering.ts; counted when started with VNFM_METER=1).
+  if (method === 'GET' && path === '/_local/usage') {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ enabled: usage.enabled, ...usage.snapshot() }));
+    return;
+  }
+  actions['POST /_local/usage/reset'] = () => usage.reset();
   const action = actions[`${method} ${path}`];
   if (!action) {
     res.writeHead(404, { 'Content-Type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `No local control ${method} ${path}` }));
@@ -627,4 +665,42 @@ async function serveControl(
   }
   await action();
   res.writeHead(204).end();
+}
+
+/**
+ * While metering, a DynamoDB request asks for its consumed capacity (ReturnConsumedCapacity TOTAL,
+ * which changes nothing else) and the answer's is counted.
+ */
+function meterDynamoDb(body: Buffer, req: http.IncomingMessage, res: http.ServerResponse): Buffer {
+  if (!usage.enabled) return body;
+  const target = String(req.headers['x-amz-target'] ?? '');
+  const operation = target.slice(target.indexOf('.') + 1);
+  usage.call('dynamodb', operation);
+  let request: Record<string, unknown>;
+  try {
+    request = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return body;
+  }
+  if (request.ReturnConsumedCapacity !== undefined && request.ReturnConsumedCapacity !== 'NONE') return body;
+  const asked = Buffer.from(JSON.stringify({ ...request, ReturnConsumedCapacity: 'TOTAL' }));
+  req.headers['content-length'] = String(asked.length);
+  const chunks: Buffer[] = [];
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    return write(chunk, ...rest);
+  }) as typeof res.write;
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    try {
+      const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ConsumedCapacity?: unknown };
+      usage.dynamoCapacity(operation, answer.ConsumedCapacity);
+    } catch {
+      // not JSON (an error page): nothing consumed
+    }
+    return end(chunk, ...rest);
+  }) as typeof res.end;
+  return asked;
 }

@@ -340,7 +340,14 @@ export const refuseAsS3: RefuseUnsigned = (res, failure) => {
  * With `maxBodyBytes` the body is read and hashed first (JSON protocols sign it), and the server
  * gets a copy of the request that replays it.
  */
-export function admitSigned(options: { credentials: AwsCredentials; service: string; refuse: RefuseUnsigned; maxBodyBytes?: number }) {
+export function admitSigned(options: {
+  credentials: AwsCredentials;
+  service: string;
+  refuse: RefuseUnsigned;
+  maxBodyBytes?: number;
+  /** Sees (and may replace) a verified body before the stand-in reads it, with the response it will be answered on (metering). */
+  inspect?: (body: Buffer, req: http.IncomingMessage, res: http.ServerResponse) => Buffer;
+}) {
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<http.IncomingMessage | undefined> => {
     if (options.maxBodyBytes === undefined) {
       const failure = verifySignature(req, options);
@@ -355,7 +362,8 @@ export function admitSigned(options: { credentials: AwsCredentials; service: str
       options.refuse(res, failure);
       return undefined;
     }
-    return Object.assign(Readable.from(body.length ? [body] : []), {
+    const served = options.inspect ? options.inspect(body, req, res) : body;
+    return Object.assign(Readable.from(served.length ? [served] : []), {
       method: req.method,
       url: req.url,
       headers: req.headers,

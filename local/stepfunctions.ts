@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import type { RunOptions, StateMachineDefinition } from 'aws-local-stepfunctions';
+import { usage } from './metering.ts';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
 import type { AwsCredentials } from './sigv4.ts';
 import { isRecord } from '#lib/json.ts';
@@ -720,6 +721,7 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
       return;
     }
     exec.abortRun = run.abort;
+    if (usage.enabled) void countTransitions(machine.name, run.eventLogs);
     run.result.then(
       (output) => finish(exec, 'SUCCEEDED', { output: JSON.stringify(output ?? null) }),
       (err: unknown) => {
@@ -995,4 +997,16 @@ export async function startLocalStepFunctions(opts: LocalStepFunctionsOptions): 
   };
   if (!opts.deferResume) stepFunctions.resume();
   return stepFunctions;
+}
+
+/** Step Functions bills a Standard workflow per state transition: each state entered, and each retry. */
+async function countTransitions(machine: string, events: AsyncGenerator<{ type: string }>): Promise<void> {
+  try {
+    for await (const event of events) {
+      if (event.type === 'StateEntered' || event.type === 'StateRetried') usage.transition(machine);
+      else if (event.type === 'ExecutionStarted') usage.execution(machine);
+    }
+  } catch {
+    // the run ended; what was counted stays
+  }
 }

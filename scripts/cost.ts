@@ -1,0 +1,280 @@
+// `npm run cost [-- --json]`: what each LCM operation of the sample VNF and an idle deployment would
+// cost on AWS, counted on the local runtime as it runs the same handlers and state machines
+// (local/metering.ts: Lambda invocations and duration at each function's memory size, state
+// transitions, API requests, AWS API calls, DynamoDB capacity units, log bytes) and priced from
+// the dated price table scripts/cost/prices.json (arm64 Lambda, on-demand DynamoDB, us-east-1).
+//
+// The VIM is the OpenStack simulator, its timings scaled so that one instantiate is about a minute of
+// VIM work as the state machines see it: Wait states are scaled by the same factor, so they poll as
+// many times as they would against a real VIM that takes that long. Idle cost: the template's
+// schedules run once each on an empty deployment and once with instances to watch, priced per
+// month with the fixed monthly charges of the template's resources (keys, secrets, app clients,
+// queue polling).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyGlobals, loadTemplate } from '../local/template.ts';
+import { rateMs } from '../local/schedules.ts';
+import type { UsageSnapshot } from '../local/metering.ts';
+import { client, localControl, ROOT, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
+import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../bench/openstack-lifecycles.ts';
+
+const prices = JSON.parse(readFileSync(join(import.meta.dirname, 'cost', 'prices.json'), 'utf8')) as Prices;
+const json = process.argv.includes('--json');
+/** The modelled VIM: one second of a state machine's Wait is WAIT_SCALE s here; the simulator runs SIM_SCALE times real speed. */
+const WAIT_SCALE = Number(process.env.COST_WAIT_SCALE ?? 0.05);
+const SIM_SCALE = Number(process.env.COST_SIM_TIME_SCALE ?? 1.05);
+/** Instances watched in the second idle measurement (the monitoring cost per instance is the difference). */
+const WATCHED = Number(process.env.COST_WATCHED_INSTANCES ?? 4);
+const MONTH_MINUTES = 30 * 24 * 60;
+
+interface Prices {
+  region: string;
+  asOf: string;
+  lambda: { arm64GbSecondUsd: number; requestUsd: number };
+  stepFunctions: { standardTransitionUsd: number };
+  apiGateway: { httpApiRequestUsd: number };
+  dynamodb: { onDemandWriteUnitUsd: number; onDemandReadUnitUsd: number };
+  sqs: { requestUsd: number };
+  secretsManager: { secretMonthUsd: number; apiCallUsd: number };
+  kms: { keyMonthUsd: number; requestUsd: number };
+  xray: { traceRecordedUsd: number };
+  cloudWatchLogs: { ingestedGbUsd: number };
+  cognito: { m2mAppClientMonthUsd: number };
+  eventBridgeScheduler: { invocationUsd: number };
+  s3: { putUsd: number; getUsd: number };
+}
+
+type Bill = Record<string, number>;
+
+/** Prices one metered stretch: USD by service. */
+function price(usage: UsageSnapshot): Bill {
+  const calls = (prefix: string) => Object.entries(usage.calls).filter(([key]) => key.startsWith(`${prefix}:`));
+  const count = (prefix: string, operations?: string[]) =>
+    calls(prefix)
+      .filter(([key]) => !operations || operations.includes(key.slice(prefix.length + 1)))
+      .reduce((sum, [, n]) => sum + n, 0);
+  const lambdas = Object.values(usage.lambda);
+  const gbSeconds = lambdas.reduce((sum, fn) => sum + (fn.billedMs / 1000) * (fn.memoryMb / 1024), 0);
+  const invocations = lambdas.reduce((sum, fn) => sum + fn.invocations, 0);
+  const executions = Object.values(usage.executions).reduce((sum, n) => sum + n, 0);
+  // A secret encrypted with the deployment's own key: each read decrypts, each write generates a data key.
+  const kmsRequests = count('secretsmanager', ['GetSecretValue', 'CreateSecret', 'PutSecretValue', 'UpdateSecret']);
+  // One trace per API request and per execution (its Lambda tasks join it).
+  const traces = usage.apiRequests + executions;
+  return {
+    lambda: invocations * prices.lambda.requestUsd + gbSeconds * prices.lambda.arm64GbSecondUsd,
+    stepFunctions: Object.values(usage.transitions).reduce((sum, n) => sum + n, 0) * prices.stepFunctions.standardTransitionUsd,
+    apiGateway: usage.apiRequests * prices.apiGateway.httpApiRequestUsd,
+    dynamodb:
+      (usage.dynamodb.writeUnits + usage.dynamodb.indexWriteUnits) * prices.dynamodb.onDemandWriteUnitUsd +
+      usage.dynamodb.readUnits * prices.dynamodb.onDemandReadUnitUsd,
+    sqs: count('sqs') * prices.sqs.requestUsd,
+    secretsManager: count('secretsmanager') * prices.secretsManager.apiCallUsd,
+    kms: kmsRequests * prices.kms.requestUsd,
+    xray: traces * prices.xray.traceRecordedUsd,
+    logs: (usage.logBytes / 1024 ** 3) * prices.cloudWatchLogs.ingestedGbUsd,
+    s3: count('s3', ['PUT', 'POST']) * prices.s3.putUsd + count('s3', ['GET', 'HEAD']) * prices.s3.getUsd,
+  };
+}
+
+const total = (bill: Bill) => Object.values(bill).reduce((sum, usd) => sum + usd, 0);
+const scaled = (bill: Bill, factor: number): Bill => Object.fromEntries(Object.entries(bill).map(([k, v]) => [k, v * factor]));
+const added = (a: Bill, b: Bill): Bill => Object.fromEntries([...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, (a[k] ?? 0) + (b[k] ?? 0)]));
+
+async function usageOf(vnfm: LocalVnfm): Promise<UsageSnapshot> {
+  const reply = await localControl(vnfm, 'GET', '/_local/usage');
+  const body = (await reply.json()) as UsageSnapshot & { enabled: boolean };
+  if (!body.enabled) throw new Error('the runtime is not metering (VNFM_METER=1)');
+  return body;
+}
+
+async function metered(vnfm: LocalVnfm, run: () => Promise<void>): Promise<UsageSnapshot> {
+  await settle(vnfm);
+  await localControl(vnfm, 'POST', '/_local/usage/reset');
+  await run();
+  await settle(vnfm);
+  return usageOf(vnfm);
+}
+
+interface OperationCost {
+  operation: string;
+  usd: number;
+  bill: Bill;
+  transitions: number;
+  lambdaInvocations: number;
+  lambdaGbSeconds: number;
+  dynamodbUnits: { read: number; write: number; indexWrite: number };
+  secretReads: number;
+  modelledVimSeconds?: number;
+}
+
+function describe(operation: string, usage: UsageSnapshot, extra: Partial<OperationCost> = {}): OperationCost {
+  const bill = price(usage);
+  const lambdas = Object.values(usage.lambda);
+  return {
+    operation,
+    usd: total(bill),
+    bill,
+    transitions: Object.values(usage.transitions).reduce((sum, n) => sum + n, 0),
+    lambdaInvocations: lambdas.reduce((sum, fn) => sum + fn.invocations, 0),
+    lambdaGbSeconds: lambdas.reduce((sum, fn) => sum + (fn.billedMs / 1000) * (fn.memoryMb / 1024), 0),
+    dynamodbUnits: { read: usage.dynamodb.readUnits, write: usage.dynamodb.writeUnits, indexWrite: usage.dynamodb.indexWriteUnits },
+    secretReads: usage.calls['secretsmanager:GetSecretValue'] ?? 0,
+    ...extra,
+  };
+}
+
+/** The template's fixed monthly charges, its schedules (rate per month by function) and its queue pollers. */
+function templateShape() {
+  const template = loadTemplate(join(ROOT, 'template.yaml'));
+  const functions = applyGlobals(template);
+  const schedules: Array<{ fn: string; perMonth: number }> = [];
+  let queuePollers = 0;
+  for (const [logicalId, props] of Object.entries(functions)) {
+    for (const event of Object.values((props.Events ?? {}) as Record<string, { Type: string; Properties?: Record<string, unknown> }>)) {
+      if (event.Type === 'Schedule' || event.Type === 'ScheduleV2') {
+        const ms = rateMs(String(event.Properties?.ScheduleExpression ?? ''));
+        if (ms) schedules.push({ fn: logicalId, perMonth: (MONTH_MINUTES * 60_000) / ms });
+      }
+      if (event.Type === 'SQS') queuePollers += 1;
+    }
+  }
+  const resources = Object.values(template.Resources);
+  const ofType = (type: string) => resources.filter((r) => r.Type === type);
+  const m2mClients = ofType('AWS::Cognito::UserPoolClient').filter((r) =>
+    ((r.Properties?.AllowedOAuthFlows as string[] | undefined) ?? []).includes('client_credentials'),
+  ).length;
+  // An SQS event source mapping long-polls its queue with 5 pollers while idle: a ReceiveMessage per poller every 20 s.
+  const idlePollRequests = queuePollers * 5 * 3 * MONTH_MINUTES;
+  const fixed: Bill = {
+    kms: ofType('AWS::KMS::Key').length * prices.kms.keyMonthUsd,
+    secretsManager: ofType('AWS::SecretsManager::Secret').length * prices.secretsManager.secretMonthUsd,
+    cognito: m2mClients * prices.cognito.m2mAppClientMonthUsd,
+    cloudWatch: ofType('AWS::CloudWatch::Alarm').length * 0.1,
+    sqs: idlePollRequests * prices.sqs.requestUsd,
+  };
+  return { schedules, fixed, queuePollers, m2mClients };
+}
+
+async function runSchedules(vnfm: LocalVnfm, schedules: Array<{ fn: string; perMonth: number }>): Promise<Bill> {
+  let monthly: Bill = {};
+  for (const schedule of schedules) {
+    const usage = await metered(vnfm, async () => {
+      const reply = await localControl(vnfm, 'POST', `/_local/schedules/${schedule.fn}/run`);
+      if (!reply.ok) throw new Error(`schedule of ${schedule.fn}: ${reply.status} ${await reply.text()}`);
+    });
+    // Each scheduled run is one trace and one Scheduler invocation.
+    const bill = added(price(usage), {
+      xray: prices.xray.traceRecordedUsd,
+      scheduler: prices.eventBridgeScheduler.invocationUsd,
+    });
+    monthly = added(monthly, scaled(bill, schedule.perMonth));
+  }
+  return monthly;
+}
+
+const usd = (value: number) => `$${value < 0.01 ? value.toFixed(6) : value.toFixed(4)}`;
+
+async function main(): Promise<void> {
+  const vnfm = await startVnfm({
+    env: {
+      VNFM_METER: '1',
+      VNFM_SIM_TIME_SCALE: String(SIM_SCALE),
+      VNFM_WAIT_SCALE: String(WAIT_SCALE),
+      VNFM_SCHEDULE_SCALE: '0',
+      VNFM_PARAMETER_OVERRIDES: 'LogLevel=info',
+    },
+  });
+  try {
+    const call = client(vnfm);
+    const shape = templateShape();
+    // The first run of each schedule loads and compiles its modules (a cold start, not billed per run).
+    await runSchedules(vnfm, shape.schedules);
+    const idleEmpty = await runSchedules(vnfm, shape.schedules);
+    const vnfdId = await onboardSample(vnfm);
+    const control = simulatorControl(vnfm);
+    const operations: OperationCost[] = [];
+    const create = async () => ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })).body as { id: string }).id;
+    const task = async (id: string, name: string, body: unknown) => {
+      const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/${name}`, { body });
+      if (reply.status !== 202) throw new Error(`${name} answered ${reply.status}: ${reply.text}`);
+      await settle(vnfm);
+      const occ = (await call('GET', new URL(reply.headers.get('location') ?? '').pathname)).body as { operationState: string };
+      if (occ.operationState !== 'COMPLETED') throw new Error(`${name} ended ${occ.operationState}: ${JSON.stringify(occ)}`);
+    };
+
+    const id = await create();
+    let vimSeconds = 0;
+    const instantiate = await metered(vnfm, async () => {
+      await task(id, 'instantiate', INSTANTIATE_ON_SIMULATOR);
+      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> } };
+      const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
+      const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
+      vimSeconds = (work.actions.find((a) => a.action === 'CREATE')?.workMs ?? 0) / 1000 / WAIT_SCALE;
+    });
+    operations.push(describe('INSTANTIATE', instantiate, { modelledVimSeconds: Math.round(vimSeconds) }));
+    const steps: Array<[string, string, unknown]> = [
+      ['SCALE (out)', 'scale', { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
+      ['SCALE (in)', 'scale', { type: 'SCALE_IN', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
+      ['SCALE_TO_LEVEL', 'scale_to_level', { scaleInfo: [{ aspectId: 'VDU1_scale', scaleLevel: 1 }] }],
+      ['HEAL', 'heal', {}],
+      ['TERMINATE', 'terminate', { terminationType: 'FORCEFUL' }],
+    ];
+    for (const [label, name, body] of steps) operations.push(describe(label, await metered(vnfm, () => task(id, name, body))));
+    const create201 = await metered(vnfm, async () => void (await create()));
+    operations.push(describe('POST /vnf_instances', create201));
+
+    // Monitoring: the same schedules with instances to watch; the difference is per instance.
+    const watched = await Promise.all(Array.from({ length: WATCHED }, () => create()));
+    for (const instance of watched) await call('POST', `/vnflcm/v2/vnf_instances/${instance}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR });
+    await settle(vnfm);
+    await runSchedules(vnfm, shape.schedules);
+    const idleWatching = await runSchedules(vnfm, shape.schedules);
+    const perInstance = scaled(added(idleWatching, scaled(idleEmpty, -1)), 1 / WATCHED);
+    const idle = added(shape.fixed, idleEmpty);
+    const report = {
+      prices: { region: prices.region, asOf: prices.asOf },
+      model: {
+        waitScale: WAIT_SCALE,
+        simTimeScale: SIM_SCALE,
+        schedules: shape.schedules,
+        sqsEventSources: shape.queuePollers,
+        m2mAppClients: shape.m2mClients,
+      },
+      operations,
+      instantiateUsd: operations[0]?.usd ?? NaN,
+      idleMonthly: idle,
+      idleMonthlyUsd: total(idle),
+      monitoringPer1000InstancesMonthlyUsd: total(perInstance) * 1000,
+    };
+    if (json) {
+      console.log(JSON.stringify(report, null, 2));
+      return;
+    }
+    console.log(`What AWS would bill (${prices.region} list prices of ${prices.asOf}; arm64 Lambda, on-demand DynamoDB, Standard workflows)`);
+    console.log(
+      'operation              total       Lambda      StepFn      DynamoDB    Secrets+KMS  other     transitions  GB-s    RRU/WRU(+GSI)  secret reads',
+    );
+    for (const op of operations) {
+      const { lambda = 0, stepFunctions = 0, dynamodb = 0, secretsManager = 0, kms = 0 } = op.bill;
+      const other = op.usd - lambda - stepFunctions - dynamodb - secretsManager - kms;
+      console.log(
+        `${op.operation.padEnd(22)} ${usd(op.usd).padEnd(11)} ${usd(lambda).padEnd(11)} ${usd(stepFunctions).padEnd(11)} ${usd(dynamodb).padEnd(11)} ${usd(secretsManager + kms).padEnd(12)} ${usd(other).padEnd(9)} ${String(op.transitions).padEnd(12)} ${op.lambdaGbSeconds.toFixed(2).padEnd(7)} ${`${op.dynamodbUnits.read}/${op.dynamodbUnits.write}(+${op.dynamodbUnits.indexWrite})`.padEnd(14)} ${op.secretReads}`,
+      );
+    }
+    console.log(
+      `  INSTANTIATE modelled ${operations[0]?.modelledVimSeconds ?? '?'} s of VIM work (Heat stack create); today's anchor $0.0047, target <= $0.001`,
+    );
+    console.log(`Idle deployment per month: ${usd(total(idle))}  (anchor about $8, target <= $1)`);
+    for (const [service, value] of Object.entries(idle)
+      .filter(([, v]) => v > 0.0001)
+      .sort((a, b) => b[1] - a[1])) {
+      console.log(`  ${service.padEnd(16)} ${usd(value)}`);
+    }
+    console.log(`Monitoring per 1,000 instantiated instances per month: ${usd(total(perInstance) * 1000)}`);
+  } finally {
+    await vnfm.stop();
+  }
+}
+
+await main();
