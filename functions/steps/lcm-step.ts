@@ -1,7 +1,19 @@
 // Step Functions task of the LCM state machines: one step (grant, driver start/poll/finish for
-// instantiate, terminate, scale, heal and rollback) of an op occ. Throws on failure so Retry/Catch see it.
+// instantiate, terminate, scale, heal and rollback) of an op occ. Throws on failure so Retry/Catch
+// see it. A poll step polls the VIM until it is done or this invocation's time is up
+// (lib/lcm/engine/poll-loop.ts); the state machines run the poll steps on a smaller function
+// (template.yaml LcmPollFunction), as waiting needs no memory.
+import type { Context } from 'aws-lambda';
 import { coreDeps } from '#lib/deps.ts';
 import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
+import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 
-export const handler = async (input: { opOccId: string; action: StepAction; polls?: number }): Promise<StepResult> =>
-  runStep(coreDeps(), input.opOccId, input.action, input.polls ?? 0);
+/** Without a Lambda context (a direct call), a poll step waits as if it had a full invocation. */
+const POLL_FALLBACK_MS = 900_000;
+
+export const handler = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> =>
+  input.action.endsWith('-poll')
+    ? pollUntilSettled(coreDeps(), input.opOccId, input.action, input.polls ?? 0, {
+        remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
+      })
+    : runStep(coreDeps(), input.opOccId, input.action, input.polls ?? 0);

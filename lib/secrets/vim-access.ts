@@ -8,11 +8,25 @@ export interface SecretStore {
   create(name: string, value: Record<string, unknown>): Promise<string>;
   /** Creates the secret or stores a new version of it; returns its id. */
   put(name: string, value: Record<string, unknown>): Promise<string>;
-  read(id: string): Promise<Record<string, unknown>>;
+  /** `maxAgeMs`: a value this process read that recently will do (a poll loop's credentials); otherwise read afresh. */
+  read(id: string, options?: { maxAgeMs?: number }): Promise<Record<string, unknown>>;
   remove(id: string): Promise<void>;
 }
 
 let client: SecretsManagerClient | undefined;
+
+/**
+ * Secrets this process read, by id, for readers that accept a recent value (`maxAgeMs`): a warm
+ * function polling a VIM reads its credentials once a minute rather than at every poll (each read
+ * is also a KMS Decrypt). A write or removal here forgets the entry; a change made elsewhere is
+ * seen once the reader's maxAgeMs has passed. Read-modify-write callers never use it.
+ */
+const cache = new Map<string, { value: string; readAt: number }>();
+
+/** Forgets every cached secret (tests). */
+export function clearSecretCache(): void {
+  cache.clear();
+}
 
 export class SecretsManagerStore implements SecretStore {
   constructor(private readonly prefix = requiredEnv('SECRETS_PREFIX')) {}
@@ -41,16 +55,26 @@ export class SecretsManagerStore implements SecretStore {
     } catch (error) {
       if (!(error instanceof Error && error.name === 'ResourceExistsException')) throw error;
       const out = await this.client().send(new PutSecretValueCommand({ SecretId: `${this.prefix}${name}`, SecretString: JSON.stringify(value) }));
+      this.forget(name, out.ARN);
       return out.ARN ?? `${this.prefix}${name}`;
     }
   }
 
-  async read(id: string): Promise<Record<string, unknown>> {
+  async read(id: string, options: { maxAgeMs?: number } = {}): Promise<Record<string, unknown>> {
+    const cached = cache.get(id);
+    if (cached && options.maxAgeMs !== undefined && Date.now() - cached.readAt <= options.maxAgeMs) return JSON.parse(cached.value) as Record<string, unknown>;
     const out = await this.client().send(new GetSecretValueCommand({ SecretId: id }));
-    return JSON.parse(out.SecretString ?? '{}') as Record<string, unknown>;
+    const value = out.SecretString ?? '{}';
+    cache.set(id, { value, readAt: Date.now() });
+    return JSON.parse(value) as Record<string, unknown>;
+  }
+
+  private forget(name: string, arn?: string): void {
+    for (const key of [name, `${this.prefix}${name}`, arn]) if (key) cache.delete(key);
   }
 
   async remove(id: string): Promise<void> {
+    cache.delete(id);
     try {
       await this.client().send(new DeleteSecretCommand({ SecretId: id, ForceDeleteWithoutRecovery: true }));
     } catch (error) {

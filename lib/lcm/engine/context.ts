@@ -11,13 +11,22 @@ import type { CoreDeps } from '#lib/ports.ts';
 import { runHook, scriptRequest } from '#lib/lcm/scripts.ts';
 import type { Loaded } from './step.ts';
 
+const VIM_CREDENTIALS_MAX_AGE_MS = 60_000;
+
 async function vimConnection(deps: CoreDeps, vim: VimReference | undefined): Promise<VimConnection> {
   if (!vim) throw new BadRequestError('The operation has no VIM');
   // A registered VIM is reached where the registry says now (it may have moved since the request,
   // e.g. a VIM re-registered at a new endpoint while an operation waited to resume).
   const registered = await deps.vims.get(vim.vimId);
   const interfaceInfo = registered && registered.accessSecret === vim.accessSecret ? registered.interfaceInfo : vim.interfaceInfo;
-  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo, accessInfo: await deps.secrets.read(vim.accessSecret), extra: vim.extra };
+  // Credentials read within the last minute will do: a poll loop reads them once, not at every poll.
+  return {
+    vimId: vim.vimId,
+    vimType: vim.vimType,
+    interfaceInfo,
+    accessInfo: await deps.secrets.read(vim.accessSecret, { maxAgeMs: VIM_CREDENTIALS_MAX_AGE_MS }),
+    extra: vim.extra,
+  };
 }
 
 /** The context of an operation on the VIM `vim`, the VNF being (or having been) made by `instantiateRequest` in `flavourId`. */
