@@ -255,3 +255,20 @@ export function normaliseV1Instantiate(body: unknown): unknown {
     }),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// CHANGE_EXT_CONN
+
+/**
+ * SOL003 5.5.2.11 ChangeExtVnfConnectivityRequest: at least one external VL, each naming the CPs
+ * it connects. v1 (SOL003 V2.6.1) bodies carry vimConnectionInfo and cpConfig as arrays: read them
+ * with normaliseV1Instantiate first.
+ */
+export const changeExtVnfConnectivityRequest = z
+  .object({
+    extVirtualLinks: z.array(extVirtualLink).min(1, 'at least one external virtual link is required'),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict();
+export type ChangeExtVnfConnectivityRequest = z.infer<typeof changeExtVnfConnectivityRequest>;

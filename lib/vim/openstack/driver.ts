@@ -27,6 +27,7 @@ import {
 } from '#lib/vim/driver.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
+import { openStackExternalConnectivity } from './ext-conn.ts';
 import { GlanceClient } from './glance.ts';
 import { NeutronClient } from './neutron.ts';
 import { HeatClient, resourceStackId, type HeatResource } from './heat.ts';
@@ -331,6 +332,7 @@ export const openStackDriver: InfraDriver = {
   changePoll,
   changeRollbackStart,
   changeRollbackPoll,
+  externalConnectivity: openStackExternalConnectivity,
   verify,
   health: openStackHealth,
 };
