@@ -18,10 +18,24 @@ const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 const SECRET = 'extconn-secret-pw';
 
 /**
- * The sample VNF, its external CP's port given the fixed IPs of nfv.CP.VDU1_CP1.fixed_ips as Tacker's
- * sample BaseHOTs give them (the sample package itself reads only the network).
+ * The sample VNF with its external CP's port given the fixed IPs of nfv.CP.VDU1_CP1.fixed_ips, as
+ * Tacker's sample BaseHOTs give them (the sample package itself reads only the network), and the
+ * sample LCM script as its change_external_connectivity_start/_end hooks.
  */
-function withFixedIps(files: Map<string, Buffer>): void {
+function extConnPackage(files: Map<string, Buffer>): void {
+  const df = 'Definitions/sample_vnfd_df_simple.yaml';
+  const hooks = '          instantiate_end:\n            implementation: sample-script\n';
+  const dfText = files.get(df)?.toString('utf8') ?? '';
+  assert.ok(dfText.includes(hooks));
+  files.set(
+    df,
+    Buffer.from(
+      dfText.replace(
+        hooks,
+        `${hooks}          change_external_connectivity_start:\n            implementation: sample-script\n          change_external_connectivity_end:\n            implementation: sample-script\n`,
+      ),
+    ),
+  );
   const top = 'BaseHOT/simple/sample_hot.yaml';
   const nested = 'BaseHOT/simple/nested/VDU1.yaml';
   const topText = files.get(top)?.toString('utf8') ?? '';
@@ -163,7 +177,7 @@ before(async () => {
   os = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'];
   const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
   await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
-    raw: await buildCsar('openstack-vnf-v1', { mutate: withFixedIps }),
+    raw: await buildCsar('openstack-vnf-v1', { mutate: extConnPackage }),
     headers: { 'Content-Type': 'application/zip' },
   });
   const cnf = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
@@ -216,6 +230,23 @@ describe('change external connectivity on OpenStack', () => {
     assert.deepEqual(await show(id), before);
     assert.deepEqual(await externalPorts(server, internalNetworks(before)), portsBefore);
     assert.equal(portsBefore[0]?.network_id, publicNet.id);
+  });
+
+  it("runs the VNFD's change_external_connectivity_start hook first: when it fails, nothing changes on the VIM", async () => {
+    const before = await show(id);
+    const [server] = vdu1Servers(before);
+    assert.ok(server);
+    const portsBefore = await externalPorts(server, internalNetworks(before));
+    const path = await steps.operate(`/vnflcm/v2/vnf_instances/${id}/change_ext_conn`, {
+      extVirtualLinks: [link('ext-a', netA)],
+      additionalParams: { sample_script_fail: 'change_external_connectivity_start', password: SECRET },
+    });
+    const failed = await steps.ended(path, 'FAILED_TEMP');
+    assert.match((failed.error as { detail: string }).detail, /change_external_connectivity_start failed as requested/);
+    assert.ok(!(await call('GET', `${path}`)).text.includes(SECRET), 'the hook had the password; the op occ does not');
+    assert.equal((await call('POST', `${path}/fail`)).status, 200);
+    assert.deepEqual(await externalPorts(server, internalNetworks(before)), portsBefore);
+    assert.deepEqual((await show(id)).instantiatedVnfInfo, before.instantiatedVnfInfo);
   });
 
   it('moves the external CP to another network with a fixed IP: Neutron has the port there, the op occ and the instance report it', async () => {
