@@ -2,7 +2,11 @@
 // name, the external VLs afterwards, what changes, and what the op occ and the grant report.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
+import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { grantFor } from '#lib/lcm/grant.ts';
+import { assertEtsiSchema } from '../../support/etsi.ts';
 import { BadRequestError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { changeExtVnfConnectivityRequest, normaliseV1Instantiate, parseRequest } from '#lib/sol/requests.ts';
 import {
@@ -197,6 +201,28 @@ describe('what the op occ and the grant report', () => {
       },
     ]);
     assert.deepEqual(grantUpdateResources(before, []), []);
+  });
+
+  it('asks the grant for CHANGE_EXT_CONN with those VNFCs as updateResources: a valid SOL003 GrantRequest', async () => {
+    const plan = extConnPlan([link('pub', 'public', cp('VDU1_CP1'))], [link('a', 'net-a', cp('VDU1_CP1'))]);
+    const { grantRequest } = await grantFor({ newId: () => 'grant-1' } as unknown as CoreDeps, {
+      opOcc: { id: 'occ-1', operation: 'CHANGE_EXT_CONN', isAutomaticInvocation: false, change: plan } as unknown as VnfLcmOpOccRecord,
+      instance: {
+        id: 'vnf-1',
+        vnfdId: 'vnfd-1',
+        instantiatedVnfInfo: { flavourId: 'simple', ...before },
+        vimResources: { vim: { connectionId: 'vim1' } },
+      } as unknown as VnfInstanceRecord,
+      vnfd: { flavours: [flavour] } as unknown as ParsedVnfd,
+    });
+    assert.equal(grantRequest.operation, 'CHANGE_EXT_CONN');
+    assert.deepEqual(
+      (grantRequest.updateResources as Array<{ id: string }>).map((resource) => resource.id),
+      ['VDU1-s1'],
+    );
+    assert.equal(grantRequest.addResources, undefined);
+    assert.equal(grantRequest.removeResources, undefined);
+    await assertEtsiSchema('grant', 'GrantRequest', grantRequest);
   });
 
   it('reports the reconnected VNFCs as MODIFIED naming just those CPs, and the external link ports added and removed', () => {
