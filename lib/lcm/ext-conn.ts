@@ -47,6 +47,13 @@ export function checkExtVirtualLinks(flavour: FlavourInfo, links: readonly ExtVi
     if (linkIds.has(link.id)) throw new BadRequestError(`extVirtualLinks names the external virtual link "${link.id}" twice`);
     linkIds.add(link.id);
     if (link.extCps.length === 0) throw new BadRequestError(`extVirtualLinks.${link.id}: extCps names no external CP to connect to it`);
+    // The VNFM creates the ports of external CPs; a port made by the NFVO would be left unused.
+    const given = Array.isArray(link.extLinkPorts) && link.extLinkPorts.length > 0;
+    const linked = link.extCps.some((cp) => Object.values((cp.cpConfig ?? {}) as Record<string, Info>).some((config) => config?.linkPortId !== undefined));
+    if (given || linked)
+      throw new UnprocessableEntityError(
+        `extVirtualLinks.${link.id}: externally created link ports (extLinkPorts, cpConfig linkPortId) are not supported; give cpProtocolData and the VNFM creates the port`,
+      );
     for (const cp of link.extCps) {
       const other = named.get(cp.cpdId);
       if (other !== undefined)

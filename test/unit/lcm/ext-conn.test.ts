@@ -74,6 +74,22 @@ describe('ChangeExtVnfConnectivityRequest', () => {
     );
   });
 
+  it('checks each CP configuration: a port or protocol data, and exactly one way of addressing', () => {
+    const withConfig = (config: unknown) => ({
+      extVirtualLinks: [{ id: 'ext', resourceId: 'net', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { c1: config } }] }],
+    });
+    const ip = (address: Record<string, unknown>) =>
+      withConfig({ cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [address] } }] });
+    parse(ip({ type: 'IPV4', fixedAddresses: ['10.0.0.5'], subnetId: 'sub' }));
+    parse(ip({ type: 'IPV6', numDynamicAddresses: 1 }));
+    throwsWith(() => parse(withConfig({})), BadRequestError, /cpConfig\.c1: give linkPortId or cpProtocolData/);
+    throwsWith(() => parse(ip({ type: 'IPV4' })), BadRequestError, /give exactly one of fixedAddresses, numDynamicAddresses and addressRange/);
+    throwsWith(() => parse(ip({ type: 'IPV4', fixedAddresses: ['10.0.0.5'], numDynamicAddresses: 1 })), BadRequestError, /exactly one/);
+    throwsWith(() => parse(ip({ type: 'IPV5', numDynamicAddresses: 1 })), BadRequestError, /ipAddresses\.0\.type/);
+    throwsWith(() => parse(withConfig({ cpProtocolData: [{ layerProtocol: 'ETHERNET' }] })), BadRequestError, /layerProtocol/);
+    throwsWith(() => parse({ extVirtualLinks: [{ id: 'ext', resourceId: 'net' }] }), BadRequestError, /extVirtualLinks\.0\.extCps/);
+  });
+
   it('reads v1 bodies: vimConnectionInfo and cpConfig as arrays', () => {
     const request = parse(
       normaliseV1Instantiate({
@@ -104,6 +120,19 @@ describe('the CPs a change may name', () => {
       () => checkExtVirtualLinks(flavour, [link('a', 'net-a', cp('VDU1_CP2'), cp('NOPE'))]),
       UnprocessableEntityError,
       /"VDU1_CP2", "NOPE", which are not/,
+    );
+  });
+
+  it('refuses link ports made by the NFVO with 422: the VNFM creates the ports of external CPs', () => {
+    throwsWith(
+      () => checkExtVirtualLinks(flavour, [{ ...link('a', 'n', cp('VDU1_CP1')), extLinkPorts: [{ id: 'p' }] }]),
+      UnprocessableEntityError,
+      /externally created link ports .* are not supported/,
+    );
+    throwsWith(
+      () => checkExtVirtualLinks(flavour, [{ id: 'a', resourceId: 'n', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { c: { linkPortId: 'port-1' } } }] }]),
+      UnprocessableEntityError,
+      /not supported/,
     );
   });
 
