@@ -85,8 +85,8 @@ const finish: Step = async (deps, loaded, polls) => {
     vimConnectionInfo: connections,
     vimAccessSecrets: secrets,
   });
-  // Credentials this change replaced are no longer referenced by anything.
-  const inUse = new Set(Object.values(secrets));
+  // Credentials this change replaced are no longer referenced by anything (the VNF stays on the VIM it was reached by).
+  const inUse = new Set([...Object.values(secrets), resources.vim.accessSecret]);
   for (const old of Object.values(instance.vimAccessSecrets ?? {})) {
     if (!inUse.has(old)) await deps.secrets.remove(old).catch((error: unknown) => log.warn('could not remove a replaced VIM secret', { error }));
   }
