@@ -72,6 +72,31 @@ export function checkExtVirtualLinks(flavour: FlavourInfo, links: readonly ExtVi
   }
 }
 
+/**
+ * The VIM connection an external VL names (vimConnectionId) must be one the instance or the request
+ * has (422), and on the VIM the VNF is on: its ports are made there (an external VL on another VIM is
+ * refused with 422).
+ */
+export function checkLinkConnections(
+  links: readonly ExtVirtualLink[],
+  connections: Readonly<Record<string, { vimId?: string } | undefined>>,
+  vnfVim: { connectionId: string; vimId: string },
+): void {
+  for (const link of links) {
+    const connectionId = link.vimConnectionId;
+    if (connectionId === undefined || connectionId === vnfVim.connectionId) continue;
+    const connection = connections[String(connectionId)];
+    if (!connection)
+      throw new UnprocessableEntityError(
+        `extVirtualLinks.${link.id}.vimConnectionId names VIM connection "${String(connectionId)}", which neither the VNF instance nor the request has`,
+      );
+    if (connection.vimId !== undefined && connection.vimId !== vnfVim.vimId)
+      throw new UnprocessableEntityError(
+        `extVirtualLinks.${link.id} is on VIM ${connection.vimId}, but the VNF's ports are on VIM ${vnfVim.vimId}: external virtual links on another VIM are not supported`,
+      );
+  }
+}
+
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** What a CP is connected by: its link (less the other CPs) and its own data. */

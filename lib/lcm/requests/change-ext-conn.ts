@@ -14,7 +14,7 @@ import { parsedVnfd } from '#lib/packages/access.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { registeredVim } from '#lib/lcm/vim-choice.ts';
-import { checkExtVirtualLinks, extConnPlan, type ExtVirtualLink } from '#lib/lcm/ext-conn.ts';
+import { checkExtVirtualLinks, checkLinkConnections, extConnPlan, type ExtVirtualLink } from '#lib/lcm/ext-conn.ts';
 
 export async function requestChangeExtConn(
   deps: CoreDeps,
@@ -42,6 +42,7 @@ export async function requestChangeExtConn(
   // External VLs carry no credentials; whatever is named like one is not kept.
   const requested = redactSecrets(request.extVirtualLinks) as ExtVirtualLink[];
   checkExtVirtualLinks(flavour, requested);
+  checkLinkConnections(requested, { ...instance.vimConnectionInfo, ...request.vimConnectionInfo }, resources.vim);
   const current = ((resources.instantiateRequest as { extVirtualLinks?: ExtVirtualLink[] } | undefined)?.extVirtualLinks ?? []) as ExtVirtualLink[];
   const plan = extConnPlan(current, requested);
 

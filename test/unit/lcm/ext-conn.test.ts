@@ -12,6 +12,7 @@ import { changeExtVnfConnectivityRequest, normaliseV1Instantiate, parseRequest }
 import {
   changedExtConnectivity,
   checkExtVirtualLinks,
+  checkLinkConnections,
   extConnPlan,
   extConnResourceChanges,
   externalCpdIds,
@@ -133,6 +134,24 @@ describe('the CPs a change may name', () => {
       () => checkExtVirtualLinks(flavour, [{ id: 'a', resourceId: 'n', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { c: { linkPortId: 'port-1' } } }] }]),
       UnprocessableEntityError,
       /not supported/,
+    );
+  });
+
+  it("takes external VLs on the VNF's VIM, and refuses one naming an unknown connection or another VIM with 422", () => {
+    const vnfVim = { connectionId: 'vim0', vimId: 'cloud-1' };
+    const on = (vimConnectionId: string) => [{ ...link('a', 'n', cp('VDU1_CP1')), vimConnectionId }];
+    const connections = { vim0: { vimId: 'cloud-1' }, same: { vimId: 'cloud-1' }, direct: {}, other: { vimId: 'cloud-2' } };
+    for (const id of ['vim0', 'same', 'direct']) checkLinkConnections(on(id), connections, vnfVim);
+    checkLinkConnections([link('a', 'n', cp('VDU1_CP1'))], connections, vnfVim);
+    throwsWith(
+      () => checkLinkConnections(on('nope'), connections, vnfVim),
+      UnprocessableEntityError,
+      /"nope", which neither the VNF instance nor the request has/,
+    );
+    throwsWith(
+      () => checkLinkConnections(on('other'), connections, vnfVim),
+      UnprocessableEntityError,
+      /on VIM cloud-2, but the VNF's ports are on VIM cloud-1/,
     );
   });
 
