@@ -79,6 +79,11 @@ const finish: Step = async (deps, loaded, polls) => {
   const collected = await (await driverOf(resources.vim)).collect({ ...ctx, instantiateRequest }, driverState);
   const info = infoAfter(instance, collected);
   const { connections, secrets } = connectionsAfter(loaded);
+  // The op occ first: a retried step then still compares with what the instance had.
+  await updateOpOcc(deps, opOcc, {
+    resourceChanges: extConnResourceChanges(instance.instantiatedVnfInfo, info, collected, plan),
+    changedExtConnectivity: changedExtConnectivity(info, plan),
+  });
   await saveInstance(deps, loaded, {
     instantiatedVnfInfo: info,
     vimResources: { ...resources, driverState, instantiateRequest },
@@ -90,10 +95,6 @@ const finish: Step = async (deps, loaded, polls) => {
   for (const old of Object.values(instance.vimAccessSecrets ?? {})) {
     if (!inUse.has(old)) await deps.secrets.remove(old).catch((error: unknown) => log.warn('could not remove a replaced VIM secret', { error }));
   }
-  await updateOpOcc(deps, opOcc, {
-    resourceChanges: extConnResourceChanges(instance.instantiatedVnfInfo, info, collected, plan),
-    changedExtConnectivity: changedExtConnectivity(info, plan),
-  });
   return polled(polls);
 };
 
