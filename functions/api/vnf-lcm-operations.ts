@@ -1,6 +1,6 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
-// instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
-// V3.x), and retry, roll back or fail an operation occurrence.
+// instance and change its external connectivity (/vnflcm/v1 and /vnflcm/v2), change its VNF
+// package (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back or fail an operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -9,9 +9,11 @@ import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/reque
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
+import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   changeCurrentVnfPkgRequest,
+  changeExtVnfConnectivityRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
@@ -74,6 +76,15 @@ export const routes: RouteTable = {
       handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
+  ...bothVersions('/vnf_instances/{vnfInstanceId}/change_ext_conn', (major) => ({
+    POST: route({
+      // v1 (SOL003 V2.6.1) writes vimConnectionInfo and cpConfig as arrays, as in its InstantiateVnfRequest.
+      schema: major === 1 ? z.preprocess(normaliseV1Instantiate, changeExtVnfConnectivityRequest) : changeExtVnfConnectivityRequest,
+      title: 'ChangeExtVnfConnectivityRequest',
+      handler: async (request) =>
+        accepted(request, await requestChangeExtConn(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  })),
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
     POST: {
       handler: async (request) => {

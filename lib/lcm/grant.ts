@@ -7,6 +7,7 @@ import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { GrantDecision } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import { grantUpdateResources } from './ext-conn.ts';
 
 interface GrantInputs {
   opOcc: VnfLcmOpOccRecord;
@@ -50,6 +51,11 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     resourceTemplateId: vnfc.vduId,
     resource: { ...(vimConnectionId ? { vimConnectionId } : {}), resourceId: vnfc.resourceId },
   });
+  if (change?.kind === 'CHANGE_EXT_CONN') {
+    // Nothing is added or removed: the VNFCs whose external CPs are reconnected are updated.
+    const updated = grantUpdateResources(instance.instantiatedVnfInfo, (change as { cpdIds?: string[] }).cpdIds ?? [], vimConnectionId);
+    return { ...grantBase(inputs, flavourId), ...(updated.length ? { updateResources: updated } : {}) };
+  }
   if (change?.kind === 'HEAL') {
     return { ...grantBase(inputs, flavourId), updateResources: (change.vnfcs ?? []).map(existing) };
   }

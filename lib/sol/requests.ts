@@ -296,3 +296,70 @@ export const scaleVnfToLevelRequest = z
     }
   });
 export type ScaleVnfToLevelRequest = z.infer<typeof scaleVnfToLevelRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// CHANGE_EXT_CONN
+
+/** SOL003 IpOverEthernetAddressData.ipAddresses: exactly one of fixed addresses, a number of dynamic ones or a range. */
+const ipAddressData = z
+  .object({
+    type: z.enum(['IPV4', 'IPV6']),
+    fixedAddresses: z.array(z.string().min(1).max(64)).min(1).optional(),
+    numDynamicAddresses: z.number().int().min(1).optional(),
+    addressRange: z
+      .object({ minAddress: z.string().min(1), maxAddress: z.string().min(1) })
+      .strict()
+      .optional(),
+    subnetId: identifier.optional(),
+  })
+  .passthrough()
+  .refine((ip) => [ip.fixedAddresses, ip.numDynamicAddresses, ip.addressRange].filter((given) => given !== undefined).length === 1, {
+    message: 'give exactly one of fixedAddresses, numDynamicAddresses and addressRange',
+  });
+
+/** SOL003 CpProtocolData: IP over Ethernet (the one layer protocol an external CP's port is configured with). */
+const cpProtocolData = z
+  .object({
+    layerProtocol: z.enum(['IP_OVER_ETHERNET', 'IP_FOR_VIRTUAL_CP']),
+    ipOverEthernet: z
+      .object({
+        macAddress: z.string().min(1).optional(),
+        segmentationType: z.string().min(1).optional(),
+        segmentationId: z.string().min(1).optional(),
+        ipAddresses: z.array(ipAddressData).optional(),
+      })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+
+/** SOL003 VnfExtCpConfig: a link port to use, or how to configure the one the VNFM creates. */
+const vnfExtCpConfig = z
+  .object({
+    parentCpConfigId: identifier.optional(),
+    linkPortId: identifier.optional(),
+    createExtLinkPort: z.boolean().optional(),
+    cpProtocolData: z.array(cpProtocolData).optional(),
+    netAttDefResourceId: z.array(identifier).optional(),
+  })
+  .passthrough()
+  .refine((config) => config.linkPortId !== undefined || config.cpProtocolData !== undefined || config.netAttDefResourceId !== undefined, {
+    message: 'give linkPortId or cpProtocolData',
+  });
+
+/** SOL003 VnfExtCpData, its cpConfig checked as a change of connectivity uses it. */
+const vnfExtCpData = z.object({ cpdId: identifier, cpConfig: z.record(identifier, vnfExtCpConfig).optional() }).passthrough();
+
+/**
+ * SOL003 5.5.2.11 ChangeExtVnfConnectivityRequest: at least one external VL, each naming the CPs
+ * it connects. v1 (SOL003 V2.6.1) bodies carry vimConnectionInfo and cpConfig as arrays: read them
+ * with normaliseV1Instantiate first.
+ */
+export const changeExtVnfConnectivityRequest = z
+  .object({
+    extVirtualLinks: z.array(extVirtualLink.extend({ extCps: z.array(vnfExtCpData) })).min(1, 'at least one external virtual link is required'),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict();
+export type ChangeExtVnfConnectivityRequest = z.infer<typeof changeExtVnfConnectivityRequest>;

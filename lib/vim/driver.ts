@@ -127,6 +127,30 @@ export type UpdateChange =
    */
   | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] };
 
+/**
+ * CHANGE_EXT_CONN (SOL003 5.4.11): the external VLs the VNF is to have afterwards, every one of them
+ * (those the request did not name as they were), as InstantiateVnfRequest.extVirtualLinks would
+ * give them; and the CPDs whose connectivity changes. A rollback is the same change back to the
+ * external VLs the instance had.
+ */
+export interface ExtConnChange {
+  extVirtualLinks: Array<Record<string, unknown>>;
+  cpdIds: string[];
+}
+
+/**
+ * What a driver can do about the external connectivity of a VNF: move its external CPs to other
+ * external VLs, subnets and addresses (polled until DONE; the DONE state is the VNF's state from
+ * then on, and `collect` with the new extVirtualLinks in ctx.instantiateRequest reads it), or, for
+ * a kind of VIM whose VNFs are not attached to VIM networks, why not (the request is refused with it).
+ */
+export type ExternalConnectivity =
+  | {
+      start(ctx: OperationContext, state: DriverState, change: ExtConnChange): Promise<DriverState>;
+      poll(ctx: OperationContext, state: DriverState, change: ExtConnChange): Promise<Progress>;
+    }
+  | { unsupported: string };
+
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {
   vnfInstanceId: string;
@@ -224,6 +248,8 @@ export interface InfraDriver {
    */
   changeRollbackStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
+  /** CHANGE_EXT_CONN; a driver without it refuses the operation as unsupported. */
+  readonly externalConnectivity?: ExternalConnectivity;
   /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
 }

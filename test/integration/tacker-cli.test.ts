@@ -123,7 +123,7 @@ it('supports the Tacker CLI package sequence (http_basic): create, upload, show,
   assert.ok(!listed.some((row) => row.Id === id));
 });
 
-it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, terminate', { skip }, async () => {
+it('supports the Tacker CLI LCM sequence: instantiate with a parameter file, change-ext-conn (v1 and v2), terminate', { skip }, async () => {
   const csarPath = join(vnfm.dataDir, 'vnf-v1.zip');
   writeFileSync(csarPath, await buildCsar('openstack-vnf-v1'));
   const pkg = (JSON.parse(await openstack('vnf', 'package', 'create', '-f', 'json')) as Record<string, string>).ID as string;
@@ -145,6 +145,42 @@ it('supports the Tacker CLI v1 LCM sequence: instantiate with a parameter file, 
   await settle(vnfm);
   const shown = JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>;
   assert.equal(shown['Instantiation State'], 'INSTANTIATED');
+
+  // change-ext-conn with parameter files as Tacker's guides write them: v1 (arrays, the registered VIM named) and v2 (maps).
+  const protocol = { layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } };
+  const v1Change = join(vnfm.dataDir, 'change-ext-conn-v1.json');
+  writeFileSync(
+    v1Change,
+    JSON.stringify({
+      extVirtualLinks: [{ id: 'ext-cli-v1', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: [{ cpProtocolData: [protocol] }] }] }],
+      vimConnectionInfo: [{ id: 'vim1', vimId: 'local-openstack', vimType: 'openstack' }],
+    }),
+  );
+  assert.match(await openstack('vnflcm', 'change-ext-conn', id, v1Change), /Change External VNF Connectivity for VNF Instance \S+ has been accepted/);
+  await settle(vnfm);
+  const v2Change = join(vnfm.dataDir, 'change-ext-conn-v2.json');
+  writeFileSync(
+    v2Change,
+    JSON.stringify({
+      extVirtualLinks: [{ id: 'ext-cli-v2', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [protocol] } } }] }],
+    }),
+  );
+  assert.match(await openstack('--os-tacker-api-version', '2', 'vnflcm', 'change-ext-conn', id, v2Change), /has been accepted/);
+  await settle(vnfm);
+  const changes = (JSON.parse(await openstack('vnflcm', 'op', 'list', '-f', 'json')) as Array<Record<string, string>>).filter(
+    (op) => op['VNF Instance ID'] === id && op.Operation === 'CHANGE_EXT_CONN',
+  );
+  assert.deepEqual(
+    changes.map((op) => op['Operation State']),
+    ['COMPLETED', 'COMPLETED'],
+  );
+  const info = (JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, { extVirtualLinkInfo?: Array<{ id: string }> }>)[
+    'Instantiated Vnf Info'
+  ];
+  assert.deepEqual(
+    info?.extVirtualLinkInfo?.map((link) => link.id),
+    ['ext-cli-v2'],
+  );
   assert.match(await openstack('vnflcm', 'terminate', id), /accepted/);
   await settle(vnfm);
   assert.equal((JSON.parse(await openstack('vnflcm', 'show', id, '-f', 'json')) as Record<string, unknown>)['Instantiation State'], 'NOT_INSTANTIATED');

@@ -5,6 +5,7 @@ import { ConflictError } from '#lib/sol/errors.ts';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
+import { changeExtConnSteps } from './change-ext-conn.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
@@ -24,6 +25,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
   MODIFY_INFO: modifyInfoSteps,
+  CHANGE_EXT_CONN: changeExtConnSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */

@@ -508,6 +508,11 @@ export const kubernetesDriver: InfraDriver = {
   changePoll,
   changeRollbackStart,
   changeRollbackPoll,
+  // A CNF reaches the outside through its Services (and their load balancers), not by ports on VIM networks.
+  externalConnectivity: {
+    unsupported:
+      'a CNF on Kubernetes is not attached to VIM networks: its external connectivity is its Services, which its manifests define (change them with CHANGE_VNFPKG)',
+  },
   verify,
   health: kubernetesHealth,
 };

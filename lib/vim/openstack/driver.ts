@@ -28,6 +28,7 @@ import {
 import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
 import { VimError } from './errors.ts';
+import { openStackExternalConnectivity } from './ext-conn.ts';
 import { GlanceClient } from './glance.ts';
 import { NeutronClient } from './neutron.ts';
 import { HeatClient, resourceStackId, type HeatResource } from './heat.ts';
@@ -333,6 +334,7 @@ export const openStackDriver: InfraDriver = {
   changePoll,
   changeRollbackStart,
   changeRollbackPoll,
+  externalConnectivity: openStackExternalConnectivity,
   verify,
   health: openStackHealth,
 };
