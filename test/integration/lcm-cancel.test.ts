@@ -113,8 +113,8 @@ async function instanceLinks(id: string, version: 1 | 2): Promise<string[]> {
 const notifiedStates = (opOccId: string): string[] =>
   sink
     .accepted('/cb/cancel')
-    .filter((n) => (n as { vnfLcmOpOccId?: string }).vnfLcmOpOccId === opOccId)
-    .map((n) => (n as { operationState: string }).operationState);
+    .filter((n) => n.vnfLcmOpOccId === opOccId)
+    .map((n) => String(n.operationState));
 
 const idOf = (path: string) => path.split('/').pop() as string;
 
