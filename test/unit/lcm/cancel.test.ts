@@ -8,6 +8,8 @@ import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
 import { recoverDeadExecution } from '#lib/lcm/recovery.ts';
 import { runStep } from '#lib/lcm/engine/run.ts';
 import { CANCELLED } from '#lib/lcm/cancellation.ts';
+import { saveInstance } from '#lib/lcm/engine/records.ts';
+import type { Loaded } from '#lib/lcm/engine/step.ts';
 import type { PackageAccess } from '#lib/packages/access.ts';
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -58,6 +60,12 @@ class MemoryInstances {
   readonly records = new Map<string, VnfInstanceRecord>();
   async get(id: string): Promise<VnfInstanceRecord | undefined> {
     return clone(this.records.get(id));
+  }
+  async updateUnderLock(id: string, opOccId: string, update: { set: Record<string, unknown>; remove: string[] }): Promise<boolean> {
+    const record = this.records.get(id);
+    if (record?.lockOpOccId !== opOccId) return false;
+    this.records.set(id, { ...record, ...clone(update.set) });
+    return true;
   }
   async releaseLock(id: string, opOccId: string): Promise<void> {
     const record = this.records.get(id);
@@ -128,7 +136,7 @@ function world(state: LcmOperationState, extra: Partial<VnfLcmOpOccRecord> = {})
   });
   const occ = () => opOccs.records.get('occ-1') as VnfLcmOpOccRecord;
   const lock = () => instances.records.get('vnf-1')?.lockOpOccId;
-  return { deps, opOccs, stopped, occ, lock };
+  return { deps, opOccs, instances, stopped, occ, lock };
 }
 
 describe('cancel', () => {
@@ -257,5 +265,19 @@ describe('a pending cancel in the steps and the recovery', () => {
     await recoverDeadExecution(plain.deps, { name: 'occ-1-retry-2', status: 'FAILED', input: JSON.stringify({ opOccId: 'occ-1' }) });
     assert.equal(plain.occ().operationState, 'FAILED_TEMP');
     assert.equal(plain.occ().error?.title, 'Operation interrupted');
+  });
+
+  it('keeps a step that runs on after a FORCEFUL cancel from writing the instance', async () => {
+    const w = world('PROCESSING');
+    const loaded = { opOcc: clone(w.occ()), instance: clone(w.instances.records.get('vnf-1')) } as Loaded;
+    await cancelOperation(w.deps, CALLER, 'occ-1', 'FORCEFUL');
+    await assert.rejects(saveInstance(w.deps, loaded, { instantiationState: 'INSTANTIATED' }), /is FAILED_TEMP; the step no longer writes/);
+    assert.equal(w.instances.records.get('vnf-1')?.instantiationState, 'NOT_INSTANTIATED');
+    // While the op occ is as the step read it, the step writes.
+    const running = world('PROCESSING');
+    await saveInstance(running.deps, { opOcc: clone(running.occ()), instance: clone(running.instances.records.get('vnf-1')) } as Loaded, {
+      instantiationState: 'INSTANTIATED',
+    });
+    assert.equal(running.instances.records.get('vnf-1')?.instantiationState, 'INSTANTIATED');
   });
 });
