@@ -16,7 +16,7 @@ export interface OperationExecutor {
    * Stops a running execution now (ABORTED; a task in flight runs to its end, but the machine takes
    * no further step). Nothing happens for an execution that has ended or does not exist.
    */
-  stop(operation: LcmOperationType | 'ROLLBACK', executionName: string, reason: { error: string; cause: string }): Promise<void>;
+  stop(operation: LcmOperationType | 'ROLLBACK', executionName: string): Promise<void>;
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
@@ -41,15 +41,11 @@ export class StepFunctionsExecutor implements OperationExecutor {
     }
   }
 
-  async stop(operation: LcmOperationType | 'ROLLBACK', executionName: string, reason: { error: string; cause: string }): Promise<void> {
+  async stop(operation: LcmOperationType | 'ROLLBACK', executionName: string): Promise<void> {
     try {
-      await this.client.send(
-        new StopExecutionCommand({
-          executionArn: executionArn(operation, executionName),
-          error: reason.error.slice(0, 256),
-          cause: reason.cause.slice(0, 32_768),
-        }),
-      );
+      // Without error and cause: the op occ records why, and an execution encrypted with a customer
+      // key can then be stopped without any KMS permission.
+      await this.client.send(new StopExecutionCommand({ executionArn: executionArn(operation, executionName) }));
     } catch (error) {
       if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return;
       throw error;

@@ -7,7 +7,7 @@ import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { finishOperation } from '#lib/lcm/operations.ts';
 import { getOpOcc, moveOpOcc } from '#lib/lcm/op-occs.ts';
-import { CANCELLED, cancelledProblem, endCancelled } from '#lib/lcm/cancellation.ts';
+import { cancelledProblem, endCancelled } from '#lib/lcm/cancellation.ts';
 
 /** How often the op occ is read again when it changed state between the read and the write. */
 const ATTEMPTS = 5;
@@ -25,7 +25,6 @@ export async function cancelOperation(deps: CoreDeps, caller: Caller, opOccId: s
     if (!CANCELLABLE_STATES.includes(state))
       throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is ${state}; only one STARTING, PROCESSING or ROLLING_BACK can be cancelled`);
     const execution = current.execution ?? { machine: current.operation, name: current.id };
-    const reason = { error: CANCELLED, cause: `Cancelled (${mode}) by a request to VNF LCM operation occurrence ${opOccId}` };
 
     if (state === 'STARTING') {
       let moved: VnfLcmOpOccRecord;
@@ -37,7 +36,7 @@ export async function cancelOperation(deps: CoreDeps, caller: Caller, opOccId: s
         throw error;
       }
       // Nothing was done yet; an execution that runs on finds the op occ ROLLED_BACK and ends.
-      await deps.executor.stop(execution.machine, execution.name, reason).catch((error: unknown) => {
+      await deps.executor.stop(execution.machine, execution.name).catch((error: unknown) => {
         log.warn('could not stop the execution of a cancelled operation', { opOccId, execution: execution.name, error });
       });
       return moved;
@@ -54,7 +53,7 @@ export async function cancelOperation(deps: CoreDeps, caller: Caller, opOccId: s
     if (mode === 'GRACEFUL') return pending;
 
     try {
-      await deps.executor.stop(execution.machine, execution.name, reason);
+      await deps.executor.stop(execution.machine, execution.name);
     } catch (error) {
       // The cancel stays pending: the execution's next step honours it.
       throw new ProblemError(503, 'Service Unavailable', 'The operation could not be stopped now; it stops at its next step', { cause: error });
