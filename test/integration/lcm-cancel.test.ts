@@ -1,7 +1,8 @@
 // Cancel of an LCM operation (SOL003 5.4.17) on the built-in OpenStack simulator, and the task
-// links of VNF instances and op occs in each state they pass through. The VNF's Heat stack waits
-// for a software deployment's signal, so a test holds an instantiate PROCESSING with its stack
-// CREATE_IN_PROGRESS in Heat for as long as it needs, and lets it finish by signalling it.
+// links of VNF instances and op occs in each state they pass through. The VNF's Heat stack has a
+// software deployment that waits for a signal when it is created and when it is deleted, so a test
+// holds an instantiate PROCESSING (its stack CREATE_IN_PROGRESS) or a rollback ROLLING_BACK (the
+// stack DELETE_IN_PROGRESS) for as long as it needs, and lets Heat finish by signalling it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ const INSTANTIATE = {
     },
   ],
 };
-/** Added to the sample's BaseHOT: the stack's create waits until the deployment on VDU2 is signalled. */
+/** Added to the sample's BaseHOT: the stack's create and delete wait until the deployment on VDU2 is signalled. */
 const HELD_DEPLOYMENT = `
   hold_config:
     type: OS::Heat::SoftwareConfig
@@ -39,6 +40,7 @@ const HELD_DEPLOYMENT = `
     properties:
       config: { get_resource: hold_config }
       server: { get_resource: VDU2 }
+      actions: [CREATE, DELETE]
 
 outputs: {}
 `;
@@ -61,11 +63,11 @@ async function stacks(): Promise<Listed['items']> {
   return ((await simState()).stacks?.items ?? []).filter((stack) => !stack.nested);
 }
 
-/** Waits until the stack's create waits for its deployment; returns the deployment's id. */
-async function heldDeployment(): Promise<string> {
+/** Waits until a stack's create or delete waits for a deployment (other than `besides`); returns the deployment's id. */
+async function heldDeployment(besides?: string): Promise<string> {
   let id: string | undefined;
-  await waitFor('a stack create waiting for its software deployment', async () => {
-    id = (await simState()).deployments?.items.find((deployment) => deployment.state === 'waiting')?.id;
+  await waitFor('a stack waiting for its software deployment', async () => {
+    id = (await simState()).deployments?.items.find((deployment) => deployment.state === 'waiting' && deployment.id !== besides)?.id;
     return id !== undefined;
   });
   return id as string;
@@ -185,9 +187,9 @@ describe('cancel of an LCM operation, and the task links in each state', () => {
     assert.deepEqual(await instanceLinks(id, 2), ['instantiate', 'self']);
   });
 
-  it('a FORCEFUL cancel of a PROCESSING instantiate whose stack Heat is still creating is FAILED_TEMP at once; rollback then removes the stack', async () => {
+  it('a FORCEFUL cancel of a PROCESSING instantiate whose stack Heat is still creating is FAILED_TEMP at once; a GRACEFUL cancel of its rollback lets Heat finish the delete; rollback then ends ROLLED_BACK', async () => {
     const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE);
-    await heldDeployment();
+    const deployment = await heldDeployment();
     const processing = await opOcc(path);
     assert.equal(processing.operationState, 'PROCESSING');
     assert.deepEqual(tasks(processing._links), ['cancel']);
@@ -218,9 +220,25 @@ describe('cancel of an LCM operation, and the task links in each state', () => {
     await waitFor('the FAILED_TEMP notification', () => notifiedStates(idOf(path)).includes('FAILED_TEMP'));
     assert.deepEqual(notifiedStates(idOf(path)).sort(), ['FAILED_TEMP', 'PROCESSING', 'STARTING']);
 
+    // The rollback deletes the stack, whose delete waits for the deployment: ROLLING_BACK holds.
     assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+    await waitFor('the rollback deleting the stack', async () => (await stacks())[0]?.status === 'DELETE_IN_PROGRESS');
     const rollingBack = await opOcc(path);
-    if (rollingBack.operationState === 'ROLLING_BACK') assert.deepEqual(tasks(rollingBack._links), ['cancel']);
+    assert.equal(rollingBack.operationState, 'ROLLING_BACK');
+    assert.deepEqual(tasks(rollingBack._links), ['cancel']);
+    assert.equal((await cancel(path, 'GRACEFUL')).status, 202);
+    const pending = await opOcc(path);
+    assert.deepEqual([pending.operationState, pending.isCancelPending, pending.cancelMode], ['ROLLING_BACK', true, 'GRACEFUL']);
+    await signal(deployment);
+    await settle(vnfm);
+    const cancelledRollback = await opOcc(path);
+    assert.equal(cancelledRollback.operationState, 'FAILED_TEMP');
+    assert.equal(cancelledRollback.isCancelPending, false);
+    assert.match(cancelledRollback.error?.detail ?? '', /GRACEFUL\) while ROLLING_BACK/);
+    // The delete Heat was doing was let finish.
+    assert.deepEqual(await stacks(), []);
+
+    assert.equal((await call('POST', `${path}/rollback`)).status, 202);
     await settle(vnfm);
     const rolledBack = await opOcc(path);
     assert.equal(rolledBack.operationState, 'ROLLED_BACK', JSON.stringify(rolledBack.error));
@@ -272,8 +290,11 @@ describe('cancel of an LCM operation, and the task links in each state', () => {
     );
     assert.equal(((await call('GET', `/vnflcm/v2/vnf_instances/${id}`)).body as { instantiationState: string }).instantiationState, 'NOT_INSTANTIATED');
 
+    // Retry removes what the cancelled attempt made (the stack's delete waits for the deployment) and creates the VNF anew.
     assert.equal((await call('POST', `${path}/retry`)).status, 202);
-    await signal(await heldDeployment());
+    const deleting = await heldDeployment();
+    await signal(deleting);
+    await signal(await heldDeployment(deleting));
     await settle(vnfm);
     const completed = await opOcc(path);
     assert.equal(completed.operationState, 'COMPLETED', JSON.stringify(completed.error));
