@@ -1,6 +1,6 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance and change its external connectivity (/vnflcm/v1 and /vnflcm/v2), change its VNF
-// package (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back or fail an operation occurrence.
+// package (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back, fail or cancel an operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -10,8 +10,10 @@ import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
 import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
+import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
+  cancelModeRequest,
   changeCurrentVnfPkgRequest,
   changeExtVnfConnectivityRequest,
   healVnfRequest,
@@ -108,6 +110,17 @@ export const routes: RouteTable = {
         return { status: 200, body: renderVnfLcmOpOcc(record, version(request), request.baseUrl) };
       },
     },
+  }),
+  // SOL003 5.4.17; Tacker's v1 serves it too, with the same CancelMode.
+  ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/cancel', {
+    POST: route({
+      schema: cancelModeRequest,
+      title: 'CancelMode',
+      handler: async (request) => {
+        await cancelOperation(coreDeps(), request.caller, opOccId(request), request.body.cancelMode);
+        return { status: 202 };
+      },
+    }),
   }),
 };
 

@@ -3,10 +3,13 @@
 import { coreDeps } from '#lib/deps.ts';
 import { applyModifyInfo } from '#lib/lcm/vnf-instances.ts';
 import { NotFoundError } from '#lib/sol/errors.ts';
+import { OperationCancelled } from '#lib/lcm/cancellation.ts';
 
 export const handler = async (input: { opOccId: string }): Promise<{ changedInfo: Record<string, unknown> }> => {
   const deps = coreDeps();
   const opOcc = await deps.opOccs.get(input.opOccId);
   if (!opOcc) throw new NotFoundError(`VNF LCM operation occurrence ${input.opOccId} does not exist`);
+  // Cancelled before the modification was applied: it is not applied.
+  if (opOcc.isCancelPending) throw new OperationCancelled(opOcc);
   return { changedInfo: await applyModifyInfo(deps, opOcc) };
 };

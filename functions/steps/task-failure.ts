@@ -1,6 +1,7 @@
 // The wire shape of a failed Step Functions task, as a Catch hands it to the next state, and the
 // ProblemDetails the op occ records for it (VnfLcmOpOcc.error).
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
+import { CANCELLED, CANCELLED_TITLE } from '#lib/lcm/cancellation.ts';
 
 /** The `{Error, Cause}` that a Step Functions Catch puts in the state. */
 export interface TaskFailure {
@@ -15,7 +16,11 @@ const STATUS_BY_ERROR: Record<string, number> = {
   UnprocessableEntityError: 422,
   'States.Timeout': 504,
   'States.TaskFailed': 500,
+  [CANCELLED]: 409,
 };
+
+/** Titles of the failures whose error name is not one. */
+const TITLE_BY_ERROR: Record<string, string> = { [CANCELLED]: CANCELLED_TITLE };
 
 /** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
 export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {
@@ -28,5 +33,5 @@ export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsReco
   } catch {
     // A plain-text cause is already the detail.
   }
-  return { title: name, status: STATUS_BY_ERROR[name] ?? 500, detail: detail || name };
+  return { title: TITLE_BY_ERROR[name] ?? name, status: STATUS_BY_ERROR[name] ?? 500, detail: detail || name };
 }

@@ -53,9 +53,18 @@ export async function createOpOcc(deps: CoreDeps, record: VnfLcmOpOccRecord): Pr
   await deps.opOccs.create(record);
 }
 
-/** Moves an op occ to `transition.to` if it is in one of `transition.from`; undefined when it was not. */
+/**
+ * Moves an op occ to `transition.to` if it is in one of `transition.from`; undefined when it was not.
+ * A change of state ends a pending cancel (SOL003 5.5.2.13: isCancelPending false, no cancelMode),
+ * whether the cancel brought it about or the operation got there first.
+ */
 export function moveOpOcc(deps: CoreDeps, opOccId: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
-  return deps.opOccs.transition(opOccId, transition);
+  if (transition.from.includes(transition.to)) return deps.opOccs.transition(opOccId, transition);
+  return deps.opOccs.transition(opOccId, {
+    ...transition,
+    set: { isCancelPending: false, ...transition.set },
+    remove: [...(transition.remove ?? []), 'cancelMode'],
+  });
 }
 
 /** Updates attributes of an op occ without changing its state; fails if the state changed meanwhile. */

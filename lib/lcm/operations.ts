@@ -138,6 +138,8 @@ export async function startOperation(deps: CoreDeps, request: OperationRequest):
 export interface TransitionExtras {
   error?: ProblemDetailsRecord;
   changedInfo?: Record<string, unknown>;
+  /** Only from these states (default: every state SOL003 5.4.1.2 lets move to the target). */
+  from?: readonly LcmOperationState[];
 }
 
 const RELEASES_LOCK: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROLLED_BACK'];
@@ -147,7 +149,9 @@ const RELEASES_LOCK: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROL
  * that finds the op occ already in `to` repeats only the side effects (lock release, clean-up).
  */
 export async function finishOperation(deps: CoreDeps, opOccId: string, to: LcmOperationState, extras: TransitionExtras = {}): Promise<VnfLcmOpOccRecord> {
-  const from = (Object.keys(OP_OCC_TRANSITIONS) as LcmOperationState[]).filter((state) => OP_OCC_TRANSITIONS[state].includes(to));
+  const from = (Object.keys(OP_OCC_TRANSITIONS) as LcmOperationState[]).filter(
+    (state) => OP_OCC_TRANSITIONS[state].includes(to) && (extras.from === undefined || extras.from.includes(state)),
+  );
   const set: Record<string, unknown> = {};
   if (extras.error) set.error = extras.error;
   if (extras.changedInfo) set.changedInfo = extras.changedInfo;

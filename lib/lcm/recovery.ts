@@ -1,10 +1,12 @@
 // The recovery path for state machine executions that die (timeout, abort, a failing transition):
 // the op occ they drove must not stay STARTING/PROCESSING/ROLLING_BACK holding its instance's
 // lock. PROCESSING and ROLLING_BACK become FAILED_TEMP (the NFVO may retry, roll back or fail),
-// STARTING becomes ROLLED_BACK (nothing was done yet) — SOL003 5.4.1.2.
+// STARTING becomes ROLLED_BACK (nothing was done yet) — SOL003 5.4.1.2. One whose cancel is
+// pending (a FORCEFUL cancel stopped its execution) becomes FAILED_TEMP as the cancel says.
 import type { CoreDeps } from '#lib/ports.ts';
 import { finishOperation } from './operations.ts';
 import { moveOpOcc } from './op-occs.ts';
+import { cancelCanBePending, endCancelled } from './cancellation.ts';
 import { log } from '#lib/log.ts';
 
 export interface DeadExecution {
@@ -27,6 +29,14 @@ export async function recoverDeadExecution(deps: CoreDeps, execution: DeadExecut
   if (!opOcc) return 'op occ gone';
   // A retry or rollback started since: the op occ is another execution's now.
   if (opOcc.execution && opOcc.execution.name !== execution.name) return `driven by a later execution (${opOcc.execution.name})`;
+  // A cancelled operation (its execution stopped by a FORCEFUL cancel, or dead while a cancel was
+  // pending) ends as the cancel ends it, whichever of the two gets there first.
+  if (opOcc.isCancelPending && cancelCanBePending(opOcc.operationState)) {
+    const cancelled = await endCancelled(deps, opOcc);
+    if (!cancelled) return 'moved on meanwhile';
+    log.info('ended the cancel of an operation whose execution was stopped', { opOccId, execution: execution.name, status: execution.status });
+    return `cancelled from ${opOcc.operationState}`;
+  }
   const error = {
     title: 'Operation interrupted',
     status: 500,

@@ -27,9 +27,17 @@ export type LcmOperationType = (typeof LCM_OPERATION_TYPES)[number];
 export const LCM_OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
 export type LcmOperationState = (typeof LCM_OPERATION_STATES)[number];
 
+/** SOL003 CancelModeType: how an operation in progress is cancelled. */
+export const CANCEL_MODES = ['GRACEFUL', 'FORCEFUL'] as const;
+export type CancelModeType = (typeof CANCEL_MODES)[number];
+
 /** States in which an op occ holds its VNF instance's operation lock (SOL003 5.4.1.2). */
 export const LOCK_HOLDING_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP'];
 export const TERMINAL_STATES: readonly LcmOperationState[] = ['COMPLETED', 'FAILED', 'ROLLED_BACK'];
+/** States in which an operation may be cancelled (SOL003 5.4.17.3.1). */
+export const CANCELLABLE_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
+/** Operations that cannot be rolled back: a TERMINATE may have deleted part of the VNF, a HEAL replaced VNFCs that are gone. */
+export const NOT_ROLLED_BACK: readonly LcmOperationType[] = ['TERMINATE', 'HEAL'];
 
 /**
  * Allowed op-occ transitions, as SOL003 5.4.1.2 (figure "States and transitions of a VNF
@@ -147,6 +155,8 @@ export interface VnfLcmOpOccRecord {
   startSeq: string;
   isAutomaticInvocation: boolean;
   isCancelPending: boolean;
+  /** Present exactly while isCancelPending is true (SOL003 5.5.2.13). */
+  cancelMode?: CancelModeType;
   operationParams?: Record<string, unknown>;
   error?: ProblemDetailsRecord;
   resourceChanges?: Record<string, unknown>;
@@ -289,13 +299,7 @@ export function renderVnfInstance(record: VnfInstanceRecord, version: ApiMajorVe
     body.instantiatedVnfInfo = { ...info, extVirtualLinkInfo: v1ExtVirtualLinks(info.extVirtualLinkInfo) };
   }
   const links: Record<string, { href: string }> = { self: { href: self } };
-  if (record.instantiationState === 'NOT_INSTANTIATED') {
-    links.instantiate = { href: `${self}/instantiate` };
-  } else {
-    for (const task of ['terminate', 'scale', 'scaleToLevel', 'changeFlavour', 'heal', 'operate', 'changeExtConn']) {
-      links[task] = { href: `${self}/${task.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}` };
-    }
-  }
+  for (const [task, segment] of Object.entries(vnfInstanceTasks(record.instantiationState, version))) links[task] = { href: `${self}/${segment}` };
   body._links = links;
   return body;
 }
@@ -309,12 +313,49 @@ export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVe
     self: { href: self },
     vnfInstance: { href: `${prefix}/vnf_instances/${record.vnfInstanceId}` },
   };
-  if (record.operationState === 'FAILED_TEMP') {
-    links.retry = { href: `${self}/retry` };
-    // SOL003 5.5.2.13: a task is linked only where it is allowed; a TERMINATE or HEAL cannot be rolled back.
-    if (record.operation !== 'TERMINATE' && record.operation !== 'HEAL') links.rollback = { href: `${self}/rollback` };
-    links.fail = { href: `${self}/fail` };
-  }
+  for (const task of opOccTasks(record)) links[task] = { href: `${self}/${task}` };
   body._links = links;
   return body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The task resources a representation links (SOL003 5.5.2.2 and 5.5.2.13): exactly those the
+// resource's state allows, so that a client can follow a link without a 409.
+
+/** The tasks of an INSTANTIATED VNF instance: link name -> path segment. */
+const INSTANTIATED_TASKS: Readonly<Record<string, string>> = {
+  terminate: 'terminate',
+  scale: 'scale',
+  scaleToLevel: 'scale_to_level',
+  changeFlavour: 'change_flavour',
+  heal: 'heal',
+  operate: 'operate',
+  changeExtConn: 'change_ext_conn',
+  changeCurrentVnfPkg: 'change_vnfpkg',
+  createSnapshot: 'create_snapshot',
+  revertToSnapshot: 'revert_to_snapshot',
+};
+/** The v1 API (Tacker's, SOL003 V2.6.1) serves only these of them. */
+const V1_INSTANTIATED_TASKS: readonly string[] = ['terminate', 'scale', 'heal', 'changeExtConn'];
+
+/**
+ * The task resources a VNF instance in `state` links on API `version`, by link name, with the path
+ * segment each is served at: instantiate while NOT_INSTANTIATED, every other LCM task while
+ * INSTANTIATED. `indicators` is not linked: the VNF indicator interface is not served.
+ */
+export function vnfInstanceTasks(state: InstantiationState, version: ApiMajorVersion): Record<string, string> {
+  if (state === 'NOT_INSTANTIATED') return { instantiate: 'instantiate' };
+  const tasks = version === 1 ? V1_INSTANTIATED_TASKS : Object.keys(INSTANTIATED_TASKS);
+  return Object.fromEntries(tasks.map((task) => [task, INSTANTIATED_TASKS[task] as string]));
+}
+
+/**
+ * The task resources an op occ links (its path segments are their names): cancel while it is
+ * STARTING, PROCESSING or ROLLING_BACK; retry and fail in FAILED_TEMP, and rollback there too
+ * unless the operation cannot be rolled back.
+ */
+export function opOccTasks(record: Pick<VnfLcmOpOccRecord, 'operation' | 'operationState'>): string[] {
+  if (CANCELLABLE_STATES.includes(record.operationState)) return ['cancel'];
+  if (record.operationState !== 'FAILED_TEMP') return [];
+  return NOT_ROLLED_BACK.includes(record.operation) ? ['retry', 'fail'] : ['retry', 'rollback', 'fail'];
 }

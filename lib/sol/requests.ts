@@ -363,3 +363,14 @@ export const changeExtVnfConnectivityRequest = z
   })
   .strict();
 export type ChangeExtVnfConnectivityRequest = z.infer<typeof changeExtVnfConnectivityRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// The cancel task of an op occ (SOL003 5.4.17).
+
+/** SOL003 CancelMode: the same in V2.6.1 (/vnflcm/v1, as Tacker's v1 takes it) and V3.7.1, cancelMode required. */
+export const cancelModeRequest = z
+  .object({
+    cancelMode: z.enum(['GRACEFUL', 'FORCEFUL']),
+  })
+  .strict();
+export type CancelModeRequest = z.infer<typeof cancelModeRequest>;

@@ -1,6 +1,6 @@
-// Starts and looks up the executions of the LCM and package state machines: the OperationExecutor
+// Starts, stops and looks up the executions of the LCM and package state machines: the OperationExecutor
 // port, and its Step Functions implementation.
-import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import { requiredEnv } from './dynamo.ts';
 
@@ -12,6 +12,11 @@ export interface OperationExecutor {
   start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void>;
   /** The execution's status (RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED), or undefined when there is none of that name. */
   status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined>;
+  /**
+   * Stops a running execution now (ABORTED; a task in flight runs to its end, but the machine takes
+   * no further step). Nothing happens for an execution that has ended or does not exist.
+   */
+  stop(operation: LcmOperationType | 'ROLLBACK', executionName: string): Promise<void>;
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
@@ -28,13 +33,27 @@ export class StepFunctionsExecutor implements OperationExecutor {
   }
 
   async status(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): Promise<string | undefined> {
-    // arn:aws:states:<region>:<account>:stateMachine:<name> -> ...:execution:<name>:<execution>
-    const executionArn = `${requiredEnv(`${operation}_STATE_MACHINE_ARN`).replace(':stateMachine:', ':execution:')}:${executionName}`;
     try {
-      return (await this.client.send(new DescribeExecutionCommand({ executionArn }))).status;
+      return (await this.client.send(new DescribeExecutionCommand({ executionArn: executionArn(operation, executionName) }))).status;
     } catch (error) {
       if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return undefined;
       throw error;
     }
   }
+
+  async stop(operation: LcmOperationType | 'ROLLBACK', executionName: string): Promise<void> {
+    try {
+      // Without error and cause: the op occ records why, and an execution encrypted with a customer
+      // key can then be stopped without any KMS permission.
+      await this.client.send(new StopExecutionCommand({ executionArn: executionArn(operation, executionName) }));
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return;
+      throw error;
+    }
+  }
+}
+
+/** arn:aws:states:<region>:<account>:stateMachine:<name> -> ...:execution:<name>:<execution> */
+function executionArn(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string): string {
+  return `${requiredEnv(`${operation}_STATE_MACHINE_ARN`).replace(':stateMachine:', ':execution:')}:${executionName}`;
 }

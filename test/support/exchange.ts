@@ -12,8 +12,14 @@
 //     carry the V2.6.1 model where it differs from V3.7.1 (v1Shape: vimConnectionInfo and cpConfig
 //     are arrays, never the V3 maps).
 //   - The normative rules the schemas cannot say: a list without selectors leaves out the attributes
-//     the clause names for exclude_default; an op occ in FAILED_TEMP or FAILED carries `error`; only
-//     an op occ in FAILED_TEMP links retry and fail, and rollback only where rollback is allowed.
+//     the clause names for exclude_default; an op occ in FAILED_TEMP or FAILED carries `error`.
+//   - The task links (SOL003 5.5.2.2 and 5.5.2.13), on /vnflcm/v1 and /vnflcm/v2 alike: a VNF
+//     instance links exactly the tasks its state allows and its API version serves (instantiate
+//     while NOT_INSTANTIATED; while INSTANTIATED every other LCM task on v2, and on v1 the tasks
+//     Tacker's v1 serves: terminate, scale, heal, changeExtConn), each at its own path; an op occ
+//     links cancel exactly while it is STARTING, PROCESSING or ROLLING_BACK, retry and fail exactly
+//     in FAILED_TEMP, and rollback only in FAILED_TEMP and only where rollback is allowed; its
+//     cancelMode is there exactly while isCancelPending is true, which only an op occ in progress can be.
 //   - A notification is valid for its notificationType; a v1 LCM subscription's (Version 1.x) has the
 //     V2.6.1 shapes above.
 import { AssertionError } from 'node:assert';
@@ -62,12 +68,15 @@ export async function checkExchange(exchange: Exchange): Promise<void> {
   }
   if (exchange.status < 200 || exchange.status >= 300) return;
   if (api.family === 'vnflcm' && api.major === 1 && isJson(exchange.headers)) v1Shape(exchange.body, what);
+  // SOL013 5.3: `fields` and `exclude_fields` may leave out attributes the schema requires.
+  const query = new URL(exchange.url).searchParams;
+  const selected = query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields');
+  if (api.family === 'vnflcm' && api.major !== undefined && isJson(exchange.headers) && exchange.text !== '' && !selected)
+    linkRules(api.major, api.inner, exchange.body, what);
   const documented = documentedApi(api.family, api.major);
   if (!documented) return;
   if (exchange.text !== '' && !isJson(exchange.headers)) return; // a package, a VNFD zip, an artifact
-  // SOL013 5.3: `fields` and `exclude_fields` may leave out attributes the schema requires.
-  const query = new URL(exchange.url).searchParams;
-  if (query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields')) return;
+  if (selected) return;
   await assertEtsiResponse(documented, api.inner, exchange.method, exchange.status, exchange.text === '' ? undefined : exchange.body);
   if (exchange.method === 'GET') normativeRules(`${api.family} ${api.inner}`, query, exchange.body, what);
 }
@@ -105,24 +114,97 @@ function normativeRules(resource: string, query: URLSearchParams, body: unknown,
     }
   }
   if (!/^vnflcm \/vnf_lcm_op_occs(\/[^/]+)?$/.test(resource)) return;
-  const occs = (Array.isArray(body) ? body : [body]) as Array<{
-    operation?: string;
-    operationState?: string;
-    error?: unknown;
-    _links?: Record<string, unknown>;
-  }>;
+  const occs = (Array.isArray(body) ? body : [body]) as Array<{ operationState?: string; error?: unknown }>;
   const selected = query.has('fields') || query.has('exclude_fields') || query.has('exclude-fields') || (Array.isArray(body) && !query.has('all_fields'));
   for (const occ of occs) {
     const failed = occ.operationState === 'FAILED_TEMP' || occ.operationState === 'FAILED';
     if (failed && !selected && occ.error === undefined) fail(`${what}: an op occ in ${occ.operationState} carries no error (SOL003 5.5.2.13)`);
-    const links = occ._links ?? {};
-    const tasks = ['retry', 'rollback', 'fail', 'cancel'].filter((task) => task in links);
-    if (occ.operationState !== 'FAILED_TEMP' && tasks.some((task) => task !== 'cancel'))
-      fail(`${what}: an op occ in ${occ.operationState} links ${tasks.join(', ')}`);
-    if (occ.operationState === 'FAILED_TEMP' && occ._links) {
-      if (!('retry' in links) || !('fail' in links)) fail(`${what}: an op occ in FAILED_TEMP links no retry or fail task`);
-      if ('rollback' in links && (occ.operation === 'TERMINATE' || occ.operation === 'HEAL'))
-        fail(`${what}: a ${String(occ.operation)} in FAILED_TEMP links rollback, which is not allowed for it`);
+  }
+}
+
+/** SOL003 5.5.2.2: the tasks of an INSTANTIATED VNF instance, by link name, with the path each is at. */
+const INSTANTIATED_TASKS: Record<string, string> = {
+  terminate: 'terminate',
+  scale: 'scale',
+  scaleToLevel: 'scale_to_level',
+  changeFlavour: 'change_flavour',
+  heal: 'heal',
+  operate: 'operate',
+  changeExtConn: 'change_ext_conn',
+  changeCurrentVnfPkg: 'change_vnfpkg',
+  createSnapshot: 'create_snapshot',
+  revertToSnapshot: 'revert_to_snapshot',
+};
+/** Those Tacker's v1 API (SOL003 V2.6.1) serves. */
+const V1_INSTANTIATED_TASKS = ['terminate', 'scale', 'heal', 'changeExtConn'];
+/** SOL003 5.4.17: an op occ can be cancelled in these states. */
+const CANCELLABLE = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
+
+type Links = Record<string, { href?: unknown } | undefined>;
+
+function sameSet(what: string, kind: string, actual: string[], expected: string[]): void {
+  const missing = expected.filter((name) => !actual.includes(name));
+  const extra = actual.filter((name) => !expected.includes(name));
+  if (missing.length || extra.length)
+    fail(
+      `${what}: ${kind} links ${[...actual].sort().join(', ') || 'no task'}${missing.length ? `, without ${missing.join(', ')}` : ''}${extra.length ? `, with ${extra.join(', ')} it may not link` : ''}`,
+    );
+}
+
+function hrefEnds(what: string, links: Links, name: string, path: string): void {
+  const href = links[name]?.href;
+  if (typeof href !== 'string' || !href.endsWith(path)) fail(`${what}: _links.${name} is ${JSON.stringify(href)}, not a link to ...${path}`);
+}
+
+function linkRules(major: number, inner: string, body: unknown, what: string): void {
+  const items = (Array.isArray(body) ? body : [body]).filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null);
+  if (/^\/vnf_instances(\/[^/]+)?$/.test(inner)) {
+    for (const instance of items) {
+      const links = instance._links as Links | undefined;
+      const state = instance.instantiationState;
+      if (!links || typeof state !== 'string') continue;
+      const self = `/vnflcm/v${major}/vnf_instances/${String(instance.id)}`;
+      hrefEnds(what, links, 'self', self);
+      const expected: Record<string, string> =
+        state === 'NOT_INSTANTIATED'
+          ? { instantiate: 'instantiate' }
+          : Object.fromEntries(
+              (major === 1 ? V1_INSTANTIATED_TASKS : Object.keys(INSTANTIATED_TASKS)).map((task) => [task, INSTANTIATED_TASKS[task] as string]),
+            );
+      sameSet(
+        what,
+        `a VNF instance ${state} on v${major}`,
+        Object.keys(links).filter((name) => name !== 'self'),
+        Object.keys(expected),
+      );
+      for (const [task, segment] of Object.entries(expected)) hrefEnds(what, links, task, `${self}/${segment}`);
+    }
+  }
+  if (/^\/vnf_lcm_op_occs(\/[^/]+(\/fail)?)?$/.test(inner)) {
+    for (const occ of items) {
+      const links = occ._links as Links | undefined;
+      const state = occ.operationState;
+      if (typeof state !== 'string') continue;
+      if ('isCancelPending' in occ) {
+        if ((occ.isCancelPending === true) !== 'cancelMode' in occ)
+          fail(
+            `${what}: an op occ with isCancelPending ${String(occ.isCancelPending)} ${'cancelMode' in occ ? 'carries' : 'lacks'} cancelMode (SOL003 5.5.2.13)`,
+          );
+        if (occ.isCancelPending === true && !CANCELLABLE.includes(state)) fail(`${what}: an op occ in ${state} has a cancel pending`);
+      }
+      if (!links) continue;
+      const self = `/vnflcm/v${major}/vnf_lcm_op_occs/${String(occ.id)}`;
+      hrefEnds(what, links, 'self', self);
+      hrefEnds(what, links, 'vnfInstance', `/vnflcm/v${major}/vnf_instances/${String(occ.vnfInstanceId)}`);
+      const tasks = Object.keys(links).filter((name) => !['self', 'vnfInstance', 'grant', 'vnfSnapshot'].includes(name));
+      const rollbackForbidden = occ.operation === 'TERMINATE' || occ.operation === 'HEAL';
+      const expected = CANCELLABLE.includes(state)
+        ? ['cancel']
+        : state === 'FAILED_TEMP'
+          ? ['retry', 'fail', ...(tasks.includes('rollback') && !rollbackForbidden ? ['rollback'] : [])]
+          : [];
+      sameSet(what, `a ${String(occ.operation)} op occ in ${state}`, tasks, expected);
+      for (const task of tasks) hrefEnds(what, links, task, `${self}/${task}`);
     }
   }
 }

@@ -12,8 +12,15 @@ export function lostLock({ opOcc, instance }: Loaded): ConflictError {
   return new ConflictError(`VNF LCM operation occurrence ${opOcc.id} lost the lock of VNF instance ${instance.id}`);
 }
 
-/** Writes the instance; only the operation holding its lock may. */
+/**
+ * Writes the instance; only the operation holding its lock may, and only while its op occ is still
+ * in the state the step began in: a step that runs on after its execution was stopped (a FORCEFUL
+ * cancel moved the op occ to FAILED_TEMP meanwhile) leaves the instance as retry and rollback expect it.
+ */
 export async function saveInstance(deps: CoreDeps, loaded: Loaded, set: Record<string, unknown>, remove: string[] = []): Promise<void> {
+  const state = (await deps.opOccs.get(loaded.opOcc.id))?.operationState;
+  if (state !== loaded.opOcc.operationState)
+    throw new ConflictError(`VNF LCM operation occurrence ${loaded.opOcc.id} is ${state ?? 'gone'}; the step no longer writes its VNF instance`);
   if (!(await deps.instances.updateUnderLock(loaded.instance.id, loaded.opOcc.id, { set, remove }))) throw lostLock(loaded);
 }
 

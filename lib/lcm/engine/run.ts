@@ -1,11 +1,13 @@
 // The LCM step engine: the task the operation state machines call with an op occ and an action
 // runs that action's step in the op occ's operation's table. What an operation does is all in its
-// own module's table; nothing here or in a step branches on the operation.
+// own module's table; nothing here or in a step branches on the operation. Here too: the steps of
+// an op occ whose cancel is pending.
 import { ConflictError } from '#lib/sol/errors.ts';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
 import { changeExtConnSteps } from './change-ext-conn.ts';
+import { OperationCancelled } from '#lib/lcm/cancellation.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
@@ -33,5 +35,11 @@ export async function runStep(deps: CoreDeps, opOccId: string, action: StepActio
   const loaded = await load(deps, opOccId, packages);
   const step = STEPS[loaded.opOcc.operation]?.[action];
   if (!step) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
-  return step(deps, loaded, polls);
+  if (!loaded.opOcc.isCancelPending) return step(deps, loaded, polls);
+  // A cancel is pending: no new work is started on the VIM, and work it is doing is polled to its
+  // end; then the operation stops, and the machine's Catch records FAILED_TEMP (lib/lcm/cancellation.ts).
+  if (!action.endsWith('-poll')) throw new OperationCancelled(loaded.opOcc);
+  const result = await step(deps, loaded, polls);
+  if (result.status === 'DONE') throw new OperationCancelled(loaded.opOcc);
+  return result;
 }

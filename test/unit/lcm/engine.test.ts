@@ -248,6 +248,7 @@ function world() {
         started.push({ machine, name });
       },
       status: async () => 'RUNNING',
+      stop: async () => {},
     },
     now: () => new Date(Date.UTC(2026, 11, 1, 0, 0, clock++)).toISOString(),
     newId: () => `id-${++ids}`,
