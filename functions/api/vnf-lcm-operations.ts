@@ -1,6 +1,7 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
-// V3.x), and retry, roll back or fail an operation occurrence.
+// V3.x) or its operational state (operate, /vnflcm/v2 only), and retry, roll back or fail an
+// operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -8,12 +9,14 @@ import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
 import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
+import { requestOperate } from '#lib/lcm/requests/operate.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   changeCurrentVnfPkgRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
+  operateVnfRequest,
   scaleVnfRequest,
   terminateVnfRequest,
 } from '#lib/sol/requests.ts';
@@ -62,6 +65,14 @@ export const routes: RouteTable = {
       schema: changeCurrentVnfPkgRequest,
       title: 'ChangeCurrentVnfPkgRequest',
       handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // SOL003 5.4.10, on /vnflcm/v2 only.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/operate': {
+    POST: route({
+      schema: operateVnfRequest,
+      title: 'OperateVnfRequest',
+      handler: async (request) => accepted(request, await requestOperate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

@@ -50,7 +50,8 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     resourceTemplateId: vnfc.vduId,
     resource: { ...(vimConnectionId ? { vimConnectionId } : {}), resourceId: vnfc.resourceId },
   });
-  if (change?.kind === 'HEAL') {
+  // HEAL replaces its VNFCs, OPERATE changes their state: both update existing resources.
+  if (change?.kind === 'HEAL' || change?.kind === 'OPERATE') {
     return { ...grantBase(inputs, flavourId), updateResources: (change.vnfcs ?? []).map(existing) };
   }
   if (change?.kind === 'SCALE') {

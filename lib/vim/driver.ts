@@ -119,7 +119,22 @@ export interface VnfcRef {
  */
 export type UpdateChange =
   | { kind: 'SCALE'; scaleType: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; steps: number; targets: Record<string, number>; remove: VnfcRef[] }
-  | { kind: 'HEAL'; vnfcs: VnfcRef[] };
+  | { kind: 'HEAL'; vnfcs: VnfcRef[] }
+  | OperateChange;
+
+/**
+ * OPERATE (SOL003 5.4.10): bring these VNFCs to `changeStateTo`; a VNFC already there is left alone.
+ * A stop without stopType is FORCEFUL; gracefulStopTimeout (seconds) comes with GRACEFUL only. The
+ * driver remembers in its state what it stopped on purpose (health() must not call that a fault),
+ * and what a start needs to bring it back.
+ */
+export type OperateChange = {
+  kind: 'OPERATE';
+  changeStateTo: 'STARTED' | 'STOPPED';
+  stopType?: 'FORCEFUL' | 'GRACEFUL';
+  gracefulStopTimeout?: number;
+  vnfcs: VnfcRef[];
+};
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {
@@ -218,6 +233,12 @@ export interface InfraDriver {
    */
   changeRollbackStart(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<DriverState>;
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
+  /**
+   * OPERATE: why this VIM cannot start or stop exactly these VNFCs of the instance (its recorded
+   * vnfcResourceInfo), e.g. one pod of a multi-replica workload; undefined when it can. Asked at the
+   * request, so that the refusal is a 422 that changes nothing. A driver without it can operate any VNFC.
+   */
+  operateRefusal?(vnfcResourceInfo: Array<Record<string, unknown>>, change: OperateChange): string | undefined;
   /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { changeVnfpkgSteps } from './change-vnfpkg.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
+import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
@@ -22,6 +23,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
   MODIFY_INFO: modifyInfoSteps,
+  OPERATE: operateSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */

@@ -39,6 +39,7 @@ import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf,
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
+import { operatePoll, operateRefusal, operateStart, stoppedVnfcs, vnfcStateOf } from './operate.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
 
@@ -178,11 +179,13 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
   const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
   const services = await serviceCps(ctx, client, state, label);
   const podCps: Array<Record<string, unknown>> = [];
+  const running = new Set<string>();
   for (const vdu of flavour.vdus) {
     const ref = workloadRef(state, vdu.name);
     const workload = ref && (await client.read(ref));
     if (!ref || !workload) continue;
     const { pods } = await podsOf(client, workload, label);
+    if (pods.some((candidate) => !isTerminating(candidate))) running.add(vdu.id);
     const cpdId = flavour.cps.find((cp) => cp.vdu === vdu.id)?.id ?? vdu.id;
     for (const pod of pods.filter((candidate) => !isTerminating(candidate))) {
       const cp = podCp(pod, cpdId, services.length === 0);
@@ -201,6 +204,8 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
       });
     }
   }
+  // VDUs an OPERATE stopped keep their VNFCs on record, STOPPED.
+  vnfcResourceInfo.push(...stoppedVnfcs(ctx, state, running));
   return {
     vnfcResourceInfo,
     vnfVirtualLinkResourceInfo: [],
@@ -210,7 +215,7 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
       id: `${String(info.vduId)}-${String(info.id)}`,
       vduId: info.vduId,
       vnfcResourceInfoId: info.id,
-      vnfcState: 'STARTED',
+      vnfcState: vnfcStateOf(info),
     })),
   };
 }
@@ -419,6 +424,7 @@ async function recreatePod(ctx: OperationContext, client: KubeClient, state: Kub
 }
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
+  if (change.kind === 'OPERATE') return operateStart(ctx, raw, change, { recreatePod });
   const state = stateOf(raw);
   delete state.deleting;
   delete state.replaced;
@@ -428,6 +434,7 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
 }
 
 async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
+  if (change.kind === 'OPERATE') return operatePoll(ctx, raw, change, { recreatePod });
   const state = stateOf(raw);
   const client = new KubeClient(ctx.vim);
   let pending = false;
@@ -512,4 +519,5 @@ export const kubernetesDriver: InfraDriver = {
   changeRollbackPoll,
   verify,
   health: kubernetesHealth,
+  operateRefusal,
 };
