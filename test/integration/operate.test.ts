@@ -1,7 +1,7 @@
 // OPERATE (SOL003 5.4.10) over HTTP on the built-in simulators. OpenStack: one VNFC stopped
 // alone, then the whole VNF stopped gracefully and started again, as Nova's own API shows it; a
 // health sweep raises nothing for servers stopped on purpose, but does for one that shuts down by
-// itself. Kubernetes: a stop scales the CNF's Deployment to 0 (no pods left on the cluster) and a
+// itself; a start that fails half-way is rolled back (or retried). Kubernetes: a stop scales the CNF's Deployment to 0 (no pods left on the cluster) and a
 // start brings back as many pods as it had; one pod of several cannot be stopped alone. Requests
 // SOL003 forbids and an instance that is not instantiated change nothing.
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { assertEtsiResponse, assertEtsiSchema } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { client, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { waitFor } from '../support/wait.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
@@ -74,6 +75,27 @@ async function run(id: string, task: string, body: unknown, state = 'COMPLETED')
   assert.equal(occ.operationState, state, JSON.stringify(occ));
   await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, occ);
   return occ;
+}
+
+/** retry or rollback of an op occ, to its end. */
+async function task(opOccId: string, name: 'retry' | 'rollback', state: string): Promise<OpOcc> {
+  const reply = await call('POST', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}/${name}`);
+  assert.equal(reply.status, 202, reply.text);
+  await settle(vnfm);
+  const occ = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs/${opOccId}`)).body as OpOcc;
+  assert.equal(occ.operationState, state, JSON.stringify(occ));
+  await assertEtsiResponse('vnflcm', '/vnf_lcm_op_occs/{vnfLcmOpOccId}', 'get', 200, occ);
+  return occ;
+}
+
+/** Nova answers the next power action on this server with a 500. */
+async function failNextAction(serverId: string): Promise<void> {
+  const response = await fetch(`${os.control}faults`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ kind: 'http-5xx', service: 'nova', method: 'POST', path: `${serverId}/action`, count: 1 }),
+  });
+  assert.ok(response.ok, await response.text());
 }
 
 type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
@@ -220,10 +242,28 @@ describe('OPERATE on OpenStack', () => {
     assert.equal((await sweep()).raised, 0);
     assert.deepEqual(await activeAlarms(id), []);
 
-    // Started again: both ACTIVE, the same servers (MODIFIED).
+    // A start that fails half-way (Nova refuses the second server's os-start) is FAILED_TEMP; its
+    // rollback stops again the server it had started.
     const start = { changeStateTo: 'STARTED' };
     await assertEtsiSchema('vnflcm', 'OperateVnfRequest', start);
-    const third = await run(id, 'operate', start);
+    // The servers in the order the instance lists its VNFCs, which is the order they are started in.
+    const [startedFirst, startedLast] = shown.instantiatedVnfInfo.vnfcResourceInfo.map((vnfc) => vnfc.computeResource.resourceId);
+    assert.ok(startedFirst && startedLast);
+    await failNextAction(startedLast);
+    const failed = await run(id, 'operate', start, 'FAILED_TEMP');
+    assert.match(JSON.stringify(failed.error), /os-start/);
+    await waitFor('the first server to be started', async () => (await novaServer(startedFirst)).status === 'ACTIVE');
+    assert.equal((await novaServer(startedLast)).status, 'SHUTOFF');
+    const rolledBack = await task(failed.id as string, 'rollback', 'ROLLED_BACK');
+    assert.equal(rolledBack.operation, 'OPERATE');
+    assert.equal((await novaServer(server1)).status, 'SHUTOFF');
+    assert.equal((await novaServer(server2)).status, 'SHUTOFF');
+    assert.equal((await instance(id)).instantiatedVnfInfo.vnfState, 'STOPPED');
+
+    // The same failure retried: both servers ACTIVE, the same servers (MODIFIED).
+    await failNextAction(startedLast);
+    const again = await run(id, 'operate', start, 'FAILED_TEMP');
+    const third = await task(again.id as string, 'retry', 'COMPLETED');
     assert.deepEqual(changed(third, 'MODIFIED'), [server1, server2].sort());
     assert.equal((await novaServer(server1)).status, 'ACTIVE');
     assert.equal((await novaServer(server2)).status, 'ACTIVE');
