@@ -158,9 +158,13 @@ export async function operateStart(ctx: OperationContext, raw: DriverState, chan
     } else {
       if (!remembered) continue; // running already
       log.info('kubernetes: starting', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas: remembered.replicas });
+      const current = await client.read(ref);
       if (ref.kind === 'Pod') {
-        if (!(await client.read(ref))) await helpers.recreatePod(ctx, client, state, ref.name);
-      } else {
+        if (!current) await helpers.recreatePod(ctx, client, state, ref.name);
+      } else if (!current) {
+        throw new KubernetesError(`VDU ${vduId}: ${describeRef(ref)} no longer exists`, { vimStatus: 404 });
+      } else if (!((current.spec ?? {}) as { replicas?: number }).replicas) {
+        // A workload scaled up meanwhile (a SCALE of the stopped VNF) keeps the count it was given.
         await client.mergePatch(ref, { spec: { replicas: remembered.replicas ?? 1 } });
       }
     }
