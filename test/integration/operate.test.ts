@@ -338,7 +338,10 @@ describe('OPERATE on Kubernetes', () => {
     assert.deepEqual(await activeAlarms(id), []);
 
     // Start: as many pods as before, new ones (a Deployment's pods get new names).
-    const start = await run(id, 'operate', { changeStateTo: 'STARTED' });
+    // additionalParams reach the operate_start/_end scripts; a credential in them is never shown.
+    const secret = 'Pw-operate-params-7c1e';
+    const start = await run(id, 'operate', { changeStateTo: 'STARTED', additionalParams: { password: secret } });
+    assert.ok(!JSON.stringify(start).includes(secret), 'the op occ does not show the password');
     const back = await pods(namespace, id);
     assert.equal(back.length, 2);
     assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).spec?.replicas, 2);
@@ -347,6 +350,7 @@ describe('OPERATE on Kubernetes', () => {
     shown = await instance(id);
     assert.equal(shown.instantiatedVnfInfo.vnfState, 'STARTED');
     assert.deepEqual(shown.instantiatedVnfInfo.vnfcResourceInfo.map((vnfc) => vnfc.computeResource.resourceId).sort(), back);
+    assert.ok(!JSON.stringify(shown).includes(secret));
     assert.equal((await sweep()).raised, 0);
   });
 });
