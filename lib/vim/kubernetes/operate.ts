@@ -156,16 +156,26 @@ export async function operateStart(ctx: OperationContext, raw: DriverState, chan
         if (change.stopType !== 'GRACEFUL') for (const pod of pods) await deletePodNow(client, state.namespace, nameOf(pod));
       }
     } else {
-      if (!remembered) continue; // running already
-      log.info('kubernetes: starting', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas: remembered.replicas });
       const current = await client.read(ref);
+      const down = ref.kind === 'Pod' ? !current : current !== undefined && !((current.spec ?? {}) as { replicas?: number }).replicas;
+      if (!remembered && !down) continue; // running already
+      // Down but not remembered (a stop that was marked failed before its state was kept): as many
+      // replicas as the instance records VNFCs of the VDU.
+      const entry = remembered ?? {
+        vduId,
+        ref,
+        ...(ref.kind === 'Pod' ? {} : { replicas: change.vnfcs.filter((vnfc) => vnfc.vduId === vduId).length || 1 }),
+        pods: [],
+      };
+      if (!remembered) stopped.push(entry);
+      log.info('kubernetes: starting', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas: entry.replicas });
       if (ref.kind === 'Pod') {
         if (!current) await helpers.recreatePod(ctx, client, state, ref.name);
       } else if (!current) {
         throw new KubernetesError(`VDU ${vduId}: ${describeRef(ref)} no longer exists`, { vimStatus: 404 });
       } else if (!((current.spec ?? {}) as { replicas?: number }).replicas) {
         // A workload scaled up meanwhile (a SCALE of the stopped VNF) keeps the count it was given.
-        await client.mergePatch(ref, { spec: { replicas: remembered.replicas ?? 1 } });
+        await client.mergePatch(ref, { spec: { replicas: entry.replicas ?? 1 } });
       }
     }
   }

@@ -1,7 +1,8 @@
 // OPERATE in the Kubernetes driver against the Kubernetes simulator: a bare Pod VDU stopped
 // (deleted) and started (recreated from its manifest, same name); a Deployment stopped gracefully
 // to 0 replicas and started with the count it had; while stopped, collect keeps the VNFCs on record
-// as STOPPED and health() calls them healthy; a retried stop keeps the remembered count.
+// as STOPPED and health() calls them healthy; a retried stop keeps the remembered count, and a start
+// finds a workload at 0 that no state remembers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CsarArchive } from '#lib/packages/archive.ts';
@@ -156,6 +157,20 @@ describe('OPERATE in the Kubernetes driver', () => {
     assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body.spec?.replicas, 3);
     assert.deepEqual(new Set(Object.values(await states(ctx, state))), new Set(['STARTED']));
     assert.deepEqual((state as { stopped?: unknown[] }).stopped, [], 'nothing is remembered as stopped');
+    await terminate(ctx, state);
+  });
+
+  it('starts a workload found at 0 replicas that no state remembers (a stop marked failed) with as many pods as the VNFCs named', async () => {
+    const namespace = 'op-lost';
+    const ctx = context(namespace, ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'], {}, 2);
+    const instantiated = await instantiate(ctx);
+    const vnfcs = (await podNames(namespace, ctx.vnfInstanceId)).map((name) => ({ vduId: 'VDU1', resourceId: name }));
+    await operate(ctx, instantiated, { kind: 'OPERATE', changeStateTo: 'STOPPED', vnfcs });
+    assert.deepEqual(await podNames(namespace, ctx.vnfInstanceId), []);
+    // The instance's state from before the stop: it remembers nothing stopped.
+    const state = await operate(ctx, instantiated, { kind: 'OPERATE', changeStateTo: 'STARTED', vnfcs });
+    assert.equal((await podNames(namespace, ctx.vnfInstanceId)).length, 2);
+    assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body.spec?.replicas, 2);
     await terminate(ctx, state);
   });
 });
