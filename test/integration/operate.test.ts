@@ -1,9 +1,10 @@
-// OPERATE (SOL003 5.4.10) over HTTP on the built-in simulators. OpenStack: one VNFC stopped
-// alone, then the whole VNF stopped gracefully and started again, as Nova's own API shows it; a
-// health sweep raises nothing for servers stopped on purpose, but does for one that shuts down by
-// itself; a start that fails half-way is rolled back (or retried). Kubernetes: a stop scales the CNF's Deployment to 0 (no pods left on the cluster) and a
-// start brings back as many pods as it had; one pod of several cannot be stopped alone. Requests
-// SOL003 forbids and an instance that is not instantiated change nothing.
+// OPERATE (SOL003 5.4.10) over HTTP on the built-in simulators. OpenStack: the VNFD's operate_start
+// script runs before any server is touched; one VNFC stopped alone, then the whole VNF stopped
+// gracefully and started again, as Nova's own API shows it; a health sweep raises nothing for servers
+// stopped on purpose, but does for one that shuts down by itself; a start that fails half-way is
+// rolled back (or retried). Kubernetes: a stop scales the CNF's Deployment to 0 (no pods left on the
+// cluster) and a start brings back as many pods as it had; one pod of several cannot be stopped
+// alone. Requests SOL003 forbids and an instance that is not instantiated change nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -38,9 +39,18 @@ before(async () => {
   const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'));
   os = vims['local-openstack'];
   cluster = vims['local-kubernetes'];
-  for (const name of ['openstack-vnf-v1', 'k8s-cnf-v1'] as const) {
+  // The OpenStack sample with the sample script also as its Vnflcm operate_start and operate_end.
+  const withOperateHooks = (files: Map<string, Buffer>) => {
+    const path = 'Definitions/sample_vnfd_df_simple.yaml';
+    const hook = '          instantiate_end:\n            implementation: sample-script\n';
+    const vnfd = files.get(path)?.toString('utf8') ?? '';
+    assert.ok(vnfd.includes(hook));
+    const operate = '          operate_start:\n            implementation: sample-script\n          operate_end:\n            implementation: sample-script\n';
+    files.set(path, Buffer.from(vnfd.replace(hook, hook + operate)));
+  };
+  for (const csar of [await buildCsar('openstack-vnf-v1', { mutate: withOperateHooks }), await buildCsar('k8s-cnf-v1')]) {
     const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
-    await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: await buildCsar(name), headers: { 'Content-Type': 'application/zip' } });
+    await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, { raw: csar, headers: { 'Content-Type': 'application/zip' } });
   }
   await settle(vnfm);
 });
@@ -213,6 +223,14 @@ describe('OPERATE on OpenStack', () => {
     const before = await opOccCount(id);
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/operate`, { body: { changeStateTo: 'STOPPED', vnfcInstanceId: ['no-such-vnfc'] } }), 422);
     assert.equal(await opOccCount(id), before);
+
+    // The VNFD's operate_start script runs before any server is touched: when it fails, nothing is
+    // stopped, and the rollback has nothing to undo.
+    const scripted = await run(id, 'operate', { changeStateTo: 'STOPPED', additionalParams: { sample_script_fail: 'operate_start' } }, 'FAILED_TEMP');
+    assert.match(JSON.stringify(scripted.error), /operate_start failed as requested/);
+    assert.equal((await novaServer(server1)).status, 'ACTIVE');
+    assert.equal((await novaServer(server2)).status, 'ACTIVE');
+    await task(scripted.id as string, 'rollback', 'ROLLED_BACK');
 
     // One VNFC stopped (FORCEFUL): only its server goes SHUTOFF.
     const subset = { changeStateTo: 'STOPPED', stopType: 'FORCEFUL', vnfcInstanceId: [vdu1.id] };
