@@ -163,17 +163,22 @@ export async function operatePoll(ctx: OperationContext, raw: DriverState, chang
   return { status: 'DONE', state: { ...lasting, stopped: [...stopped] } };
 }
 
+/** Nova requests collect has in flight at once for a VNF's servers. */
+const READ_CONCURRENCY = 8;
+
 /** vnfcInfo with each VNFC's state as Nova has it: a SHUTOFF server is a STOPPED VNFC, any other a STARTED one. */
 export async function withPowerStates(ctx: OperationContext, collected: CollectedResources): Promise<CollectedResources> {
   if (!collected.vnfcInfo?.length) return collected;
   const session = new OpenStackSession(ctx.vim);
-  const statuses = new Map(
-    await Promise.all(
-      collected.vnfcResourceInfo.map(async (vnfc) => {
+  const statuses = new Map<string, string | undefined>();
+  const queue = [...collected.vnfcResourceInfo];
+  await Promise.all(
+    Array.from({ length: Math.min(READ_CONCURRENCY, queue.length) }, async () => {
+      for (let vnfc = queue.shift(); vnfc; vnfc = queue.shift()) {
         const id = String((vnfc.computeResource as { resourceId?: unknown } | undefined)?.resourceId ?? vnfc.id);
-        return [String(vnfc.id), (await readServer(session, id))?.status] as const;
-      }),
-    ),
+        statuses.set(String(vnfc.id), (await readServer(session, id))?.status);
+      }
+    }),
   );
   return {
     ...collected,
