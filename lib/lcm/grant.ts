@@ -56,7 +56,8 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     const updated = grantUpdateResources(instance.instantiatedVnfInfo, (change as { cpdIds?: string[] }).cpdIds ?? [], vimConnectionId);
     return { ...grantBase(inputs, flavourId), ...(updated.length ? { updateResources: updated } : {}) };
   }
-  if (change?.kind === 'HEAL') {
+  // HEAL replaces its VNFCs, OPERATE changes their state: both update existing resources.
+  if (change?.kind === 'HEAL' || change?.kind === 'OPERATE') {
     return { ...grantBase(inputs, flavourId), updateResources: (change.vnfcs ?? []).map(existing) };
   }
   if (change?.kind === 'SCALE') {

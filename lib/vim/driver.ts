@@ -125,7 +125,8 @@ export type UpdateChange =
    * whose count changes (`targets`) and the VNFCs to remove (newest first) from those that shrink;
    * some VDUs may grow and others shrink in the one update. lib/vim/scaling.ts reads both scale kinds.
    */
-  | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] };
+  | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] }
+  | OperateChange;
 
 /**
  * CHANGE_EXT_CONN (SOL003 5.4.11): the external VLs the VNF is to have afterwards, every one of them
@@ -150,6 +151,20 @@ export type ExternalConnectivity =
       poll(ctx: OperationContext, state: DriverState, change: ExtConnChange): Promise<Progress>;
     }
   | { unsupported: string };
+
+/**
+ * OPERATE (SOL003 5.4.10): bring these VNFCs to `changeStateTo`; a VNFC already there is left alone.
+ * A stop without stopType is FORCEFUL; gracefulStopTimeout (seconds) comes with GRACEFUL only. The
+ * driver remembers in its state what it stopped on purpose (health() must not call that a fault),
+ * and what a start needs to bring it back.
+ */
+export type OperateChange = {
+  kind: 'OPERATE';
+  changeStateTo: 'STARTED' | 'STOPPED';
+  stopType?: 'FORCEFUL' | 'GRACEFUL';
+  gracefulStopTimeout?: number;
+  vnfcs: VnfcRef[];
+};
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {
@@ -250,6 +265,12 @@ export interface InfraDriver {
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
   /** CHANGE_EXT_CONN; a driver without it refuses the operation as unsupported. */
   readonly externalConnectivity?: ExternalConnectivity;
+  /**
+   * OPERATE: why this VIM cannot start or stop exactly these VNFCs of the instance (its recorded
+   * vnfcResourceInfo), e.g. one pod of a multi-replica workload; undefined when it can. Asked at the
+   * request, so that the refusal is a 422 that changes nothing. A driver without it can operate any VNFC.
+   */
+  operateRefusal?(vnfcResourceInfo: Array<Record<string, unknown>>, change: OperateChange): string | undefined;
   /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
 }

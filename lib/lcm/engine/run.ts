@@ -12,6 +12,7 @@ import { changeVnfpkgSteps } from './change-vnfpkg.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
+import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { scaleToLevelSteps } from './scale-to-level.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
@@ -28,6 +29,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   CHANGE_VNFPKG: changeVnfpkgSteps,
   MODIFY_INFO: modifyInfoSteps,
   CHANGE_EXT_CONN: changeExtConnSteps,
+  OPERATE: operateSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */
