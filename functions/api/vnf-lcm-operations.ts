@@ -8,9 +8,11 @@ import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
 import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
+import { requestChangeFlavour } from '#lib/lcm/requests/change-flavour.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   changeCurrentVnfPkgRequest,
+  changeVnfFlavourRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
@@ -62,6 +64,15 @@ export const routes: RouteTable = {
       schema: changeCurrentVnfPkgRequest,
       title: 'ChangeCurrentVnfPkgRequest',
       handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // SOL003 V3.x (v2 only): the VNF moves to another deployment flavour of its VNFD.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_flavour': {
+    POST: route({
+      schema: changeVnfFlavourRequest,
+      title: 'ChangeVnfFlavourRequest',
+      handler: async (request) =>
+        accepted(request, await requestChangeFlavour(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

@@ -255,3 +255,21 @@ export function normaliseV1Instantiate(body: unknown): unknown {
     }),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// CHANGE_FLAVOUR
+
+/** SOL003 5.5.2.7 ChangeVnfFlavourRequest (vimConnectionInfo as the v2 map; /vnflcm/v2 only). */
+export const changeVnfFlavourRequest = z
+  .object({
+    newFlavourId: identifier,
+    instantiationLevelId: identifier.optional(),
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+    extensions: keyValuePairs.optional(),
+    vnfConfigurableProperties: keyValuePairs.optional(),
+  })
+  .strict();
+export type ChangeVnfFlavourRequest = z.infer<typeof changeVnfFlavourRequest>;

@@ -119,7 +119,25 @@ export interface VnfcRef {
  */
 export type UpdateChange =
   | { kind: 'SCALE'; scaleType: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; steps: number; targets: Record<string, number>; remove: VnfcRef[] }
-  | { kind: 'HEAL'; vnfcs: VnfcRef[] };
+  | { kind: 'HEAL'; vnfcs: VnfcRef[] }
+  | FlavourChange;
+
+/**
+ * CHANGE_FLAVOUR (SOL003 5.4.7): the VNF is rebuilt in place as `ctx.flavourId` defines it (the
+ * flavour's BaseHOT or manifests), at `ctx.instantiationLevelId`, from the driver state its last
+ * operation left; what the old flavour has and the new one lacks goes. The driver keeps in its
+ * state, per operation (`ctx.opOccId`), what the VNF was before, so a retry starts from the same
+ * place and a rollback (`rollback`: back to the flavour the instance records, at `capacities`
+ * VNFCs per VDU) restores it, removing what the failed attempt added.
+ */
+export type FlavourChange = {
+  kind: 'CHANGE_FLAVOUR';
+  rollback?: boolean;
+  /** Kubernetes: the manifests of the flavour moved to; else those the VNF runs. */
+  defFiles?: string[];
+  /** VNFCs per VDU (a rollback's: the counts the instance had); else the instantiation level's. */
+  capacities?: Record<string, number>;
+};
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {

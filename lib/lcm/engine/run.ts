@@ -6,6 +6,7 @@ import type { LcmOperationType } from '#lib/sol/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
+import { changeFlavourSteps } from './change-flavour.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
@@ -21,6 +22,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   SCALE: scaleSteps,
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
+  CHANGE_FLAVOUR: changeFlavourSteps,
   MODIFY_INFO: modifyInfoSteps,
 };
 

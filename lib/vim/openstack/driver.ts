@@ -26,6 +26,7 @@ import {
   type VnfcRef,
 } from '#lib/vim/driver.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
+import { flavourPoll, flavourStart } from './change-flavour.ts';
 import { VimError } from './errors.ts';
 import { GlanceClient } from './glance.ts';
 import { NeutronClient } from './neutron.ts';
@@ -204,6 +205,7 @@ function checkRemovals(ctx: OperationContext, resources: HeatResource[], change:
 }
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourStart(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   const stack = await heat.getStack(stackRef(state));
@@ -248,7 +250,8 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
   return { ...state };
 }
 
-async function updatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
+async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourPoll(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   return stackProgress(await heat.getStack(stackRef(state)), 'UPDATE', state);
