@@ -9,6 +9,7 @@ import { BadRequestError } from '#lib/sol/errors.ts';
 import type { VimConnectionInfo, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { FlavourChange, OperationContext, UpdateChange } from '#lib/vim/driver.ts';
 import { flavourOf } from '#lib/vim/flavour.ts';
+import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { isRecord } from '#lib/json.ts';
 import { log } from '#lib/log.ts';
@@ -108,11 +109,22 @@ const finish: Step = async (deps, loaded, polls) => {
   }
   const links = Array.isArray(params.extVirtualLinks) && params.extVirtualLinks.length && Array.isArray(info.extVirtualLinkInfo) ? info.extVirtualLinkInfo : [];
   await updateOpOcc(deps, opOcc, {
-    resourceChanges: resourceDiff(before, collectedOf(info)),
+    resourceChanges: resourceDiff(before, collectedOf(info), redefinedVdus(vnfd, plan)),
     ...(links.length ? { changedExtConnectivity: links } : {}),
   });
   return polled(polls);
 };
+
+/** The VDUs the new flavour defines otherwise than the old one: their VNFCs that stayed were changed (resized, rebuilt). */
+function redefinedVdus(vnfd: ParsedVnfd, plan: FlavourChangePlan): Set<string> {
+  const old = vnfd.flavours.find((flavour) => flavour.flavourId === plan.oldFlavourId);
+  const changed = new Set<string>();
+  for (const vdu of flavourOf(vnfd, plan.newFlavourId).vdus) {
+    const was = old?.vdus.find((candidate) => candidate.id === vdu.id);
+    if (!was || JSON.stringify(was) !== JSON.stringify(vdu)) changed.add(vdu.id);
+  }
+  return changed;
+}
 
 /** Back to the flavour the instance records, with as many VNFCs per VDU as it records. */
 const rollbackStart: Step = async (deps, loaded) => {
