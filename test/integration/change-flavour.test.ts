@@ -16,7 +16,7 @@ import type { SimulatorCredentials } from '../../local/openstack/simulator.ts';
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
 let openstack: SimulatorCredentials & { authUrl: string; control: string };
-let cluster: { endpoint: string; bearer_token: string };
+let cluster: { endpoint: string; control: string; bearer_token: string };
 
 before(async () => {
   vnfm = await startVnfm();
@@ -157,6 +157,13 @@ describe('change of deployment flavour on OpenStack', () => {
     );
     assert.deepEqual(await stack(), before);
     assert.equal((await show(id)).instantiatedVnfInfo.flavourId, 'simple');
+
+    // The new flavour's change_flavour_start hook runs before the VIM is touched; marked failed, the change leaves it as it was.
+    const hooked = await operate(path, { newFlavourId: 'large', additionalParams: { sample_script_fail: 'change_flavour_start' } });
+    assert.match(((await done(hooked, 'FAILED_TEMP')).error as { detail: string }).detail, /change_flavour_start failed as requested/);
+    assert.equal((await call('POST', `${hooked}/fail`)).status, 200);
+    assert.deepEqual(await stack(), before);
+    assert.equal((await show(id)).instantiatedVnfInfo.flavourId, 'simple');
   });
 
   it('rolls a failed change back onto the old flavour: the simple template, nfv and servers again', async () => {
@@ -237,7 +244,21 @@ describe('change of deployment flavour on Kubernetes', () => {
     return { status: response.status, body: (await response.json()) as { items?: KObject[] } & KObject };
   }
 
-  it("applies the large flavour's manifests: its Deployments' pods run, the Service it lacks is gone", async () => {
+  async function control(path: string, method: string, body?: unknown): Promise<void> {
+    const response = await fetch(`${cluster.control}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    assert.ok(response.ok, await response.text());
+  }
+
+  async function podsOf(namespace: string, id: string): Promise<KObject[]> {
+    const listed = await kube(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`${LABEL}=${id}`)}`);
+    return (listed.body.items ?? []).filter((pod) => !pod.metadata.deletionTimestamp);
+  }
+
+  it("rolls a failed change back to the simple flavour's objects, then applies the large flavour's manifests: its pods run, the Service it lacks is gone", async () => {
     const id = await createInstance(SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId);
     const namespace = 'cnf-flavour';
     await done(
@@ -247,16 +268,30 @@ describe('change of deployment flavour on Kubernetes', () => {
       }),
     );
     assert.equal((await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).status, 200);
+    const change = { newFlavourId: 'large', additionalParams: { 'lcm-kubernetes-def-files': KUBERNETES_LARGE_FILES } };
 
-    const occ = await done(
-      await operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, {
-        newFlavourId: 'large',
-        additionalParams: { 'lcm-kubernetes-def-files': KUBERNETES_LARGE_FILES },
-      }),
-    );
-    const pods = ((await kube(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`${LABEL}=${id}`)}`)).body.items ?? []).filter(
-      (pod) => !pod.metadata.deletionTimestamp,
-    );
+    // The cache's image cannot be pulled: the change fails, and its rollback restores the simple flavour.
+    await control('faults', 'POST', { kind: 'image-pull-fail', image: 'redis:7.2-alpine' });
+    try {
+      const path = await operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, change);
+      assert.match(((await done(path, 'FAILED_TEMP')).error as { detail: string }).detail, /ImagePullBackOff|ErrImagePull/);
+      assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+      await done(path, 'ROLLED_BACK');
+    } finally {
+      await control('faults', 'DELETE');
+    }
+    assert.equal((await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu2`)).status, 404);
+    assert.equal((await kube(`/api/v1/namespaces/${namespace}/services/vdu1-large-svc`)).status, 404);
+    assert.equal((await kube(`/api/v1/namespaces/${namespace}/services/vdu1-svc`)).status, 200);
+    const restored = await podsOf(namespace, id);
+    assert.equal(restored.length, 1, JSON.stringify(restored.map((pod) => pod.metadata.name)));
+    assert.equal(restored[0]?.metadata.labels?.flavour, undefined, "the pod is the simple flavour's");
+    const back = await show(id);
+    assert.equal(back.instantiatedVnfInfo.flavourId, 'simple');
+    assert.deepEqual(vnfcsOf(back, 'VDU1'), [restored[0]?.metadata.name]);
+
+    const occ = await done(await operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, change));
+    const pods = await podsOf(namespace, id);
     const web = pods.filter((pod) => pod.metadata.name.startsWith('vdu1-'));
     const cache = pods.filter((pod) => pod.metadata.name.startsWith('vdu2-'));
     assert.equal(web.length, 2, JSON.stringify(pods.map((pod) => pod.metadata.name)));
@@ -279,8 +314,7 @@ describe('change of deployment flavour on Kubernetes', () => {
     assert.ok(changes.some((c) => c.vduId === 'VDU2' && c.changeType === 'ADDED'));
 
     await done(await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' }));
-    const left = (await kube(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`${LABEL}=${id}`)}`)).body.items ?? [];
-    assert.equal(left.length, 0);
+    assert.equal((await podsOf(namespace, id)).length, 0);
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
   });
 });
