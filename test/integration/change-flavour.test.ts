@@ -194,7 +194,20 @@ describe('change of deployment flavour on OpenStack', () => {
   it('retries a failed change to completion: Heat has the large template and nfv, Nova two bigger VDU1 servers; a scale then works in the large flavour', async () => {
     const before = await show(id);
     await injectFault({ kind: 'stack-update-fail', reason: 'injected flavour change failure', count: 1 });
-    const path = await operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, { newFlavourId: 'large', instantiationLevelId: 'large_level_1' });
+    // A VIM connection the request brings: recorded, its credentials kept in the secret store only.
+    const secret = 'flavour-change-secret-7c1e';
+    const path = await operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, {
+      newFlavourId: 'large',
+      instantiationLevelId: 'large_level_1',
+      vimConnectionInfo: {
+        backup: {
+          vimId: 'backup-vim',
+          vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+          interfaceInfo: { endpoint: 'http://backup.example/identity/v3' },
+          accessInfo: { username: 'backup', password: secret, project: 'admin' },
+        },
+      },
+    });
     await done(path, 'FAILED_TEMP');
     assert.equal((await call('POST', `${path}/retry`)).status, 202);
     const occ = await done(path);
@@ -202,6 +215,11 @@ describe('change of deployment flavour on OpenStack', () => {
     const after = await show(id);
     assert.equal(after.instantiatedVnfInfo.flavourId, 'large');
     assert.deepEqual(after.instantiatedVnfInfo.scaleStatus, [{ aspectId: 'VDU1_scale', scaleLevel: 0 }]);
+    const shown = await call('GET', `/vnflcm/v2/vnf_instances/${id}`);
+    assert.deepEqual((shown.body as { vimConnectionInfo: Record<string, { vimId: string }> }).vimConnectionInfo.backup?.vimId, 'backup-vim');
+    const occs = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})&all_fields`)).text;
+    assert.match(occs, /backup-vim/);
+    assert.ok(!shown.text.includes(secret) && !occs.includes(secret), 'the credentials are in no record');
     assert.deepEqual(after.instantiatedVnfInfo.maxScaleLevels, [{ aspectId: 'VDU1_scale', scaleLevel: 1 }]);
     const heat = await stack();
     assert.match(heat.description, /large flavour/);
