@@ -47,6 +47,8 @@ const start: Step = async (deps, loaded) => {
     changeOf(plan),
   );
   await saveDriverState(deps, opOcc, state);
+  // VDUs of the new flavour the manifests do not deploy, say.
+  if (state.warnings?.length) await updateOpOcc(deps, opOcc, { warnings: state.warnings });
   return started();
 };
 
