@@ -137,6 +137,8 @@ export type FlavourChange = {
   defFiles?: string[];
   /** VNFCs per VDU (a rollback's: the counts the instance had); else the instantiation level's. */
   capacities?: Record<string, number>;
+  /** A rollback: the VIM resources of the VNFCs the instance had, kept where the VIM lets the driver choose. */
+  keep?: string[];
 };
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */

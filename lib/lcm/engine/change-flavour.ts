@@ -133,8 +133,9 @@ const rollbackStart: Step = async (deps, loaded) => {
   const { opOcc, instance } = loaded;
   const vim = instance.vimResources?.vim;
   const capacities: Record<string, number> = {};
-  for (const vnfc of vnfcsOf(instance.instantiatedVnfInfo)) capacities[vnfc.vduId] = (capacities[vnfc.vduId] ?? 0) + 1;
-  const change: FlavourChange = { kind: 'CHANGE_FLAVOUR', rollback: true, capacities };
+  const vnfcs = vnfcsOf(instance.instantiatedVnfInfo);
+  for (const vnfc of vnfcs) capacities[vnfc.vduId] = (capacities[vnfc.vduId] ?? 0) + 1;
+  const change: FlavourChange = { kind: 'CHANGE_FLAVOUR', rollback: true, capacities, keep: vnfcs.map((vnfc) => vnfc.resourceId) };
   const driver = await driverOf(vim);
   const state = await driver.updateStart(await instanceContext(deps, loaded, vim), opOcc.driverState ?? instance.vimResources?.driverState ?? {}, change);
   await updateOpOcc(deps, opOcc, { rollbackChange: change, driverState: state });
