@@ -8,6 +8,7 @@ import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { changeVnfFlavourRequest, parseRequest, type ChangeVnfFlavourRequest } from '#lib/sol/requests.ts';
+import { assertEtsiSchema } from '../../support/etsi.ts';
 
 function flavour(flavourId: string, vduCount: number, maxScaleLevel: number): FlavourInfo {
   return {
@@ -146,7 +147,7 @@ describe('CHANGE_FLAVOUR records', () => {
     assert.deepEqual(scaleInfoAt(flavour('large', 2, 1), 'large_2').scaleStatus, [{ aspectId: 'VDU1_scale', scaleLevel: 1 }]);
   });
 
-  it("asks the grant to remove the instance's resources and add the new flavour's at its level", () => {
+  it("asks the grant to remove the instance's resources and add the new flavour's at its level, in a valid GrantRequest", async () => {
     const plan = { kind: 'CHANGE_FLAVOUR' as const, oldFlavourId: 'simple', newFlavourId: 'large' };
     const grant = flavourGrantResources(flavour('large', 2, 1), INSTANCE, plan) as {
       flavourId: string;
@@ -162,5 +163,15 @@ describe('CHANGE_FLAVOUR records', () => {
       grant.removeResources.map((r) => `${r.type} ${r.resource.resourceId} ${r.resource.vimConnectionId}`),
       ['COMPUTE server-1 vim1', 'VL net-1 vim1'],
     );
+    const request = {
+      vnfInstanceId: 'inst-1',
+      vnfLcmOpOccId: 'occ-1',
+      vnfdId: 'vnfd-1',
+      operation: 'CHANGE_FLAVOUR',
+      isAutomaticInvocation: false,
+      _links: { vnfLcmOpOcc: { href: '/vnflcm/v2/vnf_lcm_op_occs/occ-1' }, vnfInstance: { href: '/vnflcm/v2/vnf_instances/inst-1' } },
+      ...grant,
+    };
+    await assertEtsiSchema('grant', 'GrantRequest', request);
   });
 });
