@@ -134,8 +134,9 @@ export async function flavourStart(ctx: OperationContext, raw: DriverState, chan
   const images = [...base.images];
   let discard: string[] = [];
   if (change.rollback) {
+    // A rollback asked for again still knows what the first one was to delete.
     const kept = new Set(base.images.map((image) => image.id));
-    discard = createdImages(state.images).filter((id) => !kept.has(id));
+    discard = [...new Set([...(recordOf(ctx, state)?.discard ?? []), ...createdImages(state.images).filter((id) => !kept.has(id))])];
   } else {
     const missing = new Set(imageOwners(ctx).flatMap(({ owner }) => (images.some((image) => image.imageId === owner) ? [] : [owner])));
     // What a failed attempt of this change already uploaded is used again.
