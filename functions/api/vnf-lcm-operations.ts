@@ -13,11 +13,13 @@ import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
 import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
 import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
 import { requestOperate } from '#lib/lcm/requests/operate.ts';
+import { requestChangeFlavour } from '#lib/lcm/requests/change-flavour.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   cancelModeRequest,
   changeCurrentVnfPkgRequest,
   changeExtVnfConnectivityRequest,
+  changeVnfFlavourRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
@@ -96,6 +98,15 @@ export const routes: RouteTable = {
       schema: operateVnfRequest,
       title: 'OperateVnfRequest',
       handler: async (request) => accepted(request, await requestOperate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // SOL003 V3.x (v2 only): the VNF moves to another deployment flavour of its VNFD.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_flavour': {
+    POST: route({
+      schema: changeVnfFlavourRequest,
+      title: 'ChangeVnfFlavourRequest',
+      handler: async (request) =>
+        accepted(request, await requestChangeFlavour(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

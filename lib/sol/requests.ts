@@ -412,3 +412,21 @@ export const operateVnfRequest = z
     }
   });
 export type OperateVnfRequest = z.infer<typeof operateVnfRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// CHANGE_FLAVOUR
+
+/** SOL003 5.5.2.7 ChangeVnfFlavourRequest (vimConnectionInfo as the v2 map; /vnflcm/v2 only). */
+export const changeVnfFlavourRequest = z
+  .object({
+    newFlavourId: identifier,
+    instantiationLevelId: identifier.optional(),
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+    extensions: keyValuePairs.optional(),
+    vnfConfigurableProperties: keyValuePairs.optional(),
+  })
+  .strict();
+export type ChangeVnfFlavourRequest = z.infer<typeof changeVnfFlavourRequest>;

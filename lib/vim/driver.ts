@@ -126,7 +126,8 @@ export type UpdateChange =
    * some VDUs may grow and others shrink in the one update. lib/vim/scaling.ts reads both scale kinds.
    */
   | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] }
-  | OperateChange;
+  | OperateChange
+  | FlavourChange;
 
 /**
  * CHANGE_EXT_CONN (SOL003 5.4.11): the external VLs the VNF is to have afterwards, every one of them
@@ -164,6 +165,25 @@ export type OperateChange = {
   stopType?: 'FORCEFUL' | 'GRACEFUL';
   gracefulStopTimeout?: number;
   vnfcs: VnfcRef[];
+};
+
+/**
+ * CHANGE_FLAVOUR (SOL003 5.4.7): the VNF is rebuilt in place as `ctx.flavourId` defines it (the
+ * flavour's BaseHOT or manifests), at `ctx.instantiationLevelId`, from the driver state its last
+ * operation left; what the old flavour has and the new one lacks goes. The driver keeps in its
+ * state, per operation (`ctx.opOccId`), what the VNF was before, so a retry starts from the same
+ * place and a rollback (`rollback`: back to the flavour the instance records, at `capacities`
+ * VNFCs per VDU) restores it, removing what the failed attempt added.
+ */
+export type FlavourChange = {
+  kind: 'CHANGE_FLAVOUR';
+  rollback?: boolean;
+  /** Kubernetes: the manifests of the flavour moved to; else those the VNF runs. */
+  defFiles?: string[];
+  /** VNFCs per VDU (a rollback's: the counts the instance had); else the instantiation level's. */
+  capacities?: Record<string, number>;
+  /** A rollback: the VIM resources of the VNFCs the instance had, kept where the VIM lets the driver choose. */
+  keep?: string[];
 };
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */

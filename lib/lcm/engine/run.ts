@@ -9,6 +9,7 @@ import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
 import { changeExtConnSteps } from './change-ext-conn.ts';
 import { OperationCancelled } from '#lib/lcm/cancellation.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
+import { changeFlavourSteps } from './change-flavour.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
@@ -27,6 +28,7 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   SCALE_TO_LEVEL: scaleToLevelSteps,
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
+  CHANGE_FLAVOUR: changeFlavourSteps,
   MODIFY_INFO: modifyInfoSteps,
   CHANGE_EXT_CONN: changeExtConnSteps,
   OPERATE: operateSteps,

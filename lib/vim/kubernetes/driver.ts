@@ -24,6 +24,7 @@ import {
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
+import { flavourPoll, flavourStart } from './change-flavour.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
   defFilesOf,
@@ -421,6 +422,7 @@ async function recreatePod(ctx: OperationContext, client: KubeClient, state: Kub
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
   if (change.kind === 'OPERATE') return operateStart(ctx, raw, change, { recreatePod });
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourStart(ctx, raw, change);
   const state = stateOf(raw);
   delete state.deleting;
   delete state.replaced;
@@ -432,6 +434,7 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
 
 async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
   if (change.kind === 'OPERATE') return operatePoll(ctx, raw, change, { recreatePod });
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourPoll(ctx, raw, change);
   const state = stateOf(raw);
   const client = new KubeClient(ctx.vim);
   let pending = false;

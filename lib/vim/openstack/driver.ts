@@ -27,6 +27,7 @@ import {
 } from '#lib/vim/driver.ts';
 import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
+import { flavourPoll, flavourStart } from './change-flavour.ts';
 import { VimError } from './errors.ts';
 import { openStackExternalConnectivity } from './ext-conn.ts';
 import { GlanceClient } from './glance.ts';
@@ -208,6 +209,7 @@ function checkRemovals(ctx: OperationContext, resources: HeatResource[], change:
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
   if (change.kind === 'OPERATE') return operateStart(ctx, raw, change);
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourStart(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   const stack = await heat.getStack(stackRef(state));
@@ -255,6 +257,7 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
 
 async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
   if (change.kind === 'OPERATE') return operatePoll(ctx, raw, change);
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourPoll(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   return stackProgress(await heat.getStack(stackRef(state)), 'UPDATE', state);
