@@ -1,6 +1,7 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance and change its external connectivity (/vnflcm/v1 and /vnflcm/v2), change its VNF
-// package (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back, fail or cancel an operation occurrence.
+// package, flavour or operational state (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back,
+// fail or cancel an operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -11,14 +12,18 @@ import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
 import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
 import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
 import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
+import { requestOperate } from '#lib/lcm/requests/operate.ts';
+import { requestChangeFlavour } from '#lib/lcm/requests/change-flavour.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   cancelModeRequest,
   changeCurrentVnfPkgRequest,
   changeExtVnfConnectivityRequest,
+  changeVnfFlavourRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
+  operateVnfRequest,
   scaleVnfRequest,
   scaleVnfToLevelRequest,
   terminateVnfRequest,
@@ -87,6 +92,23 @@ export const routes: RouteTable = {
         accepted(request, await requestChangeExtConn(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   })),
+  // SOL003 5.4.10, on /vnflcm/v2 only.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/operate': {
+    POST: route({
+      schema: operateVnfRequest,
+      title: 'OperateVnfRequest',
+      handler: async (request) => accepted(request, await requestOperate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // SOL003 V3.x (v2 only): the VNF moves to another deployment flavour of its VNFD.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_flavour': {
+    POST: route({
+      schema: changeVnfFlavourRequest,
+      title: 'ChangeVnfFlavourRequest',
+      handler: async (request) =>
+        accepted(request, await requestChangeFlavour(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
     POST: {
       handler: async (request) => {

@@ -8,6 +8,7 @@ import { ProblemError } from '#lib/sol/errors.ts';
 import type { GrantDecision } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { grantUpdateResources } from './ext-conn.ts';
+import { flavourGrantResources, type FlavourChangePlan } from './change-flavour.ts';
 
 interface GrantInputs {
   opOcc: VnfLcmOpOccRecord;
@@ -24,6 +25,11 @@ export class GrantRefused extends ProblemError {
 
 function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
   const { opOcc, instance, vnfd } = inputs;
+  if (opOcc.change?.kind === 'CHANGE_FLAVOUR') {
+    const plan = opOcc.change as unknown as FlavourChangePlan;
+    const flavour = vnfd.flavours.find((f) => f.flavourId === plan.newFlavourId);
+    if (flavour) return { ...grantBase(inputs, plan.newFlavourId), ...flavourGrantResources(flavour, instance, plan) };
+  }
   const params = (opOcc.operationParams ?? {}) as { flavourId?: string; instantiationLevelId?: string };
   const flavourId = params.flavourId ?? String(instance.instantiatedVnfInfo?.flavourId ?? '');
   const flavour = vnfd.flavours.find((f) => f.flavourId === flavourId);
@@ -56,7 +62,8 @@ function grantRequestOf(inputs: GrantInputs): Record<string, unknown> {
     const updated = grantUpdateResources(instance.instantiatedVnfInfo, (change as { cpdIds?: string[] }).cpdIds ?? [], vimConnectionId);
     return { ...grantBase(inputs, flavourId), ...(updated.length ? { updateResources: updated } : {}) };
   }
-  if (change?.kind === 'HEAL') {
+  // HEAL replaces its VNFCs, OPERATE changes their state: both update existing resources.
+  if (change?.kind === 'HEAL' || change?.kind === 'OPERATE') {
     return { ...grantBase(inputs, flavourId), updateResources: (change.vnfcs ?? []).map(existing) };
   }
   if (change?.kind === 'SCALE') {

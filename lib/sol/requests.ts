@@ -374,3 +374,59 @@ export const cancelModeRequest = z
   })
   .strict();
 export type CancelModeRequest = z.infer<typeof cancelModeRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// OPERATE (SOL003 5.4.10)
+
+/**
+ * SOL003 5.5.2.10 OperateVnfRequest, with SOL002's optional `vnfcInstanceId` (the VNFCs to start or
+ * stop, by vnfcInfo or vnfcResourceInfo id; every VNFC when absent). The note of 5.5.2.10: stopType
+ * and gracefulStopTimeout only with STOPPED; gracefulStopTimeout present exactly when stopType is
+ * GRACEFUL; a STOPPED request without stopType is FORCEFUL.
+ */
+export const operateVnfRequest = z
+  .object({
+    vnfcInstanceId: z.array(identifier).min(1).max(1000).optional(),
+    changeStateTo: z.enum(['STARTED', 'STOPPED']),
+    stopType: z.enum(['FORCEFUL', 'GRACEFUL']).optional(),
+    gracefulStopTimeout: z.number().int().min(0).max(86_400).optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict()
+  .superRefine((request, ctx) => {
+    if (request.changeStateTo === 'STARTED') {
+      for (const key of ['stopType', 'gracefulStopTimeout'] as const) {
+        if (request[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be absent when changeStateTo is STARTED' });
+      }
+      return;
+    }
+    if (request.stopType === 'GRACEFUL' && request.gracefulStopTimeout === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['gracefulStopTimeout'], message: 'is required when stopType is GRACEFUL' });
+    }
+    if (request.stopType !== 'GRACEFUL' && request.gracefulStopTimeout !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gracefulStopTimeout'],
+        message: 'must be absent unless stopType is GRACEFUL (a stop without stopType is FORCEFUL)',
+      });
+    }
+  });
+export type OperateVnfRequest = z.infer<typeof operateVnfRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// CHANGE_FLAVOUR
+
+/** SOL003 5.5.2.7 ChangeVnfFlavourRequest (vimConnectionInfo as the v2 map; /vnflcm/v2 only). */
+export const changeVnfFlavourRequest = z
+  .object({
+    newFlavourId: identifier,
+    instantiationLevelId: identifier.optional(),
+    extVirtualLinks: z.array(extVirtualLink).optional(),
+    extManagedVirtualLinks: z.array(z.record(z.string(), z.unknown())).optional(),
+    vimConnectionInfo: z.record(identifier, vimConnectionInfo).optional(),
+    additionalParams: keyValuePairs.optional(),
+    extensions: keyValuePairs.optional(),
+    vnfConfigurableProperties: keyValuePairs.optional(),
+  })
+  .strict();
+export type ChangeVnfFlavourRequest = z.infer<typeof changeVnfFlavourRequest>;

@@ -125,7 +125,9 @@ export type UpdateChange =
    * whose count changes (`targets`) and the VNFCs to remove (newest first) from those that shrink;
    * some VDUs may grow and others shrink in the one update. lib/vim/scaling.ts reads both scale kinds.
    */
-  | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] };
+  | { kind: 'SCALE_TO_LEVEL'; levels: Record<string, number>; targets: Record<string, number>; remove: VnfcRef[] }
+  | OperateChange
+  | FlavourChange;
 
 /**
  * CHANGE_EXT_CONN (SOL003 5.4.11): the external VLs the VNF is to have afterwards, every one of them
@@ -150,6 +152,39 @@ export type ExternalConnectivity =
       poll(ctx: OperationContext, state: DriverState, change: ExtConnChange): Promise<Progress>;
     }
   | { unsupported: string };
+
+/**
+ * OPERATE (SOL003 5.4.10): bring these VNFCs to `changeStateTo`; a VNFC already there is left alone.
+ * A stop without stopType is FORCEFUL; gracefulStopTimeout (seconds) comes with GRACEFUL only. The
+ * driver remembers in its state what it stopped on purpose (health() must not call that a fault),
+ * and what a start needs to bring it back.
+ */
+export type OperateChange = {
+  kind: 'OPERATE';
+  changeStateTo: 'STARTED' | 'STOPPED';
+  stopType?: 'FORCEFUL' | 'GRACEFUL';
+  gracefulStopTimeout?: number;
+  vnfcs: VnfcRef[];
+};
+
+/**
+ * CHANGE_FLAVOUR (SOL003 5.4.7): the VNF is rebuilt in place as `ctx.flavourId` defines it (the
+ * flavour's BaseHOT or manifests), at `ctx.instantiationLevelId`, from the driver state its last
+ * operation left; what the old flavour has and the new one lacks goes. The driver keeps in its
+ * state, per operation (`ctx.opOccId`), what the VNF was before, so a retry starts from the same
+ * place and a rollback (`rollback`: back to the flavour the instance records, at `capacities`
+ * VNFCs per VDU) restores it, removing what the failed attempt added.
+ */
+export type FlavourChange = {
+  kind: 'CHANGE_FLAVOUR';
+  rollback?: boolean;
+  /** Kubernetes: the manifests of the flavour moved to; else those the VNF runs. */
+  defFiles?: string[];
+  /** VNFCs per VDU (a rollback's: the counts the instance had); else the instantiation level's. */
+  capacities?: Record<string, number>;
+  /** A rollback: the VIM resources of the VNFCs the instance had, kept where the VIM lets the driver choose. */
+  keep?: string[];
+};
 
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {
@@ -250,6 +285,12 @@ export interface InfraDriver {
   changeRollbackPoll(ctx: OperationContext, state: DriverState, change: PackageChange): Promise<Progress>;
   /** CHANGE_EXT_CONN; a driver without it refuses the operation as unsupported. */
   readonly externalConnectivity?: ExternalConnectivity;
+  /**
+   * OPERATE: why this VIM cannot start or stop exactly these VNFCs of the instance (its recorded
+   * vnfcResourceInfo), e.g. one pod of a multi-replica workload; undefined when it can. Asked at the
+   * request, so that the refusal is a 422 that changes nothing. A driver without it can operate any VNFC.
+   */
+  operateRefusal?(vnfcResourceInfo: Array<Record<string, unknown>>, change: OperateChange): string | undefined;
   /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
 }

@@ -66,8 +66,24 @@ export interface SamplePackage {
 
 const OPENSTACK_ARTIFACTS = ['BaseHOT/simple/nested/VDU1.yaml', 'BaseHOT/simple/sample_hot.yaml', 'Scripts/coordinate_vnf.py', 'Scripts/sample_script.py'];
 const KUBERNETES_FILES = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'];
+/** The second deployment flavour ("large") the v1 samples carry: its BaseHOT, or its Kubernetes manifests (declared by manifest.mf only). */
+const OPENSTACK_LARGE = { flavourIds: ['simple', 'large'], artifacts: ['BaseHOT/large/nested/VDU1.yaml', 'BaseHOT/large/sample_hot_large.yaml'] };
+export const KUBERNETES_LARGE_FILES = ['Files/kubernetes/large/deployment.yaml', 'Files/kubernetes/large/cache.yaml', 'Files/kubernetes/large/service.yaml'];
+const KUBERNETES_LARGE = { flavourIds: ['simple', 'large'], artifacts: KUBERNETES_LARGE_FILES };
 
-function openstackSample(name: SamplePackageName, vnfdId: string, version: string, image: Omit<SampleImage, 'bytes'>, scripts: string[] = []): SamplePackage {
+interface SecondFlavour {
+  flavourIds: string[];
+  artifacts: string[];
+}
+
+function openstackSample(
+  name: SamplePackageName,
+  vnfdId: string,
+  version: string,
+  image: Omit<SampleImage, 'bytes'>,
+  scripts: string[] = [],
+  flavours?: SecondFlavour,
+): SamplePackage {
   return {
     name,
     vim: 'openstack',
@@ -76,15 +92,22 @@ function openstackSample(name: SamplePackageName, vnfdId: string, version: strin
     productName: 'Sample VNF',
     softwareVersion: version,
     vnfdVersion: version,
-    flavourIds: ['simple'],
+    flavourIds: flavours?.flavourIds ?? ['simple'],
     entryDefinitions: 'Definitions/sample_vnfd_top.yaml',
     bundlesSol001: true,
     image: { ...image, bytes: MIB },
-    artifactPaths: [...OPENSTACK_ARTIFACTS, ...scripts, image.path].sort(),
+    artifactPaths: [...OPENSTACK_ARTIFACTS, ...(flavours?.artifacts ?? []), ...scripts, image.path].sort(),
   };
 }
 
-function kubernetesSample(name: SamplePackageName, vnfdId: string, version: string, bundlesSol001: boolean, scripts: string[] = []): SamplePackage {
+function kubernetesSample(
+  name: SamplePackageName,
+  vnfdId: string,
+  version: string,
+  bundlesSol001: boolean,
+  scripts: string[] = [],
+  flavours?: SecondFlavour,
+): SamplePackage {
   return {
     name,
     vim: 'kubernetes',
@@ -93,21 +116,28 @@ function kubernetesSample(name: SamplePackageName, vnfdId: string, version: stri
     productName: 'Sample CNF',
     softwareVersion: version,
     vnfdVersion: version,
-    flavourIds: ['simple'],
+    flavourIds: flavours?.flavourIds ?? ['simple'],
     entryDefinitions: 'Definitions/sample_cnf_top.vnfd.yaml',
     bundlesSol001,
     kubernetesFiles: KUBERNETES_FILES,
-    artifactPaths: [...KUBERNETES_FILES, ...scripts].sort(),
+    artifactPaths: [...KUBERNETES_FILES, ...(flavours?.artifacts ?? []), ...scripts].sort(),
   };
 }
 
 export const SAMPLE_PACKAGES: Readonly<Record<SamplePackageName, SamplePackage>> = {
-  'openstack-vnf-v1': openstackSample('openstack-vnf-v1', '9a3ecd49-25c7-4cc9-b1dd-7052ef3c7481', '1.0', {
-    path: 'Files/images/cirros-0.5.2-x86_64-disk.img',
-    seed: 'openstack-vnf-v1/cirros-0.5.2-x86_64-disk.img',
-    sha512: '3bd507d21e4fa29ee55f805eba28e5f87ae333d5426041a438bebe83998477b2ea888690a7a49563994e96a27d175601b69d94c4cd6dcf9037ac7ddaadfd4ff9',
-    version: '0.5.2',
-  }),
+  'openstack-vnf-v1': openstackSample(
+    'openstack-vnf-v1',
+    '9a3ecd49-25c7-4cc9-b1dd-7052ef3c7481',
+    '1.0',
+    {
+      path: 'Files/images/cirros-0.5.2-x86_64-disk.img',
+      seed: 'openstack-vnf-v1/cirros-0.5.2-x86_64-disk.img',
+      sha512: '3bd507d21e4fa29ee55f805eba28e5f87ae333d5426041a438bebe83998477b2ea888690a7a49563994e96a27d175601b69d94c4cd6dcf9037ac7ddaadfd4ff9',
+      version: '0.5.2',
+    },
+    [],
+    OPENSTACK_LARGE,
+  ),
   'openstack-vnf-v2': openstackSample(
     'openstack-vnf-v2',
     '654dda3e-e2c2-40e7-bf37-88d34cc8a620',
@@ -120,7 +150,7 @@ export const SAMPLE_PACKAGES: Readonly<Record<SamplePackageName, SamplePackage>>
     },
     ['Scripts/coordinate_lb.js'],
   ),
-  'k8s-cnf-v1': kubernetesSample('k8s-cnf-v1', 'ca5fd9ce-9169-49fe-916d-173b193b6649', '1.0', true),
+  'k8s-cnf-v1': kubernetesSample('k8s-cnf-v1', 'ca5fd9ce-9169-49fe-916d-173b193b6649', '1.0', true, [], KUBERNETES_LARGE),
   // Leaves the SOL001 type files out: its VNFD imports them by name and the VNFM supplies them.
   'k8s-cnf-v2': kubernetesSample('k8s-cnf-v2', 'baa0aa5e-1d70-4f27-b303-910870ab4e21', '2.0', false, ['Scripts/coordinate_cnf.js']),
 };

@@ -5,6 +5,7 @@ import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { CollectedResources } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { ageOrdered } from '#lib/lcm/scale-heal.ts';
+import { vnfStateOf } from '#lib/lcm/operate.ts';
 import { driverOf, instanceContext } from './context.ts';
 import type { Loaded } from './step.ts';
 
@@ -75,6 +76,9 @@ export function infoAfter(instance: VnfInstanceRecord, collected: CollectedResou
     vnfVirtualLinkResourceInfo: collected.vnfVirtualLinkResourceInfo,
     virtualStorageResourceInfo: collected.virtualStorageResourceInfo,
     ...(collected.vnfcInfo ? { vnfcInfo: collected.vnfcInfo } : {}),
+    // The VNF's operational state follows its VNFCs' as the VIM shows them (OPERATE, or a VNFC
+    // replaced by a heal).
+    ...(vnfStateOf(collected.vnfcInfo) ? { vnfState: vnfStateOf(collected.vnfcInfo) } : {}),
     ...(collected.extVirtualLinkInfo?.length ? { extVirtualLinkInfo: collected.extVirtualLinkInfo } : {}),
   };
 }

@@ -9,9 +9,11 @@ import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
 import { changeExtConnSteps } from './change-ext-conn.ts';
 import { OperationCancelled } from '#lib/lcm/cancellation.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
+import { changeFlavourSteps } from './change-flavour.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
+import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { scaleToLevelSteps } from './scale-to-level.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
@@ -26,8 +28,10 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   SCALE_TO_LEVEL: scaleToLevelSteps,
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
+  CHANGE_FLAVOUR: changeFlavourSteps,
   MODIFY_INFO: modifyInfoSteps,
   CHANGE_EXT_CONN: changeExtConnSteps,
+  OPERATE: operateSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */

@@ -24,6 +24,7 @@ import {
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart, REVISION_LABEL } from './change-package.ts';
+import { flavourPoll, flavourStart } from './change-flavour.ts';
 import { describeRef, KubeClient, KubernetesError, statusOf, type KubeObject, type ObjectRef } from './client.ts';
 import {
   defFilesOf,
@@ -40,6 +41,7 @@ import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf,
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
+import { operatePoll, operateRefusal, operateStart, stoppedVnfcs, vnfcStateOf } from './operate.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
 
@@ -179,11 +181,13 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
   const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
   const services = await serviceCps(ctx, client, state, label);
   const podCps: Array<Record<string, unknown>> = [];
+  const running = new Set<string>();
   for (const vdu of flavour.vdus) {
     const ref = workloadRef(state, vdu.name);
     const workload = ref && (await client.read(ref));
     if (!ref || !workload) continue;
     const { pods } = await podsOf(client, workload, label);
+    if (pods.some((candidate) => !isTerminating(candidate))) running.add(vdu.id);
     const cpdId = flavour.cps.find((cp) => cp.vdu === vdu.id)?.id ?? vdu.id;
     for (const pod of pods.filter((candidate) => !isTerminating(candidate))) {
       const cp = podCp(pod, cpdId, services.length === 0);
@@ -202,6 +206,8 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
       });
     }
   }
+  // VDUs an OPERATE stopped keep their VNFCs on record, STOPPED.
+  vnfcResourceInfo.push(...stoppedVnfcs(ctx, state, running));
   return {
     vnfcResourceInfo,
     vnfVirtualLinkResourceInfo: [],
@@ -211,7 +217,7 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
       id: `${String(info.vduId)}-${String(info.id)}`,
       vduId: info.vduId,
       vnfcResourceInfoId: info.id,
-      vnfcState: 'STARTED',
+      vnfcState: vnfcStateOf(info),
     })),
   };
 }
@@ -415,6 +421,8 @@ async function recreatePod(ctx: OperationContext, client: KubeClient, state: Kub
 }
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
+  if (change.kind === 'OPERATE') return operateStart(ctx, raw, change, { recreatePod });
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourStart(ctx, raw, change);
   const state = stateOf(raw);
   delete state.deleting;
   delete state.replaced;
@@ -425,6 +433,8 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
 }
 
 async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
+  if (change.kind === 'OPERATE') return operatePoll(ctx, raw, change, { recreatePod });
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourPoll(ctx, raw, change);
   const state = stateOf(raw);
   const client = new KubeClient(ctx.vim);
   let pending = false;
@@ -515,4 +525,5 @@ export const kubernetesDriver: InfraDriver = {
   },
   verify,
   health: kubernetesHealth,
+  operateRefusal,
 };

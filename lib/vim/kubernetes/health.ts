@@ -2,9 +2,10 @@
 // instance there. A pod that is gone, Failed, or Running but not Ready (a container in
 // CrashLoopBackOff, ImagePullBackOff, a failing readiness probe) is a fault; a Pending pod that has
 // not started yet is not (its scheduling is the workload's business, and it has a VNFC only once
-// an operation recorded it).
+// an operation recorded it). A VNFC whose workload an OPERATE stopped has no pod, on purpose: healthy.
 import type { HealthReport, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
 import { KubeClient, type KubeObject } from './client.ts';
+import { stoppedPods } from './operate.ts';
 import { stateOf } from './state.ts';
 
 type Info = Record<string, unknown>;
@@ -53,9 +54,14 @@ export async function kubernetesHealth(vim: VimConnection, targets: HealthTarget
         pods.filter((pod) => !(pod.metadata as Info | undefined)?.deletionTimestamp).map((pod) => [String((pod.metadata as Info).name), pod]),
       );
       for (const target of inNamespace) {
+        const stopped = stoppedPods(target.state);
         for (const vnfc of target.vnfcs) {
           const base = { vnfInstanceId: target.vnfInstanceId, vduId: vnfc.vduId, resourceId: vnfc.resourceId };
           const pod = byName.get(vnfc.resourceId);
+          if (!pod && stopped.has(vnfc.resourceId)) {
+            results.push({ ...base, healthy: true, reason: `pod ${vnfc.resourceId} is stopped: an OPERATE scaled its workload to 0` });
+            continue;
+          }
           if (!pod) {
             results.push({ ...base, healthy: false, fault: 'MISSING', reason: `pod ${vnfc.resourceId} no longer exists in namespace ${namespace}` });
             continue;

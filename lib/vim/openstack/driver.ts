@@ -27,6 +27,7 @@ import {
 } from '#lib/vim/driver.ts';
 import { scalingOf, type Scaling } from '#lib/vim/scaling.ts';
 import { changePoll, changeRollbackPoll, changeRollbackStart, changeStart } from './change-package.ts';
+import { flavourPoll, flavourStart } from './change-flavour.ts';
 import { VimError } from './errors.ts';
 import { openStackExternalConnectivity } from './ext-conn.ts';
 import { GlanceClient } from './glance.ts';
@@ -49,6 +50,7 @@ import {
   type OpenStackState,
 } from './state.ts';
 import { openStackHealth } from './health.ts';
+import { operatePoll, operateStart, withPowerStates } from './operate.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
 export { imageNameOf, type ImageRecord } from './images.ts';
@@ -120,7 +122,7 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
   // The external CPs' addresses as Neutron allocated them (one request per 50 ports).
   const portIds = collected.extCpInfo.map((cp) => cp.extLinkPortId).filter((id): id is string => typeof id === 'string');
   const ports = portIds.length ? await new NeutronClient(session).ports(portIds) : [];
-  return { ...collected, extCpInfo: withPortAddresses(collected.extCpInfo, ports) };
+  return withPowerStates(ctx, { ...collected, extCpInfo: withPortAddresses(collected.extCpInfo, ports) });
 }
 
 async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<DriverState> {
@@ -206,6 +208,8 @@ function checkRemovals(ctx: OperationContext, resources: HeatResource[], change:
 }
 
 async function updateStart(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<DriverState> {
+  if (change.kind === 'OPERATE') return operateStart(ctx, raw, change);
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourStart(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   const stack = await heat.getStack(stackRef(state));
@@ -251,7 +255,9 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
   return { ...state };
 }
 
-async function updatePoll(ctx: OperationContext, raw: DriverState): Promise<Progress> {
+async function updatePoll(ctx: OperationContext, raw: DriverState, change: UpdateChange): Promise<Progress> {
+  if (change.kind === 'OPERATE') return operatePoll(ctx, raw, change);
+  if (change.kind === 'CHANGE_FLAVOUR') return flavourPoll(ctx, raw, change);
   const state = stateOf(ctx, raw);
   const heat = new HeatClient(new OpenStackSession(ctx.vim));
   return stackProgress(await heat.getStack(stackRef(state)), 'UPDATE', state);

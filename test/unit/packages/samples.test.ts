@@ -95,9 +95,12 @@ const SOL001 = SOL001_FILES.map((file) => `Definitions/${file}`);
 const EXPECTED_ENTRIES: Record<SamplePackageName, string[]> = {
   'openstack-vnf-v1': [
     TOSCA_META_PATH,
+    'BaseHOT/large/nested/VDU1.yaml',
+    'BaseHOT/large/sample_hot_large.yaml',
     'BaseHOT/simple/nested/VDU1.yaml',
     'BaseHOT/simple/sample_hot.yaml',
     ...SOL001,
+    'Definitions/sample_vnfd_df_large.yaml',
     'Definitions/sample_vnfd_df_simple.yaml',
     'Definitions/sample_vnfd_top.yaml',
     'Definitions/sample_vnfd_types.yaml',
@@ -123,10 +126,14 @@ const EXPECTED_ENTRIES: Record<SamplePackageName, string[]> = {
   'k8s-cnf-v1': [
     TOSCA_META_PATH,
     ...SOL001,
+    'Definitions/sample_cnf_df_large.yaml',
     'Definitions/sample_cnf_df_simple.yaml',
     'Definitions/sample_cnf_top.vnfd.yaml',
     'Definitions/sample_cnf_types.yaml',
     'Files/kubernetes/deployment.yaml',
+    'Files/kubernetes/large/cache.yaml',
+    'Files/kubernetes/large/deployment.yaml',
+    'Files/kubernetes/large/service.yaml',
     'Files/kubernetes/service.yaml',
     'manifest.mf',
   ],
