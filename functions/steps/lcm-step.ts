@@ -2,18 +2,19 @@
 // instantiate, terminate, scale, heal and rollback) of an op occ. Throws on failure so Retry/Catch
 // see it. A poll step polls the VIM until it is done or this invocation's time is up
 // (lib/lcm/engine/poll-loop.ts); the state machines run the poll steps on a smaller function
-// (template.yaml LcmPollFunction), as waiting needs no memory.
+// (template.yaml LcmPollFunction), as waiting needs little memory.
 import type { Context } from 'aws-lambda';
 import { coreDeps } from '#lib/deps.ts';
 import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 
-/** Without a Lambda context (a direct call), a poll step waits as if it had a full invocation. */
+/** Without a Lambda context (a direct call), a poll step waits as if it had a whole invocation. */
 const POLL_FALLBACK_MS = 900_000;
 
-export const handler = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> =>
-  input.action.endsWith('-poll')
-    ? pollUntilSettled(coreDeps(), input.opOccId, input.action, input.polls ?? 0, {
-        remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
-      })
-    : runStep(coreDeps(), input.opOccId, input.action, input.polls ?? 0);
+export const handler = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
+  const deps = coreDeps();
+  if (!input.action.endsWith('-poll')) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
+  return pollUntilSettled((polls) => runStep(deps, input.opOccId, input.action, polls), input.polls ?? 0, {
+    remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
+  });
+};

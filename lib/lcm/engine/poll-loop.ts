@@ -5,9 +5,7 @@
 // invocation made waiting for a one-minute stack cost ~180 transitions, more than everything else
 // an instantiate does; a small function waiting a minute costs a fraction of that, and polls far
 // more often, so the operation also ends sooner after the VIM is done.
-import type { CoreDeps } from '#lib/ports.ts';
-import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
-import { runStep, type StepAction, type StepResult } from './run.ts';
+import type { StepResult } from './step.ts';
 import { pollIntervalMs } from './step.ts';
 
 /** At most this long polling in one invocation; the function's timeout leaves room for a slow last poll. */
@@ -18,24 +16,29 @@ export const POLL_RESERVE_MS = 180_000;
 export interface PollLoopOptions {
   /** The invocation's remaining time (Lambda's context.getRemainingTimeInMillis). */
   remainingMs: () => number;
-  packages?: PackageAccess;
-  /** How the loop waits between polls (tests hand in their own clock). */
+  /** How the loop waits between polls, and what time it is (tests hand in their own clock). */
   sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs a `*-poll` step until it is not IN_PROGRESS, or the loop's time is up (then the machine's Wait takes over). */
-export async function pollUntilSettled(deps: CoreDeps, opOccId: string, action: StepAction, polls: number, options: PollLoopOptions): Promise<StepResult> {
+/**
+ * Runs `poll` (one poll step, given the number of polls so far) until it is not IN_PROGRESS or the
+ * loop's time is up; then the state machine's Wait state takes over until the result's waitUntil.
+ * A failed poll throws, as a single poll would.
+ */
+export async function pollUntilSettled(poll: (polls: number) => Promise<StepResult>, polls: number, options: PollLoopOptions): Promise<StepResult> {
   const sleep = options.sleep ?? realSleep;
-  const packages = options.packages ?? storedPackages;
-  const until = Date.now() + POLL_LOOP_MS;
-  let result = await runStep(deps, opOccId, action, polls, packages);
+  const now = options.now ?? Date.now;
+  const until = now() + POLL_LOOP_MS;
+  let result = await poll(polls);
   while (result.status === 'IN_PROGRESS') {
-    const wait = pollIntervalMs(result.polls ?? polls);
-    if (Date.now() + wait > until || options.remainingMs() - wait < POLL_RESERVE_MS) break;
+    const count = result.polls ?? polls;
+    const wait = pollIntervalMs(count);
+    if (now() + wait > until || options.remainingMs() - wait < POLL_RESERVE_MS) break;
     await sleep(wait);
-    result = await runStep(deps, opOccId, action, result.polls ?? polls, packages);
+    result = await poll(count);
   }
   return result;
 }
