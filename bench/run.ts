@@ -1,11 +1,12 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, downloads, lcm, notifications, health, credentials or soak runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, credentials or soak runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchDownloads } from './downloads.ts';
 import { benchLcm } from './lcm.ts';
+import { benchLcmOperations } from './lcm-operations.ts';
 import { benchNotifications } from './notifications.ts';
 import { benchHealth } from './health.ts';
 import { benchSoak } from './soak.ts';
@@ -95,6 +96,7 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'instances') await ben
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'onboarding') await benchOnboarding();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'downloads') await benchDownloads();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm' || process.env.BENCH_ONLY === 'operations') await benchLcmOperations();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'credentials') await benchCredentials();

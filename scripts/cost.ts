@@ -4,12 +4,11 @@
 // transitions, API requests, AWS API calls, DynamoDB capacity units, log bytes) and priced from
 // the dated price table scripts/cost/prices.json (arm64 Lambda, on-demand DynamoDB, us-east-1).
 //
-// The VIM is the OpenStack simulator, its timings scaled so that one instantiate is about a minute of
-// VIM work as the state machines see it: Wait states are scaled by the same factor, so they poll as
-// many times as they would against a real VIM that takes that long. Idle cost: the template's
-// schedules run once each on an empty deployment and once with instances to watch, priced per
-// month with the fixed monthly charges of the template's resources (keys, secrets, app clients,
-// queue polling).
+// The VIM is the OpenStack simulator at a time scale that makes one instantiate about a minute of
+// VIM work in real time (COST_SIM_TIME_SCALE; the Wait states unscaled), because waiting is billed
+// by the second where a poll step waits inside its invocation. Idle cost: the template's schedules
+// run once each on an empty deployment and once with instances to watch, priced per month with the
+// fixed monthly charges of the template's resources (keys, secrets, app clients, queue polling).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyGlobals, loadTemplate } from '../local/template.ts';
@@ -20,9 +19,9 @@ import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../be
 
 const prices = JSON.parse(readFileSync(join(import.meta.dirname, 'cost', 'prices.json'), 'utf8')) as Prices;
 const json = process.argv.includes('--json');
-/** The modelled VIM: one second of a state machine's Wait is WAIT_SCALE s here; the simulator runs SIM_SCALE times real speed. */
-const WAIT_SCALE = Number(process.env.COST_WAIT_SCALE ?? 0.05);
-const SIM_SCALE = Number(process.env.COST_SIM_TIME_SCALE ?? 1.05);
+/** The simulator's time scale: at 18 the sample's stack takes about a minute; Wait states as deployed (a smaller COST_WAIT_SCALE with a smaller COST_SIM_TIME_SCALE is quicker, and exact only for transitions). */
+const SIM_SCALE = Number(process.env.COST_SIM_TIME_SCALE ?? 18);
+const WAIT_SCALE = Number(process.env.COST_WAIT_SCALE ?? 1);
 /** Instances watched in the second idle measurement (the monitoring cost per instance is the difference). */
 const WATCHED = Number(process.env.COST_WATCHED_INSTANCES ?? 4);
 const MONTH_MINUTES = 30 * 24 * 60;
