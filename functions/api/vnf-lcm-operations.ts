@@ -1,6 +1,7 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance (/vnflcm/v1 and /vnflcm/v2), change its VNF package (/vnflcm/v2 only, as in SOL003
-// V3.x), and retry, roll back or fail an operation occurrence.
+// V3.x), take and revert to VNF snapshots (/vnflcm/v2 only), and retry, roll back or fail an
+// operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -8,12 +9,15 @@ import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
 import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
+import { requestCreateSnapshot, requestRevertToSnapshot } from '#lib/lcm/requests/snapshots.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   changeCurrentVnfPkgRequest,
+  createVnfSnapshotRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
+  revertToVnfSnapshotRequest,
   scaleVnfRequest,
   terminateVnfRequest,
 } from '#lib/sol/requests.ts';
@@ -62,6 +66,23 @@ export const routes: RouteTable = {
       schema: changeCurrentVnfPkgRequest,
       title: 'ChangeCurrentVnfPkgRequest',
       handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // VNF snapshots exist in SOL003 V3.x only: /vnflcm/v2.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/create_snapshot': {
+    POST: route({
+      schema: createVnfSnapshotRequest,
+      title: 'CreateVnfSnapshotRequest',
+      handler: async (request) =>
+        accepted(request, await requestCreateSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/revert_to_snapshot': {
+    POST: route({
+      schema: revertToVnfSnapshotRequest,
+      title: 'RevertToVnfSnapshotRequest',
+      handler: async (request) =>
+        accepted(request, await requestRevertToSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

@@ -135,7 +135,7 @@ export interface VnfcSnapshotResult {
   vnfcResourceInfoId: string;
   vduId: string;
   resourceId: string;
-  computeSnapshotResource?: { resourceId: string; vimLevelResourceType?: string };
+  computeSnapshotResource?: { vimConnectionId?: string; resourceId: string; vimLevelResourceType?: string };
   storageSnapshotResources: Array<{ storageResourceId: string; storageSnapshotResource?: Record<string, unknown> }>;
   finishedAt?: string;
 }

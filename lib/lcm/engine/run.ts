@@ -10,6 +10,7 @@ import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
 import { modifyInfoSteps } from './modify-info.ts';
 import { scaleSteps } from './scale.ts';
+import { createSnapshotSteps, revertToSnapshotSteps } from './snapshots.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
 
@@ -22,6 +23,8 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   HEAL: healSteps,
   CHANGE_VNFPKG: changeVnfpkgSteps,
   MODIFY_INFO: modifyInfoSteps,
+  CREATE_SNAPSHOT: createSnapshotSteps,
+  REVERT_TO_SNAPSHOT: revertToSnapshotSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */

@@ -47,6 +47,7 @@ import {
   type OpenStackState,
 } from './state.ts';
 import { openStackHealth } from './health.ts';
+import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
 export { imageNameOf, type ImageRecord } from './images.ts';
@@ -333,4 +334,9 @@ export const openStackDriver: InfraDriver = {
   changeRollbackPoll,
   verify,
   health: openStackHealth,
+  snapshotStart,
+  snapshotPoll,
+  deleteSnapshot,
+  revertStart: (ctx, state, target) => revertStart(ctx, state, target, updateStart),
+  revertPoll,
 };

@@ -1,0 +1,232 @@
+// VNF snapshots (SOL003 5.4.21-5.4.23, /vnflcm/v2): the "Individual VNF snapshot" resources, and
+// create_snapshot and revert_to_snapshot of an OpenStack VNF, checked through the simulated
+// OpenStack's own APIs (Nova's servers and Glance's images), not only the VNFM's records.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { login, type Session } from '../../local/openstack/client.ts';
+import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { lcmSteps } from '../support/lcm-http.ts';
+import { client, holdExecutions, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { waitFor } from '../support/wait.ts';
+
+let vnfm: LocalVnfm;
+let call: ReturnType<typeof client>;
+let steps: ReturnType<typeof lcmSteps>;
+/** The simulated OpenStack through its own APIs (Nova, Glance, Cinder) and its control API. */
+let openstack: Session;
+let control: string;
+
+const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+/** VDU1_CP1 is the sample VNF's external CP: it goes on the VIM's "public" network. */
+const INSTANTIATE = {
+  flavourId: 'simple',
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
+};
+
+before(async () => {
+  vnfm = await startVnfm();
+  call = client(vnfm);
+  steps = lcmSteps(vnfm, call);
+  const sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'];
+  control = sim.control;
+  openstack = await login(sim.authUrl, sim);
+  await steps.onboard(['openstack-vnf-v1']);
+});
+after(async () => {
+  await vnfm.stop();
+});
+
+function assertProblem(reply: Reply, status: number): void {
+  assert.equal(reply.status, status, reply.text);
+  assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+}
+
+async function newSnapshotInfo(): Promise<{ id: string; _links: { self: { href: string } } }> {
+  const reply = await call('POST', '/vnflcm/v2/vnf_snapshots', { body: {} });
+  assert.equal(reply.status, 201, reply.text);
+  const body = reply.body as { id: string; _links: { self: { href: string } } };
+  assert.equal(reply.headers.get('location'), body._links.self.href);
+  return body;
+}
+
+describe('the VNF snapshots resource', () => {
+  it('creates, reads, lists with a filter and deletes empty snapshot resources', async () => {
+    const first = await newSnapshotInfo();
+    const second = await newSnapshotInfo();
+    const read = await call('GET', `/vnflcm/v2/vnf_snapshots/${first.id}`);
+    assert.equal(read.status, 200, read.text);
+    assert.deepEqual(read.body, first);
+    const listed = await call('GET', '/vnflcm/v2/vnf_snapshots');
+    assert.equal(listed.status, 200, listed.text);
+    const ids = (listed.body as Array<{ id: string }>).map((item) => item.id);
+    assert.ok(ids.includes(first.id) && ids.includes(second.id));
+    const filtered = await call('GET', `/vnflcm/v2/vnf_snapshots?filter=${encodeURIComponent(`(eq,id,${second.id})`)}`);
+    assert.deepEqual(
+      (filtered.body as Array<{ id: string }>).map((item) => item.id),
+      [second.id],
+    );
+    assertProblem(await call('GET', '/vnflcm/v2/vnf_snapshots?filter=(eq,nope,1)'), 400);
+    // A resource extracted from a VNF snapshot package needs the NFVO's package; this VNFM does not extract them.
+    assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { vnfSnapshotPkgId: 'pkg' } }), 400);
+    assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { vnfSnapshotPkgId: 'pkg', vnfSnapshot: {} } }), 422);
+    assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { unknown: 1 } }), 400);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${second.id}`)).status, 204);
+    assertProblem(await call('GET', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
+    assertProblem(await call('DELETE', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
+  });
+});
+
+type Listed = { count: number; items: Array<{ id: string; status?: string }> };
+async function simState(): Promise<Record<string, Listed>> {
+  return (await fetch(`${control}state`)).json() as Promise<Record<string, Listed>>;
+}
+
+/** The image a server runs, as Nova shows it. */
+async function serverImage(serverId: string): Promise<string> {
+  const reply = await openstack.request<{ server: { image: { id: string } | string } }>('compute', `/servers/${serverId}`);
+  assert.equal(reply.status, 200, reply.text);
+  const { image } = reply.body.server;
+  return typeof image === 'string' ? image : image.id;
+}
+
+/** A Glance image's status, or undefined when Glance no longer has it. */
+async function imageStatus(imageId: string): Promise<string | undefined> {
+  const reply = await openstack.request<{ status: string }>('image', `/v2/images/${imageId}`);
+  if (reply.status === 404) return undefined;
+  assert.equal(reply.status, 200, reply.text);
+  return reply.body.status;
+}
+
+type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string } };
+type SnapshotInfo = {
+  id: string;
+  vnfSnapshot: {
+    id: string;
+    vnfInstanceId: string;
+    creationStartedAt: string;
+    creationFinishedAt?: string;
+    vnfInstance: { id: string; instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[] } };
+    vnfcSnapshots: Array<{
+      id: string;
+      vnfcInstanceId: string;
+      vnfcResourceInfoId: string;
+      creationFinishedAt?: string;
+      computeSnapshotResource?: { resourceId: string };
+      storageSnapshotResources?: Array<{ storageResourceId: string; storageSnapshotResource: { resourceId: string } }>;
+    }>;
+  };
+  _links: { self: { href: string }; takenFrom?: { href: string } };
+};
+
+const vnfcsOf = async (id: string) => (await steps.instance<{ instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[] } }>(id)).instantiatedVnfInfo.vnfcResourceInfo;
+
+describe('create_snapshot and revert_to_snapshot of an OpenStack VNF', () => {
+  it('snapshots the servers to Glance and volumes to Cinder, reverts a scale-out and rebuilds from the images, and deletes them with the resource', async () => {
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: 'snapshots' } });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    const snapshotInfo = await newSnapshotInfo();
+
+    // NOT_INSTANTIATED: no snapshot, no revert (409); nothing is taken.
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id } }), 409);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id } }), 409);
+    await steps.ended(await steps.operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, INSTANTIATE), 'COMPLETED');
+    const before = await vnfcsOf(id);
+    const vdu1 = before.find((vnfc) => vnfc.vduId === 'VDU1') as Vnfc;
+    const originalImage = await serverImage(vdu1.computeResource.resourceId);
+
+    // Bad requests change nothing.
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: {} }), 400);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: { vnfSnapshotInfoId: 'no-such-snapshot' } }), 422);
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id, vnfcInstanceId: 'no-such-vnfc' } }),
+      422,
+    );
+    // An empty snapshot cannot be reverted to.
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id } }), 409);
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id, vnfcInstanceId: 'x' } }),
+      400,
+    );
+
+    const occ = await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/create_snapshot`, {
+        vnfSnapshotInfoId: snapshotInfo.id,
+        userDefinedData: { reason: 'before upgrade' },
+      }),
+      'COMPLETED',
+    );
+    assert.equal(occ.operation, 'CREATE_SNAPSHOT');
+    assert.equal(occ.vnfSnapshotInfoId, snapshotInfo.id);
+    const read = await call('GET', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`);
+    assert.equal(read.status, 200, read.text);
+    const snapshot = read.body as SnapshotInfo;
+    assert.equal(snapshot.vnfSnapshot.vnfInstanceId, id);
+    assert.ok(snapshot.vnfSnapshot.creationFinishedAt);
+    assert.match(snapshot._links.takenFrom?.href ?? '', new RegExp(`/vnflcm/v2/vnf_instances/${id}$`));
+    assert.deepEqual(
+      snapshot.vnfSnapshot.vnfInstance.instantiatedVnfInfo.vnfcResourceInfo.map((vnfc) => vnfc.id),
+      before.map((vnfc) => vnfc.id),
+    );
+    assert.equal(snapshot.vnfSnapshot.vnfcSnapshots.length, before.length);
+    assert.ok(!read.text.includes(JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'].password));
+    const vdu1Snapshot = snapshot.vnfSnapshot.vnfcSnapshots.find((vnfc) => vnfc.vnfcResourceInfoId === vdu1.id);
+    const snapshotImage = vdu1Snapshot?.computeSnapshotResource?.resourceId ?? '';
+    // The snapshot image is in Glance, active, and not the image the server was booted from.
+    assert.equal(await imageStatus(snapshotImage), 'active');
+    assert.notEqual(snapshotImage, originalImage);
+    // VDU2 boots from its volume: its snapshot is the volume's Cinder snapshot.
+    const vdu2Snapshot = snapshot.vnfSnapshot.vnfcSnapshots.find((vnfc) => vnfc.vnfcResourceInfoId !== vdu1.id);
+    const volumeSnapshot = vdu2Snapshot?.storageSnapshotResources?.[0]?.storageSnapshotResource.resourceId ?? '';
+    assert.equal((await simState()).snapshots?.items.find((item) => item.id === volumeSnapshot)?.status, 'available');
+    // A snapshot resource is filled once.
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: { vnfSnapshotInfoId: snapshotInfo.id } }), 409);
+
+    // The instance changes: one more VDU1 server.
+    await steps.ended(await steps.operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'VDU1_scale' }), 'COMPLETED');
+    assert.equal((await vnfcsOf(id)).length, before.length + 1);
+
+    // While an operation uses a snapshot, it cannot be deleted, and the instance takes no other operation.
+    await holdExecutions(vnfm, true);
+    const revertPath = await steps.operate(`/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { vnfSnapshotInfoId: snapshotInfo.id });
+    assertProblem(await call('DELETE', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`), 409);
+    assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { body: { vnfSnapshotInfoId: (await newSnapshotInfo()).id } }), 409);
+    await holdExecutions(vnfm, false);
+    const reverted = await steps.ended(revertPath, 'COMPLETED');
+    assert.equal(reverted.operation, 'REVERT_TO_SNAPSHOT');
+
+    // Back to the snapshot's servers, as Nova has them: VDU1's server rebuilt from its snapshot image.
+    const after = await vnfcsOf(id);
+    assert.deepEqual(after.map((vnfc) => vnfc.id).sort(), before.map((vnfc) => vnfc.id).sort());
+    const servers = (await simState()).servers?.items.map((server) => server.id) ?? [];
+    for (const vnfc of after) assert.ok(servers.includes(vnfc.computeResource.resourceId));
+    assert.equal(await serverImage(vdu1.computeResource.resourceId), snapshotImage);
+    const scale = (await steps.instance<{ instantiatedVnfInfo: { scaleStatus: Array<{ aspectId: string; scaleLevel: number }> } }>(id)).instantiatedVnfInfo
+      .scaleStatus;
+    assert.equal(scale.find((entry) => entry.aspectId === 'VDU1_scale')?.scaleLevel, 0);
+
+    // Listing with a filter on the snapshot's content.
+    const listed = await call('GET', `/vnflcm/v2/vnf_snapshots?filter=${encodeURIComponent(`(eq,vnfSnapshot/vnfInstanceId,${id})`)}`);
+    assert.deepEqual(
+      (listed.body as Array<{ id: string; vnfSnapshot: Record<string, unknown> }>).map((item) => item.id),
+      [snapshotInfo.id],
+    );
+    const [item] = listed.body as Array<{ vnfSnapshot: Record<string, unknown> }>;
+    assert.ok(!('vnfInstance' in (item?.vnfSnapshot ?? {})) && !('vnfcSnapshots' in (item?.vnfSnapshot ?? {})), 'a list leaves them out by default');
+
+    // Deleting the resource deletes its image in Glance and its volume snapshot in Cinder.
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).status, 204);
+    assert.equal(await imageStatus(snapshotImage), undefined);
+    await waitFor('the volume snapshot is deleted', async () => !(await simState()).snapshots?.items.some((item) => item.id === volumeSnapshot));
+    // The server keeps running from the image it was rebuilt from; Glance keeps nothing the VNFM made for the snapshot.
+    await steps.terminateAndDelete(id);
+  });
+});
