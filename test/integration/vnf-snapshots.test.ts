@@ -1,6 +1,7 @@
 // VNF snapshots (SOL003 5.4.21-5.4.23, /vnflcm/v2): the "Individual VNF snapshot" resources, and
-// create_snapshot and revert_to_snapshot of an OpenStack VNF, checked through the simulated
-// OpenStack's own APIs (Nova's servers and Glance's images), not only the VNFM's records.
+// create_snapshot and revert_to_snapshot of an OpenStack VNF and of a CNF, checked through the
+// simulated VIMs' own APIs (Nova's servers, Glance's images, Cinder's snapshots, the cluster's
+// workloads), not only the VNFM's records.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -17,6 +18,8 @@ let steps: ReturnType<typeof lcmSteps>;
 /** The simulated OpenStack through its own APIs (Nova, Glance, Cinder) and its control API. */
 let openstack: Session;
 let control: string;
+/** The simulated Kubernetes cluster's API, as kubectl reaches it. */
+let cluster: { endpoint: string; bearer_token: string };
 
 const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 /** VDU1_CP1 is the sample VNF's external CP: it goes on the VIM's "public" network. */
@@ -38,7 +41,8 @@ before(async () => {
   const sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'];
   control = sim.control;
   openstack = await login(sim.authUrl, sim);
-  await steps.onboard(['openstack-vnf-v1']);
+  cluster = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-kubernetes'];
+  await steps.onboard(['openstack-vnf-v1', 'k8s-cnf-v1']);
 });
 after(async () => {
   await vnfm.stop();
@@ -227,6 +231,71 @@ describe('create_snapshot and revert_to_snapshot of an OpenStack VNF', () => {
     assert.equal(await imageStatus(snapshotImage), undefined);
     await waitFor('the volume snapshot is deleted', async () => !(await simState()).snapshots?.items.some((item) => item.id === volumeSnapshot));
     // The server keeps running from the image it was rebuilt from; Glance keeps nothing the VNFM made for the snapshot.
+    await steps.terminateAndDelete(id);
+  });
+});
+
+type Workload = { spec: { replicas: number; template: { spec: { containers: Array<{ name: string; image: string }> } } } };
+
+async function kube<T>(path: string, init: { method?: string; body?: unknown; contentType?: string } = {}): Promise<T> {
+  const response = await fetch(`${cluster.endpoint}${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      Authorization: `Bearer ${cluster.bearer_token}`,
+      ...(init.body ? { 'Content-Type': init.contentType ?? 'application/merge-patch+json' } : {}),
+    },
+    ...(init.body ? { body: JSON.stringify(init.body) } : {}),
+  });
+  assert.ok(response.ok, `${path}: ${response.status} ${await response.clone().text()}`);
+  return response.json() as Promise<T>;
+}
+
+describe('create_snapshot and revert_to_snapshot of a CNF', () => {
+  it('records the workloads and image digests the cluster runs, and re-applies them pinned to those digests with the replicas they had', async () => {
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, vnfInstanceName: 'cnf' } });
+    const id = (created.body as { id: string }).id;
+    const namespace = 'cnf-snapshots';
+    const request = {
+      flavourId: 'simple',
+      additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'], namespace },
+    };
+    await steps.ended(await steps.operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, request), 'COMPLETED');
+    const deploymentPath = `/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`;
+    const pods = async () =>
+      (
+        await kube<{ items: Array<{ metadata: { deletionTimestamp?: string }; status?: { containerStatuses?: Array<{ imageID: string }> } }> }>(
+          `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`vnf-instance-id=${id}`)}`,
+        )
+      ).items.filter((pod) => !pod.metadata.deletionTimestamp);
+    const [pod] = await pods();
+    const digest = pod?.status?.containerStatuses?.[0]?.imageID ?? '';
+    assert.match(digest, /@sha256:[0-9a-f]{64}$/);
+
+    const snapshotInfo = await newSnapshotInfo();
+    await steps.ended(await steps.operate(`/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { vnfSnapshotInfoId: snapshotInfo.id }), 'COMPLETED');
+    const snapshot = (await call('GET', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).body as SnapshotInfo;
+    assert.equal(snapshot.vnfSnapshot.vnfcSnapshots.length, 1);
+    assert.ok(snapshot.vnfSnapshot.vnfcSnapshots[0]?.creationFinishedAt);
+
+    // The CNF drifts: two more pods, and someone changes the image.
+    await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }),
+      'COMPLETED',
+    );
+    await kube(deploymentPath, { method: 'PATCH', body: { spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx:1.27-alpine' }] } } } } });
+
+    await steps.ended(await steps.operate(`/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { vnfSnapshotInfoId: snapshotInfo.id }), 'COMPLETED');
+    const deployment = await kube<Workload>(deploymentPath);
+    assert.equal(deployment.spec.replicas, 1);
+    assert.equal(deployment.spec.template.spec.containers[0]?.image, digest);
+    await waitFor('one pod runs the snapshot digest', async () => {
+      const running = await pods();
+      return running.length === 1 && running[0]?.status?.containerStatuses?.[0]?.imageID === digest;
+    });
+    const shown = await steps.instance<{ instantiatedVnfInfo: { vnfcResourceInfo: Vnfc[]; scaleStatus: Array<{ scaleLevel: number }> } }>(id);
+    assert.equal(shown.instantiatedVnfInfo.vnfcResourceInfo.length, 1);
+    assert.equal(shown.instantiatedVnfInfo.scaleStatus[0]?.scaleLevel, 0);
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).status, 204);
     await steps.terminateAndDelete(id);
   });
 });

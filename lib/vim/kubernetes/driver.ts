@@ -39,6 +39,7 @@ import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf,
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
+import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
 
@@ -512,4 +513,9 @@ export const kubernetesDriver: InfraDriver = {
   changeRollbackPoll,
   verify,
   health: kubernetesHealth,
+  snapshotStart,
+  snapshotPoll,
+  deleteSnapshot,
+  revertStart,
+  revertPoll,
 };
