@@ -11,7 +11,7 @@ import {
   type VnfSnapshotInfoRecord,
 } from '#lib/sol/model.ts';
 import type { CreateVnfSnapshotInfoRequest } from '#lib/sol/requests.ts';
-import type { SnapshotState } from '#lib/vim/driver.ts';
+import type { SnapshotState, VimConnection } from '#lib/vim/driver.ts';
 import { vnfSnapshotListKey, type VnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
@@ -90,7 +90,25 @@ export async function deleteVimSnapshot(deps: CoreDeps, record: Pick<VnfSnapshot
   if (!record.vim || !record.driverState) return;
   const driver = await driverOf(record.vim);
   if (!driver.deleteSnapshot) return;
-  await driver.deleteSnapshot(await vimConnection(deps, record.vim), record.driverState as SnapshotState);
+  const snapshot = record.driverState as SnapshotState;
+  let vim: VimConnection;
+  try {
+    vim = await vimConnection(deps, record.vim);
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+    // The credentials went with the VNF instance they belonged to (deleted since): the VNFM can no
+    // longer reach the VIM for this snapshot, so what it holds there is named for the operator.
+    log.warn("a VNF snapshot's VIM credentials are gone; its snapshots stay on the VIM", {
+      vnfSnapshotInfoId: record.id,
+      vimId: record.vim.vimId,
+      vimResources: (snapshot.vnfcSnapshots ?? []).flatMap((vnfc) => [
+        ...(vnfc.computeSnapshotResource ? [vnfc.computeSnapshotResource.resourceId] : []),
+        ...vnfc.storageSnapshotResources.map((storage) => String(storage.storageSnapshotResource?.resourceId ?? '')),
+      ]),
+    });
+    return;
+  }
+  await driver.deleteSnapshot(vim, snapshot);
   log.info('deleted the VIM snapshots of a VNF snapshot', { vnfSnapshotInfoId: record.id, vimId: record.vim.vimId });
 }
 
