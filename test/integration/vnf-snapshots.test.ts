@@ -20,6 +20,8 @@ let openstack: Session;
 let control: string;
 /** The simulated Kubernetes cluster's API, as kubectl reaches it. */
 let cluster: { endpoint: string; bearer_token: string };
+/** A snapshot of the OpenStack VNF that outlives it. */
+let foreignSnapshot: { id: string; image: string } | undefined;
 
 const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 /** VDU1_CP1 is the sample VNF's external CP: it goes on the VIM's "public" network. */
@@ -226,6 +228,39 @@ describe('create_snapshot and revert_to_snapshot of an OpenStack VNF', () => {
     const [item] = listed.body as Array<{ vnfSnapshot: Record<string, unknown> }>;
     assert.ok(!('vnfInstance' in (item?.vnfSnapshot ?? {})) && !('vnfcSnapshots' in (item?.vnfSnapshot ?? {})), 'a list leaves them out by default');
 
+    // One VNFC: a snapshot of VDU1's VNFC alone, and a revert of just that VNFC to it.
+    const vnfcInfo = (await steps.instance<{ instantiatedVnfInfo: { vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }> } }>(id)).instantiatedVnfInfo
+      .vnfcInfo;
+    const vdu1Instance = vnfcInfo.find((entry) => entry.vnfcResourceInfoId === vdu1.id)?.id ?? '';
+    const vdu2Instance = vnfcInfo.find((entry) => entry.vnfcResourceInfoId !== vdu1.id)?.id ?? '';
+    const single = await newSnapshotInfo();
+    await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { vnfSnapshotInfoId: single.id, vnfcInstanceId: vdu1Instance }),
+      'COMPLETED',
+    );
+    const [singleVnfc, ...others] = ((await call('GET', `/vnflcm/v2/vnf_snapshots/${single.id}`)).body as SnapshotInfo).vnfSnapshot.vnfcSnapshots;
+    assert.equal(others.length, 0);
+    assert.equal(singleVnfc?.vnfcInstanceId, vdu1Instance);
+    const singleImage = singleVnfc?.computeSnapshotResource?.resourceId ?? '';
+    assert.equal(await imageStatus(singleImage), 'active');
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, {
+        body: { vnfSnapshotInfoId: single.id, vnfcInstanceId: vdu2Instance, vnfcSnapshotInfoId: singleVnfc?.id },
+      }),
+      422,
+    );
+    await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, {
+        vnfSnapshotInfoId: single.id,
+        vnfcInstanceId: vdu1Instance,
+        vnfcSnapshotInfoId: singleVnfc?.id,
+      }),
+      'COMPLETED',
+    );
+    assert.equal(await serverImage(vdu1.computeResource.resourceId), singleImage);
+    // Kept beyond this instance's life: the CNF test reverts to it (422, another instance's snapshot), then deletes it.
+    foreignSnapshot = { id: single.id, image: singleImage };
+
     // Deleting the resource deletes its image in Glance and its volume snapshot in Cinder.
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).status, 204);
     assert.equal(await imageStatus(snapshotImage), undefined);
@@ -277,6 +312,11 @@ describe('create_snapshot and revert_to_snapshot of a CNF', () => {
     assert.equal(snapshot.vnfSnapshot.vnfcSnapshots.length, 1);
     assert.ok(snapshot.vnfSnapshot.vnfcSnapshots[0]?.creationFinishedAt);
 
+    // A snapshot of another instance is not one to revert this one to.
+    if (foreignSnapshot) {
+      assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { body: { vnfSnapshotInfoId: foreignSnapshot.id } }), 422);
+    }
+
     // The CNF drifts: two more pods, and someone changes the image.
     await steps.ended(
       await steps.operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }),
@@ -297,5 +337,10 @@ describe('create_snapshot and revert_to_snapshot of a CNF', () => {
     assert.equal(shown.instantiatedVnfInfo.scaleStatus[0]?.scaleLevel, 0);
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).status, 204);
     await steps.terminateAndDelete(id);
+    // The OpenStack VNF's snapshot outlived its instance; deleting it still deletes its image.
+    if (foreignSnapshot) {
+      assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${foreignSnapshot.id}`)).status, 204);
+      assert.equal(await imageStatus(foreignSnapshot.image), undefined);
+    }
   });
 });
