@@ -6,10 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createLocalClient } from '../../local/oauth2.ts';
 import { login, type Session } from '../../local/openstack/client.ts';
 import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
-import { client, holdExecutions, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { adminCredentials, client, holdExecutions, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 import { waitFor } from '../support/wait.ts';
 
 let vnfm: LocalVnfm;
@@ -84,6 +85,19 @@ describe('the VNF snapshots resource', () => {
     assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { vnfSnapshotPkgId: 'pkg' } }), 400);
     assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { vnfSnapshotPkgId: 'pkg', vnfSnapshot: {} } }), 422);
     assertProblem(await call('POST', '/vnflcm/v2/vnf_snapshots', { body: { unknown: 1 } }), 400);
+    // Another tenant's snapshots look exactly like missing ones.
+    const tenant = client(vnfm, {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'tenant-snapshots', scopes: ['vnflcm:read', 'vnflcm:write'] }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    });
+    const own = (await tenant('POST', '/vnflcm/v2/vnf_snapshots', { body: {} })).body as { id: string };
+    assertProblem(await tenant('GET', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
+    assertProblem(await tenant('DELETE', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
+    assert.deepEqual(
+      ((await tenant('GET', '/vnflcm/v2/vnf_snapshots')).body as Array<{ id: string }>).map((item) => item.id),
+      [own.id],
+    );
+    assert.equal((await tenant('DELETE', `/vnflcm/v2/vnf_snapshots/${own.id}`)).status, 204);
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_snapshots/${second.id}`)).status, 204);
     assertProblem(await call('GET', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
     assertProblem(await call('DELETE', `/vnflcm/v2/vnf_snapshots/${second.id}`), 404);
