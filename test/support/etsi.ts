@@ -227,7 +227,7 @@ function correctSchema(schema: Schema): void {
   }
 
   // VnfSnapshot and VnfcSnapshotInfo require attributes under names their properties no longer have.
-  if (properties && Array.isArray(schema.required) && ('vnfcSnapshots' in properties || 'vnfcResourceInfoId' in properties)) {
+  if (properties && Array.isArray(schema.required) && schema.required.includes('triggeredAt') && !('triggeredAt' in properties)) {
     const renamed: Record<string, string> = { triggeredAt: 'creationStartedAt', vnfInfo: 'vnfInstance', vnfcResourceId: 'vnfcResourceInfoId' };
     schema.required = schema.required
       .map((name) => (typeof name === 'string' && renamed[name] && !(name in properties) ? renamed[name] : name))
