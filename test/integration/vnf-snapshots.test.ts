@@ -177,6 +177,25 @@ describe('create_snapshot and revert_to_snapshot of an OpenStack VNF', () => {
       400,
     );
 
+    // Glance fails while the snapshot is made: FAILED_TEMP; the rollback deletes what was made and
+    // leaves the resource empty, to be filled by the next attempt.
+    const fault = await fetch(`${control}faults`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'http-5xx', service: 'glance', method: 'GET', path: '/images/', count: 1 }),
+    });
+    assert.ok(fault.ok, await fault.text());
+    const failed = await steps.operate(`/vnflcm/v2/vnf_instances/${id}/create_snapshot`, { vnfSnapshotInfoId: snapshotInfo.id });
+    await steps.ended(failed, 'FAILED_TEMP');
+    const snapshotImages = async () =>
+      ((await simState()).images?.items ?? []).filter((image) => (image as { name?: string }).name?.startsWith('vnf-snapshot-')).length;
+    assert.ok((await snapshotImages()) > 0);
+    assert.equal((await call('POST', `${failed}/rollback`)).status, 202);
+    await steps.ended(failed, 'ROLLED_BACK');
+    assert.equal(await snapshotImages(), 0);
+    await waitFor('the volume snapshot of the rolled-back attempt is deleted', async () => ((await simState()).snapshots?.count ?? 0) === 0);
+    assert.deepEqual((await call('GET', `/vnflcm/v2/vnf_snapshots/${snapshotInfo.id}`)).body, snapshotInfo);
+
     const occ = await steps.ended(
       await steps.operate(`/vnflcm/v2/vnf_instances/${id}/create_snapshot`, {
         vnfSnapshotInfoId: snapshotInfo.id,
