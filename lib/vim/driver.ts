@@ -140,8 +140,11 @@ export interface VnfcSnapshotResult {
   finishedAt?: string;
 }
 
-/** A driver's record of a VNF snapshot: what it made on the VIM, per VNFC (no credentials). */
-export type SnapshotState = DriverState & { vnfcSnapshots: VnfcSnapshotResult[] };
+/**
+ * A driver's record of a VNF snapshot: what it made on the VIM, per VNFC (no credentials).
+ * `wholeVnfOnly`: its VNFCs cannot be reverted one by one (a revert naming one VNFC is refused).
+ */
+export type SnapshotState = DriverState & { vnfcSnapshots: VnfcSnapshotResult[]; wholeVnfOnly?: boolean };
 
 /**
  * REVERT_TO_SNAPSHOT (SOL003 5.4.22): the snapshot to go back to; the VNF gets the snapshot's VNFC

@@ -350,6 +350,17 @@ describe('create_snapshot and revert_to_snapshot of a CNF', () => {
       assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, { body: { vnfSnapshotInfoId: foreignSnapshot.id } }), 422);
     }
 
+    // Pods of one workload are alike: one of them alone is not reverted.
+    assertProblem(
+      await call('POST', `/vnflcm/v2/vnf_instances/${id}/revert_to_snapshot`, {
+        body: {
+          vnfSnapshotInfoId: snapshotInfo.id,
+          vnfcInstanceId: snapshot.vnfSnapshot.vnfcSnapshots[0]?.vnfcInstanceId,
+          vnfcSnapshotInfoId: snapshot.vnfSnapshot.vnfcSnapshots[0]?.id,
+        },
+      }),
+      422,
+    );
     // The CNF drifts: two more pods, and someone changes the image.
     await steps.ended(
       await steps.operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }),

@@ -6,6 +6,7 @@ import { ConflictError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { ApiMajorVersion, VnfInstanceRecord, VnfLcmOpOccRecord, VnfSnapshotInfoRecord } from '#lib/sol/model.ts';
 import type { CreateVnfSnapshotRequest, RevertToVnfSnapshotRequest } from '#lib/sol/requests.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import type { SnapshotState } from '#lib/vim/driver.ts';
 import { canSee, type Caller } from '#lib/auth/tenancy.ts';
 import { startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
@@ -96,6 +97,9 @@ export async function requestRevertToSnapshot(
   if (!driver.revertStart)
     throw new UnprocessableEntityError(`The VIM of VNF instance ${id} (${instance.vimResources?.vim.vimType}) cannot revert to snapshots`);
   if (request.vnfcInstanceId !== undefined) {
+    if ((snapshot.driverState as SnapshotState).wholeVnfOnly) {
+      throw new UnprocessableEntityError(`The VNFCs in ${snapshot.id} are reverted together (pods of one workload are alike): revert the whole VNF`);
+    }
     const current = vnfcResourceInfoIdOf(instance.instantiatedVnfInfo, request.vnfcInstanceId);
     if (!current) throw new UnprocessableEntityError(`VNF instance ${id} has no VNFC ${request.vnfcInstanceId}; vnfcInstanceId names an id of its vnfcInfo`);
     const vnfc = taken.vnfcSnapshots.find((candidate) => candidate.id === request.vnfcSnapshotInfoId);

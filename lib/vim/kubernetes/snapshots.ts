@@ -98,6 +98,7 @@ export async function snapshotStart(ctx: OperationContext, raw: DriverState, tar
   log.info('kubernetes: snapshot of workloads', { vnfInstanceId: ctx.vnfInstanceId, workloads: workloads.map((workload) => describeRef(workload.ref)) });
   const snapshot: KubernetesSnapshot = {
     workloads,
+    wholeVnfOnly: true,
     vnfcSnapshots: target.vnfcs.map((vnfc) => ({
       vnfcResourceInfoId: vnfc.vnfcResourceInfoId,
       vduId: vnfc.vduId,
