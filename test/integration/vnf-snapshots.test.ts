@@ -241,6 +241,15 @@ describe('create_snapshot and revert_to_snapshot of an OpenStack VNF', () => {
     await holdExecutions(vnfm, false);
     const reverted = await steps.ended(revertPath, 'COMPLETED');
     assert.equal(reverted.operation, 'REVERT_TO_SNAPSHOT');
+    // The VNFC made by the scale-out went, VDU1's server was rebuilt; VDU2 boots from its volume, which is said.
+    const affected = (reverted.resourceChanges as { affectedVnfcs: Array<{ id: string; vduId: string; changeType: string }> }).affectedVnfcs;
+    assert.deepEqual(
+      affected.filter((vnfc) => vnfc.changeType === 'REMOVED').map((vnfc) => vnfc.vduId),
+      ['VDU1'],
+    );
+    assert.ok(affected.some((vnfc) => vnfc.id === vdu1.id && vnfc.changeType === 'MODIFIED'));
+    assert.ok(!affected.some((vnfc) => vnfc.vduId === 'VDU2'));
+    assert.match(String((reverted.warnings as string[] | undefined)?.[0]), /boot from a volume/);
 
     // Back to the snapshot's servers, as Nova has them: VDU1's server rebuilt from its snapshot image.
     const after = await vnfcsOf(id);

@@ -182,8 +182,11 @@ const revertFinish: Step = async (deps, current, polls) => {
   const record = await snapshotInfoOf(deps, loaded);
   const scaleStatus = (record.vnfSnapshot?.vnfInstance.instantiatedVnfInfo as { scaleStatus?: unknown } | undefined)?.scaleStatus;
   const info = await recollect(deps, loaded, target.only || scaleStatus === undefined ? {} : { scaleStatus });
+  // The VDUs whose VNFCs got their content back from a compute snapshot (rebuilt servers) are MODIFIED.
   const reverted = new Set(
-    target.only ? target.current.filter((vnfc) => vnfc.resourceId === target.only?.resourceId).map((vnfc) => vnfc.vduId) : Object.keys(target.counts ?? {}),
+    (record.vnfSnapshot?.vnfcSnapshots ?? [])
+      .filter((vnfc) => vnfc.computeSnapshotResource && (!target.only || vnfc.vnfcResourceInfoId === target.only.vnfcResourceInfoId))
+      .map((vnfc) => vnfc.vduId),
   );
   await updateOpOcc(deps, opOcc, { resourceChanges: resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info), reverted) });
   return polled(polls);
