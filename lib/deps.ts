@@ -22,6 +22,7 @@ import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
+import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
 let core: CoreDeps | undefined;
 
@@ -31,6 +32,7 @@ export function coreDeps(): CoreDeps {
     opOccs: new DynamoVnfLcmOpOccStore(),
     packages: new DynamoVnfPackageStore(),
     vims: new DynamoVimStore(),
+    ...(process.env.VNF_SNAPSHOTS_TABLE ? { snapshots: new DynamoVnfSnapshotStore() } : {}),
     secrets: new SecretsManagerStore(),
     executor: new StepFunctionsExecutor(),
     now: () => new Date().toISOString(),

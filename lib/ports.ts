@@ -7,12 +7,15 @@ import type { VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { VnfPackageStore } from '#lib/store/packages.ts';
 import type { SecretStore } from '#lib/secrets/vim-access.ts';
 import type { VimStore } from '#lib/store/vims.ts';
+import type { VnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
 export interface CoreDeps {
   instances: VnfInstanceStore;
   opOccs: VnfLcmOpOccStore;
   packages: VnfPackageStore;
   vims: VimStore;
+  /** "Individual VNF snapshot" resources (SOL003 5.4.23); absent where a process has no snapshot table. */
+  snapshots?: VnfSnapshotStore;
   secrets: SecretStore;
   executor: OperationExecutor;
   now(): string;

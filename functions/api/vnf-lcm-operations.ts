@@ -1,7 +1,7 @@
 // API function for the SOL003 task resources: instantiate, terminate, scale and heal a VNF
 // instance and change its external connectivity (/vnflcm/v1 and /vnflcm/v2), change its VNF
-// package, flavour or operational state (/vnflcm/v2 only, as in SOL003 V3.x), and retry, roll back,
-// fail or cancel an operation occurrence.
+// package, flavour or operational state and take and revert to VNF snapshots (/vnflcm/v2 only, as
+// in SOL003 V3.x), and retry, roll back, fail or cancel an operation occurrence.
 import { z } from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
@@ -14,16 +14,19 @@ import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
 import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
 import { requestOperate } from '#lib/lcm/requests/operate.ts';
 import { requestChangeFlavour } from '#lib/lcm/requests/change-flavour.ts';
+import { requestCreateSnapshot, requestRevertToSnapshot } from '#lib/lcm/requests/snapshots.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import {
   cancelModeRequest,
   changeCurrentVnfPkgRequest,
   changeExtVnfConnectivityRequest,
   changeVnfFlavourRequest,
+  createVnfSnapshotRequest,
   healVnfRequest,
   instantiateVnfRequest,
   normaliseV1Instantiate,
   operateVnfRequest,
+  revertToVnfSnapshotRequest,
   scaleVnfRequest,
   scaleVnfToLevelRequest,
   terminateVnfRequest,
@@ -107,6 +110,23 @@ export const routes: RouteTable = {
       title: 'ChangeVnfFlavourRequest',
       handler: async (request) =>
         accepted(request, await requestChangeFlavour(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  // VNF snapshots exist in SOL003 V3.x only: /vnflcm/v2.
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/create_snapshot': {
+    POST: route({
+      schema: createVnfSnapshotRequest,
+      title: 'CreateVnfSnapshotRequest',
+      handler: async (request) =>
+        accepted(request, await requestCreateSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+    }),
+  },
+  '/vnflcm/v2/vnf_instances/{vnfInstanceId}/revert_to_snapshot': {
+    POST: route({
+      schema: revertToVnfSnapshotRequest,
+      title: 'RevertToVnfSnapshotRequest',
+      handler: async (request) =>
+        accepted(request, await requestRevertToSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
     }),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {

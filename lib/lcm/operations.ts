@@ -22,6 +22,8 @@ import { createOpOcc, moveOpOcc } from './op-occs.ts';
 const ORPHAN_LOCK_GRACE_MS = 60_000;
 
 export interface OperationRequest {
+  /** The op occ's id when the caller has already named it elsewhere (a VNF snapshot it took); else a new one. */
+  id?: string;
   tenantId: string;
   /** The OAuth 2.0 client whose request started it (kept on the op occ, not shown by the API). */
   startedBy?: string;
@@ -34,7 +36,7 @@ export interface OperationRequest {
   pendingVimAccessSecrets?: Record<string, string>;
   isAutomaticInvocation?: boolean;
   /** Further internal attributes of the op occ (the VIM it works on, ...). */
-  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change'>;
+  internal?: Pick<VnfLcmOpOccRecord, 'vim' | 'change' | 'vnfSnapshotInfoId'>;
   /** Added to the state machine's input. */
   executionInput?: Record<string, unknown>;
 }
@@ -72,7 +74,7 @@ async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, op
 
 /** Records the op occ as STARTING under the instance's lock and starts its state machine. */
 export async function startOperation(deps: CoreDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
-  const id = deps.newId();
+  const id = request.id ?? deps.newId();
   await acquireInstanceLock(deps, request, id);
   // The record keeps the request without credentials; the scripts of the operation (its Vnflcm hooks,
   // CoordinateVNF scripts) get the additionalParams as given, kept apart and only while it runs.

@@ -29,6 +29,9 @@ const HOOK_NAMES: Partial<Record<LcmOperationType, string>> = {
   CHANGE_EXT_CONN: 'change_external_connectivity',
   MODIFY_INFO: 'modify_information',
   CHANGE_VNFPKG: 'change_current_package',
+  // SOL001 v3.3.1 and later (tosca.interfaces.nfv.Vnflcm).
+  CREATE_SNAPSHOT: 'create_snapshot',
+  REVERT_TO_SNAPSHOT: 'revert_to_snapshot',
 };
 
 /** Scripts and the files beside them are handed to the runner inline; a package that needs more is refused. */

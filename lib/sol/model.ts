@@ -178,6 +178,8 @@ export interface VnfLcmOpOccRecord {
   /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
   grantRequest?: Record<string, unknown>;
   grant?: Record<string, unknown>;
+  /** CREATE_SNAPSHOT and REVERT_TO_SNAPSHOT: the "Individual VNF snapshot" resource it fills or reverts to (SOL003 5.5.2.13). */
+  vnfSnapshotInfoId?: string;
   /** Internal: how many times the operation's state machine has been started (retries). */
   attempts?: number;
   /** Internal: the state machine execution driving it now (the first is named after the op occ; retries and rollbacks have names of their own). */
@@ -358,4 +360,78 @@ export function opOccTasks(record: Pick<VnfLcmOpOccRecord, 'operation' | 'operat
   if (CANCELLABLE_STATES.includes(record.operationState)) return ['cancel'];
   if (record.operationState !== 'FAILED_TEMP') return [];
   return NOT_ROLLED_BACK.includes(record.operation) ? ['retry', 'fail'] : ['retry', 'rollback', 'fail'];
+}
+
+// ---------------------------------------------------------------------------------------------
+// VNF snapshots (SOL003 5.5.2.22 VnfSnapshotInfo, 5.5.2.21 VnfSnapshot, 5.5.3.19 VnfcSnapshotInfo)
+
+/** What a VNFC snapshot holds on the VIM, as its driver recorded it (no credentials). */
+export interface VnfcSnapshotRecord {
+  id: string;
+  vnfcInstanceId: string;
+  vnfcResourceInfoId: string;
+  vduId: string;
+  creationStartedAt: string;
+  creationFinishedAt?: string;
+  computeSnapshotResource?: Record<string, unknown>;
+  storageSnapshotResources?: Array<{ storageResourceId: string; storageSnapshotResource?: Record<string, unknown> }>;
+  userDefinedData?: Record<string, unknown>;
+}
+
+/** A VNF snapshot as taken by CREATE_SNAPSHOT: the instance as it was, and its VNFCs' snapshots. */
+export interface VnfSnapshotRecord {
+  id: string;
+  vnfInstanceId: string;
+  creationStartedAt: string;
+  creationFinishedAt?: string;
+  vnfdId: string;
+  /** The instance record's API-visible attributes when the snapshot was taken (rendered with links on read). */
+  vnfInstance: Record<string, unknown>;
+  vnfcSnapshots: VnfcSnapshotRecord[];
+  userDefinedData?: Record<string, unknown>;
+}
+
+/** Stored "Individual VNF snapshot" resource. */
+export interface VnfSnapshotInfoRecord {
+  id: string;
+  tenantId: string;
+  createdAt: string;
+  /** GSI sort key: createdAt#id. */
+  createdSeq: string;
+  vnfSnapshotPkgId?: string;
+  vnfSnapshot?: VnfSnapshotRecord;
+  /** Internal: the op occ that fills it (CREATE_SNAPSHOT) or reverts to it; it is in use while that op occ has not ended. */
+  usedBy?: string;
+  usedSince?: string;
+  /** Internal: the VIM holding its snapshots and the driver's record of them, for revert and deletion. */
+  vim?: VimReference;
+  driverState?: Record<string, unknown>;
+  revision: number;
+}
+
+export const VNF_SNAPSHOT_INFO_ATTRIBUTES = ['id', 'vnfSnapshotPkgId', 'vnfSnapshot', '_links'] as const;
+/** SOL003 5.4.23.3.2: a VNF snapshot's instance and VNFC snapshots are left out of lists unless asked for. */
+export const VNF_SNAPSHOT_INFO_DEFAULT_EXCLUDED = ['vnfSnapshot/vnfInstance', 'vnfSnapshot/vnfcSnapshots'] as const;
+
+export function renderVnfSnapshotInfo(record: VnfSnapshotInfoRecord, baseUrl: string): Record<string, unknown> {
+  const prefix = `${baseUrl}/vnflcm/v2`;
+  const body: Record<string, unknown> = { id: record.id };
+  if (record.vnfSnapshotPkgId !== undefined) body.vnfSnapshotPkgId = record.vnfSnapshotPkgId;
+  const links: Record<string, { href: string }> = { self: { href: `${prefix}/vnf_snapshots/${record.id}` } };
+  const snapshot = record.vnfSnapshot;
+  if (snapshot) {
+    body.vnfSnapshot = {
+      id: snapshot.id,
+      vnfInstanceId: snapshot.vnfInstanceId,
+      creationStartedAt: snapshot.creationStartedAt,
+      ...(snapshot.creationFinishedAt ? { creationFinishedAt: snapshot.creationFinishedAt } : {}),
+      vnfdId: snapshot.vnfdId,
+      vnfInstance: renderVnfInstance(snapshot.vnfInstance as unknown as VnfInstanceRecord, 2, baseUrl),
+      vnfcSnapshots: snapshot.vnfcSnapshots.map(({ vduId: _vduId, ...vnfc }) => vnfc),
+      ...(snapshot.userDefinedData ? { userDefinedData: snapshot.userDefinedData } : {}),
+    };
+    links.takenFrom = { href: `${prefix}/vnf_instances/${snapshot.vnfInstanceId}` };
+  }
+  body._links = links;
+  return body;
 }

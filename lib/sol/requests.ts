@@ -430,3 +430,48 @@ export const changeVnfFlavourRequest = z
   })
   .strict();
 export type ChangeVnfFlavourRequest = z.infer<typeof changeVnfFlavourRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// VNF snapshots (SOL003 V3.7.1 5.5.2.20, 5.5.2.21 and 5.5.2.25)
+
+/**
+ * SOL003 5.5.2.20 CreateVnfSnapshotInfoRequest: empty for a resource that CREATE_SNAPSHOT fills;
+ * vnfSnapshotPkgId and vnfSnapshot go together, for a resource extracted from a VNF snapshot package.
+ */
+export const createVnfSnapshotInfoRequest = z
+  .object({
+    vnfSnapshotPkgId: identifier.optional(),
+    vnfSnapshot: keyValuePairs.optional(),
+  })
+  .strict()
+  .refine((r) => (r.vnfSnapshotPkgId === undefined) === (r.vnfSnapshot === undefined), {
+    message: 'vnfSnapshotPkgId and vnfSnapshot go together (a VNF snapshot package extraction); send neither for a resource CREATE_SNAPSHOT fills',
+    path: ['vnfSnapshotPkgId'],
+  });
+export type CreateVnfSnapshotInfoRequest = z.infer<typeof createVnfSnapshotInfoRequest>;
+
+/** SOL003 5.5.2.21 CreateVnfSnapshotRequest: the resource to fill; one VNFC only when vnfcInstanceId names it. */
+export const createVnfSnapshotRequest = z
+  .object({
+    vnfSnapshotInfoId: identifier,
+    vnfcInstanceId: identifier.optional(),
+    additionalParams: keyValuePairs.optional(),
+    userDefinedData: keyValuePairs.optional(),
+  })
+  .strict();
+export type CreateVnfSnapshotRequest = z.infer<typeof createVnfSnapshotRequest>;
+
+/** SOL003 5.5.2.25 RevertToVnfSnapshotRequest: the whole VNF snapshot, or one VNFC to one of its VNFC snapshots. */
+export const revertToVnfSnapshotRequest = z
+  .object({
+    vnfSnapshotInfoId: identifier,
+    vnfcInstanceId: identifier.optional(),
+    vnfcSnapshotInfoId: identifier.optional(),
+    additionalParams: keyValuePairs.optional(),
+  })
+  .strict()
+  .refine((r) => (r.vnfcInstanceId === undefined) === (r.vnfcSnapshotInfoId === undefined), {
+    message: 'vnfcInstanceId and vnfcSnapshotInfoId go together: the VNFC to revert and the VNFC snapshot to revert it to',
+    path: ['vnfcSnapshotInfoId'],
+  });
+export type RevertToVnfSnapshotRequest = z.infer<typeof revertToVnfSnapshotRequest>;

@@ -186,6 +186,44 @@ export type FlavourChange = {
   keep?: string[];
 };
 
+/**
+ * CREATE_SNAPSHOT (SOL003 5.4.21): the VNFCs to snapshot, as the instance records them, with the
+ * storage (Cinder volumes, ...) each has. `name` prefixes what the snapshot creates on the VIM.
+ */
+export interface SnapshotTarget {
+  name: string;
+  vnfcs: Array<VnfcRef & { vnfcResourceInfoId: string; storages: Array<{ storageResourceId: string; resourceId: string }> }>;
+}
+
+/** One VNFC's snapshot on the VIM (SOL003 VnfcSnapshotInfo's resources); `finishedAt` once it is complete. */
+export interface VnfcSnapshotResult {
+  vnfcResourceInfoId: string;
+  vduId: string;
+  resourceId: string;
+  computeSnapshotResource?: { vimConnectionId?: string; resourceId: string; vimLevelResourceType?: string };
+  storageSnapshotResources: Array<{ storageResourceId: string; storageSnapshotResource?: Record<string, unknown> }>;
+  finishedAt?: string;
+}
+
+/**
+ * A driver's record of a VNF snapshot: what it made on the VIM, per VNFC (no credentials).
+ * `wholeVnfOnly`: its VNFCs cannot be reverted one by one (a revert naming one VNFC is refused).
+ */
+export type SnapshotState = DriverState & { vnfcSnapshots: VnfcSnapshotResult[]; wholeVnfOnly?: boolean };
+
+/**
+ * REVERT_TO_SNAPSHOT (SOL003 5.4.22): the snapshot to go back to; the VNF gets the snapshot's VNFC
+ * count per VDU (`counts`; undefined when one VNFC is reverted) and each VNFC the content of its
+ * snapshot. `only`: revert just this VNFC (its VIM resource) to that VNFC snapshot.
+ */
+export interface RevertTarget {
+  snapshot: SnapshotState;
+  counts?: Record<string, number>;
+  /** The instance's VNFCs now, oldest first (the newest go when the count comes down). */
+  current: VnfcRef[];
+  only?: { resourceId: string; vnfcResourceInfoId: string };
+}
+
 /** One instance's VNFCs whose health a driver checks: the instance's driver state names where they live. */
 export interface HealthTarget {
   vnfInstanceId: string;
@@ -293,4 +331,15 @@ export interface InfraDriver {
   operateRefusal?(vnfcResourceInfo: Array<Record<string, unknown>>, change: OperateChange): string | undefined;
   /** Checks that the VIM answers and the credentials work: the probe of registration and the reachability sweep. */
   verify(vim: VimConnection): Promise<void>;
+  /**
+   * CREATE_SNAPSHOT, where the VIM can take snapshots: starts snapshotting the target VNFCs from the
+   * VNF's driver state; polled until DONE, whose state (a SnapshotState) records every VNFC's snapshot.
+   */
+  snapshotStart?(ctx: OperationContext, state: DriverState, target: SnapshotTarget): Promise<SnapshotState>;
+  snapshotPoll?(ctx: OperationContext, snapshot: SnapshotState): Promise<Progress>;
+  /** Removes what a snapshot (complete or partial) holds on the VIM; what is already gone is fine. */
+  deleteSnapshot?(vim: VimConnection, snapshot: SnapshotState): Promise<void>;
+  /** REVERT_TO_SNAPSHOT: starts putting the VNF back as the snapshot has it; polled until DONE (the VNF's driver state from then on). */
+  revertStart?(ctx: OperationContext, state: DriverState, target: RevertTarget): Promise<DriverState>;
+  revertPoll?(ctx: OperationContext, state: DriverState, target: RevertTarget): Promise<Progress>;
 }

@@ -558,9 +558,12 @@ export class Controllers {
         status.containerStatuses = containers.map((c) => ({
           name: String(c.name ?? ''),
           image: String(c.image ?? ''),
-          imageID: `${String(c.image ?? '')}@sha256:${createHash('sha256')
-            .update(String(c.image ?? ''))
-            .digest('hex')}`,
+          // An image pinned by digest runs that digest; a tag resolves to one derived from the reference.
+          imageID: /@sha256:[0-9a-f]{64}$/.test(String(c.image ?? ''))
+            ? String(c.image)
+            : `${String(c.image ?? '')}@sha256:${createHash('sha256')
+                .update(String(c.image ?? ''))
+                .digest('hex')}`,
           containerID: `containerd://${createHash('sha256')
             .update(`${uid}/${String(c.name)}`)
             .digest('hex')}`,

@@ -140,6 +140,10 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
   'PkgmSubscription (SOL005): id refers to Uri (format uri), but SOL005 9.5.2.7 makes it an Identifier -> a string.',
   'VnfPackageSoftwareImageInfo: imagePath is listed as required, but its own description (SOL005 9.5.3.2) says it ' +
     'shall be absent for an external image the NFVO has not downloaded -> not required.',
+  'VnfSnapshot / VnfcSnapshotInfo (SOL003 5.5.2.21, 5.5.3.19): required names older drafts used that the properties ' +
+    'no longer have (triggeredAt, vnfInfo, vnfcResourceId) -> the V3.7.1 names (creationStartedAt, vnfInstance, ' +
+    'vnfcResourceInfoId); vnfInstance and vnfcSnapshots not required, as lists of VNF snapshots leave them out by default ' +
+    '(exclude_default_vnf_snapshots, SOL003 5.4.23.3.2).',
 ];
 
 /** Responses whose YAML schema is an item where the API returns a list ('list') or the reverse ('item'). */
@@ -219,6 +223,15 @@ function correctSchema(schema: Schema): void {
       delete schema.oneOf;
       schema.allOf = [...(Array.isArray(schema.allOf) ? schema.allOf : []), atMostOne(alternatives)];
     }
+    return;
+  }
+
+  // VnfSnapshot and VnfcSnapshotInfo require attributes under names their properties no longer have.
+  if (properties && Array.isArray(schema.required) && schema.required.includes('triggeredAt') && !('triggeredAt' in properties)) {
+    const renamed: Record<string, string> = { triggeredAt: 'creationStartedAt', vnfInfo: 'vnfInstance', vnfcResourceId: 'vnfcResourceInfoId' };
+    schema.required = schema.required
+      .map((name) => (typeof name === 'string' && renamed[name] && !(name in properties) ? renamed[name] : name))
+      .filter((name) => name !== 'vnfInstance' && name !== 'vnfcSnapshots');
     return;
   }
 

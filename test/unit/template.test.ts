@@ -313,6 +313,16 @@ describe('template.yaml', () => {
     assert.deepEqual(stateMachineProblems(real(), REPO_ROOT), []);
   });
 
+  it("runs the LCM poll steps on a smaller function with the step function's code, environment and permissions", () => {
+    const step = real().Resources.LcmStepFunction?.Properties ?? {};
+    const poll = real().Resources.LcmPollFunction?.Properties ?? {};
+    assert.equal(poll.Handler, step.Handler);
+    assert.deepEqual(poll.Environment, step.Environment);
+    assert.deepEqual(poll.Policies, step.Policies);
+    assert.ok(Number(poll.MemorySize) < Number(step.MemorySize), 'waiting needs less memory than a start step');
+    assert.deepEqual(real().Resources.LcmPollFunction?.Metadata, real().Resources.LcmStepFunction?.Metadata);
+  });
+
   it('has no IAM statement with Action or Resource "*"', () => {
     assert.deepEqual(iamWildcardProblems(real()), []);
   });

@@ -13,7 +13,7 @@ import type { Loaded } from './step.ts';
 
 const VIM_CREDENTIALS_MAX_AGE_MS = 60_000;
 
-async function vimConnection(deps: CoreDeps, vim: VimReference | undefined): Promise<VimConnection> {
+export async function vimConnection(deps: CoreDeps, vim: VimReference | undefined): Promise<VimConnection> {
   if (!vim) throw new BadRequestError('The operation has no VIM');
   // A registered VIM is reached where the registry says now (it may have moved since the request,
   // e.g. a VIM re-registered at a new endpoint while an operation waited to resume).

@@ -16,6 +16,7 @@ import { modifyInfoSteps } from './modify-info.ts';
 import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { scaleToLevelSteps } from './scale-to-level.ts';
+import { createSnapshotSteps, revertToSnapshotSteps } from './snapshots.ts';
 import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
 
@@ -32,6 +33,8 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
   MODIFY_INFO: modifyInfoSteps,
   CHANGE_EXT_CONN: changeExtConnSteps,
   OPERATE: operateSteps,
+  CREATE_SNAPSHOT: createSnapshotSteps,
+  REVERT_TO_SNAPSHOT: revertToSnapshotSteps,
 };
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */

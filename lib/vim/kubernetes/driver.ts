@@ -42,6 +42,7 @@ import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, t
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
 import { operatePoll, operateRefusal, operateStart, stoppedVnfcs, vnfcStateOf } from './operate.ts';
+import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
 export type { KubernetesState, ReplacedPod } from './state.ts';
 
@@ -526,4 +527,9 @@ export const kubernetesDriver: InfraDriver = {
   verify,
   health: kubernetesHealth,
   operateRefusal,
+  snapshotStart,
+  snapshotPoll,
+  deleteSnapshot,
+  revertStart,
+  revertPoll,
 };

@@ -51,6 +51,7 @@ import {
 } from './state.ts';
 import { openStackHealth } from './health.ts';
 import { operatePoll, operateStart, withPowerStates } from './operate.ts';
+import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
 export { RESOURCE_NESTED_DEPTH, stackNameOf, type GrantChoices, type OpenStackState } from './state.ts';
 export { imageNameOf, type ImageRecord } from './images.ts';
@@ -343,4 +344,9 @@ export const openStackDriver: InfraDriver = {
   externalConnectivity: openStackExternalConnectivity,
   verify,
   health: openStackHealth,
+  snapshotStart,
+  snapshotPoll,
+  deleteSnapshot,
+  revertStart: (ctx, state, target) => revertStart(ctx, state, target, updateStart),
+  revertPoll,
 };

@@ -3,7 +3,7 @@
 // its problem status is 502 because the fault is upstream of the VNFM, whatever status the VIM used.
 import { ProblemError } from '#lib/sol/errors.ts';
 
-export type OpenStackService = 'keystone' | 'heat' | 'glance' | 'nova' | 'neutron';
+export type OpenStackService = 'keystone' | 'heat' | 'glance' | 'nova' | 'neutron' | 'cinder';
 
 export interface VimErrorOptions {
   /** The VIM's HTTP status, when it answered at all. */

@@ -217,6 +217,12 @@ describe('assertEtsiSchema', () => {
       assertEtsiSchema('vnflcm', 'VnfExtCpInfo', { id: 'c', cpdId: 'd', cpConfigId: 'e', cpProtocolInfo: [] }),
       /must match exactly one schema in oneOf/,
     );
+    // VnfSnapshot and VnfcSnapshotInfo under their V3.7.1 names; what they require still required.
+    const vnfcSnapshot = { id: 'c1', vnfcInstanceId: 'VDU1-r1', vnfcResourceInfoId: 'r1', creationStartedAt: '2026-12-01T00:00:00Z' };
+    const vnfSnapshot = { id: 's', vnfInstanceId: 'i', creationStartedAt: '2026-12-01T00:00:00Z', vnfdId: 'd', vnfcSnapshots: [vnfcSnapshot] };
+    await assertEtsiSchema('vnflcm', 'VnfSnapshot', vnfSnapshot);
+    await fails(assertEtsiSchema('vnflcm', 'VnfSnapshot', { ...vnfSnapshot, creationStartedAt: undefined }), /creationStartedAt/);
+    await fails(assertEtsiSchema('vnflcm', 'VnfcSnapshotInfo', { ...vnfcSnapshot, vnfcResourceInfoId: undefined }), /vnfcResourceInfoId/);
   });
 
   it('knows the OpenAPI file of every API', () => {
