@@ -69,6 +69,15 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
   LcmStepFunction: async (invocation) => {
     await assert.rejects(invocation, { name: 'NotFoundError' });
   },
+  // The poll steps run the same code on a smaller function.
+  LcmPollFunction: async (invocation) => {
+    await assert.rejects(invocation, { name: 'NotFoundError' });
+  },
+  VnfSnapshotsFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 200, result.body);
+    assert.deepEqual(JSON.parse(result.body), []);
+  },
   // The sample hook reads its input on stdin and answers one JSON object on stdout.
   ScriptRunnerFunction: async (invocation) => {
     const result = (await invocation) as { ok: boolean; output?: unknown; stderr: string };
