@@ -41,6 +41,33 @@ export interface OperationRequest {
   executionInput?: Record<string, unknown>;
 }
 
+/**
+ * Stores the accessInfo of each VIM connection a request brings (those not in `pending` already) as
+ * a secret of the instance; startOperation records the request without it and keeps these ids on
+ * the op occ.
+ */
+export async function storeVimCredentials(
+  deps: CoreDeps,
+  instanceId: string,
+  connections: Record<string, { accessInfo?: Record<string, unknown> }> | undefined,
+  pending: Record<string, string>,
+): Promise<void> {
+  for (const [connectionId, connection] of Object.entries(connections ?? {})) {
+    if (pending[connectionId] || !connection.accessInfo) continue;
+    pending[connectionId] = await deps.secrets.create(`vnf-instances/${instanceId}/${deps.newId()}/${connectionId}`, connection.accessInfo);
+  }
+}
+
+/** Runs `start` with the secrets it writes into `pending`; if the operation does not start, they are removed again, so a refused request leaves nothing behind. */
+export async function removingSecretsOnFailure<T>(deps: CoreDeps, pending: Record<string, string>, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    for (const secretId of Object.values(pending)) await deps.secrets.remove(secretId).catch(() => undefined);
+    throw error;
+  }
+}
+
 export class ServiceUnavailableError extends ProblemError {
   constructor(detail: string, cause?: unknown) {
     super(503, 'Service Unavailable', detail, { cause });

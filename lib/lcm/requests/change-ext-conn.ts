@@ -11,7 +11,7 @@ import { loadDriver, supportedVimType } from '#lib/vim/registry.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { registeredVim } from '#lib/lcm/vim-choice.ts';
 import { checkExtVirtualLinks, checkLinkConnections, extConnPlan, type ExtVirtualLink } from '#lib/lcm/ext-conn.ts';
@@ -46,18 +46,16 @@ export async function requestChangeExtConn(
   const current = ((resources.instantiateRequest as { extVirtualLinks?: ExtVirtualLink[] } | undefined)?.extVirtualLinks ?? []) as ExtVirtualLink[];
   const plan = extConnPlan(current, requested);
 
+  // Every connection is checked before any credential is stored.
+  for (const [connectionId, connection] of Object.entries(request.vimConnectionInfo ?? {})) {
+    supportedVimType(connection.vimType);
+    if (!connection.accessInfo && connection.vimId && !connection.interfaceInfo) await registeredVim(deps, caller, connection.vimId, connectionId);
+  }
   const pending: Record<string, string> = {};
-  try {
-    for (const [connectionId, connection] of Object.entries(request.vimConnectionInfo ?? {})) {
-      supportedVimType(connection.vimType);
-      if (connection.accessInfo) {
-        pending[connectionId] = await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/${connectionId}`, connection.accessInfo);
-      } else if (connection.vimId && !connection.interfaceInfo) {
-        await registeredVim(deps, caller, connection.vimId, connectionId);
-      }
-    }
+  return removingSecretsOnFailure(deps, pending, async () => {
     // startOperation records the request without its accessInfo (now in the secret store).
-    return await startOperation(deps, {
+    await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
+    return startOperation(deps, {
       tenantId: instance.tenantId,
       startedBy: caller.clientId,
       vnfInstanceId: id,
@@ -68,8 +66,5 @@ export async function requestChangeExtConn(
       pendingVimAccessSecrets: pending,
       internal: { vim: resources.vim, change: plan as unknown as Record<string, unknown> },
     });
-  } catch (error) {
-    for (const secretId of Object.values(pending)) await deps.secrets.remove(secretId).catch(() => undefined);
-    throw error;
-  }
+  });
 }

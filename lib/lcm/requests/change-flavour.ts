@@ -10,7 +10,7 @@ import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/access.ts';
 import { OPENSTACK_VIM, sameVimType } from '#lib/vim/registry.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { DEF_FILES_PARAM, flavourChangePlan } from '#lib/lcm/change-flavour.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
@@ -35,12 +35,9 @@ export async function requestChangeFlavour(
       `The VNF package has no BaseHOT for deployment flavour ${plan.newFlavourId} (nothing under ${dir}); its VNF on OpenStack cannot change to it`,
     );
   const pending: Record<string, string> = {};
-  try {
-    for (const [connectionId, connection] of Object.entries(request.vimConnectionInfo ?? {})) {
-      if (!connection.accessInfo) continue;
-      pending[connectionId] = await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/${connectionId}`, connection.accessInfo);
-    }
-    return await startOperation(deps, {
+  return removingSecretsOnFailure(deps, pending, async () => {
+    await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
+    return startOperation(deps, {
       tenantId: instance.tenantId,
       startedBy: caller.clientId,
       vnfInstanceId: id,
@@ -51,8 +48,5 @@ export async function requestChangeFlavour(
       pendingVimAccessSecrets: pending,
       internal: { vim: instance.vimResources?.vim, change: plan as unknown as Record<string, unknown> },
     });
-  } catch (error) {
-    for (const secretId of Object.values(pending)) await deps.secrets.remove(secretId).catch(() => undefined);
-    throw error;
-  }
+  });
 }

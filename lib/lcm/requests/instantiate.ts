@@ -8,7 +8,7 @@ import { flavourOf } from '#lib/vim/flavour.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { checkDefinitionFiles, parsedVnfd } from '#lib/packages/access.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { chooseVim, vimTypeFor } from '#lib/lcm/vim-choice.ts';
 import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/vim/registry.ts';
@@ -34,14 +34,11 @@ export async function requestInstantiate(
   if (![OPENSTACK_VIM, KUBERNETES_VIM].includes(vimType)) throw new UnprocessableEntityError(`VIMs of type ${vimType} are not supported`);
   checkDefinitionFiles(pkg, request.additionalParams?.['lcm-kubernetes-def-files']);
   const pending: Record<string, string> = {};
-  try {
+  return removingSecretsOnFailure(deps, pending, async () => {
     const vim = await chooseVim(deps, caller, instance, request, vimType, pending, deps.newId());
     // Credentials of other connections in the request are kept too, as MODIFY_INFO would.
-    for (const [connectionId, connection] of Object.entries(request.vimConnectionInfo ?? {})) {
-      if (pending[connectionId] || !connection.accessInfo) continue;
-      pending[connectionId] = await deps.secrets.create(`vnf-instances/${id}/${deps.newId()}/${connectionId}`, connection.accessInfo);
-    }
-    return await startOperation(deps, {
+    await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
+    return startOperation(deps, {
       tenantId: instance.tenantId,
       startedBy: caller.clientId,
       vnfInstanceId: id,
@@ -52,8 +49,5 @@ export async function requestInstantiate(
       pendingVimAccessSecrets: pending,
       internal: { vim },
     });
-  } catch (error) {
-    for (const secretId of Object.values(pending)) await deps.secrets.remove(secretId).catch(() => undefined);
-    throw error;
-  }
+  });
 }

@@ -13,12 +13,7 @@ import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { claimVnfSnapshotInfo, snapshotStore } from '#lib/lcm/vnf-snapshots.ts';
 import { driverOf } from '#lib/lcm/engine/context.ts';
 import { vnfcResourceInfoIdOf } from '#lib/lcm/snapshot-content.ts';
-
-function instantiatedOrConflict(instance: VnfInstanceRecord, operation: string): void {
-  if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources) {
-    throw new ConflictError(`VNF instance ${instance.id} is NOT_INSTANTIATED; it must be instantiated before ${operation}`);
-  }
-}
+import { instantiatedOrConflict } from './scale-heal.ts';
 
 /** The snapshot resource a request names: the caller's, in the instance's tenant (else 422: the body names something that does not exist). */
 async function namedSnapshot(deps: CoreDeps, caller: Caller, instance: VnfInstanceRecord, id: string): Promise<VnfSnapshotInfoRecord> {
