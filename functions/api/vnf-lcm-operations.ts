@@ -15,7 +15,9 @@ import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
 import { requestOperate } from '#lib/lcm/requests/operate.ts';
 import { requestChangeFlavour } from '#lib/lcm/requests/change-flavour.ts';
 import { requestCreateSnapshot, requestRevertToSnapshot } from '#lib/lcm/requests/snapshots.ts';
-import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { renderVnfLcmOpOcc, type ApiMajorVersion, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import type { CoreDeps } from '#lib/ports.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import {
   cancelModeRequest,
   changeCurrentVnfPkgRequest,
@@ -41,93 +43,62 @@ const accepted = (request: ApiRequest, opOcc: VnfLcmOpOccRecord): ApiResult => (
   headers: { Location: `${request.baseUrl}/vnflcm/v${version(request)}/vnf_lcm_op_occs/${opOcc.id}` },
 });
 
+/** A task resource of a VNF instance: its request body as `schema` reads it, handed to the operation's request function, answered 202 with the op occ's Location. */
+function task<Body>(
+  schema: z.ZodType<Body>,
+  title: string,
+  start: (deps: CoreDeps, caller: Caller, id: string, body: Body, version: ApiMajorVersion) => Promise<VnfLcmOpOccRecord>,
+) {
+  return route({
+    schema,
+    title,
+    handler: async (request) => accepted(request, await start(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
+  });
+}
+
 export const routes: RouteTable = {
   ...bothVersions('/vnf_instances/{vnfInstanceId}/instantiate', (major) => ({
-    POST: route({
-      // v1 writes vimConnectionInfo and extVirtualLinks in its own shapes; they are read as v2's.
-      schema: major === 1 ? z.preprocess(normaliseV1Instantiate, instantiateVnfRequest) : instantiateVnfRequest,
-      title: 'InstantiateVnfRequest',
-      handler: async (request) => accepted(request, await requestInstantiate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    // v1 writes vimConnectionInfo and extVirtualLinks in its own shapes; they are read as v2's.
+    POST: task(major === 1 ? z.preprocess(normaliseV1Instantiate, instantiateVnfRequest) : instantiateVnfRequest, 'InstantiateVnfRequest', requestInstantiate),
   })),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/terminate', {
-    POST: route({
-      schema: terminateVnfRequest,
-      title: 'TerminateVnfRequest',
-      handler: async (request) => accepted(request, await requestTerminate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(terminateVnfRequest, 'TerminateVnfRequest', requestTerminate),
   }),
   ...bothVersions('/vnf_instances/{vnfInstanceId}/scale', {
-    POST: route({
-      schema: scaleVnfRequest,
-      title: 'ScaleVnfRequest',
-      handler: async (request) => accepted(request, await requestScale(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(scaleVnfRequest, 'ScaleVnfRequest', requestScale),
   }),
   // SOL003 V3.x only: Tacker's v1 API (V2.6.1) has no scale to level.
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/scale_to_level': {
-    POST: route({
-      schema: scaleVnfToLevelRequest,
-      title: 'ScaleVnfToLevelRequest',
-      handler: async (request) => accepted(request, await requestScaleToLevel(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(scaleVnfToLevelRequest, 'ScaleVnfToLevelRequest', requestScaleToLevel),
   },
   ...bothVersions('/vnf_instances/{vnfInstanceId}/heal', {
-    POST: route({
-      schema: healVnfRequest,
-      title: 'HealVnfRequest',
-      handler: async (request) => accepted(request, await requestHeal(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(healVnfRequest, 'HealVnfRequest', requestHeal),
   }),
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_vnfpkg': {
-    POST: route({
-      schema: changeCurrentVnfPkgRequest,
-      title: 'ChangeCurrentVnfPkgRequest',
-      handler: async (request) => accepted(request, await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(changeCurrentVnfPkgRequest, 'ChangeCurrentVnfPkgRequest', requestChangeVnfpkg),
   },
   ...bothVersions('/vnf_instances/{vnfInstanceId}/change_ext_conn', (major) => ({
-    POST: route({
-      // v1 (SOL003 V2.6.1) writes vimConnectionInfo and cpConfig as arrays, as in its InstantiateVnfRequest.
-      schema: major === 1 ? z.preprocess(normaliseV1Instantiate, changeExtVnfConnectivityRequest) : changeExtVnfConnectivityRequest,
-      title: 'ChangeExtVnfConnectivityRequest',
-      handler: async (request) =>
-        accepted(request, await requestChangeExtConn(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    // v1 (SOL003 V2.6.1) writes vimConnectionInfo and cpConfig as arrays, as in its InstantiateVnfRequest.
+    POST: task(
+      major === 1 ? z.preprocess(normaliseV1Instantiate, changeExtVnfConnectivityRequest) : changeExtVnfConnectivityRequest,
+      'ChangeExtVnfConnectivityRequest',
+      requestChangeExtConn,
+    ),
   })),
   // SOL003 5.4.10, on /vnflcm/v2 only.
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/operate': {
-    POST: route({
-      schema: operateVnfRequest,
-      title: 'OperateVnfRequest',
-      handler: async (request) => accepted(request, await requestOperate(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(operateVnfRequest, 'OperateVnfRequest', requestOperate),
   },
   // SOL003 V3.x (v2 only): the VNF moves to another deployment flavour of its VNFD.
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_flavour': {
-    POST: route({
-      schema: changeVnfFlavourRequest,
-      title: 'ChangeVnfFlavourRequest',
-      handler: async (request) =>
-        accepted(request, await requestChangeFlavour(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(changeVnfFlavourRequest, 'ChangeVnfFlavourRequest', requestChangeFlavour),
   },
   // VNF snapshots exist in SOL003 V3.x only: /vnflcm/v2.
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/create_snapshot': {
-    POST: route({
-      schema: createVnfSnapshotRequest,
-      title: 'CreateVnfSnapshotRequest',
-      handler: async (request) =>
-        accepted(request, await requestCreateSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(createVnfSnapshotRequest, 'CreateVnfSnapshotRequest', requestCreateSnapshot),
   },
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/revert_to_snapshot': {
-    POST: route({
-      schema: revertToVnfSnapshotRequest,
-      title: 'RevertToVnfSnapshotRequest',
-      handler: async (request) =>
-        accepted(request, await requestRevertToSnapshot(coreDeps(), request.caller, instanceId(request), request.body, version(request))),
-    }),
+    POST: task(revertToVnfSnapshotRequest, 'RevertToVnfSnapshotRequest', requestRevertToSnapshot),
   },
   ...bothVersions('/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry', {
     POST: {
