@@ -83,8 +83,13 @@ export function nextPoll(polls: number): string {
   return new Date(Date.now() + pollIntervalMs(polls)).toISOString();
 }
 
-/** A step that started VIM work: the machine polls from the first interval. */
-export const started = (): StepResult => ({ status: 'IN_PROGRESS', waitUntil: nextPoll(0), polls: 0 });
+/**
+ * A step that started VIM work: the machine's Wait state passes at once and the poll step polls
+ * straight away, then at the intervals above. Waiting a first interval here would add it to every
+ * operation whole: the poll loop already waits between its polls, and a Wait state's end is only
+ * seen when the next invocation starts.
+ */
+export const started = (): StepResult => ({ status: 'IN_PROGRESS', waitUntil: new Date().toISOString(), polls: 0 });
 
 /** A step that ran as poll number `polls` (a start with nothing to wait for is DONE at once). */
 export const polled = (polls: number, status: StepResult['status'] = 'DONE'): StepResult => ({ status, waitUntil: nextPoll(polls), polls: polls + 1 });
