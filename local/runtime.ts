@@ -4,7 +4,7 @@
 // through the real AWS SDK v3 clients, configured only by the standard AWS_ENDPOINT_URL_* variables
 // and credentials made afresh at each start, which every stand-in demands (local/sigv4.ts).
 import type http from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateSecretCommand, DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import S3rver from 's3rver';
 import { authConfig, ForbiddenError, UnauthorizedError, verifyAccessToken } from '#lib/auth/tokens.ts';
 import { grants, normalizeScopes } from '#lib/auth/scopes.ts';
@@ -83,6 +84,7 @@ function closeServer(server: http.Server): Promise<void> {
 /** Physical names and attributes of template resources, as the local stand-ins know them. */
 class LocalNames {
   readonly queueUrls = new Map<string, string>();
+  readonly secretArns = new Map<string, string>();
   /** Buckets with an explicit BucketName (resolved once the intrinsic context exists). */
   readonly bucketNames = new Map<string, string>();
   constructor(private readonly template: SamTemplate) {}
@@ -108,6 +110,11 @@ class LocalNames {
       }
       case 'AWS::Serverless::HttpApi':
         return 'local';
+      case 'AWS::SecretsManager::Secret': {
+        const arn = this.secretArns.get(logicalId);
+        if (!arn) throw new Error(`Secret ${logicalId} is not created yet`);
+        return arn;
+      }
       default:
         return logicalId;
     }
@@ -288,6 +295,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         pending.delete(logicalId);
       }
       if (pending.size === before) throw new Error(`Queues with unresolvable properties: ${[...pending].join(', ')}`);
+    }
+
+    // Secrets the template generates (GenerateSecretString), made once and kept with the data.
+    const secretsClient = new SecretsManagerClient({ ...clientConfig, endpoint: secrets.endpoint });
+    for (const [logicalId, resource] of resources) {
+      if (resource.Type !== 'AWS::SecretsManager::Secret') continue;
+      names.secretArns.set(logicalId, await templateSecret(secretsClient, logicalId, resolveValue<Properties>(resource.Properties ?? {})));
     }
 
     // --- Functions ------------------------------------------------------------------------
@@ -703,4 +717,24 @@ function meterDynamoDb(body: Buffer, req: http.IncomingMessage, res: http.Server
     return end(chunk, ...rest);
   }) as typeof res.end;
   return asked;
+}
+
+/**
+ * A template secret as CloudFormation makes it: GenerateSecretString's random string (letters and
+ * digits, of PasswordLength) under a name of the stack's, created on the first start only, so the
+ * value survives restarts as it survives stack updates on AWS.
+ */
+async function templateSecret(client: SecretsManagerClient, logicalId: string, props: Properties): Promise<string> {
+  const name = typeof props.Name === 'string' ? props.Name : `vnfm-local-${logicalId}`;
+  const existing = await client.send(new DescribeSecretCommand({ SecretId: name })).catch((error: Error) => {
+    if (error.name === 'ResourceNotFoundException') return undefined;
+    throw error;
+  });
+  if (existing?.ARN) return existing.ARN;
+  const spec = (props.GenerateSecretString ?? {}) as { PasswordLength?: number };
+  const length = Number(spec.PasswordLength ?? 32);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  const value = Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('');
+  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: value, Description: String(props.Description ?? '') }));
+  return created.ARN as string;
 }

@@ -6,6 +6,7 @@ import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter, type Filter } from '#lib/sol/filter.ts';
 import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
 import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
+import { pagingKey } from '#lib/secrets/paging-key.ts';
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 
 export interface CollectionSpec<R> {
@@ -35,9 +36,8 @@ const FILTERED_CHUNK = 500;
  * admin's all-tenant list) fails its signature check (400) in any other scope, so it can neither
  * resume a list it was not issued for nor hand a tenant's index a start key of another tenant.
  */
-function markerKey(resource: string, scope: TenantScope): string {
-  const base = process.env.PAGING_MARKER_KEY ?? `vnfm-paging-${resource}`;
-  return `${base}\n${scope === ALL_TENANTS ? '*all tenants*' : `tenant:${scope}`}`;
+async function markerKey(resource: string, scope: TenantScope): Promise<string> {
+  return `${await pagingKey()}\n${resource}\n${scope === ALL_TENANTS ? '*all tenants*' : `tenant:${scope}`}`;
 }
 
 function parseQuery(rawQuery: string): URLSearchParams {
@@ -53,7 +53,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   let after: Record<string, string | number> | undefined;
   const rawMarker = params.get(MARKER_PARAMETER);
   if (rawMarker !== null) {
-    const state = decodeMarker(rawMarker, markerKey(spec.resource, spec.scope), spec.resource);
+    const state = decodeMarker(rawMarker, await markerKey(spec.resource, spec.scope), spec.resource);
     const fromMarker = parseQuery(state.query);
     // The marker carries the query; a request that also changes filter or selectors is ambiguous.
     for (const name of SELECTOR_PARAMETERS) {
@@ -83,7 +83,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
       if (filter && !matchesFilter(filter, representation)) continue;
       if (items.length === pageSize) {
         // One more match exists beyond this page: the next page starts after the last one shown.
-        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, markerKey(spec.resource, spec.scope));
+        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, await markerKey(spec.resource, spec.scope));
         return { items, marker };
       }
       items.push(applySelectors(representation, selectors, spec.defaultExcluded, spec.alwaysIncluded));

@@ -10,6 +10,7 @@ import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { loadTemplate } from '../../local/template.ts';
+import { encodeMarker } from '../../lib/sol/paging.ts';
 import { createLocalClient } from '../../local/oauth2.ts';
 import {
   accessToken,
@@ -420,6 +421,7 @@ describe('tenant isolation', () => {
 
   it("pages an admin's all-tenant list with signed markers that no other scope accepts", async () => {
     const paged = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=2' } });
+    let carried = '';
     try {
       const admin = client(paged);
       const a = client(paged, newClient('tenant-a', TENANT_SCOPES, paged));
@@ -456,8 +458,28 @@ describe('tenant isolation', () => {
       }
       assert.equal((await admin('GET', adminNext)).status, 200);
       assert.equal((await a('GET', tenantNext)).status, 200);
+      carried = adminNext;
+
+      // The signing key is generated for the deployment: a marker signed with a key from the source
+      // (the product's former constant) is refused; the deployment's own markers outlive a restart.
+      const forged = encodeMarker(
+        { v: 1, resource: 'vnfpkgm/v1/vnf_packages', query: '', after: { id: mine.b[0] as string } },
+        'vnfm-paging-vnfpkgm/v1/vnf_packages\n*all tenants*',
+      );
+      const refused = await admin('GET', `/vnfpkgm/v1/vnf_packages?nextpage_opaque_marker=${forged}`);
+      assert.equal(refused.status, 400, refused.text);
+      assert.match((refused.body as { detail: string }).detail, /nextpage_opaque_marker/);
     } finally {
       await paged.stop();
+    }
+    const restarted = await startVnfm({ dataDir: paged.dataDir, env: { VNFM_PARAMETER_OVERRIDES: 'PageSize=2' } });
+    try {
+      // The link names the old runtime's port; the marker is what must still verify.
+      const { pathname, search } = new URL(carried);
+      const reply = await client(restarted)('GET', `${pathname}${search}`);
+      assert.equal(reply.status, 200, reply.text);
+    } finally {
+      await restarted.stop();
     }
   });
 
