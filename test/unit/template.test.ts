@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -400,6 +400,52 @@ describe('template.yaml', () => {
         assert.ok(JSON.parse(format.replace(/\$context\.[A-Za-z.]+/g, 'x')), `${id} logs JSON`);
         assert.doesNotMatch(format, /header|authorization|authorizer\.|token|secret/i, id);
         assert.ok(props.AccessLogSettings?.DestinationArn, id);
+      }
+    });
+
+    it('bounds every Task state by a TimeoutSeconds a little above the Lambda timeout of the function it invokes', () => {
+      const globalTimeout = Number((real().Globals as Props | undefined)?.Function?.Timeout ?? 3);
+      const tasks = (states: Props): Props[] =>
+        Object.values(states).flatMap((state: Props) => [
+          ...(state.Type === 'Task' ? [state] : []),
+          ...((state.Branches ?? []) as Props[]).flatMap((branch) => tasks(branch.States)),
+          ...((state.ItemProcessor ?? state.Iterator) ? tasks((state.ItemProcessor ?? state.Iterator).States) : []),
+        ]);
+      const checked: string[] = [];
+      for (const [machine, props] of ofType('AWS::Serverless::StateMachine')) {
+        const definition = JSON.parse(readFileSync(join(REPO_ROOT, props.DefinitionUri), 'utf8')) as Props;
+        for (const task of tasks(definition.States)) {
+          const substitution = /^\$\{(\w+)\}$/.exec(String(task.Resource))?.[1];
+          const functionId = props.DefinitionSubstitutions?.[substitution ?? '']?.['Fn::GetAtt']?.[0] as string | undefined;
+          const fn = functionId ? real().Resources[functionId] : undefined;
+          assert.equal(fn?.Type, 'AWS::Serverless::Function', `${machine}: Task ${task.Resource} invokes no function of the template`);
+          const timeout = Number(fn?.Properties?.Timeout ?? globalTimeout);
+          const where = `${machine}: Task ${task.Resource} (${functionId}, Timeout ${timeout})`;
+          assert.equal(typeof task.TimeoutSeconds, 'number', `${where} has no TimeoutSeconds`);
+          assert.ok(task.TimeoutSeconds > timeout && task.TimeoutSeconds <= timeout + 120, `${where}: TimeoutSeconds ${task.TimeoutSeconds}`);
+          assert.equal(task.HeartbeatSeconds, undefined, `${where}: a heartbeat means nothing to a synchronous invocation`);
+          checked.push(where);
+        }
+      }
+      assert.ok(checked.length >= 30, `${checked.length} Task states checked`);
+    });
+
+    it('runs a failed scheduled invocation again neither in the scheduler nor in Lambda: the next run is the retry', () => {
+      const scheduled = ofType('AWS::Serverless::Function').filter(([, props]) =>
+        Object.values((props.Events ?? {}) as Props).some((event) => /^Schedule(V2)?$/.test(event.Type)),
+      );
+      assert.ok(scheduled.length >= 3, `${scheduled.length} scheduled functions`);
+      const invokeConfigs = ofType('AWS::Lambda::EventInvokeConfig');
+      for (const [id, props] of scheduled) {
+        for (const event of Object.values(props.Events as Props).filter((event) => event.Type === 'ScheduleV2'))
+          assert.equal(event.Properties?.RetryPolicy?.MaximumRetryAttempts, 0, `${id}: the schedule retries`);
+        const own = props.EventInvokeConfig?.MaximumRetryAttempts;
+        const standalone = invokeConfigs.filter(([, config]) => config.FunctionName?.Ref === id).map(([, config]) => config.MaximumRetryAttempts);
+        assert.deepEqual(
+          [own, ...standalone].filter((retries) => retries !== undefined),
+          [0],
+          `${id}: Lambda's asynchronous retries`,
+        );
       }
     });
 
