@@ -430,6 +430,23 @@ describe('template.yaml', () => {
       assert.ok(checked.length >= 30, `${checked.length} Task states checked`);
     });
 
+    it('keeps every log for LogRetentionDays (30 by default): each function logs to a log group of the template that the parameter sets', () => {
+      const parameter = (real().Parameters as Props | undefined)?.LogRetentionDays as Props | undefined;
+      assert.equal(parameter?.Default, 30);
+      const allowed = (parameter?.AllowedValues ?? []) as number[];
+      assert.ok(allowed.includes(30) && allowed.includes(3653));
+      const groups = ofType('AWS::Logs::LogGroup');
+      assert.ok(groups.length >= 2);
+      for (const [id, props] of groups) assert.deepEqual(props.RetentionInDays, { Ref: 'LogRetentionDays' }, id);
+      const globalConfig = (real().Globals as Props | undefined)?.Function?.LoggingConfig as Props | undefined;
+      for (const [id, props] of ofType('AWS::Serverless::Function')) {
+        const ignored = (real().Resources[id] as Props).IgnoreGlobals as string[] | undefined;
+        const config = props.LoggingConfig ?? (ignored?.includes('LoggingConfig') ? undefined : globalConfig);
+        const group = groups.find(([groupId]) => config?.LogGroup?.Ref === groupId);
+        assert.ok(group, `${id} logs to /aws/lambda/<name>, which Lambda creates with no retention`);
+      }
+    });
+
     it('runs a failed scheduled invocation again neither in the scheduler nor in Lambda: the next run is the retry', () => {
       const scheduled = ofType('AWS::Serverless::Function').filter(([, props]) =>
         Object.values((props.Events ?? {}) as Props).some((event) => /^Schedule(V2)?$/.test(event.Type)),
