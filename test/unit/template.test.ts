@@ -430,6 +430,53 @@ describe('template.yaml', () => {
       assert.ok(checked.length >= 30, `${checked.length} Task states checked`);
     });
 
+    it('alarms, only when AlarmTopicArn is set, on every dead-letter queue, every state machine, the functions and the API, in few alarms', () => {
+      const parameter = (real().Parameters as Props | undefined)?.AlarmTopicArn as Props | undefined;
+      assert.equal(parameter?.Default, '');
+      assert.deepEqual((real().Conditions as Props | undefined)?.HasAlarmTopic, { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'AlarmTopicArn' }, ''] }] });
+      const alarms = Object.entries(real().Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+      assert.ok(alarms.length > 0 && alarms.length <= 6, `${alarms.length} alarms at $0.10 a month each`);
+      const watched: Array<{ metric: string; dimension: unknown }> = [];
+      for (const [id, alarm] of alarms) {
+        const props = alarm.Properties as Props;
+        assert.equal((alarm as Props).Condition, 'HasAlarmTopic', `${id} exists without a topic`);
+        assert.deepEqual(props.AlarmActions, [{ Ref: 'AlarmTopicArn' }], id);
+        assert.deepEqual(props.OKActions, [{ Ref: 'AlarmTopicArn' }], id);
+        assert.equal(props.ComparisonOperator, 'GreaterThanThreshold', id);
+        assert.equal(props.Threshold, 0, id);
+        const queries = (props.Metrics ?? []) as Props[];
+        if (queries.length === 0) {
+          watched.push({ metric: props.MetricName, dimension: props.Dimensions });
+          continue;
+        }
+        // One expression, the sum of all the alarm's metrics, of which CloudWatch allows 10.
+        assert.deepEqual(
+          queries.filter((query) => query.ReturnData !== false).map((query) => query.Expression),
+          ['SUM(METRICS())'],
+          id,
+        );
+        const stats = queries.filter((query) => query.MetricStat);
+        assert.ok(stats.length <= 10, `${id}: ${stats.length} metrics`);
+        for (const query of stats) watched.push({ metric: query.MetricStat.Metric.MetricName, dimension: query.MetricStat.Metric.Dimensions[0].Value });
+      }
+      const watches = (metric: string, dimension: unknown) =>
+        watched.some((w) => w.metric === metric && JSON.stringify(w.dimension) === JSON.stringify(dimension));
+      const deadLetterQueues = Object.entries(real().Resources)
+        .filter(([id, r]) => r.Type === 'AWS::SQS::Queue' && /DeadLetterQueue$/.test(id))
+        .map(([id]) => id);
+      assert.ok(deadLetterQueues.length >= 3);
+      for (const queue of deadLetterQueues)
+        assert.ok(watches('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [queue, 'QueueName'] }), `${queue} is not watched`);
+      for (const [machine] of ofType('AWS::Serverless::StateMachine')) assert.ok(watches('ExecutionsFailed', { Ref: machine }), `${machine} is not watched`);
+      // The LCM step functions fail on purpose when an operation fails: their failed executions are watched instead.
+      for (const [fn] of ofType('AWS::Serverless::Function').filter(
+        ([, props]) => !Object.values((props.Events ?? {}) as Props).some((e) => e.Type === 'HttpApi'),
+      ))
+        if (fn !== 'LcmStepFunction' && fn !== 'LcmPollFunction') assert.ok(watches('Errors', { Ref: fn }), `${fn}'s errors are not watched`);
+      assert.ok(watches('5xx', { Ref: 'VnfmApi' }), "the API's 5xx answers (its functions' errors) are not watched");
+      assert.ok(watches('Throttles', undefined), 'throttles are not watched');
+    });
+
     it('keeps every log for LogRetentionDays (30 by default): each function logs to a log group of the template that the parameter sets', () => {
       const parameter = (real().Parameters as Props | undefined)?.LogRetentionDays as Props | undefined;
       assert.equal(parameter?.Default, 30);
