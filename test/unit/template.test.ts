@@ -381,7 +381,7 @@ describe('template.yaml', () => {
       assert.ok(statement.Condition.StringEquals['kms:ViaService'].length >= 3);
       for (const [id, props] of ofType('AWS::Serverless::Function')) {
         const policies = JSON.stringify(props.Policies ?? []);
-        if (/DynamoDB|S3|secretsmanager/.test(policies))
+        if (/DynamoDB|S3|s3:|PackageFiles|secretsmanager/.test(policies))
           assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
       }
     });
@@ -428,6 +428,69 @@ describe('template.yaml', () => {
         }
       }
       assert.ok(checked.length >= 30, `${checked.length} Task states checked`);
+    });
+
+    /** The keys of the packages bucket a function may act on, per S3 action (as globs of the key, '*' for any). */
+    const s3Grants = (template: SamTemplate, functionId: string): Array<{ action: string; key: string }> => {
+      const samTemplates: Record<string, string[]> = {
+        S3ReadPolicy: ['s3:GetObject'],
+        S3WritePolicy: ['s3:PutObject'],
+        S3CrudPolicy: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        S3FullAccessPolicy: ['s3:*'],
+      };
+      const keyOf = (resource: unknown): string | undefined => {
+        const text = JSON.stringify(resource);
+        return /(?:packages-\$\{AWS::AccountId\}-\$\{AWS::Region\}|\$\{PackagesBucket\.Arn\})\/([^"]*)"/.exec(text)?.[1];
+      };
+      const statements = ((template.Resources[functionId]?.Properties as Props | undefined)?.Policies ?? []).flatMap((policy: Props) => {
+        if (policy.Ref) return (template.Resources[policy.Ref]?.Properties as Props | undefined)?.PolicyDocument?.Statement ?? [];
+        if (policy.Statement) return policy.Statement;
+        const [name] = Object.keys(policy);
+        return samTemplates[name!] && /packages/.test(JSON.stringify(policy)) ? [{ Effect: 'Allow', Action: samTemplates[name!], Resource: '/*' }] : [];
+      }) as Props[];
+      return statements
+        .filter((statement) => statement.Effect === 'Allow')
+        .flatMap((statement) =>
+          [statement.Action].flat().flatMap((action: string) =>
+            [statement.Resource]
+              .flat()
+              .map((resource) => (resource === '/*' ? '*' : keyOf(resource)))
+              .filter((key): key is string => action.startsWith('s3:') && key !== undefined)
+              .map((key) => ({ action, key })),
+          ),
+        );
+    };
+    const globMatches = (glob: string, key: string) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(key);
+    const writes = (action: string) => /^s3:(\*|Put|Delete|Abort|Restore|Replicate)/.test(action);
+    const trustStoreWriters = (template: SamTemplate) =>
+      ofType('AWS::Serverless::Function')
+        .filter(([id]) => s3Grants(template, id).some((grant) => writes(grant.action) && globMatches(grant.key, 'trust-store/ca-bundle.pem')))
+        .map(([id]) => id);
+
+    it("lets no function write the packages bucket's signature trust store, and the onboarding function read it", async () => {
+      const { TRUST_STORE_KEY } = await import('#lib/packages/storage.ts');
+      assert.equal(TRUST_STORE_KEY, 'trust-store/ca-bundle.pem');
+      assert.deepEqual(trustStoreWriters(real()), []);
+      const whole = structuredClone(real());
+      (whole.Resources.VnfPackagesFunction!.Properties as Props).Policies.push({ S3CrudPolicy: { BucketName: { 'Fn::Sub': 'vnfm-${Stage}-packages' } } });
+      assert.deepEqual(trustStoreWriters(whole), ['VnfPackagesFunction'], 'a whole-bucket grant is caught');
+      assert.ok(s3Grants(real(), 'PackageOnboardingFunction').some((grant) => grant.action === 's3:GetObject' && globMatches(grant.key, TRUST_STORE_KEY)));
+    });
+
+    it('lets whoever uploads package files abort the multipart uploads it starts, and the fetch function write only content keys', async () => {
+      const { contentKey } = await import('#lib/packages/storage.ts');
+      const key = contentKey('6a3c1e2b-0d4f-4c8a-9b1e-2f3a4b5c6d7e');
+      const uploaders = ofType('AWS::Serverless::Function').filter(([id]) =>
+        s3Grants(real(), id).some((grant) => grant.action === 's3:PutObject' && globMatches(grant.key, key)),
+      );
+      assert.deepEqual(uploaders.map(([id]) => id).sort(), ['PackageFetchFunction', 'PackageOnboardingFunction', 'VnfPackagesFunction']);
+      for (const [id] of uploaders)
+        assert.ok(
+          s3Grants(real(), id).some((grant) => grant.action === 's3:AbortMultipartUpload' && globMatches(grant.key, key)),
+          `${id} leaves the parts of a failed multipart upload behind`,
+        );
+      const fetchWrites = s3Grants(real(), 'PackageFetchFunction').filter((grant) => writes(grant.action));
+      assert.ok(fetchWrites.length > 0 && fetchWrites.every((grant) => !globMatches(grant.key, 'packages/x/onboarded/vnfd.json')));
     });
 
     it('alarms, only when AlarmTopicArn is set, on every dead-letter queue, every state machine, the functions and the API, in few alarms', () => {
