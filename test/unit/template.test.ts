@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -381,7 +381,7 @@ describe('template.yaml', () => {
       assert.ok(statement.Condition.StringEquals['kms:ViaService'].length >= 3);
       for (const [id, props] of ofType('AWS::Serverless::Function')) {
         const policies = JSON.stringify(props.Policies ?? []);
-        if (/DynamoDB|S3|secretsmanager/.test(policies))
+        if (/DynamoDB|S3|s3:|PackageFiles|secretsmanager/.test(policies))
           assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
       }
     });
@@ -400,6 +400,207 @@ describe('template.yaml', () => {
         assert.ok(JSON.parse(format.replace(/\$context\.[A-Za-z.]+/g, 'x')), `${id} logs JSON`);
         assert.doesNotMatch(format, /header|authorization|authorizer\.|token|secret/i, id);
         assert.ok(props.AccessLogSettings?.DestinationArn, id);
+      }
+    });
+
+    it('bounds every Task state by a TimeoutSeconds a little above the Lambda timeout of the function it invokes', () => {
+      const globalTimeout = Number((real().Globals as Props | undefined)?.Function?.Timeout ?? 3);
+      const tasks = (states: Props): Props[] =>
+        Object.values(states).flatMap((state: Props) => [
+          ...(state.Type === 'Task' ? [state] : []),
+          ...((state.Branches ?? []) as Props[]).flatMap((branch) => tasks(branch.States)),
+          ...((state.ItemProcessor ?? state.Iterator) ? tasks((state.ItemProcessor ?? state.Iterator).States) : []),
+        ]);
+      const checked: string[] = [];
+      for (const [machine, props] of ofType('AWS::Serverless::StateMachine')) {
+        const definition = JSON.parse(readFileSync(join(REPO_ROOT, props.DefinitionUri), 'utf8')) as Props;
+        for (const task of tasks(definition.States)) {
+          const substitution = /^\$\{(\w+)\}$/.exec(String(task.Resource))?.[1];
+          const functionId = props.DefinitionSubstitutions?.[substitution ?? '']?.['Fn::GetAtt']?.[0] as string | undefined;
+          const fn = functionId ? real().Resources[functionId] : undefined;
+          assert.equal(fn?.Type, 'AWS::Serverless::Function', `${machine}: Task ${task.Resource} invokes no function of the template`);
+          const timeout = Number(fn?.Properties?.Timeout ?? globalTimeout);
+          const where = `${machine}: Task ${task.Resource} (${functionId}, Timeout ${timeout})`;
+          assert.equal(typeof task.TimeoutSeconds, 'number', `${where} has no TimeoutSeconds`);
+          assert.ok(task.TimeoutSeconds > timeout && task.TimeoutSeconds <= timeout + 120, `${where}: TimeoutSeconds ${task.TimeoutSeconds}`);
+          assert.equal(task.HeartbeatSeconds, undefined, `${where}: a heartbeat means nothing to a synchronous invocation`);
+          checked.push(where);
+        }
+      }
+      assert.ok(checked.length >= 30, `${checked.length} Task states checked`);
+    });
+
+    /** The keys of the packages bucket a function may act on, per S3 action (as globs of the key, '*' for any). */
+    const s3Grants = (template: SamTemplate, functionId: string): Array<{ action: string; key: string }> => {
+      const samTemplates: Record<string, string[]> = {
+        S3ReadPolicy: ['s3:GetObject'],
+        S3WritePolicy: ['s3:PutObject'],
+        S3CrudPolicy: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        S3FullAccessPolicy: ['s3:*'],
+      };
+      const keyOf = (resource: unknown): string | undefined => {
+        const text = JSON.stringify(resource);
+        return /(?:packages-\$\{AWS::AccountId\}-\$\{AWS::Region\}|\$\{PackagesBucket\.Arn\})\/([^"]*)"/.exec(text)?.[1];
+      };
+      const statements = ((template.Resources[functionId]?.Properties as Props | undefined)?.Policies ?? []).flatMap((policy: Props) => {
+        if (policy.Ref) return (template.Resources[policy.Ref]?.Properties as Props | undefined)?.PolicyDocument?.Statement ?? [];
+        if (policy.Statement) return policy.Statement;
+        const [name] = Object.keys(policy);
+        return samTemplates[name!] && /packages/.test(JSON.stringify(policy)) ? [{ Effect: 'Allow', Action: samTemplates[name!], Resource: '/*' }] : [];
+      }) as Props[];
+      return statements
+        .filter((statement) => statement.Effect === 'Allow')
+        .flatMap((statement) =>
+          [statement.Action].flat().flatMap((action: string) =>
+            [statement.Resource]
+              .flat()
+              .map((resource) => (resource === '/*' ? '*' : keyOf(resource)))
+              .filter((key): key is string => action.startsWith('s3:') && key !== undefined)
+              .map((key) => ({ action, key })),
+          ),
+        );
+    };
+    const globMatches = (glob: string, key: string) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(key);
+    const writes = (action: string) => /^s3:(\*|Put|Delete|Abort|Restore|Replicate)/.test(action);
+    const trustStoreWriters = (template: SamTemplate) =>
+      ofType('AWS::Serverless::Function')
+        .filter(([id]) => s3Grants(template, id).some((grant) => writes(grant.action) && globMatches(grant.key, 'trust-store/ca-bundle.pem')))
+        .map(([id]) => id);
+
+    it("lets no function write the packages bucket's signature trust store, and the onboarding function read it", async () => {
+      const { TRUST_STORE_KEY } = await import('#lib/packages/storage.ts');
+      assert.equal(TRUST_STORE_KEY, 'trust-store/ca-bundle.pem');
+      assert.deepEqual(trustStoreWriters(real()), []);
+      const whole = structuredClone(real());
+      (whole.Resources.VnfPackagesFunction!.Properties as Props).Policies.push({ S3CrudPolicy: { BucketName: { 'Fn::Sub': 'vnfm-${Stage}-packages' } } });
+      assert.deepEqual(trustStoreWriters(whole), ['VnfPackagesFunction'], 'a whole-bucket grant is caught');
+      assert.ok(s3Grants(real(), 'PackageOnboardingFunction').some((grant) => grant.action === 's3:GetObject' && globMatches(grant.key, TRUST_STORE_KEY)));
+    });
+
+    it('lets whoever uploads package files abort the multipart uploads it starts, and the fetch function write only content keys', async () => {
+      const { contentKey } = await import('#lib/packages/storage.ts');
+      const key = contentKey('6a3c1e2b-0d4f-4c8a-9b1e-2f3a4b5c6d7e');
+      const uploaders = ofType('AWS::Serverless::Function').filter(([id]) =>
+        s3Grants(real(), id).some((grant) => grant.action === 's3:PutObject' && globMatches(grant.key, key)),
+      );
+      assert.deepEqual(uploaders.map(([id]) => id).sort(), ['PackageFetchFunction', 'PackageOnboardingFunction', 'VnfPackagesFunction']);
+      for (const [id] of uploaders)
+        assert.ok(
+          s3Grants(real(), id).some((grant) => grant.action === 's3:AbortMultipartUpload' && globMatches(grant.key, key)),
+          `${id} leaves the parts of a failed multipart upload behind`,
+        );
+      const fetchWrites = s3Grants(real(), 'PackageFetchFunction').filter((grant) => writes(grant.action));
+      assert.ok(fetchWrites.length > 0 && fetchWrites.every((grant) => !globMatches(grant.key, 'packages/x/onboarded/vnfd.json')));
+    });
+
+    it('grants secrets by purpose, the first folder of the names the code gives them, and leaves registered VIM credentials to the VIM functions', () => {
+      const sources = (dir: string): string[] =>
+        readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+          entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+        );
+      const purposes = new Set(
+        sources('lib').flatMap((file) =>
+          [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/secrets\s*\.(?:create|put)\(\s*`([a-z-]+)\//g)].map((m) => m[1]!),
+        ),
+      );
+      assert.deepEqual([...purposes].sort(), ['subscriptions', 'vims', 'vnf-instances', 'vnf-packages']);
+      // Being reworked by its own change, which narrows its read to vims/ and vnf-instances/.
+      const pending = new Set(['VnfHealthMonitorFunction']);
+      const vimWriters: string[] = [];
+      for (const [id, props] of ofType('AWS::Serverless::Function').filter(([id]) => !pending.has(id))) {
+        for (const statement of ((props.Policies ?? []) as Props[]).flatMap((policy) => (policy.Statement ?? []) as Props[])) {
+          const actions = [statement.Action].flat() as string[];
+          if (!actions.some((action) => action.startsWith('secretsmanager:'))) continue;
+          for (const resource of [statement.Resource].flat()) {
+            const purpose = /:secret:vnfm\/\$\{Stage\}\/([^/]*)/.exec(resource['Fn::Sub'] ?? '')?.[1];
+            assert.ok(purpose !== undefined && purposes.has(purpose) && resource['Fn::Sub'].endsWith(`/${purpose}/*`), `${id}: ${JSON.stringify(resource)}`);
+            if (purpose === 'vims' && actions.some((action) => !action.endsWith(':GetSecretValue'))) vimWriters.push(id);
+          }
+        }
+      }
+      assert.deepEqual(vimWriters, ['VimsFunction']);
+    });
+
+    it('alarms, only when AlarmTopicArn is set, on every dead-letter queue, every state machine, the functions and the API, in few alarms', () => {
+      const parameter = (real().Parameters as Props | undefined)?.AlarmTopicArn as Props | undefined;
+      assert.equal(parameter?.Default, '');
+      assert.deepEqual((real().Conditions as Props | undefined)?.HasAlarmTopic, { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'AlarmTopicArn' }, ''] }] });
+      const alarms = Object.entries(real().Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+      assert.ok(alarms.length > 0 && alarms.length <= 6, `${alarms.length} alarms at $0.10 a month each`);
+      const watched: Array<{ metric: string; dimension: unknown }> = [];
+      for (const [id, alarm] of alarms) {
+        const props = alarm.Properties as Props;
+        assert.equal((alarm as Props).Condition, 'HasAlarmTopic', `${id} exists without a topic`);
+        assert.deepEqual(props.AlarmActions, [{ Ref: 'AlarmTopicArn' }], id);
+        assert.deepEqual(props.OKActions, [{ Ref: 'AlarmTopicArn' }], id);
+        assert.equal(props.ComparisonOperator, 'GreaterThanThreshold', id);
+        assert.equal(props.Threshold, 0, id);
+        const queries = (props.Metrics ?? []) as Props[];
+        if (queries.length === 0) {
+          watched.push({ metric: props.MetricName, dimension: props.Dimensions });
+          continue;
+        }
+        // One expression, the sum of all the alarm's metrics, of which CloudWatch allows 10.
+        assert.deepEqual(
+          queries.filter((query) => query.ReturnData !== false).map((query) => query.Expression),
+          ['SUM(METRICS())'],
+          id,
+        );
+        const stats = queries.filter((query) => query.MetricStat);
+        assert.ok(stats.length <= 10, `${id}: ${stats.length} metrics`);
+        for (const query of stats) watched.push({ metric: query.MetricStat.Metric.MetricName, dimension: query.MetricStat.Metric.Dimensions[0].Value });
+      }
+      const watches = (metric: string, dimension: unknown) =>
+        watched.some((w) => w.metric === metric && JSON.stringify(w.dimension) === JSON.stringify(dimension));
+      const deadLetterQueues = Object.entries(real().Resources)
+        .filter(([id, r]) => r.Type === 'AWS::SQS::Queue' && /DeadLetterQueue$/.test(id))
+        .map(([id]) => id);
+      assert.ok(deadLetterQueues.length >= 3);
+      for (const queue of deadLetterQueues)
+        assert.ok(watches('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [queue, 'QueueName'] }), `${queue} is not watched`);
+      for (const [machine] of ofType('AWS::Serverless::StateMachine')) assert.ok(watches('ExecutionsFailed', { Ref: machine }), `${machine} is not watched`);
+      // The LCM step functions fail on purpose when an operation fails: their failed executions are watched instead.
+      for (const [fn] of ofType('AWS::Serverless::Function').filter(
+        ([, props]) => !Object.values((props.Events ?? {}) as Props).some((e) => e.Type === 'HttpApi'),
+      ))
+        if (fn !== 'LcmStepFunction' && fn !== 'LcmPollFunction') assert.ok(watches('Errors', { Ref: fn }), `${fn}'s errors are not watched`);
+      assert.ok(watches('5xx', { Ref: 'VnfmApi' }), "the API's 5xx answers (its functions' errors) are not watched");
+      assert.ok(watches('Throttles', undefined), 'throttles are not watched');
+    });
+
+    it('keeps every log for LogRetentionDays (30 by default): each function logs to a log group of the template that the parameter sets', () => {
+      const parameter = (real().Parameters as Props | undefined)?.LogRetentionDays as Props | undefined;
+      assert.equal(parameter?.Default, 30);
+      const allowed = (parameter?.AllowedValues ?? []) as number[];
+      assert.ok(allowed.includes(30) && allowed.includes(3653));
+      const groups = ofType('AWS::Logs::LogGroup');
+      assert.ok(groups.length >= 2);
+      for (const [id, props] of groups) assert.deepEqual(props.RetentionInDays, { Ref: 'LogRetentionDays' }, id);
+      const globalConfig = (real().Globals as Props | undefined)?.Function?.LoggingConfig as Props | undefined;
+      for (const [id, props] of ofType('AWS::Serverless::Function')) {
+        const ignored = (real().Resources[id] as Props).IgnoreGlobals as string[] | undefined;
+        const config = props.LoggingConfig ?? (ignored?.includes('LoggingConfig') ? undefined : globalConfig);
+        const group = groups.find(([groupId]) => config?.LogGroup?.Ref === groupId);
+        assert.ok(group, `${id} logs to /aws/lambda/<name>, which Lambda creates with no retention`);
+      }
+    });
+
+    it('runs a failed scheduled invocation again neither in the scheduler nor in Lambda: the next run is the retry', () => {
+      const scheduled = ofType('AWS::Serverless::Function').filter(([, props]) =>
+        Object.values((props.Events ?? {}) as Props).some((event) => /^Schedule(V2)?$/.test(event.Type)),
+      );
+      assert.ok(scheduled.length >= 3, `${scheduled.length} scheduled functions`);
+      const invokeConfigs = ofType('AWS::Lambda::EventInvokeConfig');
+      for (const [id, props] of scheduled) {
+        for (const event of Object.values(props.Events as Props).filter((event) => event.Type === 'ScheduleV2'))
+          assert.equal(event.Properties?.RetryPolicy?.MaximumRetryAttempts, 0, `${id}: the schedule retries`);
+        const own = props.EventInvokeConfig?.MaximumRetryAttempts;
+        const standalone = invokeConfigs.filter(([, config]) => config.FunctionName?.Ref === id).map(([, config]) => config.MaximumRetryAttempts);
+        assert.deepEqual(
+          [own, ...standalone].filter((retries) => retries !== undefined),
+          [0],
+          `${id}: Lambda's asynchronous retries`,
+        );
       }
     });
 
