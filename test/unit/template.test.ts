@@ -585,10 +585,19 @@ describe('template.yaml', () => {
       }
     });
 
-    it('runs a failed scheduled invocation again neither in the scheduler nor in Lambda: the next run is the retry', () => {
-      const scheduled = ofType('AWS::Serverless::Function').filter(([, props]) =>
+    const scheduledFunctions = () =>
+      ofType('AWS::Serverless::Function').filter(([, props]) =>
         Object.values((props.Events ?? {}) as Props).some((event) => /^Schedule(V2)?$/.test(event.Type)),
       );
+
+    it('records no X-Ray trace of a scheduled sweep (PassThrough): an idle deployment pays for no traces', () => {
+      const scheduled = scheduledFunctions();
+      assert.ok(scheduled.length >= 3, `${scheduled.length} scheduled functions`);
+      for (const [id] of scheduled) assert.equal((real().Resources[id] as Props).Properties?.Tracing, 'PassThrough', id);
+    });
+
+    it('runs a failed scheduled invocation again neither in the scheduler nor in Lambda: the next run is the retry', () => {
+      const scheduled = scheduledFunctions();
       assert.ok(scheduled.length >= 3, `${scheduled.length} scheduled functions`);
       const invokeConfigs = ofType('AWS::Lambda::EventInvokeConfig');
       for (const [id, props] of scheduled) {
