@@ -544,8 +544,11 @@ export function policyProblems(template: SamTemplate): string[] {
         const broad = /FullAccess|AdministratorAccess|PowerUserAccess/.test(entry) ? ' (grants full access)' : '';
         problems.push(`${where}: managed policy "${entry}"${broad}; use a SAM policy template or an explicit statement`);
       } else if (isIntrinsic(entry)) {
-        const target = typeof entry.Ref === 'string' ? template.Resources[entry.Ref] : undefined;
-        if (target?.Type !== 'AWS::IAM::ManagedPolicy')
+        // A condition may choose a managed policy of the template or none (SAM accepts Fn::If here).
+        const choice = entry['Fn::If'];
+        const refs = Array.isArray(choice) ? choice.slice(1).filter((branch) => !(isRecord(branch) && branch.Ref === 'AWS::NoValue')) : [entry];
+        const targets = refs.map((ref) => (isRecord(ref) && typeof ref.Ref === 'string' ? template.Resources[ref.Ref] : undefined));
+        if (!targets.length || targets.some((target) => target?.Type !== 'AWS::IAM::ManagedPolicy'))
           problems.push(`${where}: ${JSON.stringify(entry)} is not a Ref to an AWS::IAM::ManagedPolicy of this template`);
       } else if (isRecord(entry) && 'Statement' in entry) {
         if (!Array.isArray(entry.Statement) && !isRecord(entry.Statement)) problems.push(`${where}: Statement must be a list of statements`);

@@ -338,8 +338,14 @@ describe('template.yaml', () => {
         .filter(([, r]) => r.Type === type)
         .map(([id, r]) => [id, (r.Properties ?? {}) as Props]);
     const refTo = (value: unknown, logicalId: string): boolean => JSON.stringify(value).includes(`"${logicalId}"`);
+    /** The two branches of a DataEncryption choice: with the customer managed key, and without. */
+    const keyChoice = (value: unknown, what: string): [Props, Props] => {
+      const choice = (value as Props | undefined)?.['Fn::If'] as [string, Props, Props] | undefined;
+      assert.equal(choice?.[0], 'UseDataKey', `${what} depends on DataEncryption`);
+      return [choice?.[1], choice?.[2]] as [Props, Props];
+    };
 
-    it('keeps the packages bucket private, versioned, SSE-KMS encrypted and TLS-only', () => {
+    it('keeps the packages bucket private, versioned, encrypted (SSE-KMS with the customer managed key, else SSE-S3) and TLS-only', () => {
       for (const [id, props] of ofType('AWS::S3::Bucket')) {
         assert.deepEqual(
           props.PublicAccessBlockConfiguration,
@@ -348,8 +354,10 @@ describe('template.yaml', () => {
         );
         assert.equal(props.VersioningConfiguration?.Status, 'Enabled', id);
         const sse = props.BucketEncryption?.ServerSideEncryptionConfiguration?.[0];
-        assert.equal(sse?.ServerSideEncryptionByDefault?.SSEAlgorithm, 'aws:kms', id);
-        assert.ok(refTo(sse?.ServerSideEncryptionByDefault?.KMSMasterKeyID, 'DataKey'), id);
+        const [withKey, without] = keyChoice(sse?.ServerSideEncryptionByDefault, id);
+        assert.equal(withKey?.SSEAlgorithm, 'aws:kms', id);
+        assert.ok(refTo(withKey?.KMSMasterKeyID, 'DataKey'), id);
+        assert.deepEqual(without, { SSEAlgorithm: 'AES256' }, id);
         const policy = ofType('AWS::S3::BucketPolicy').find(([, p]) => refTo(p.Bucket, id));
         assert.ok(policy, `${id} has a bucket policy`);
         const statements = policy[1].PolicyDocument.Statement as Props[];
@@ -360,29 +368,42 @@ describe('template.yaml', () => {
       }
     });
 
-    it('encrypts every table with the customer managed key and keeps point-in-time recovery', () => {
+    it('encrypts every table with the customer managed key when chosen (else the one DynamoDB owns) and keeps point-in-time recovery', () => {
       const tables = ofType('AWS::DynamoDB::Table');
       assert.ok(tables.length >= 5);
       for (const [id, props] of tables) {
         assert.equal(props.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled, true, id);
-        assert.equal(props.SSESpecification?.SSEEnabled, true, id);
-        assert.equal(props.SSESpecification?.SSEType, 'KMS', id);
-        assert.ok(refTo(props.SSESpecification?.KMSMasterKeyId, 'DataKey'), id);
+        const [withKey, without] = keyChoice(props.SSESpecification, id);
+        assert.equal(withKey?.SSEEnabled, true, id);
+        assert.equal(withKey?.SSEType, 'KMS', id);
+        assert.ok(refTo(withKey?.KMSMasterKeyId, 'DataKey'), id);
+        assert.deepEqual(without, { Ref: 'AWS::NoValue' }, id);
       }
       const [, key] = ofType('AWS::KMS::Key').find(([id]) => id === 'DataKey') ?? [];
       assert.equal(key?.EnableKeyRotation, true);
     });
 
+    it('makes the customer managed key a choice, off by default: an idle deployment pays for no key', () => {
+      const template = real();
+      assert.equal((template.Parameters as Props).DataEncryption.Default, 'aws-managed');
+      assert.deepEqual((template.Conditions as Props).UseDataKey, { 'Fn::Equals': [{ Ref: 'DataEncryption' }, 'customer-managed'] });
+      for (const id of ['DataKey', 'DataKeyUsePolicy']) assert.equal((template.Resources[id] as Props).Condition, 'UseDataKey', id);
+    });
+
     it('puts secrets under the customer managed key, and lets only functions that need it use the key, through the data services', () => {
       const env = (real().Globals as Props | undefined)?.Function?.Environment?.Variables as Props;
-      assert.ok(refTo(env.SECRETS_KMS_KEY_ID, 'DataKey'));
+      const [secretsKey, noKey] = keyChoice(env.SECRETS_KMS_KEY_ID, 'SECRETS_KMS_KEY_ID');
+      assert.ok(refTo(secretsKey, 'DataKey'));
+      assert.equal(noKey, '', 'without the key, Secrets Manager uses its own');
       const [, usePolicy] = ofType('AWS::IAM::ManagedPolicy').find(([id]) => id === 'DataKeyUsePolicy') ?? [];
       const statement = usePolicy?.PolicyDocument.Statement[0] as Props;
       assert.ok(statement.Condition.StringEquals['kms:ViaService'].length >= 3);
       for (const [id, props] of ofType('AWS::Serverless::Function')) {
         const policies = JSON.stringify(props.Policies ?? []);
-        if (/DynamoDB|S3|s3:|PackageFiles|secretsmanager/.test(policies))
-          assert.ok(refTo(props.Policies, 'DataKeyUsePolicy'), `${id} reads encrypted data but cannot use DataKey`);
+        if (!/DynamoDB|S3|s3:|PackageFiles|secretsmanager/.test(policies)) continue;
+        const use = (props.Policies as unknown[]).find((policy) => refTo(policy, 'DataKeyUsePolicy'));
+        assert.ok(use, `${id} reads encrypted data but cannot use DataKey`);
+        assert.deepEqual(keyChoice(use, id), [{ Ref: 'DataKeyUsePolicy' }, { Ref: 'AWS::NoValue' }], `${id}: the policy exists only with the key`);
       }
     });
 
