@@ -162,6 +162,28 @@ describe('instantiate and terminate', () => {
     for (const each of [id, missing]) assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${each}`)).status, 204);
   });
 
+  it('runs instantiate_end on the VNF as instantiated (its VNFCs, as Tacker hands them), instantiate_start before any exists', async () => {
+    const id = await createInstance();
+    const ended = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      ...INSTANTIATE,
+      additionalParams: { sample_script_require_vnfc: 'instantiate_end' },
+    });
+    await settle(vnfm);
+    const occ = await opOcc(ended);
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+    const early = await createInstance();
+    const started = await operate(`/vnflcm/v2/vnf_instances/${early}/instantiate`, {
+      ...INSTANTIATE,
+      additionalParams: { sample_script_require_vnfc: 'instantiate_start' },
+    });
+    await settle(vnfm);
+    assert.match(((await opOcc(started)).error as { detail: string }).detail, /instantiate_start was handed a VNF instance with no VNFC/);
+    assert.equal((await call('POST', `${started}/fail`)).status, 200);
+    await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
+    await settle(vnfm);
+    for (const each of [id, early]) assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${each}`)).status, 204);
+  });
+
   it('refuses bad requests and wrong states with ProblemDetails', async () => {
     const id = await createInstance();
     assertProblem(await call('POST', `/vnflcm/v2/vnf_instances/${id}/terminate`, { body: { terminationType: 'FORCEFUL' } }), 409);

@@ -58,7 +58,6 @@ const finish: Step = async (deps, loaded, polls) => {
   const vim = opOcc.vim;
   const params = opOcc.operationParams as InstantiateVnfRequest;
   const ctx = await requestContext(deps, loaded, vim);
-  await hook(deps, loaded, ctx, 'end');
   const found = await (await driverOf(vim)).collect(ctx, opOcc.driverState ?? {});
   const collected = { ...found, vnfcResourceInfo: ageOrdered(undefined, found.vnfcResourceInfo) };
   const flavour = flavourOf(loaded.vnfd, params.flavourId);
@@ -79,6 +78,9 @@ const finish: Step = async (deps, loaded, polls) => {
   };
   if (params.vnfConfigurableProperties) set.vnfConfigurableProperties = params.vnfConfigurableProperties;
   if (params.extensions) set.extensions = params.extensions;
+  // As Tacker runs it, instantiate_end sees the instance as instantiated: its VNFCs, their
+  // addresses and external CPs, which a script configuring the VNF needs.
+  await hook(deps, { ...loaded, instance: { ...instance, ...set } as typeof instance }, ctx, 'end');
   await saveInstance(deps, loaded, set);
   await updateOpOcc(deps, opOcc, { resourceChanges: resourceChanges(collected, 'ADDED') });
   return polled(polls);

@@ -9,7 +9,8 @@ It touches nothing: no files, no network. For tests it fails on purpose when the
 additionalParams.sample_script_fail names the operation being run, or when
 additionalParams.sample_script_require names a parameter the request does not carry (the VNFM
 hands a script the additionalParams as given, credentials included, while it records them
-without).
+without), or when additionalParams.sample_script_require_vnfc names the operation being run and
+the VNF instance it is handed has no VNFC yet (an _end hook sees the VNF as the operation left it).
 """
 import pickle
 import sys
@@ -27,6 +28,11 @@ def main():
     if required and not additional.get(required):
         sys.stderr.write("sample_script: %s needs additionalParams.%s\n" % (operation, required))
         return 1
+    if additional.get("sample_script_require_vnfc") == operation:
+        info = (params.get("vnf_instance") or {}).get("instantiatedVnfInfo") or {}
+        if not info.get("vnfcResourceInfo"):
+            sys.stderr.write("sample_script: %s was handed a VNF instance with no VNFC\n" % operation)
+            return 1
     return 0
 
 
