@@ -212,6 +212,31 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     assert.equal(await stackStatus(id), undefined);
   });
 
+  it('a SCALE_TO_LEVEL killed while its stack is UPDATE_IN_PROGRESS resumes and completes at the new level', async () => {
+    const id = instantiated.shift() as string;
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/scale_to_level`, { instantiationLevelId: 'instantiation_level_2' });
+    await waitFor('the stack is UPDATE_IN_PROGRESS', async () => (await stackStatus(id)) === 'UPDATE_IN_PROGRESS', LIMIT_MS);
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    assert.equal(await stackStatus(id), 'UPDATE_COMPLETE');
+    const info = (await api().instance<{ instantiatedVnfInfo: { scaleStatus: Array<{ aspectId: string; scaleLevel: number }> } }>(id)).instantiatedVnfInfo;
+    assert.ok(
+      info.scaleStatus.some((status) => status.scaleLevel > 0),
+      JSON.stringify(info.scaleStatus),
+    );
+    instantiated.push(id);
+  });
+
+  it('a CHANGE_FLAVOUR killed while its stack is UPDATE_IN_PROGRESS resumes and completes in the new flavour', async () => {
+    const id = instantiated.shift() as string;
+    const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/change_flavour`, { newFlavourId: 'large' });
+    await waitFor('the stack is UPDATE_IN_PROGRESS', async () => (await stackStatus(id)) === 'UPDATE_IN_PROGRESS', LIMIT_MS);
+    await crashAndRestart();
+    await api().ended(path, 'COMPLETED');
+    assert.equal((await api().instance<{ instantiatedVnfInfo: { flavourId: string } }>(id)).instantiatedVnfInfo.flavourId, 'large');
+    instantiated.push(id);
+  });
+
   it('a CHANGE_VNFPKG killed half-way reaches an actionable state, and rollback or completion leaves a working VNF', async () => {
     const id = instantiated.shift() as string;
     const path = await api().operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, { vnfdId: V2, additionalParams: { upgrade_type: 'BlueGreen' } });
