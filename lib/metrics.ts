@@ -64,16 +64,17 @@ export function publishMetrics(): void {
  * the correlation keys `keysOf` finds in the event, such as an op occ's id) and metrics, published
  * when it returns or throws.
  */
-export function instrumented<Args extends [event: unknown, context?: Context], Result>(
-  handler: (...args: Args) => Promise<Result>,
-  keysOf?: (event: Args[0]) => Record<string, unknown>,
-): (...args: Args) => Promise<Result> {
-  return (...args) =>
-    inInvocation(args[1], () =>
-      invocations.run({ service: serviceOf(args[1]), stored: new Map() }, async () => {
+export function instrumented<Event, Result>(
+  handler: (event: Event, context: Context) => Promise<Result>,
+  keysOf?: (event: Event) => Record<string, unknown>,
+): (event: Event, context?: Context) => Promise<Result> {
+  return (event, context) =>
+    inInvocation(context, () =>
+      invocations.run({ service: serviceOf(context), stored: new Map() }, async () => {
         try {
-          if (keysOf) log.appendKeys(keysOf(args[0]));
-          return await handler(...args);
+          if (keysOf) log.appendKeys(keysOf(event));
+          // Lambda always passes a context; a direct call (a test, a script) may not, as before.
+          return await handler(event, context as Context);
         } finally {
           publishMetrics();
         }
