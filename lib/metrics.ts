@@ -13,7 +13,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { DEFAULT_SERVICE, inInvocation, log, serviceOf } from './log.ts';
 
-export const NAMESPACE = 'Vnfm';
+const NAMESPACE = 'Vnfm';
 
 type Dimensions = Record<string, string>;
 
