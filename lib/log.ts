@@ -9,7 +9,7 @@
 // context and correlation keys (appendKeys) would land on other invocations' lines. An invocation's
 // keys end with it; a warm function starts the next one without them.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Logger, LogLevel } from '@aws-lambda-powertools/logger';
+import { Logger, LogLevel, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { redactSecrets, withoutUserinfo } from './redact.ts';
 
@@ -90,6 +90,8 @@ function write(level: Level, message: string, fields?: Fields): void {
   const logger = invocations.getStore() ?? root;
   const wanted = levelFromEnv();
   if (logger.getLevelName() !== wanted) logger.setLogLevel(wanted);
+  // A line below the level is not redacted for nothing.
+  if (LogLevelThreshold[level.toUpperCase() as PowertoolsLevel] < logger.level) return;
   logger[level](withoutUserinfo(message), fieldsOf(fields ?? {}));
 }
 
