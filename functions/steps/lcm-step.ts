@@ -7,14 +7,17 @@ import type { Context } from 'aws-lambda';
 import { coreDeps } from '#lib/deps.ts';
 import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
+import { instrumented } from '#lib/metrics.ts';
 
 /** Without a Lambda context (a direct call), a poll step waits as if it had a whole invocation. */
 const POLL_FALLBACK_MS = 900_000;
 
-export const handler = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
+const handle = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
   const deps = coreDeps();
   if (!input.action.endsWith('-poll')) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
   return pollUntilSettled((polls) => runStep(deps, input.opOccId, input.action, polls), input.polls ?? 0, {
     remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
   });
 };
+
+export const handler = instrumented(handle, (input) => ({ opOccId: input.opOccId }));

@@ -4,8 +4,9 @@ import { coreDeps } from '#lib/deps.ts';
 import { applyModifyInfo } from '#lib/lcm/vnf-instances.ts';
 import { NotFoundError } from '#lib/sol/errors.ts';
 import { OperationCancelled } from '#lib/lcm/cancellation.ts';
+import { instrumented } from '#lib/metrics.ts';
 
-export const handler = async (input: { opOccId: string }): Promise<{ changedInfo: Record<string, unknown> }> => {
+const handle = async (input: { opOccId: string }): Promise<{ changedInfo: Record<string, unknown> }> => {
   const deps = coreDeps();
   const opOcc = await deps.opOccs.get(input.opOccId);
   if (!opOcc) throw new NotFoundError(`VNF LCM operation occurrence ${input.opOccId} does not exist`);
@@ -13,3 +14,5 @@ export const handler = async (input: { opOccId: string }): Promise<{ changedInfo
   if (opOcc.isCancelPending) throw new OperationCancelled(opOcc);
   return { changedInfo: await applyModifyInfo(deps, opOcc) };
 };
+
+export const handler = instrumented(handle, (input) => ({ opOccId: input.opOccId }));

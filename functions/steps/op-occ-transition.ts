@@ -5,6 +5,7 @@ import { coreDeps } from '#lib/deps.ts';
 import { finishOperation } from '#lib/lcm/operations.ts';
 import type { StepTarget } from '#lib/lcm/op-occs.ts';
 import { problemFromTaskFailure, type TaskFailure } from './task-failure.ts';
+import { instrumented } from '#lib/metrics.ts';
 
 export interface TransitionInput {
   opOccId: string;
@@ -14,10 +15,12 @@ export interface TransitionInput {
   changedInfo?: Record<string, unknown>;
 }
 
-export const handler = async (input: TransitionInput): Promise<{ opOccId: string; operationState: string }> => {
+const handle = async (input: TransitionInput): Promise<{ opOccId: string; operationState: string }> => {
   const record = await finishOperation(coreDeps(), input.opOccId, input.to, {
     error: input.failure ? problemFromTaskFailure(input.failure) : undefined,
     changedInfo: input.changedInfo,
   });
   return { opOccId: record.id, operationState: record.operationState };
 };
+
+export const handler = instrumented(handle, (input) => ({ opOccId: input.opOccId }));

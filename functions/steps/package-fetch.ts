@@ -2,8 +2,11 @@
 // S3 event then starts onboarding). A failed download is recorded on the package, not thrown.
 import { coreDeps } from '#lib/deps.ts';
 import { fetchPackageContent, type FetchInput } from '#lib/packages/fetch.ts';
+import { instrumented } from '#lib/metrics.ts';
 
-export const handler = async (input: FetchInput): Promise<{ packageId: string; bytes: number }> => {
+const handle = async (input: FetchInput): Promise<{ packageId: string; bytes: number }> => {
   const { bytes } = await fetchPackageContent(coreDeps(), input);
   return { packageId: input.packageId, bytes };
 };
+
+export const handler = instrumented(handle);

@@ -5,9 +5,10 @@
 import { describeIssue, failure, fitInvokePayload, scriptRequestSchema, type ScriptRequest, type ScriptResult } from '#lib/scripts/contract.ts';
 import { optionsFromEnv, runScript } from '#lib/scripts/sandbox.ts';
 import { log } from '#lib/log.ts';
+import { instrumented } from '#lib/metrics.ts';
 
 // `event` is validated: whoever invokes the function may send anything.
-export const handler = async (event: ScriptRequest): Promise<ScriptResult> => {
+const handle = async (event: ScriptRequest): Promise<ScriptResult> => {
   const request = scriptRequestSchema.safeParse(event);
   if (!request.success) return failure(400, describeIssue(request.error), 'bad-request');
   let options: ReturnType<typeof optionsFromEnv>;
@@ -27,3 +28,5 @@ export const handler = async (event: ScriptRequest): Promise<ScriptResult> => {
   });
   return fitInvokePayload(result);
 };
+
+export const handler = instrumented(handle);

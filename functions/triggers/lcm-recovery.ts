@@ -6,10 +6,13 @@
 import type { EventBridgeEvent } from 'aws-lambda';
 import { coreDeps } from '#lib/deps.ts';
 import { reconcile, recoverDeadExecution, type DeadExecution, type ReconcileOptions, type ReconcileReport } from '#lib/lcm/recovery.ts';
+import { instrumented } from '#lib/metrics.ts';
 
 export type RecoveryEvent = EventBridgeEvent<'Step Functions Execution Status Change', DeadExecution> | { reconcile: ReconcileOptions };
 
-export const handler = async (event: RecoveryEvent): Promise<{ result: string } | ReconcileReport> => {
+const handle = async (event: RecoveryEvent): Promise<{ result: string } | ReconcileReport> => {
   if ('reconcile' in event) return reconcile(coreDeps(), event.reconcile);
   return { result: await recoverDeadExecution(coreDeps(), event.detail) };
 };
+
+export const handler = instrumented(handle);

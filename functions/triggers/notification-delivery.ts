@@ -5,10 +5,11 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { notificationFamilies, notifierDeps } from '#lib/deps.ts';
 import type { NotifierDeps } from '#lib/notify/ports.ts';
 import { processNotificationBatch } from '#lib/notify/notifier.ts';
+import { instrumented } from '#lib/metrics.ts';
 
 let deps: NotifierDeps | undefined;
 
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   // The families it delivers (VNF LCM, VNF FM, VNF packages); the notifier knows no other.
   deps ??= notifierDeps(notificationFamilies());
   const result = await processNotificationBatch(
@@ -24,3 +25,5 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   );
   return { batchItemFailures: result.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
 };
+
+export const handler = instrumented(handle);

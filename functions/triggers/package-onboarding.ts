@@ -5,8 +5,9 @@ import { coreDeps } from '#lib/deps.ts';
 import { onboardPackage } from '#lib/packages/onboarding.ts';
 import { packageIdOfContentKey, trustAnchors } from '#lib/packages/storage.ts';
 import { log } from '#lib/log.ts';
+import { instrumented } from '#lib/metrics.ts';
 
-export const handler = async (event: S3Event): Promise<{ onboarded: Record<string, string> }> => {
+const handle = async (event: S3Event): Promise<{ onboarded: Record<string, string> }> => {
   const onboarded: Record<string, string> = {};
   for (const record of event.Records) {
     // S3 URL-encodes keys in events (spaces as "+").
@@ -23,3 +24,5 @@ export const handler = async (event: S3Event): Promise<{ onboarded: Record<strin
   }
   return { onboarded };
 };
+
+export const handler = instrumented(handle);

@@ -3,5 +3,6 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { vimRegistryDeps } from '#lib/deps.ts';
 import { sweepVims, type SweepResult } from '#lib/vim-connections/reachability.ts';
+import { instrumented } from '#lib/metrics.ts';
 
-export const handler = async (_event: ScheduledEvent | Record<string, unknown>): Promise<SweepResult> => sweepVims(vimRegistryDeps());
+export const handler = instrumented(async (_event: ScheduledEvent | Record<string, unknown>): Promise<SweepResult> => sweepVims(vimRegistryDeps()));

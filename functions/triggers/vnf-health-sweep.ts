@@ -4,5 +4,6 @@
 // sweep meets their VIMs (lib/vim/registry.ts).
 import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
+import { instrumented } from '#lib/metrics.ts';
 
-export const handler = async (): Promise<SweepReport> => sweep(fmDeps());
+export const handler = instrumented(async (): Promise<SweepReport> => sweep(fmDeps()));

@@ -17,6 +17,7 @@ import type { DriverState } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
+import { countOperation } from '#lib/metrics.ts';
 
 export async function getOpOcc(deps: CoreDeps, caller: Caller, id: string): Promise<VnfLcmOpOccRecord> {
   const record = await deps.opOccs.get(id);
@@ -51,6 +52,7 @@ export type StepTarget = Extract<LcmOperationState, 'PROCESSING' | 'COMPLETED' |
 /** Records a new op occ (STARTING, under its instance's lock). */
 export async function createOpOcc(deps: CoreDeps, record: VnfLcmOpOccRecord): Promise<void> {
   await deps.opOccs.create(record);
+  countOperation(record.operation, record.operationState);
 }
 
 /**
@@ -58,13 +60,15 @@ export async function createOpOcc(deps: CoreDeps, record: VnfLcmOpOccRecord): Pr
  * A change of state ends a pending cancel (SOL003 5.5.2.13: isCancelPending false, no cancelMode),
  * whether the cancel brought it about or the operation got there first.
  */
-export function moveOpOcc(deps: CoreDeps, opOccId: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
+export async function moveOpOcc(deps: CoreDeps, opOccId: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined> {
   if (transition.from.includes(transition.to)) return deps.opOccs.transition(opOccId, transition);
-  return deps.opOccs.transition(opOccId, {
+  const moved = await deps.opOccs.transition(opOccId, {
     ...transition,
     set: { isCancelPending: false, ...transition.set },
     remove: [...(transition.remove ?? []), 'cancelMode'],
   });
+  if (moved) countOperation(moved.operation, transition.to);
+  return moved;
 }
 
 /** Updates attributes of an op occ without changing its state; fails if the state changed meanwhile. */

@@ -11,6 +11,7 @@
 // message goes to the dead-letter queue with the reason, for an operator to inspect and redrive.
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
+import { countNotification } from '#lib/metrics.ts';
 import { callCallback, CALLBACK_TIMEOUT_MS, TokenError } from './callback.ts';
 import type { DeliverableSubscription, NotificationFamily, NotifierDeps } from './ports.ts';
 import type { FamilyEvent, NotificationAuth, NotificationDelivery, NotificationMessage } from './model.ts';
@@ -199,6 +200,7 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
         },
       ]);
       result.deadLettered++;
+      countNotification('DeadLettered');
       log.warn('notification moved to the dead-letter queue', { reason, status, ...describe(message) });
       return true;
     } catch (error) {
@@ -220,7 +222,10 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
         }
         const outcome = await handle(deps, reads, message);
         if (outcome.kind === 'done') {
-          if (outcome.delivered) result.delivered++;
+          if (outcome.delivered) {
+            result.delivered++;
+            countNotification('Delivered');
+          }
           continue;
         }
         const waited = deps.clock() - message.sentAt;
@@ -234,6 +239,7 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
           log.info('notification delivery failed; retrying later', { reason: outcome.reason, ...describe(message) });
         }
         // This message and everything after it in its group wait for the backoff.
+        countNotification('Retried');
         const seconds = backoffSeconds(waited, deps.retryPeriodMs);
         for (const rest of group.slice(index)) {
           failed.add(rest.messageId);

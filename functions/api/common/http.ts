@@ -30,6 +30,7 @@ import {
 } from '#lib/auth/tokens.ts';
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { log } from '#lib/log.ts';
+import { instrumented } from '#lib/metrics.ts';
 import { nextLink } from '#lib/sol/paging.ts';
 import { parseRequest } from '#lib/sol/requests.ts';
 
@@ -379,6 +380,8 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const { body, rawBody } = bodyOf(event, route, method, headers, limits);
     // Path parameters before the body's schema: a malformed id is a 404 whatever the body says.
     const params = pathParameters(event);
+    // Correlation keys of the rest of this invocation's log lines.
+    log.appendKeys({ vnfInstanceId: params.vnfInstanceId, opOccId: params.vnfLcmOpOccId });
     const rawQuery = event.rawQueryString ?? '';
     const result = await route.handler({
       method,
@@ -396,7 +399,8 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     return result.bytes ? binary(result.status, result.bytes, responseHeaders) : json(result.status, result.body, responseHeaders);
   };
 
-  return middy<Event, Result, Error, Context>()
+  // Each invocation logs with its Lambda context and publishes its metrics (lib/metrics.ts).
+  const handler = middy<Event, Result, Error, Context>()
     .use({
       onError: async (request) => {
         const error = request.error;
@@ -415,6 +419,7 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
       },
     })
     .handler(core);
+  return instrumented((event: Event, context: Context) => handler(event, context));
 }
 
 /**
