@@ -3,6 +3,7 @@
 // own module's table; nothing here or in a step branches on the operation. Here too: the steps of
 // an op occ whose cancel is pending.
 import { ConflictError } from '#lib/sol/errors.ts';
+import { log } from '#lib/log.ts';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
@@ -40,6 +41,8 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */
 export async function runStep(deps: CoreDeps, opOccId: string, action: StepAction, polls = 0, packages: PackageAccess = storedPackages): Promise<StepResult> {
   const loaded = await load(deps, opOccId, packages);
+  // Every line of this step names the VNF instance as well as the op occ (the event carries the op occ only).
+  log.appendKeys({ vnfInstanceId: loaded.opOcc.vnfInstanceId });
   const step = STEPS[loaded.opOcc.operation]?.[action];
   if (!step) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
   if (!loaded.opOcc.isCancelPending) return step(deps, loaded, polls);
