@@ -5,6 +5,9 @@
 // again or gone (replaced by a heal), and, with isAutohealEnabled, starts one automatic HEAL for
 // all the instance's faulty VNFCs, unless that VDU was healed too often lately (no heal storm).
 // Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
+// Sweeps never overlap: each first takes a lease (a conditional write on one item, lasting the
+// invocation's remaining time and a margin), and one that finds it taken returns at once; a lease
+// whose sweep died is taken over once it has expired. No reserved concurrency is needed for it.
 import { log } from '#lib/log.ts';
 import { requestHeal } from '#lib/lcm/requests/scale-heal.ts';
 import { withOutbox } from '#lib/notify/publisher.ts';
@@ -21,6 +24,8 @@ import { alarmEvent, type AlarmEvent } from './notifications.ts';
 type Info = Record<string, unknown>;
 
 export interface SweepReport {
+  /** Set when this sweep did nothing because another one holds the lease. */
+  skipped?: string;
   instances: number;
   skippedLocked: number;
   vnfcs: number;
@@ -258,21 +263,49 @@ async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnect
   };
 }
 
-/** One monitoring sweep over every instantiated VNF of every tenant. */
-export async function sweep(deps: FmDeps): Promise<SweepReport> {
+/** The lease that keeps sweeps from overlapping, and how long it outlives the sweep's invocation (a sweep that died). */
+export const SWEEP_LEASE = 'vnf-health-sweep';
+export const SWEEP_LEASE_MARGIN_MS = 30_000;
+
+const emptyReport = (): SweepReport => ({
+  instances: 0,
+  skippedLocked: 0,
+  vnfcs: 0,
+  vims: 0,
+  vimApiCalls: 0,
+  vimFailures: [],
+  raised: 0,
+  cleared: 0,
+  healsStarted: [],
+  durationMs: 0,
+});
+
+/**
+ * One monitoring sweep over every instantiated VNF of every tenant, unless another sweep is at
+ * work: `maxDurationMs` is the longest this one can take (its invocation's remaining time); its
+ * lease lasts that and SWEEP_LEASE_MARGIN_MS, then a sweep that finds it may take it over.
+ */
+export async function sweep(deps: FmDeps, maxDurationMs: number): Promise<SweepReport> {
+  const holder = deps.newId();
+  const now = Date.parse(deps.now());
+  const until = now + maxDurationMs + SWEEP_LEASE_MARGIN_MS;
+  if (!(await deps.leases.acquire(SWEEP_LEASE, holder, now, until))) {
+    log.info('VNFC health sweep skipped: another sweep is at work');
+    return { ...emptyReport(), skipped: 'another sweep holds the lease' };
+  }
+  try {
+    return await sweepAll(deps);
+  } finally {
+    await deps.leases.release(SWEEP_LEASE, holder);
+  }
+}
+
+async function sweepAll(deps: FmDeps): Promise<SweepReport> {
   const started = Date.now();
   const [instances, active] = await Promise.all([deps.instantiated(), deps.alarms.listActive()]);
   const report: SweepReport = {
+    ...emptyReport(),
     instances: instances.length,
-    skippedLocked: 0,
-    vnfcs: 0,
-    vims: 0,
-    vimApiCalls: 0,
-    vimFailures: [],
-    raised: 0,
-    cleared: 0,
-    healsStarted: [],
-    durationMs: 0,
   };
   const activeByKey = new Map(active.map((alarm) => [alarm.activeKey ?? '', alarm]));
   const byInstance = new Map(instances.map((instance) => [instance.id, instance]));

@@ -1,8 +1,14 @@
 // VNF instance records in DynamoDB, including the per-instance LCM operation lock: one
 // conditional write on the instance item (`attribute_not_exists(lockOpOccId)`), so racing
 // requests get exactly one winner without transactions.
+//
+// What the VNFC health sweep watches is the sparse index `monitored`: an instance carries
+// `monitored` only while it is INSTANTIATED, set and removed by the very write that changes
+// instantiationState (`withMonitoredMark`, applied by `create` and `updateUnderLock`, the only
+// writes that set it), and the index projects only what the sweep reads (MONITORED_ATTRIBUTES). So
+// a sweep reads the watched instances' few attributes, not the whole table.
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { conditionHeld, ifConditionHeld, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, conditionHeld, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface LockRequest {
@@ -32,11 +38,56 @@ export interface VnfInstanceStore {
   deleteIdle(id: string): Promise<VnfInstanceRecord | undefined>;
 }
 
+/** The sparse index of the instances the health sweep watches, and its key attribute. */
+export const MONITORED_INDEX = 'monitored';
+/** The attributes the index projects (template.yaml VnfInstancesTable): what the sweep reads of an instance. */
+export const MONITORED_ATTRIBUTES = [
+  'tenantId',
+  'vnfdId',
+  'vnfProvider',
+  'vnfProductName',
+  'vnfSoftwareVersion',
+  'vnfdVersion',
+  'vnfInstanceName',
+  'instantiationState',
+  'instantiatedVnfInfo',
+  'vimResources',
+  'lockOpOccId',
+  'vnfConfigurableProperties',
+] as const;
+
+/** A write with the `monitored` mark following the instantiationState it sets (a write that leaves the state alone leaves the mark alone). */
+export function withMonitoredMark(update: InstanceUpdate): InstanceUpdate {
+  const state = update.set.instantiationState;
+  if (state === 'INSTANTIATED') return { set: { ...update.set, [MONITORED_INDEX]: 'Y' }, remove: update.remove.filter((name) => name !== MONITORED_INDEX) };
+  if (state !== undefined) return { set: update.set, remove: [...new Set([...update.remove, MONITORED_INDEX])] };
+  return update;
+}
+
+/**
+ * Every INSTANTIATED instance of every tenant, with the attributes the health sweep reads: a paged
+ * Query of the sparse index (eventually consistent, as a GSI is; a change missed is the next sweep's).
+ */
+export function monitoredInstances(table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<VnfInstanceRecord[]> {
+  return allItems<VnfInstanceRecord>({
+    TableName: table,
+    IndexName: MONITORED_INDEX,
+    KeyConditionExpression: '#m = :y',
+    ExpressionAttributeNames: { '#m': MONITORED_INDEX },
+    ExpressionAttributeValues: { ':y': 'Y' },
+  });
+}
+
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
 export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRecord> implements VnfInstanceStore {
   constructor(table = requiredEnv('VNF_INSTANCES_TABLE')) {
     super(table);
+  }
+
+  override async create(record: VnfInstanceRecord): Promise<void> {
+    const { set } = withMonitoredMark({ set: { ...record }, remove: [] });
+    await putNew(this.table, set as unknown as VnfInstanceRecord);
   }
 
   acquireLock(id: string, lock: LockRequest): Promise<boolean> {
@@ -74,7 +125,8 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
   }
 
   updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
-    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
+    const { set, remove } = withMonitoredMark(update);
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, set, remove);
     return conditionHeld(() =>
       this.updateItem({
         Key: { id },
