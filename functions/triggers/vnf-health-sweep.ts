@@ -2,9 +2,12 @@
 // clearing alarms and starting automatic heals (lib/fm/monitor.ts). A lease keeps sweeps from
 // overlapping (no reserved concurrency needed), so an alarm is never raised twice for one fault;
 // it lasts this invocation's remaining time and a margin. Drivers load as the sweep meets their
-// VIMs (lib/vim/registry.ts).
+// VIMs (lib/vim/registry.ts). Invoked once with {"markUnmonitored": true} after an upgrade, it marks
+// the instances instantiated before the sweep's index existed instead (lib/store/vnf-instances.ts).
 import type { Context } from 'aws-lambda';
 import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
+import { markUnmonitored } from '#lib/store/vnf-instances.ts';
 
-export const handler = async (_event: unknown, context: Context): Promise<SweepReport> => sweep(fmDeps(), context.getRemainingTimeInMillis());
+export const handler = async (event: { markUnmonitored?: boolean } | null, context: Context): Promise<SweepReport | { marked: number }> =>
+  event?.markUnmonitored === true ? { marked: await markUnmonitored() } : sweep(fmDeps(), context.getRemainingTimeInMillis());

@@ -6,9 +6,12 @@
 // `monitored` only while it is INSTANTIATED, set and removed by the very write that changes
 // instantiationState (`withMonitoredMark`, applied by `create` and `updateUnderLock`, the only
 // writes that set it), and the index projects only what the sweep reads (MONITORED_ATTRIBUTES). So
-// a sweep reads the watched instances' few attributes, not the whole table.
+// a sweep reads the watched instances' few attributes, not the whole table. Instances instantiated
+// before the index existed are marked once by `markUnmonitored` (the sweep function's
+// `{"markUnmonitored": true}` event).
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { allItems, conditionHeld, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, conditionHeld, documentClient, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface LockRequest {
@@ -76,6 +79,39 @@ export function monitoredInstances(table = requiredEnv('VNF_INSTANCES_TABLE')): 
     ExpressionAttributeNames: { '#m': MONITORED_INDEX },
     ExpressionAttributeValues: { ':y': 'Y' },
   });
+}
+
+/**
+ * Marks the INSTANTIATED instances written before the `monitored` index existed (once, after an
+ * upgrade): a Scan for them, then a conditional write each, so one terminated meanwhile stays
+ * unmarked. Answers how many it marked; a second run finds none.
+ */
+export async function markUnmonitored(table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<number> {
+  const state = { '#m': MONITORED_INDEX, '#s': 'instantiationState' };
+  const unmarked = await allItems<{ id: string }>({
+    TableName: table,
+    FilterExpression: '#s = :i AND attribute_not_exists(#m)',
+    ProjectionExpression: 'id',
+    ExpressionAttributeNames: state,
+    ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
+  });
+  let marked = 0;
+  for (const { id } of unmarked) {
+    const held = await conditionHeld(() =>
+      documentClient().send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { id },
+          UpdateExpression: 'SET #m = :y',
+          ConditionExpression: '#s = :i AND attribute_not_exists(#m)',
+          ExpressionAttributeNames: state,
+          ExpressionAttributeValues: { ':i': 'INSTANTIATED', ':y': 'Y' },
+        }),
+      ),
+    );
+    if (held) marked++;
+  }
+  return marked;
 }
 
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });

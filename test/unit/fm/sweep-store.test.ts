@@ -2,7 +2,8 @@
 // with the tables as template.yaml defines them: the sparse `monitored` index holds exactly the
 // INSTANTIATED instances (the write that changes instantiationState sets or removes the mark),
 // projects only what the sweep reads, and pages; the sweep's lease lets exactly one of two
-// concurrent sweeps work, is taken over once expired, and is given back when a sweep ends.
+// concurrent sweeps work, is taken over once expired, and is given back when a sweep ends. And
+// instances instantiated before the index existed are marked once.
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '#local/dynamodb.ts';
 import { loadTemplate } from '#local/template.ts';
 import { SWEEP_LEASE, sweep } from '#lib/fm/monitor.ts';
@@ -18,7 +19,14 @@ import type { FmDeps } from '#lib/fm/ports.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { documentClient } from '#lib/store/dynamo.ts';
 import { DynamoLeaseStore, leaseId } from '#lib/store/leases.ts';
-import { DynamoVnfInstanceStore, MONITORED_ATTRIBUTES, MONITORED_INDEX, monitoredInstances, withMonitoredMark } from '#lib/store/vnf-instances.ts';
+import {
+  DynamoVnfInstanceStore,
+  MONITORED_ATTRIBUTES,
+  MONITORED_INDEX,
+  markUnmonitored,
+  monitoredInstances,
+  withMonitoredMark,
+} from '#lib/store/vnf-instances.ts';
 
 const template = loadTemplate(join(import.meta.dirname, '..', '..', '..', 'template.yaml'));
 const NOW = '2026-12-02T12:00:00.000Z';
@@ -143,6 +151,18 @@ describe('the health sweep on the local DynamoDB', () => {
 
     const terminated = await store.get(instance(0).id);
     assert.equal(terminated && MONITORED_INDEX in terminated, false, 'the mark goes with the state');
+  });
+
+  it('marks once the INSTANTIATED instances written before the index existed', async () => {
+    const old = { ...instance(200), ...instantiated() };
+    const idle = instance(201);
+    for (const item of [old, idle]) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: item }));
+    const watchedIds = async () => (await monitoredInstances('VnfInstancesTable')).map((r) => r.id);
+    assert.equal((await watchedIds()).includes(old.id), false, 'unmarked: not watched');
+    assert.equal(await markUnmonitored('VnfInstancesTable'), 1);
+    assert.equal((await watchedIds()).includes(old.id), true);
+    assert.equal((await watchedIds()).includes(idle.id), false);
+    assert.equal(await markUnmonitored('VnfInstancesTable'), 0, 'a second run finds none');
   });
 
   /** Deps for a sweep over no instances: what it reads is counted, and held until `hold` resolves. */
