@@ -13,6 +13,7 @@ import { requestHeal } from '#lib/lcm/requests/scale-heal.ts';
 import { withOutbox } from '#lib/notify/publisher.ts';
 import { instanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
+import { monitoredVnfcsOf, type MonitoredInstance, type MonitoredVnfc } from '#lib/store/vnf-instances.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { FaultWording, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
@@ -54,22 +55,12 @@ export interface Fault {
 
 const activeKey = (vnfInstanceId: string, resourceId: string) => `${vnfInstanceId}#${resourceId}`;
 
-export function vnfcsOfInstance(
-  instance: VnfInstanceRecord,
-): Array<{ id: string; vduId: string; resourceId: string; vimLevelResourceType?: string; vnfcInfoIds: string[] }> {
-  const info = (instance.instantiatedVnfInfo ?? {}) as Info;
-  const resources = (Array.isArray(info.vnfcResourceInfo) ? info.vnfcResourceInfo : []) as Info[];
-  const vnfcInfo = (Array.isArray(info.vnfcInfo) ? info.vnfcInfo : []) as Info[];
-  return resources.map((vnfc) => {
-    const compute = (vnfc.computeResource ?? {}) as Info;
-    return {
-      id: String(vnfc.id),
-      vduId: String(vnfc.vduId),
-      resourceId: String(compute.resourceId ?? vnfc.id),
-      ...(compute.vimLevelResourceType ? { vimLevelResourceType: String(compute.vimLevelResourceType) } : {}),
-      vnfcInfoIds: vnfcInfo.filter((entry) => entry.vnfcResourceInfoId === vnfc.id).map((entry) => String(entry.id)),
-    };
-  });
+/**
+ * An instance's VNFCs with their VIM resources and vnfcInfo ids: the compact list the store keeps
+ * beside instantiatedVnfInfo (what the sweep's index projects), else taken from instantiatedVnfInfo.
+ */
+export function vnfcsOfInstance(instance: MonitoredInstance): MonitoredVnfc[] {
+  return instance.monitoredVnfcs ?? monitoredVnfcsOf(instance.instantiatedVnfInfo);
 }
 
 /** A VIM's report of a faulty VNFC as an alarm (SOL003 7.5.2.4), in the words of the VIM's driver. */

@@ -4,7 +4,7 @@ import type { NotificationQueue } from '#lib/notify/queue.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
 import type { LeaseStore } from '#lib/store/leases.ts';
 import type { NotificationOutbox } from '#lib/store/outbox.ts';
-import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import type { MonitoredInstance } from '#lib/store/vnf-instances.ts';
 import type { FmSubscriptionDeps } from './notifications.ts';
 
 export interface AutoHealPolicy {
@@ -22,7 +22,7 @@ export interface FmDeps {
   /** Where an alarm's notification is kept until it is queued. */
   outbox?: NotificationOutbox;
   /** Every INSTANTIATED instance, with at least the attributes the sweep reads (lib/store/vnf-instances.ts MONITORED_ATTRIBUTES). */
-  instantiated(): Promise<VnfInstanceRecord[]>;
+  instantiated(): Promise<MonitoredInstance[]>;
   /** The sweep's lease (one sweep at a time). */
   leases: LeaseStore;
   autoHeal: AutoHealPolicy;

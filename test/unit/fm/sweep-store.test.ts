@@ -14,7 +14,7 @@ import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '#local/dynamodb.ts';
 import { loadTemplate } from '#local/template.ts';
-import { SWEEP_LEASE, sweep } from '#lib/fm/monitor.ts';
+import { SWEEP_LEASE, sweep, vnfcsOfInstance } from '#lib/fm/monitor.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { documentClient } from '#lib/store/dynamo.ts';
@@ -25,7 +25,8 @@ import {
   MONITORED_INDEX,
   markUnmonitored,
   monitoredInstances,
-  withMonitoredMark,
+  monitoredVnfcsOf,
+  withMonitoredAttributes,
 } from '#lib/store/vnf-instances.ts';
 
 const template = loadTemplate(join(import.meta.dirname, '..', '..', '..', 'template.yaml'));
@@ -67,6 +68,7 @@ const instantiated = (padding = 0) => ({
     flavourId: 'simple',
     vnfState: 'STARTED',
     vnfcResourceInfo: [{ id: 'vnfc-1', vduId: 'VDU1', computeResource: { resourceId: 'server-1' } }],
+    vnfcInfo: [{ id: 'VDU1-vnfc-1', vduId: 'VDU1', vnfcResourceInfoId: 'vnfc-1' }],
     padding: 'y'.repeat(padding),
   },
   vimResources: {
@@ -76,18 +78,25 @@ const instantiated = (padding = 0) => ({
   vimAccessSecrets: { vim1: 'secret-arn' },
 });
 
-describe('the `monitored` mark', () => {
-  it('is set by the write that makes an instance INSTANTIATED and removed by the one that ends it', () => {
-    assert.deepEqual(withMonitoredMark({ set: { instantiationState: 'INSTANTIATED', x: 1 }, remove: [MONITORED_INDEX] }), {
+describe('what the sweep reads of an instance', () => {
+  it('is marked by the write that makes an instance INSTANTIATED and unmarked by the one that ends it', () => {
+    assert.deepEqual(withMonitoredAttributes({ set: { instantiationState: 'INSTANTIATED', x: 1 }, remove: [MONITORED_INDEX] }), {
       set: { instantiationState: 'INSTANTIATED', x: 1, [MONITORED_INDEX]: 'Y' },
       remove: [],
     });
-    assert.deepEqual(withMonitoredMark({ set: { instantiationState: 'NOT_INSTANTIATED' }, remove: ['vimResources'] }), {
+    assert.deepEqual(withMonitoredAttributes({ set: { instantiationState: 'NOT_INSTANTIATED' }, remove: ['instantiatedVnfInfo', 'vimResources'] }), {
       set: { instantiationState: 'NOT_INSTANTIATED' },
-      remove: ['vimResources', MONITORED_INDEX],
+      remove: ['instantiatedVnfInfo', 'vimResources', MONITORED_INDEX, 'monitoredVnfcs'],
     });
-    const other = { set: { instantiatedVnfInfo: {} }, remove: ['lockedAt'] };
-    assert.equal(withMonitoredMark(other), other, 'a write that leaves the state alone leaves the mark alone');
+    const other = { set: { vimResources: {} }, remove: ['lockedAt'] };
+    assert.equal(withMonitoredAttributes(other), other, 'a write that touches neither state nor VNFCs is left alone');
+  });
+
+  it('keeps the compact VNFC list in step with every instantiatedVnfInfo written', () => {
+    const info = instantiated().instantiatedVnfInfo;
+    const { set } = withMonitoredAttributes({ set: { instantiatedVnfInfo: info }, remove: [] });
+    assert.deepEqual(set.monitoredVnfcs, [{ id: 'vnfc-1', vduId: 'VDU1', resourceId: 'server-1', vnfcInfoIds: ['VDU1-vnfc-1'] }]);
+    assert.deepEqual(set.monitoredVnfcs, monitoredVnfcsOf(info));
   });
 
   it("is the template's sparse index, projecting what the store says the sweep reads", () => {
@@ -121,8 +130,8 @@ describe('the health sweep on the local DynamoDB', () => {
   });
 
   it('reads exactly the INSTANTIATED instances, page after page, with only the projected attributes', async () => {
-    // 40 instances of about 60 KB: the index holds more than one 1 MB page of them.
-    for (let n = 0; n < 40; n++) await store.create(instance(n));
+    // 40 instances of about 60 KB (in attributes the index does not project, but one it does): more than one 1 MB page of the index.
+    for (let n = 0; n < 40; n++) await store.create({ ...instance(n), vnfInstanceName: 'z'.repeat(60_000) } as VnfInstanceRecord);
     for (let n = 0; n < 30; n++) {
       const id = instance(n).id;
       assert.equal(await store.acquireLock(id, { opOccId: `op-${n}`, now: NOW }), true);
@@ -145,8 +154,8 @@ describe('the health sweep on the local DynamoDB', () => {
     const first = watched.find((r) => r.id === instance(10).id) as unknown as Record<string, unknown>;
     assert.equal(first.tenantId, 'tenant-a');
     assert.deepEqual((first.vimResources as { vim: { vimId: string } }).vim.vimId, 'vim-1');
-    assert.equal((first.instantiatedVnfInfo as { vnfcResourceInfo: unknown[] }).vnfcResourceInfo.length, 1);
-    for (const unread of ['vimConnectionInfo', 'vimAccessSecrets', 'metadata', 'createdSeq', 'revision'])
+    assert.deepEqual(vnfcsOfInstance(first as unknown as VnfInstanceRecord), monitoredVnfcsOf(instantiated().instantiatedVnfInfo));
+    for (const unread of ['instantiatedVnfInfo', 'vimConnectionInfo', 'vimAccessSecrets', 'metadata', 'createdSeq', 'revision'])
       assert.equal(unread in first, false, `${unread} is not projected`);
 
     const terminated = await store.get(instance(0).id);
@@ -161,6 +170,8 @@ describe('the health sweep on the local DynamoDB', () => {
     assert.equal((await watchedIds()).includes(old.id), false, 'unmarked: not watched');
     assert.equal(await markUnmonitored('VnfInstancesTable'), 1);
     assert.equal((await watchedIds()).includes(old.id), true);
+    const marked = (await monitoredInstances('VnfInstancesTable')).find((r) => r.id === old.id);
+    assert.deepEqual(marked?.monitoredVnfcs, monitoredVnfcsOf(old.instantiatedVnfInfo), 'with its VNFCs');
     assert.equal((await watchedIds()).includes(idle.id), false);
     assert.equal(await markUnmonitored('VnfInstancesTable'), 0, 'a second run finds none');
   });
