@@ -244,14 +244,19 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   );
 }
 
+/**
+ * How long a warm sweep function reuses the VIM credentials it read: a few sweeps, instead of a
+ * Secrets Manager read and a KMS decrypt per VIM every minute. A VIM that failed a check has its
+ * credentials read afresh by the next sweep (they may have been rotated meanwhile).
+ */
+export const SWEEP_CREDENTIALS_MAX_AGE_MS = 5 * 60_000;
+const credentialsToReread = new Set<string>();
+
 async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {
-  return {
-    vimId: vim.vimId,
-    vimType: vim.vimType,
-    interfaceInfo: vim.interfaceInfo,
-    accessInfo: await deps.lcm.secrets.read(vim.accessSecret),
-    extra: vim.extra,
-  };
+  const maxAgeMs = credentialsToReread.has(vim.accessSecret) ? undefined : SWEEP_CREDENTIALS_MAX_AGE_MS;
+  const accessInfo = await deps.lcm.secrets.read(vim.accessSecret, { maxAgeMs });
+  credentialsToReread.delete(vim.accessSecret);
+  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo, extra: vim.extra };
 }
 
 /** The lease that keeps sweeps from overlapping, and how long it outlives the sweep's invocation (a sweep that died). */
@@ -348,6 +353,7 @@ async function sweepAll(deps: FmDeps): Promise<SweepReport> {
     } catch (error) {
       // A VIM that cannot answer says nothing about its VNFCs: no alarm is raised or cleared for them.
       report.vimFailures.push({ vimId: vim.vimId, reason: error instanceof Error ? error.message : String(error) });
+      credentialsToReread.add(vim.accessSecret);
       log.warn('VNFC health check failed for a VIM', { vimId: vim.vimId, error });
       for (const instance of onVim) byInstance.delete(instance.id);
     }
