@@ -14,13 +14,14 @@ import { republishUnsent } from '#lib/notify/publisher.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 import { NotifyingPackageStore, packageNotificationFamily, packageOutboxReplay } from '#lib/packages/notifications.ts';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
-import { DynamoAlarmStore, scanInstantiated } from '#lib/store/alarms.ts';
+import { DynamoAlarmStore } from '#lib/store/alarms.ts';
 import { StepFunctionsExecutor } from '#lib/store/executions.ts';
 import { DynamoVnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
 import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore } from '#lib/store/subscriptions.ts';
-import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { DynamoLeaseStore } from '#lib/store/leases.ts';
+import { DynamoVnfInstanceStore, monitoredInstances } from '#lib/store/vnf-instances.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
 import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
@@ -125,7 +126,8 @@ export function fmDeps(): FmDeps {
     notify: notifyDeps(),
     queue: process.env.NOTIFICATION_QUEUE_URL ? new SqsNotificationQueue() : undefined,
     outbox: process.env.NOTIFICATION_QUEUE_URL ? new DynamoNotificationOutbox() : undefined,
-    instantiated: () => scanInstantiated(),
+    instantiated: () => monitoredInstances(),
+    leases: new DynamoLeaseStore(),
     autoHeal: { maxHeals: numberFromEnv('AUTO_HEAL_MAX_ATTEMPTS', 3), windowSeconds: numberFromEnv('AUTO_HEAL_WINDOW', 3600) },
     vimTimeoutMs: numberFromEnv('HEALTH_VIM_TIMEOUT_MS', 10_000),
     vimConcurrency: numberFromEnv('HEALTH_VIM_CONCURRENCY', 8),

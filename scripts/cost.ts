@@ -7,13 +7,17 @@
 // The VIM is the OpenStack simulator at a time scale that makes one instantiate about a minute of
 // VIM work in real time (COST_SIM_TIME_SCALE; the Wait states unscaled), because waiting is billed
 // by the second where a poll step waits inside its invocation. Idle cost: the template's schedules
-// run once each on an empty deployment and once with instances to watch, priced per month with the
-// fixed monthly charges of the template's resources (keys, secrets, app clients, queue polling).
+// run once each on an empty deployment, priced per month with the fixed monthly charges of the
+// template's resources (keys, secrets, app clients, queue polling). Monitoring: the schedules again
+// with COST_WATCHED_INSTANCES instances on the simulator's VIM and with twice as many: per instance
+// is what the second batch added, per VIM the rest. COST_ONLY=idle leaves the LCM operations out
+// (then COST_SIM_TIME_SCALE=1 makes the watched instances quick to instantiate).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyGlobals, loadTemplate } from '../local/template.ts';
 import { rateMs } from '../local/schedules.ts';
 import type { UsageSnapshot } from '../local/metering.ts';
+import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '../lib/fm/monitor.ts';
 import { client, localControl, ROOT, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../bench/openstack-lifecycles.ts';
 
@@ -22,8 +26,10 @@ const json = process.argv.includes('--json');
 /** The simulator's time scale: at 18 the sample's stack takes about a minute; Wait states as deployed (a smaller COST_WAIT_SCALE with a smaller COST_SIM_TIME_SCALE is quicker, and exact only for transitions). */
 const SIM_SCALE = Number(process.env.COST_SIM_TIME_SCALE ?? 18);
 const WAIT_SCALE = Number(process.env.COST_WAIT_SCALE ?? 1);
-/** Instances watched in the second idle measurement (the monitoring cost per instance is the difference). */
+/** Instances added to watch in each of the two monitoring measurements. */
 const WATCHED = Number(process.env.COST_WATCHED_INSTANCES ?? 4);
+/** COST_ONLY=idle: only the idle and monitoring measurements (the LCM operations are left out; quicker). */
+const IDLE_ONLY = process.env.COST_ONLY === 'idle';
 const MONTH_MINUTES = 30 * 24 * 60;
 
 interface Prices {
@@ -155,13 +161,19 @@ function templateShape() {
   return { schedules, fixed, queuePollers, m2mClients };
 }
 
-async function runSchedules(vnfm: LocalVnfm, schedules: Array<{ fn: string; perMonth: number }>): Promise<Bill> {
+/** Runs each schedule once: the monthly bill of them all, and each function's usage of its run. */
+async function runSchedules(
+  vnfm: LocalVnfm,
+  schedules: Array<{ fn: string; perMonth: number }>,
+): Promise<{ monthly: Bill; runs: Record<string, UsageSnapshot> }> {
   let monthly: Bill = {};
+  const runs: Record<string, UsageSnapshot> = {};
   for (const schedule of schedules) {
     const usage = await metered(vnfm, async () => {
       const reply = await localControl(vnfm, 'POST', `/_local/schedules/${schedule.fn}/run`);
       if (!reply.ok) throw new Error(`schedule of ${schedule.fn}: ${reply.status} ${await reply.text()}`);
     });
+    runs[schedule.fn] = usage;
     // Each scheduled run is one trace and one Scheduler invocation.
     const bill = added(price(usage), {
       xray: prices.xray.traceRecordedUsd,
@@ -169,7 +181,7 @@ async function runSchedules(vnfm: LocalVnfm, schedules: Array<{ fn: string; perM
     });
     monthly = added(monthly, scaled(bill, schedule.perMonth));
   }
-  return monthly;
+  return { monthly, runs };
 }
 
 const usd = (value: number) => `$${value < 0.01 ? value.toFixed(6) : value.toFixed(4)}`;
@@ -189,7 +201,7 @@ async function main(): Promise<void> {
     const shape = templateShape();
     // The first run of each schedule loads and compiles its modules (a cold start, not billed per run).
     await runSchedules(vnfm, shape.schedules);
-    const idleEmpty = await runSchedules(vnfm, shape.schedules);
+    const { monthly: idleEmpty, runs: emptyRuns } = await runSchedules(vnfm, shape.schedules);
     const vnfdId = await onboardSample(vnfm);
     const control = simulatorControl(vnfm);
     const operations: OperationCost[] = [];
@@ -202,34 +214,57 @@ async function main(): Promise<void> {
       if (occ.operationState !== 'COMPLETED') throw new Error(`${name} ended ${occ.operationState}: ${JSON.stringify(occ)}`);
     };
 
-    const id = await create();
-    let vimSeconds = 0;
-    const instantiate = await metered(vnfm, async () => {
-      await task(id, 'instantiate', INSTANTIATE_ON_SIMULATOR);
-      const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> } };
-      const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
-      const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
-      vimSeconds = (work.actions.find((a) => a.action === 'CREATE')?.workMs ?? 0) / 1000 / WAIT_SCALE;
-    });
-    operations.push(describe('INSTANTIATE', instantiate, { modelledVimSeconds: Math.round(vimSeconds) }));
-    const steps: Array<[string, string, unknown]> = [
-      ['SCALE (out)', 'scale', { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
-      ['SCALE (in)', 'scale', { type: 'SCALE_IN', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
-      ['SCALE_TO_LEVEL', 'scale_to_level', { scaleInfo: [{ aspectId: 'VDU1_scale', scaleLevel: 1 }] }],
-      ['HEAL', 'heal', {}],
-      ['TERMINATE', 'terminate', { terminationType: 'FORCEFUL' }],
-    ];
-    for (const [label, name, body] of steps) operations.push(describe(label, await metered(vnfm, () => task(id, name, body))));
-    const create201 = await metered(vnfm, async () => void (await create()));
-    operations.push(describe('POST /vnf_instances', create201));
+    if (!IDLE_ONLY) {
+      const id = await create();
+      let vimSeconds = 0;
+      const instantiate = await metered(vnfm, async () => {
+        await task(id, 'instantiate', INSTANTIATE_ON_SIMULATOR);
+        const state = (await (await fetch(`${control}state`)).json()) as { stacks: { items: Array<{ id: string; name: string }> } };
+        const stack = state.stacks.items.find((s) => s.name === `vnf-${id}`);
+        const work = (await (await fetch(`${control}stacks/${stack?.id}/work-time`)).json()) as { actions: Array<{ action: string; workMs: number | null }> };
+        vimSeconds = (work.actions.find((a) => a.action === 'CREATE')?.workMs ?? 0) / 1000 / WAIT_SCALE;
+      });
+      operations.push(describe('INSTANTIATE', instantiate, { modelledVimSeconds: Math.round(vimSeconds) }));
+      const steps: Array<[string, string, unknown]> = [
+        ['SCALE (out)', 'scale', { type: 'SCALE_OUT', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
+        ['SCALE (in)', 'scale', { type: 'SCALE_IN', aspectId: 'VDU1_scale', numberOfSteps: 1 }],
+        ['SCALE_TO_LEVEL', 'scale_to_level', { scaleInfo: [{ aspectId: 'VDU1_scale', scaleLevel: 1 }] }],
+        ['HEAL', 'heal', {}],
+        ['TERMINATE', 'terminate', { terminationType: 'FORCEFUL' }],
+      ];
+      for (const [label, name, body] of steps) operations.push(describe(label, await metered(vnfm, () => task(id, name, body))));
+      const create201 = await metered(vnfm, async () => void (await create()));
+      operations.push(describe('POST /vnf_instances', create201));
+    }
 
-    // Monitoring: the same schedules with instances to watch; the difference is per instance.
-    const watched = await Promise.all(Array.from({ length: WATCHED }, () => create()));
-    for (const instance of watched) await call('POST', `/vnflcm/v2/vnf_instances/${instance}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR });
-    await settle(vnfm);
-    await runSchedules(vnfm, shape.schedules);
-    const idleWatching = await runSchedules(vnfm, shape.schedules);
-    const perInstance = scaled(added(idleWatching, scaled(idleEmpty, -1)), 1 / WATCHED);
+    // Monitoring: the same schedules with WATCHED instances on the simulator's one VIM, then with
+    // twice as many. What grows with the instances is the difference between the two, per instance;
+    // the rest of the difference from the empty deployment is what one VIM with watched instances
+    // costs (its credentials, its list call). A read of the VIM's credentials that the warm sweep's
+    // cache saved is counted as one read per SWEEP_CREDENTIALS_MAX_AGE_MS, as a month of sweeps reads.
+    const watchMore = async () => {
+      const watched = await Promise.all(Array.from({ length: WATCHED }, () => create()));
+      for (const instance of watched) {
+        const reply = await call('POST', `/vnflcm/v2/vnf_instances/${instance}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR });
+        if (reply.status !== 202) throw new Error(`instantiate answered ${reply.status}: ${reply.text}`);
+      }
+      await settle(vnfm);
+      for (const instance of watched) {
+        const { instantiationState } = (await call('GET', `/vnflcm/v2/vnf_instances/${instance}`)).body as { instantiationState: string };
+        if (instantiationState !== 'INSTANTIATED') throw new Error(`watched instance ${instance} is ${instantiationState}`);
+      }
+      await runSchedules(vnfm, shape.schedules);
+      return runSchedules(vnfm, shape.schedules);
+    };
+    const { monthly: idleWatching, runs: watchingRuns } = await watchMore();
+    const { monthly: idleWatchingTwice } = await watchMore();
+    const perInstance = scaled(added(idleWatchingTwice, scaled(idleWatching, -1)), 1 / WATCHED);
+    const sweepSecretReads = watchingRuns.VnfHealthMonitorFunction?.calls['secretsmanager:GetSecretValue'] ?? 0;
+    const cachedReads =
+      sweepSecretReads > 0
+        ? {}
+        : scaled({ secretsManager: prices.secretsManager.apiCallUsd, kms: prices.kms.requestUsd }, (MONTH_MINUTES * 60_000) / SWEEP_CREDENTIALS_MAX_AGE_MS);
+    const perVim = added(added(idleWatching, scaled(idleEmpty, -1)), added(scaled(perInstance, -WATCHED), cachedReads));
     const idle = added(shape.fixed, idleEmpty);
     const report = {
       prices: { region: prices.region, asOf: prices.asOf },
@@ -245,6 +280,15 @@ async function main(): Promise<void> {
       idleMonthly: idle,
       idleMonthlyUsd: total(idle),
       monitoringPer1000InstancesMonthlyUsd: total(perInstance) * 1000,
+      monitoringPer1000InstancesMonthly: scaled(perInstance, 1000),
+      monitoringPerVimMonthlyUsd: total(perVim),
+      monitoringPerVimMonthly: perVim,
+      // One run of each schedule on the empty deployment and with the watched instances.
+      scheduleRuns: shape.schedules.map(({ fn }) => ({
+        fn,
+        empty: emptyRuns[fn] && describe(fn, emptyRuns[fn]),
+        watching: watchingRuns[fn] && describe(fn, watchingRuns[fn]),
+      })),
     };
     if (json) {
       console.log(JSON.stringify(report, null, 2));
@@ -270,7 +314,17 @@ async function main(): Promise<void> {
       .sort((a, b) => b[1] - a[1])) {
       console.log(`  ${service.padEnd(16)} ${usd(value)}`);
     }
-    console.log(`Monitoring per 1,000 instantiated instances per month: ${usd(total(perInstance) * 1000)}`);
+    const breakdown = (bill: Bill) => {
+      for (const [service, value] of Object.entries(bill)
+        .filter(([, v]) => Math.abs(v) > 0.0001)
+        .sort((a, b) => b[1] - a[1])) {
+        console.log(`  ${service.padEnd(16)} ${usd(value)}`);
+      }
+    };
+    console.log(`Monitoring per 1,000 instantiated instances per month: ${usd(total(perInstance) * 1000)}  (${WATCHED} -> ${2 * WATCHED} watched)`);
+    breakdown(scaled(perInstance, 1000));
+    console.log(`Monitoring per VIM with watched instances per month: ${usd(total(perVim))}`);
+    breakdown(perVim);
   } finally {
     await vnfm.stop();
   }

@@ -1,9 +1,16 @@
 // Scheduled (EventBridge Scheduler): one VNFC health sweep over every instantiated VNF, raising and
-// clearing alarms and starting automatic heals (lib/fm/monitor.ts). Reserved concurrency 1 keeps
-// sweeps from overlapping, so an alarm is never raised twice for one fault. Drivers load as the
-// sweep meets their VIMs (lib/vim/registry.ts).
+// clearing alarms and starting automatic heals (lib/fm/monitor.ts). A lease keeps sweeps from
+// overlapping (no reserved concurrency needed), so an alarm is never raised twice for one fault;
+// it lasts this invocation's remaining time and a margin. Drivers load as the sweep meets their
+// VIMs (lib/vim/registry.ts). Invoked once with {"markUnmonitored": true} after an upgrade, it marks
+// the instances instantiated before the sweep's index existed instead (lib/store/vnf-instances.ts).
+import type { Context } from 'aws-lambda';
 import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';
 import { instrumented } from '#lib/metrics.ts';
+import { markUnmonitored } from '#lib/store/vnf-instances.ts';
 
-export const handler = instrumented(async (): Promise<SweepReport> => sweep(fmDeps()));
+export const handler = instrumented(
+  async (event: { markUnmonitored?: boolean } | null, context: Context): Promise<SweepReport | { marked: number }> =>
+    event?.markUnmonitored === true ? { marked: await markUnmonitored() } : sweep(fmDeps(), context.getRemainingTimeInMillis()),
+);

@@ -5,11 +5,15 @@
 // again or gone (replaced by a heal), and, with isAutohealEnabled, starts one automatic HEAL for
 // all the instance's faulty VNFCs, unless that VDU was healed too often lately (no heal storm).
 // Instances an operation holds are skipped whole: their VNFCs are in flux and the lock says so.
+// Sweeps never overlap: each first takes a lease (a conditional write on one item, lasting the
+// invocation's remaining time and a margin), and one that finds it taken returns at once; a lease
+// whose sweep died is taken over once it has expired. No reserved concurrency is needed for it.
 import { log } from '#lib/log.ts';
 import { requestHeal } from '#lib/lcm/requests/scale-heal.ts';
 import { withOutbox } from '#lib/notify/publisher.ts';
 import { instanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
+import { monitoredVnfcsOf, type MonitoredInstance, type MonitoredVnfc } from '#lib/store/vnf-instances.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { FaultWording, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
@@ -21,6 +25,8 @@ import { alarmEvent, type AlarmEvent } from './notifications.ts';
 type Info = Record<string, unknown>;
 
 export interface SweepReport {
+  /** Set when this sweep did nothing because another one holds the lease. */
+  skipped?: string;
   instances: number;
   skippedLocked: number;
   vnfcs: number;
@@ -49,22 +55,12 @@ export interface Fault {
 
 const activeKey = (vnfInstanceId: string, resourceId: string) => `${vnfInstanceId}#${resourceId}`;
 
-export function vnfcsOfInstance(
-  instance: VnfInstanceRecord,
-): Array<{ id: string; vduId: string; resourceId: string; vimLevelResourceType?: string; vnfcInfoIds: string[] }> {
-  const info = (instance.instantiatedVnfInfo ?? {}) as Info;
-  const resources = (Array.isArray(info.vnfcResourceInfo) ? info.vnfcResourceInfo : []) as Info[];
-  const vnfcInfo = (Array.isArray(info.vnfcInfo) ? info.vnfcInfo : []) as Info[];
-  return resources.map((vnfc) => {
-    const compute = (vnfc.computeResource ?? {}) as Info;
-    return {
-      id: String(vnfc.id),
-      vduId: String(vnfc.vduId),
-      resourceId: String(compute.resourceId ?? vnfc.id),
-      ...(compute.vimLevelResourceType ? { vimLevelResourceType: String(compute.vimLevelResourceType) } : {}),
-      vnfcInfoIds: vnfcInfo.filter((entry) => entry.vnfcResourceInfoId === vnfc.id).map((entry) => String(entry.id)),
-    };
-  });
+/**
+ * An instance's VNFCs with their VIM resources and vnfcInfo ids: the compact list the store keeps
+ * beside instantiatedVnfInfo (what the sweep's index projects), else taken from instantiatedVnfInfo.
+ */
+export function vnfcsOfInstance(instance: MonitoredInstance): MonitoredVnfc[] {
+  return instance.monitoredVnfcs ?? monitoredVnfcsOf(instance.instantiatedVnfInfo);
 }
 
 /** A VIM's report of a faulty VNFC as an alarm (SOL003 7.5.2.4), in the words of the VIM's driver. */
@@ -248,31 +244,64 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   );
 }
 
+/**
+ * How long a warm sweep function reuses the VIM credentials it read: a few sweeps, instead of a
+ * Secrets Manager read and a KMS decrypt per VIM every minute. A VIM that failed a check has its
+ * credentials read afresh by the next sweep (they may have been rotated meanwhile).
+ */
+export const SWEEP_CREDENTIALS_MAX_AGE_MS = 5 * 60_000;
+const credentialsToReread = new Set<string>();
+
 async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {
-  return {
-    vimId: vim.vimId,
-    vimType: vim.vimType,
-    interfaceInfo: vim.interfaceInfo,
-    accessInfo: await deps.lcm.secrets.read(vim.accessSecret),
-    extra: vim.extra,
-  };
+  const maxAgeMs = credentialsToReread.has(vim.accessSecret) ? undefined : SWEEP_CREDENTIALS_MAX_AGE_MS;
+  const accessInfo = await deps.lcm.secrets.read(vim.accessSecret, { maxAgeMs });
+  credentialsToReread.delete(vim.accessSecret);
+  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo, extra: vim.extra };
 }
 
-/** One monitoring sweep over every instantiated VNF of every tenant. */
-export async function sweep(deps: FmDeps): Promise<SweepReport> {
+/** The lease that keeps sweeps from overlapping, and how long it outlives the sweep's invocation (a sweep that died). */
+export const SWEEP_LEASE = 'vnf-health-sweep';
+export const SWEEP_LEASE_MARGIN_MS = 30_000;
+
+const emptyReport = (): SweepReport => ({
+  instances: 0,
+  skippedLocked: 0,
+  vnfcs: 0,
+  vims: 0,
+  vimApiCalls: 0,
+  vimFailures: [],
+  raised: 0,
+  cleared: 0,
+  healsStarted: [],
+  durationMs: 0,
+});
+
+/**
+ * One monitoring sweep over every instantiated VNF of every tenant, unless another sweep is at
+ * work: `maxDurationMs` is the longest this one can take (its invocation's remaining time); its
+ * lease lasts that and SWEEP_LEASE_MARGIN_MS, then a sweep that finds it may take it over.
+ */
+export async function sweep(deps: FmDeps, maxDurationMs: number): Promise<SweepReport> {
+  const holder = deps.newId();
+  const now = Date.parse(deps.now());
+  const until = now + maxDurationMs + SWEEP_LEASE_MARGIN_MS;
+  if (!(await deps.leases.acquire(SWEEP_LEASE, holder, now, until))) {
+    log.info('VNFC health sweep skipped: another sweep is at work');
+    return { ...emptyReport(), skipped: 'another sweep holds the lease' };
+  }
+  try {
+    return await sweepAll(deps);
+  } finally {
+    await deps.leases.release(SWEEP_LEASE, holder);
+  }
+}
+
+async function sweepAll(deps: FmDeps): Promise<SweepReport> {
   const started = Date.now();
   const [instances, active] = await Promise.all([deps.instantiated(), deps.alarms.listActive()]);
   const report: SweepReport = {
+    ...emptyReport(),
     instances: instances.length,
-    skippedLocked: 0,
-    vnfcs: 0,
-    vims: 0,
-    vimApiCalls: 0,
-    vimFailures: [],
-    raised: 0,
-    cleared: 0,
-    healsStarted: [],
-    durationMs: 0,
   };
   const activeByKey = new Map(active.map((alarm) => [alarm.activeKey ?? '', alarm]));
   const byInstance = new Map(instances.map((instance) => [instance.id, instance]));
@@ -324,6 +353,7 @@ export async function sweep(deps: FmDeps): Promise<SweepReport> {
     } catch (error) {
       // A VIM that cannot answer says nothing about its VNFCs: no alarm is raised or cleared for them.
       report.vimFailures.push({ vimId: vim.vimId, reason: error instanceof Error ? error.message : String(error) });
+      credentialsToReread.add(vim.accessSecret);
       log.warn('VNFC health check failed for a VIM', { vimId: vim.vimId, error });
       for (const instance of onVim) byInstance.delete(instance.id);
     }

@@ -2,8 +2,9 @@
 import type { CoreDeps } from '#lib/ports.ts';
 import type { NotificationQueue } from '#lib/notify/queue.ts';
 import type { AlarmStore } from '#lib/store/alarms.ts';
+import type { LeaseStore } from '#lib/store/leases.ts';
 import type { NotificationOutbox } from '#lib/store/outbox.ts';
-import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import type { MonitoredInstance } from '#lib/store/vnf-instances.ts';
 import type { FmSubscriptionDeps } from './notifications.ts';
 
 export interface AutoHealPolicy {
@@ -20,7 +21,10 @@ export interface FmDeps {
   queue?: NotificationQueue;
   /** Where an alarm's notification is kept until it is queued. */
   outbox?: NotificationOutbox;
-  instantiated(): Promise<VnfInstanceRecord[]>;
+  /** Every INSTANTIATED instance, with at least the attributes the sweep reads (lib/store/vnf-instances.ts MONITORED_ATTRIBUTES). */
+  instantiated(): Promise<MonitoredInstance[]>;
+  /** The sweep's lease (one sweep at a time). */
+  leases: LeaseStore;
   autoHeal: AutoHealPolicy;
   /** How long one VIM may take to answer a health check. */
   vimTimeoutMs: number;

@@ -2,10 +2,8 @@
 // here, so the store imports nothing above it). Active alarms carry `active`/`activeKey`, the keys of a
 // sparse index, so a health sweep reads every active alarm in one paged query however many cleared
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
-import { allItems, documentClient, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 /** SOL003 7.5.4.3 PerceivedSeverityType */
@@ -149,35 +147,4 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
       ExpressionAttributeValues: parts.values,
     });
   }
-}
-
-/**
- * Every INSTANTIATED VNF instance of every tenant, for the health sweep: a parallel Scan of the
- * instances table (segments read at once), only the attributes the sweep uses.
- */
-export async function scanInstantiated(table = requiredEnv('VNF_INSTANCES_TABLE'), segments = 4): Promise<VnfInstanceRecord[]> {
-  const parts = await Promise.all(
-    Array.from({ length: segments }, async (_, segment) => {
-      const found: VnfInstanceRecord[] = [];
-      let after: Record<string, unknown> | undefined;
-      do {
-        const out = await documentClient().send(
-          new ScanCommand({
-            TableName: table,
-            Segment: segment,
-            TotalSegments: segments,
-            FilterExpression: 'instantiationState = :i',
-            ProjectionExpression:
-              'id, tenantId, vnfdId, vnfProvider, vnfProductName, vnfSoftwareVersion, vnfdVersion, vnfInstanceName, instantiationState, instantiatedVnfInfo, vimResources, lockOpOccId, vnfConfigurableProperties',
-            ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
-            ExclusiveStartKey: after,
-          }),
-        );
-        found.push(...((out.Items ?? []) as VnfInstanceRecord[]));
-        after = out.LastEvaluatedKey;
-      } while (after);
-      return found;
-    }),
-  );
-  return parts.flat();
 }

@@ -1,8 +1,18 @@
 // VNF instance records in DynamoDB, including the per-instance LCM operation lock: one
 // conditional write on the instance item (`attribute_not_exists(lockOpOccId)`), so racing
 // requests get exactly one winner without transactions.
+//
+// What the VNFC health sweep watches is the sparse index `monitored`: an instance carries
+// `monitored` only while it is INSTANTIATED, set and removed by the very write that changes
+// instantiationState, and `monitoredVnfcs`, the few fields of its VNFCs the sweep uses, written with
+// every instantiatedVnfInfo (`withMonitoredAttributes`, applied by `create` and `updateUnderLock`,
+// the only writes of either). The index projects only what the sweep reads (MONITORED_ATTRIBUTES),
+// so a sweep reads a few hundred bytes per watched instance, not the whole table. Instances
+// instantiated before the index existed are marked once by `markUnmonitored` (the sweep function's
+// `{"markUnmonitored": true}` event).
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { conditionHeld, ifConditionHeld, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, conditionHeld, documentClient, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface LockRequest {
@@ -32,11 +42,132 @@ export interface VnfInstanceStore {
   deleteIdle(id: string): Promise<VnfInstanceRecord | undefined>;
 }
 
+/** The sparse index of the instances the health sweep watches, and its key attribute. */
+export const MONITORED_INDEX = 'monitored';
+/** The attributes the index projects (template.yaml VnfInstancesTable): what the sweep reads of an instance. */
+export const MONITORED_ATTRIBUTES = [
+  'tenantId',
+  'vnfdId',
+  'vnfProvider',
+  'vnfProductName',
+  'vnfSoftwareVersion',
+  'vnfdVersion',
+  'vnfInstanceName',
+  'instantiationState',
+  'monitoredVnfcs',
+  'vimResources',
+  'lockOpOccId',
+  'vnfConfigurableProperties',
+] as const;
+
+/** A VNFC as the health sweep sees it: its VDU, its VIM resource and the vnfcInfo ids an alarm names. */
+export interface MonitoredVnfc {
+  id: string;
+  vduId: string;
+  resourceId: string;
+  vimLevelResourceType?: string;
+  vnfcInfoIds: string[];
+}
+
+/** An instance as the sweep reads it from the index (or a whole record, which may lack `monitoredVnfcs`). */
+export type MonitoredInstance = VnfInstanceRecord & { monitoredVnfcs?: MonitoredVnfc[] };
+
+type Info = Record<string, unknown>;
+
+/** The VNFCs of an instantiatedVnfInfo, in the few fields the health sweep uses. */
+export function monitoredVnfcsOf(instantiatedVnfInfo: unknown): MonitoredVnfc[] {
+  const info = (instantiatedVnfInfo ?? {}) as Info;
+  const resources = (Array.isArray(info.vnfcResourceInfo) ? info.vnfcResourceInfo : []) as Info[];
+  const vnfcInfo = (Array.isArray(info.vnfcInfo) ? info.vnfcInfo : []) as Info[];
+  return resources.map((vnfc) => {
+    const compute = (vnfc.computeResource ?? {}) as Info;
+    return {
+      id: String(vnfc.id),
+      vduId: String(vnfc.vduId),
+      resourceId: String(compute.resourceId ?? vnfc.id),
+      ...(compute.vimLevelResourceType ? { vimLevelResourceType: String(compute.vimLevelResourceType) } : {}),
+      vnfcInfoIds: vnfcInfo.filter((entry) => entry.vnfcResourceInfoId === vnfc.id).map((entry) => String(entry.id)),
+    };
+  });
+}
+
+const VNFCS = 'monitoredVnfcs';
+
+/**
+ * A write with what the sweep reads kept in step: the `monitored` mark follows the
+ * instantiationState it sets, `monitoredVnfcs` the instantiatedVnfInfo it sets or removes (a write
+ * that touches neither is left alone).
+ */
+export function withMonitoredAttributes(update: InstanceUpdate): InstanceUpdate {
+  const set = { ...update.set };
+  const drop = new Set<string>();
+  const state = update.set.instantiationState;
+  if (state === 'INSTANTIATED') set[MONITORED_INDEX] = 'Y';
+  else if (state !== undefined) drop.add(MONITORED_INDEX);
+  if (update.set.instantiatedVnfInfo !== undefined) set[VNFCS] = monitoredVnfcsOf(update.set.instantiatedVnfInfo);
+  else if (update.remove.includes('instantiatedVnfInfo')) drop.add(VNFCS);
+  if (Object.keys(set).length === Object.keys(update.set).length && drop.size === 0) return update;
+  return { set, remove: [...new Set([...update.remove.filter((name) => !(name in set)), ...drop])] };
+}
+
+/**
+ * Every INSTANTIATED instance of every tenant, with the attributes the health sweep reads: a paged
+ * Query of the sparse index (eventually consistent, as a GSI is; a change missed is the next sweep's).
+ */
+export function monitoredInstances(table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<MonitoredInstance[]> {
+  return allItems<MonitoredInstance>({
+    TableName: table,
+    IndexName: MONITORED_INDEX,
+    KeyConditionExpression: '#m = :y',
+    ExpressionAttributeNames: { '#m': MONITORED_INDEX },
+    ExpressionAttributeValues: { ':y': 'Y' },
+  });
+}
+
+/**
+ * Marks the INSTANTIATED instances written before the `monitored` index existed (once, after an
+ * upgrade): a Scan for them, then a conditional write each, so one terminated meanwhile stays
+ * unmarked. Answers how many it marked; a second run finds none.
+ */
+export async function markUnmonitored(table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<number> {
+  const names = { '#m': MONITORED_INDEX, '#s': 'instantiationState' };
+  const unmarked = await allItems<Pick<VnfInstanceRecord, 'id' | 'instantiatedVnfInfo' | 'revision'>>({
+    TableName: table,
+    FilterExpression: '#s = :i AND attribute_not_exists(#m)',
+    ProjectionExpression: 'id, instantiatedVnfInfo, revision',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: { ':i': 'INSTANTIATED' },
+  });
+  let marked = 0;
+  for (const { id, instantiatedVnfInfo, revision } of unmarked) {
+    // Only the record as read: a write since (revision) may have changed its VNFCs or its state.
+    const held = await conditionHeld(() =>
+      documentClient().send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { id },
+          UpdateExpression: 'SET #m = :y, #v = :v',
+          ConditionExpression: '#s = :i AND attribute_not_exists(#m) AND revision = :r',
+          ExpressionAttributeNames: { ...names, '#v': VNFCS },
+          ExpressionAttributeValues: { ':i': 'INSTANTIATED', ':y': 'Y', ':v': monitoredVnfcsOf(instantiatedVnfInfo), ':r': revision },
+        }),
+      ),
+    );
+    if (held) marked++;
+  }
+  return marked;
+}
+
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
 export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRecord> implements VnfInstanceStore {
   constructor(table = requiredEnv('VNF_INSTANCES_TABLE')) {
     super(table);
+  }
+
+  override async create(record: VnfInstanceRecord): Promise<void> {
+    const { set } = withMonitoredAttributes({ set: { ...record }, remove: [] });
+    await putNew(this.table, set as unknown as VnfInstanceRecord);
   }
 
   acquireLock(id: string, lock: LockRequest): Promise<boolean> {
@@ -74,7 +205,8 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
   }
 
   updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
-    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, update.set, update.remove);
+    const { set, remove } = withMonitoredAttributes(update);
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, set, remove);
     return conditionHeld(() =>
       this.updateItem({
         Key: { id },
