@@ -10,7 +10,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { ensureTable } from './table-indexes.ts';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -240,6 +241,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
     const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
     const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
+    const rebuiltTables = new Set<string>();
     for (const [logicalId, resource] of resources) {
       const props = (resource.Properties ?? {}) as Properties;
       if (resource.Type === 'AWS::DynamoDB::Table') {
@@ -257,10 +259,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
           })),
         );
-        try {
-          await dynamoClient.send(new CreateTableCommand(input as unknown as CreateTableCommandInput));
-        } catch (error) {
-          if (!(error instanceof ResourceInUseException)) throw error;
+        if (await ensureTable(dynamoClient, input as unknown as CreateTableCommandInput, dataDir)) {
+          rebuiltTables.add(logicalId);
+          log(`Rebuilt table ${logicalId} with the template's indexes; its records are kept`);
         }
       } else if (resource.Type === 'AWS::S3::Bucket') {
         await s3Client.send(new CreateBucketCommand({ Bucket: names.bucketName(logicalId) })).catch((error: Error) => {
@@ -350,6 +351,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         usage.lambda(fn.logicalId, performance.now() - started, fn.memorySize);
       }
     };
+    // Instances instantiated before the health sweep's index existed are marked for it once, as the
+    // README's upgrade step does on AWS (the sweep function invoked with {"markUnmonitored": true}).
+    const sweepFunction = functions.get('VnfHealthMonitorFunction');
+    if (rebuiltTables.has('VnfInstancesTable') && sweepFunction) {
+      const marked = (await invoke(sweepFunction, { markUnmonitored: true })) as { marked: number };
+      log(`Marked ${marked.marked} instantiated VNF instances for the health sweep`);
+    }
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
     // Functions that invoke functions (the LCM engine -> the script runner) do it through the Lambda API.
     const lambdaApi = await startLocalLambdaApi({ functions: functions.values(), invoke, credentials, log });

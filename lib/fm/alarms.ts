@@ -45,7 +45,8 @@ export function listAlarms(deps: FmDeps, caller: Caller, baseUrl: string, rawQue
 
 export async function getAlarm(deps: FmDeps, caller: Caller, id: string): Promise<AlarmRecord> {
   const record = await deps.alarms.get(id);
-  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`Alarm ${id} does not exist`);
+  // Only alarms have a tenant: the health sweep's lease, kept in the same table, is no alarm to anyone.
+  if (!record?.tenantId || !canSee(caller, record.tenantId)) throw new NotFoundError(`Alarm ${id} does not exist`);
   return record;
 }
 

@@ -19,6 +19,10 @@ import type { FmDeps } from '#lib/fm/ports.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { documentClient } from '#lib/store/dynamo.ts';
 import { DynamoLeaseStore, leaseId } from '#lib/store/leases.ts';
+import { DynamoAlarmStore } from '#lib/store/alarms.ts';
+import { getAlarm } from '#lib/fm/alarms.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
+import { NotFoundError } from '#lib/sol/errors.ts';
 import {
   DynamoVnfInstanceStore,
   MONITORED_ATTRIBUTES,
@@ -232,5 +236,9 @@ describe('the health sweep on the local DynamoDB', () => {
     assert.equal(await leases.acquire(SWEEP_LEASE, 'new-sweep', now, now + 1000), true);
     await leases.release(SWEEP_LEASE, 'dead-sweep');
     assert.equal((await leaseItem())?.holder, 'new-sweep');
+    // The lease shares the alarms table but is no alarm, not even to an admin.
+    const alarms = { alarms: new DynamoAlarmStore('AlarmsTable') } as unknown as FmDeps;
+    await assert.rejects(getAlarm(alarms, { tenantId: 'admin', admin: true } as Caller, leaseId(SWEEP_LEASE)), NotFoundError);
+    await leases.release(SWEEP_LEASE, 'new-sweep');
   });
 });

@@ -1,0 +1,89 @@
+// A data folder made by an earlier version keeps its tables as they were then; a template that
+// has since gained a global secondary index (the health sweep's `monitored` index, say) would
+// find it missing, and the local DynamoDB (dynalite) cannot add an index to a table. So at start,
+// a table whose indexes differ from the template's is rebuilt: its items are first written to a
+// file in the data folder, then the table is made anew and the items put back, and only then is
+// the file removed. A start that finds such a file (the previous one was killed half-way) puts
+// its items back before anything else reads the table, so no record is lost either way.
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  ScanCommand,
+  type AttributeValue,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+
+type Item = Record<string, AttributeValue>;
+
+const backupPath = (dataDir: string, table: string) => join(dataDir, `rebuild-${table}.json`);
+
+const indexNames = (indexes: Array<{ IndexName?: string }> | undefined) =>
+  (indexes ?? [])
+    .map((index) => index.IndexName ?? '')
+    .sort()
+    .join(',');
+
+async function scanAll(client: DynamoDBClient, table: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
+    items.push(...((page.Items ?? []) as Item[]));
+    start = page.LastEvaluatedKey as Item | undefined;
+  } while (start);
+  return items;
+}
+
+async function putAll(client: DynamoDBClient, table: string, items: Item[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    let pending = items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } }));
+    while (pending.length) {
+      const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      pending = (out.UnprocessedItems?.[table] ?? []) as typeof pending;
+    }
+  }
+}
+
+async function recreate(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  await client.send(new DeleteTableCommand({ TableName: input.TableName })).catch((error: Error) => {
+    if (error.name !== 'ResourceNotFoundException') throw error;
+  });
+  await client.send(new CreateTableCommand(input));
+}
+
+/**
+ * Creates the table as the template defines it, or brings an existing one to the template's
+ * indexes. Returns whether the table's indexes were rebuilt (its items are all back in it).
+ */
+export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput, dataDir: string): Promise<boolean> {
+  const table = input.TableName as string;
+  const backup = backupPath(dataDir, table);
+  if (existsSync(backup)) {
+    // The last start was killed while rebuilding this table: the file holds every item.
+    await recreate(client, input);
+    await putAll(client, table, JSON.parse(readFileSync(backup, 'utf8')) as Item[]);
+    rmSync(backup);
+    return true;
+  }
+  const existing = await client.send(new DescribeTableCommand({ TableName: table })).catch((error: Error) => {
+    if (error.name === 'ResourceNotFoundException') return undefined;
+    throw error;
+  });
+  if (!existing) {
+    await client.send(new CreateTableCommand(input));
+    return false;
+  }
+  if (indexNames(existing.Table?.GlobalSecondaryIndexes) === indexNames(input.GlobalSecondaryIndexes)) return false;
+  const items = await scanAll(client, table);
+  writeFileSync(`${backup}.tmp`, JSON.stringify(items), { mode: 0o600 });
+  renameSync(`${backup}.tmp`, backup);
+  await recreate(client, input);
+  await putAll(client, table, items);
+  rmSync(backup);
+  return true;
+}

@@ -1,0 +1,99 @@
+// A data folder from an earlier version: a table without an index the template now declares is
+// rebuilt with it at start and keeps every record, also when the previous start was killed in the
+// middle of the rebuild; a table that already matches is left alone.
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { startLocalDynamo, type LocalDynamo } from '#local/dynamodb.ts';
+import { ensureTable } from '#local/table-indexes.ts';
+
+let dynamo: LocalDynamo;
+let client: DynamoDBClient;
+let dataDir: string;
+
+const base: CreateTableCommandInput = {
+  TableName: 'Records',
+  BillingMode: 'PAY_PER_REQUEST',
+  AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+  KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+};
+const withIndex: CreateTableCommandInput = {
+  ...base,
+  AttributeDefinitions: [
+    { AttributeName: 'id', AttributeType: 'S' },
+    { AttributeName: 'watched', AttributeType: 'S' },
+  ],
+  GlobalSecondaryIndexes: [{ IndexName: 'watched', KeySchema: [{ AttributeName: 'watched', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
+};
+
+const ids = async () =>
+  ((await client.send(new ScanCommand({ TableName: 'Records', ConsistentRead: true }))).Items ?? []).map((item) => item.id?.S ?? '').sort();
+const watched = async () =>
+  (
+    (
+      await client.send(
+        new QueryCommand({
+          TableName: 'Records',
+          IndexName: 'watched',
+          KeyConditionExpression: 'watched = :w',
+          ExpressionAttributeValues: { ':w': { S: 'yes' } },
+        }),
+      )
+    ).Items ?? []
+  ).length;
+const RECORDS = Array.from({ length: 60 }, (_, n) => `record-${String(n).padStart(2, '0')}`);
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'table-indexes-'));
+  dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
+  await new Promise<void>((resolve) => dynamo.server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(dynamo.server.address() as AddressInfo).port}`;
+  client = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+});
+
+after(async () => {
+  client.destroy();
+  await new Promise((resolve) => dynamo.server.close(resolve));
+});
+
+it('rebuilds a table that lacks an index of the template, keeping every record, and then leaves it alone', async () => {
+  await client.send(new CreateTableCommand(base));
+  for (const id of RECORDS) await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: id }, watched: { S: 'yes' } } }));
+  assert.equal(await ensureTable(client, withIndex, dataDir), true);
+  assert.deepEqual(await ids(), RECORDS);
+  assert.equal(await watched(), RECORDS.length, 'the new index holds the old records');
+  assert.equal(existsSync(join(dataDir, 'rebuild-Records.json')), false);
+  assert.equal(await ensureTable(client, withIndex, dataDir), false);
+  assert.deepEqual(await ids(), RECORDS);
+});
+
+it('finishes a rebuild the previous start was killed in: every record from the saved copy is back', async () => {
+  // Killed after the table was dropped and made anew, before all items were back.
+  writeFileSync(join(dataDir, 'rebuild-Records.json'), JSON.stringify(RECORDS.map((id) => ({ id: { S: id }, watched: { S: 'yes' } }))));
+  await client.send(new DeleteTableCommand({ TableName: 'Records' }));
+  await client.send(new CreateTableCommand(withIndex));
+  await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: RECORDS[0] as string }, watched: { S: 'yes' } } }));
+  assert.equal(await ensureTable(client, withIndex, dataDir), true);
+  assert.deepEqual(await ids(), RECORDS);
+  assert.equal(await watched(), RECORDS.length);
+  assert.equal(existsSync(join(dataDir, 'rebuild-Records.json')), false);
+});
+
+it('creates a table that does not exist yet', async () => {
+  const fresh = { ...withIndex, TableName: 'Fresh' };
+  assert.equal(await ensureTable(client, fresh, dataDir), false);
+  assert.equal(((await client.send(new ScanCommand({ TableName: 'Fresh' }))).Items ?? []).length, 0);
+});
