@@ -14,7 +14,7 @@
 // (then COST_SIM_TIME_SCALE=1 makes the watched instances quick to instantiate).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyGlobals, loadTemplate } from '../local/template.ts';
+import { applyGlobals, evaluateCondition, intrinsicContext, loadTemplate } from '../local/template.ts';
 import { rateMs } from '../local/schedules.ts';
 import type { UsageSnapshot } from '../local/metering.ts';
 import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '../lib/fm/monitor.ts';
@@ -144,8 +144,16 @@ function templateShape() {
       if (event.Type === 'SQS') queuePollers += 1;
     }
   }
-  const resources = Object.values(template.Resources);
+  // What a deployment with the default parameters has: a resource whose Condition is false is not there.
+  const ctx = intrinsicContext(template, { ref: (id) => id, getAtt: (id, attribute) => `${id}.${attribute}` });
+  const resources = Object.values(template.Resources).filter((r) => typeof r.Condition !== 'string' || evaluateCondition(r.Condition, ctx));
   const ofType = (type: string) => resources.filter((r) => r.Type === type);
+  // Only functions with active tracing record a trace per run (X-Ray samples the first request of each second).
+  const traced = new Set(
+    Object.entries(functions)
+      .filter(([, props]) => props.Tracing === 'Active')
+      .map(([logicalId]) => logicalId),
+  );
   const m2mClients = ofType('AWS::Cognito::UserPoolClient').filter((r) =>
     ((r.Properties?.AllowedOAuthFlows as string[] | undefined) ?? []).includes('client_credentials'),
   ).length;
@@ -158,13 +166,14 @@ function templateShape() {
     cloudWatch: ofType('AWS::CloudWatch::Alarm').length * 0.1,
     sqs: idlePollRequests * prices.sqs.requestUsd,
   };
-  return { schedules, fixed, queuePollers, m2mClients };
+  return { schedules, fixed, queuePollers, m2mClients, traced };
 }
 
 /** Runs each schedule once: the monthly bill of them all, and each function's usage of its run. */
 async function runSchedules(
   vnfm: LocalVnfm,
   schedules: Array<{ fn: string; perMonth: number }>,
+  traced: Set<string>,
 ): Promise<{ monthly: Bill; runs: Record<string, UsageSnapshot> }> {
   let monthly: Bill = {};
   const runs: Record<string, UsageSnapshot> = {};
@@ -174,9 +183,9 @@ async function runSchedules(
       if (!reply.ok) throw new Error(`schedule of ${schedule.fn}: ${reply.status} ${await reply.text()}`);
     });
     runs[schedule.fn] = usage;
-    // Each scheduled run is one trace and one Scheduler invocation.
+    // Each scheduled run is one Scheduler invocation, and one trace if the function is traced.
     const bill = added(price(usage), {
-      xray: prices.xray.traceRecordedUsd,
+      xray: traced.has(schedule.fn) ? prices.xray.traceRecordedUsd : 0,
       scheduler: prices.eventBridgeScheduler.invocationUsd,
     });
     monthly = added(monthly, scaled(bill, schedule.perMonth));
@@ -200,8 +209,8 @@ async function main(): Promise<void> {
     const call = client(vnfm);
     const shape = templateShape();
     // The first run of each schedule loads and compiles its modules (a cold start, not billed per run).
-    await runSchedules(vnfm, shape.schedules);
-    const { monthly: idleEmpty, runs: emptyRuns } = await runSchedules(vnfm, shape.schedules);
+    await runSchedules(vnfm, shape.schedules, shape.traced);
+    const { monthly: idleEmpty, runs: emptyRuns } = await runSchedules(vnfm, shape.schedules, shape.traced);
     const vnfdId = await onboardSample(vnfm);
     const control = simulatorControl(vnfm);
     const operations: OperationCost[] = [];
@@ -253,8 +262,8 @@ async function main(): Promise<void> {
         const { instantiationState } = (await call('GET', `/vnflcm/v2/vnf_instances/${instance}`)).body as { instantiationState: string };
         if (instantiationState !== 'INSTANTIATED') throw new Error(`watched instance ${instance} is ${instantiationState}`);
       }
-      await runSchedules(vnfm, shape.schedules);
-      return runSchedules(vnfm, shape.schedules);
+      await runSchedules(vnfm, shape.schedules, shape.traced);
+      return runSchedules(vnfm, shape.schedules, shape.traced);
     };
     const { monthly: idleWatching, runs: watchingRuns } = await watchMore();
     const { monthly: idleWatchingTwice } = await watchMore();
