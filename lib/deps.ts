@@ -25,9 +25,12 @@ import { DynamoVimStore } from '#lib/store/vims.ts';
 import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
 let core: CoreDeps | undefined;
+/** The plain stores under the notifying ones, for the recovery sweep's replay (recoveryDeps). */
+let plainCore: CoreDeps | undefined;
 
 export function coreDeps(): CoreDeps {
-  core ??= withNotifications({
+  if (core) return core;
+  plainCore = {
     instances: new DynamoVnfInstanceStore(),
     opOccs: new DynamoVnfLcmOpOccStore(),
     packages: new DynamoVnfPackageStore(),
@@ -37,7 +40,8 @@ export function coreDeps(): CoreDeps {
     executor: new StepFunctionsExecutor(),
     now: () => new Date().toISOString(),
     newId: () => crypto.randomUUID(),
-  });
+  };
+  core = withNotifications(plainCore);
   return core;
 }
 
@@ -58,6 +62,28 @@ function withNotifications(base: CoreDeps): CoreDeps {
     instances: new NotifyingInstanceStore(base.instances, queue, base.now, outbox),
     opOccs: new NotifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
     packages: new NotifyingPackageStore(base.packages, queue, base.now, outbox),
+  };
+}
+
+let recovery: CoreDeps | undefined;
+
+/**
+ * The recovery sweep's ports: coreDeps and, with a notification queue, republishUnsent, which
+ * queues what the outbox still holds. Only the sweep wires it (with the alarm, LCM and package
+ * replays), so no other function bundles the replay of every family.
+ */
+export function recoveryDeps(): CoreDeps {
+  const deps = coreDeps();
+  recovery ??= withRepublishing(deps, plainCore ?? deps);
+  return recovery;
+}
+
+function withRepublishing(deps: CoreDeps, base: CoreDeps): CoreDeps {
+  if (!process.env.NOTIFICATION_QUEUE_URL) return deps;
+  const queue = new SqsNotificationQueue();
+  const outbox = new DynamoNotificationOutbox();
+  return {
+    ...deps,
     // The alarm store only when the sweep runs: not every function has the alarms table.
     republishUnsent: (olderThan) =>
       republishUnsent(
