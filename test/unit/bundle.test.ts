@@ -9,16 +9,13 @@ import { samBuild, samFunctions } from '../support/sam-build.ts';
 const MAX_BUNDLE_BYTES = 1_000_000;
 /**
  * Functions still over 1 MB, each held to a ceiling just above its size today so that it cannot
- * grow, and to be taken off once it fits. What fills them is code they run: the AWS SDK clients
- * (S3 for package content, Lambda for the script runner, DynamoDB, SQS, Step Functions, Secrets
- * Manager: about 400 kB with @smithy/core), both VIM drivers (130 kB), the yaml parser (115 kB),
- * zod (100 kB), the zip reader and writer of lib/packages (35 kB), and for onboarding the CMS
- * signature check (pkijs, asn1js: 360 kB).
+ * grow, and to be taken off once it fits. What fills onboarding is code it runs: the CMS signature
+ * check (pkijs, asn1js and their helpers: 390 kB), the CSAR reader and SOL004 checks (140 kB), the yaml parser
+ * (115 kB), zod (100 kB) and the AWS SDK clients (S3, DynamoDB, SQS, Step Functions, Secrets
+ * Manager: about 460 kB with @smithy/core).
  */
 const OVER_BUDGET: Record<string, number> = {
-  LcmStepFunction: 1_020_000,
-  LcmPollFunction: 1_020_000,
-  PackageOnboardingFunction: 1_300_000,
+  PackageOnboardingFunction: 1_280_000,
 };
 
 for (const fn of samFunctions()) {
