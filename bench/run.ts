@@ -1,7 +1,7 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, credentials or soak runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, credentials, soak or bundles runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchDownloads } from './downloads.ts';
@@ -13,6 +13,7 @@ import { benchSoak } from './soak.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
 import { benchCredentials } from './credentials.ts';
 import { summary } from './stats.ts';
+import { benchBundles } from './bundles.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -101,3 +102,4 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'credentials') await benchCredentials();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'soak') await benchSoak();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'bundles') await benchBundles();

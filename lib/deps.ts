@@ -15,7 +15,7 @@ import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 import { NotifyingPackageStore, packageNotificationFamily, packageOutboxReplay } from '#lib/packages/notifications.ts';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoAlarmStore } from '#lib/store/alarms.ts';
-import { StepFunctionsExecutor } from '#lib/store/executions.ts';
+import { StepFunctionsExecutor, type OperationExecutor } from '#lib/store/executions.ts';
 import { DynamoVnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
 import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
@@ -26,20 +26,47 @@ import { DynamoVimStore } from '#lib/store/vims.ts';
 import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
 let core: CoreDeps | undefined;
+/** The plain stores under the notifying ones, for the recovery sweep's replay (recoveryDeps). */
+let plainCore: CoreDeps | undefined;
+let stepCore: CoreDeps | undefined;
 
-export function coreDeps(): CoreDeps {
-  core ??= withNotifications({
+function plainStores(executor: OperationExecutor): CoreDeps {
+  return {
     instances: new DynamoVnfInstanceStore(),
     opOccs: new DynamoVnfLcmOpOccStore(),
     packages: new DynamoVnfPackageStore(),
     vims: new DynamoVimStore(),
     ...(process.env.VNF_SNAPSHOTS_TABLE ? { snapshots: new DynamoVnfSnapshotStore() } : {}),
     secrets: new SecretsManagerStore(),
-    executor: new StepFunctionsExecutor(),
+    executor,
     now: () => new Date().toISOString(),
     newId: () => crypto.randomUUID(),
-  });
+  };
+}
+
+export function coreDeps(): CoreDeps {
+  if (core) return core;
+  plainCore = plainStores(new StepFunctionsExecutor());
+  core = withNotifications(plainCore);
   return core;
+}
+
+/** Refuses what an LCM step never does: start, stop or look up a state machine execution. */
+const NO_EXECUTIONS: OperationExecutor = {
+  start: () => Promise.reject(new Error('An LCM step starts no state machine execution')),
+  status: () => Promise.reject(new Error('An LCM step looks up no state machine execution')),
+  stop: () => Promise.reject(new Error('An LCM step stops no state machine execution')),
+};
+
+/**
+ * The ports of the LCM step and poll functions: coreDeps without the Step Functions executor, as
+ * no step starts, stops or looks up an execution (the request side and the recovery sweep do), so
+ * the two functions that run every step do not bundle the Step Functions client. Kept apart from
+ * coreDeps: the local runtime runs every function in one process.
+ */
+export function stepDeps(): CoreDeps {
+  stepCore ??= withNotifications(plainStores(NO_EXECUTIONS));
+  return stepCore;
 }
 
 /**
@@ -59,6 +86,28 @@ function withNotifications(base: CoreDeps): CoreDeps {
     instances: new NotifyingInstanceStore(base.instances, queue, base.now, outbox),
     opOccs: new NotifyingOpOccStore(base.opOccs, base.instances, queue, outbox),
     packages: new NotifyingPackageStore(base.packages, queue, base.now, outbox),
+  };
+}
+
+let recovery: CoreDeps | undefined;
+
+/**
+ * The recovery sweep's ports: coreDeps and, with a notification queue, republishUnsent, which
+ * queues what the outbox still holds. Only the sweep wires it (with the alarm, LCM and package
+ * replays), so no other function bundles the replay of every family.
+ */
+export function recoveryDeps(): CoreDeps {
+  const deps = coreDeps();
+  recovery ??= withRepublishing(deps, plainCore ?? deps);
+  return recovery;
+}
+
+function withRepublishing(deps: CoreDeps, base: CoreDeps): CoreDeps {
+  if (!process.env.NOTIFICATION_QUEUE_URL) return deps;
+  const queue = new SqsNotificationQueue();
+  const outbox = new DynamoNotificationOutbox();
+  return {
+    ...deps,
     // The alarm store only when the sweep runs: not every function has the alarms table.
     republishUnsent: (olderThan) =>
       republishUnsent(

@@ -1,6 +1,6 @@
 // API function for the SOL003 "VNF instances" and "Individual VNF instance" resources
 // (/vnflcm/v1 and /vnflcm/v2).
-import { z } from 'zod';
+import * as z from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { createVnfInstance, deleteVnfInstance, getVnfInstance, listVnfInstances, requestModifyInfo } from '#lib/lcm/vnf-instances.ts';
 import { renderVnfInstance } from '#lib/sol/model.ts';

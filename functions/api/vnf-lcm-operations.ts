@@ -2,7 +2,7 @@
 // instance and change its external connectivity (/vnflcm/v1 and /vnflcm/v2), change its VNF
 // package, flavour or operational state and take and revert to VNF snapshots (/vnflcm/v2 only, as
 // in SOL003 V3.x), and retry, roll back, fail or cancel an operation occurrence.
-import { z } from 'zod';
+import * as z from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { requestInstantiate } from '#lib/lcm/requests/instantiate.ts';
 import { requestTerminate } from '#lib/lcm/requests/terminate.ts';

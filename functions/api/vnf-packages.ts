@@ -14,15 +14,8 @@ import {
   type PkgmSubscriptionDeps,
 } from '#lib/packages/subscriptions.ts';
 import { createPackage, deletePackage, getPackage, listPackages, modifyPackage, uploadContent, uploadFromUri, uploadUrl } from '#lib/packages/service.ts';
-import {
-  readArtifact,
-  readArtifactSet,
-  readManifest,
-  readPackageContent,
-  readVnfd,
-  type ArtifactSelection,
-  type ByteRangeBody,
-} from '#lib/packages/content.ts';
+import { readArtifact, readManifest, readPackageContent, type ArtifactSelection, type ByteRangeBody } from '#lib/packages/content.ts';
+import { readArtifactSet, readVnfd } from '#lib/packages/zip-content.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { bothVersions, httpApi, pagedList, pageSize, route, type ApiRequest, type ApiResult, type RouteTable } from './common/http.ts';
 

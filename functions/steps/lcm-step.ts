@@ -4,7 +4,7 @@
 // (lib/lcm/engine/poll-loop.ts); the state machines run the poll steps on a smaller function
 // (template.yaml LcmPollFunction), as waiting needs little memory.
 import type { Context } from 'aws-lambda';
-import { coreDeps } from '#lib/deps.ts';
+import { stepDeps } from '#lib/deps.ts';
 import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 import { instrumented } from '#lib/metrics.ts';
@@ -13,7 +13,7 @@ import { instrumented } from '#lib/metrics.ts';
 const POLL_FALLBACK_MS = 900_000;
 
 const handle = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
-  const deps = coreDeps();
+  const deps = stepDeps();
   if (!input.action.endsWith('-poll')) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
   return pollUntilSettled((polls) => runStep(deps, input.opOccId, input.action, polls), input.polls ?? 0, {
     remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,

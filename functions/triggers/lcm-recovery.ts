@@ -4,15 +4,15 @@
 // schedule (and the local runtime at every start) finds what such an event never reached, and
 // packages whose upload or onboarding died.
 import type { EventBridgeEvent } from 'aws-lambda';
-import { coreDeps } from '#lib/deps.ts';
+import { recoveryDeps } from '#lib/deps.ts';
 import { reconcile, recoverDeadExecution, type DeadExecution, type ReconcileOptions, type ReconcileReport } from '#lib/lcm/recovery.ts';
 import { instrumented } from '#lib/metrics.ts';
 
 export type RecoveryEvent = EventBridgeEvent<'Step Functions Execution Status Change', DeadExecution> | { reconcile: ReconcileOptions };
 
 const handle = async (event: RecoveryEvent): Promise<{ result: string } | ReconcileReport> => {
-  if ('reconcile' in event) return reconcile(coreDeps(), event.reconcile);
-  return { result: await recoverDeadExecution(coreDeps(), event.detail) };
+  if ('reconcile' in event) return reconcile(recoveryDeps(), event.reconcile);
+  return { result: await recoverDeadExecution(recoveryDeps(), event.detail) };
 };
 
 export const handler = instrumented(handle);

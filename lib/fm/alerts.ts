@@ -4,7 +4,7 @@
 // `auto_scale_type`), and the server notification of Tacker's v1 API (`POST
 // /server_notification/vnf_instances/{id}/servers/{serverId}/notify`, Masakari-style host monitors).
 // Every payload is validated whole before anything happens: a malformed one changes nothing.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';

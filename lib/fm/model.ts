@@ -1,7 +1,7 @@
 // SOL003 VNF fault management (clause 7) as this product's API shows it: the Alarm (7.5.2.4) a
 // VNFC fault raises, AlarmModifications (7.5.2.8), FmSubscriptionRequest / FmSubscription
 // (7.5.2.2-3) with FmNotificationsFilter (7.5.3.2). Its notifications are in notifications.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import { subscriptionRequestFields } from '#lib/notify/model.ts';
 import { nonEmpty, vnfInstanceSubscriptionFilter } from '#lib/sol/subscription-filter.ts';
 import { ACK_STATES, EVENT_TYPES, FAULTY_RESOURCE_TYPES, PERCEIVED_SEVERITIES, type AlarmRecord } from '#lib/store/alarms.ts';

@@ -7,7 +7,7 @@
 // rendered from it for one subscription; the family the notification-delivery function hands the
 // notifier (lcmNotificationFamily) and the sweep's way back from the outbox. lib/notify never
 // imports this module.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import { stableId, subscriptionRequestFields, type FamilyEvent } from '#lib/notify/model.ts';

@@ -4,7 +4,7 @@
 // notification id. The families themselves (VNF LCM, VNF FM, VNF packages) live with their API
 // (lib/lcm/notifications.ts, lib/fm/notifications.ts, lib/packages/notifications.ts).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** SOL013 8.3.4 / SOL003 4.4.1.5 SubscriptionAuthentication */
 export const subscriptionAuthentication = z

@@ -1,12 +1,6 @@
-// Reading an onboarded package back out: the CSAR itself, its VNFD, its manifest and any
-// artifact, as byte ranges of S3 objects (parsed and indexed once at onboarding, never re-read
-// from the zip per request).
-import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import yazl from 'yazl';
 import { ConflictError, NotFoundError, ProblemError } from '#lib/sol/errors.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import { contentKey, extractedKey, getBytes, getJson, getStream, objectSize, onboardedKey, presignedGet, putObject, SMALL_PARTS } from './storage.ts';
+import { contentKey, extractedKey, getBytes, getJson, getStream, objectSize, onboardedKey, presignedGet, putObject } from './storage.ts';
 
 /** Where each file of an onboarded package can be read. */
 export interface PackageIndex {
@@ -81,14 +75,14 @@ export const MAX_INLINE_BYTES = 4 * 1024 * 1024;
 const PRESIGNED_GET_SECONDS = 900;
 
 /** Where a file's bytes are: a byte range of an S3 object; `ownObject` gives an object holding exactly them. */
-interface Located {
+export interface Located {
   key: string;
   offset: number;
   size: number;
   ownObject: () => Promise<string>;
 }
 
-async function readLocated(file: Located, rangeHeader: string | undefined, contentType: string): Promise<ByteRangeBody> {
+export async function readLocated(file: Located, rangeHeader: string | undefined, contentType: string): Promise<ByteRangeBody> {
   const range = parseRange(rangeHeader, file.size);
   const length = range ? range.end - range.start + 1 : file.size;
   // The client sends its Range again to the presigned URL; S3 answers it with the 206.
@@ -99,7 +93,7 @@ async function readLocated(file: Located, rangeHeader: string | undefined, conte
 }
 
 /** Own properties only: a path such as "constructor" or "__proto__" must not find Object.prototype's. */
-function indexedFile(record: VnfPackageRecord, index: PackageIndex, path: string, what: string): Located {
+export function indexedFile(record: VnfPackageRecord, index: PackageIndex, path: string, what: string): Located {
   const file = Object.hasOwn(index.files, path) ? index.files[path] : undefined;
   if (!file) throw new NotFoundError(`VNF package ${record.id} has no ${what} "${path}"`);
   if ('key' in file) return { key: file.key, offset: 0, size: file.size, ownObject: async () => file.key };
@@ -161,60 +155,9 @@ export function selectedArtifacts(record: VnfPackageRecord, selection: ArtifactS
   return [...chosen].sort();
 }
 
-/**
- * SOL005 9.4.5a `GET .../artifacts`: a zip of the selected artifacts in the package's directory
- * structure. It is built once per selection as its own S3 object, streamed entry by entry (images
- * are large), and served like any content: inline when small, else a presigned redirect.
- */
-export async function readArtifactSet(record: VnfPackageRecord, selection: ArtifactSelection, rangeHeader: string | undefined): Promise<ByteRangeBody> {
-  requireOnboarded(record);
-  const index = await packageIndex(record);
-  const paths = selectedArtifacts(record, selection);
-  const key = onboardedKey(record.id, `artifact-sets/${createHash('sha256').update(JSON.stringify(paths)).digest('hex')}.zip`);
-  let size = await objectSize(key);
-  if (size === undefined) {
-    const zip = new yazl.ZipFile();
-    const added = (async () => {
-      for (const path of paths) {
-        const file = indexedFile(record, index, path, 'artifact');
-        const range = file.size === 0 ? undefined : { start: file.offset, end: file.offset + file.size - 1 };
-        zip.addReadStream(range ? await getStream(file.key, range) : Readable.from([]), path, { size: file.size });
-      }
-      zip.end();
-    })();
-    await Promise.all([added, putObject(key, Readable.from(zip.outputStream), 'application/zip', SMALL_PARTS)]);
-    size = (await objectSize(key)) ?? 0;
-  }
-  return readLocated({ key, offset: 0, size, ownObject: async () => key }, rangeHeader, 'application/zip');
-}
-
 export async function readFile(record: VnfPackageRecord, path: string): Promise<Buffer> {
   const file = indexedFile(record, await packageIndex(record), path, 'file');
   return file.size === 0 ? Buffer.alloc(0) : getBytes(file.key, { start: file.offset, end: file.offset + file.size - 1 });
-}
-
-/** SOL005 9.4.4.3.2: the VNFD as one YAML (text/plain) or, with several files, a zip of them with TOSCA.meta. */
-export async function readVnfd(record: VnfPackageRecord, accept: string | undefined): Promise<{ contentType: string; bytes: Buffer }> {
-  requireOnboarded(record);
-  const index = await packageIndex(record);
-  const files = record.vnfdFiles ?? [index.entryDefinitions];
-  const acceptsText = !accept || /text\/plain|\*\/\*|text\/\*/.test(accept);
-  const acceptsZip = !accept || /application\/zip|\*\/\*|application\/\*/.test(accept);
-  if (files.length === 1 && acceptsText) return { contentType: 'text/plain', bytes: await readFile(record, files[0] as string) };
-  if (!acceptsZip) {
-    throw new ProblemError(
-      406,
-      'Not Acceptable',
-      `The VNFD of package ${record.id} consists of ${files.length} files and is returned as application/zip; Accept it`,
-    );
-  }
-  const zip = new yazl.ZipFile();
-  const paths = index.toscaMetaPath ? [index.toscaMetaPath, ...files] : files;
-  for (const path of paths) zip.addBuffer(await readFile(record, path), path);
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-  return { contentType: 'application/zip', bytes: Buffer.concat(chunks) };
 }
 
 export async function readManifest(record: VnfPackageRecord): Promise<Buffer> {

@@ -5,7 +5,7 @@
 // rendered from an event for one subscription. The package store announces them as it writes
 // (NotifyingPackageStore: where every package notification starts); the notifier delivers them as
 // one of its families (packageNotificationFamily), so lib/notify never imports this module.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { NotificationFamily } from '#lib/notify/ports.ts';
 import { stableId, subscriptionRequestFields, type FamilyEvent } from '#lib/notify/model.ts';
 import { publishAfterWrite, withOutbox, type OutboxReplay } from '#lib/notify/publisher.ts';

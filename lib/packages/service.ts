@@ -1,7 +1,7 @@
 // SOL005 VNF package resources: create, read, list, modify, delete, and the ways content arrives
 // (API upload, upload from a URI, a presigned S3 PUT). Content always lands at the package's
 // content key; its S3 ObjectCreated event starts onboarding.
-import { z } from 'zod';
+import * as z from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { httpUri, parseRequest } from '#lib/sol/requests.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';

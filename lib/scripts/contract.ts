@@ -4,7 +4,7 @@
 //
 // What a script itself sees is documented in sandbox.ts (JavaScript: one JSON object on stdin, one on
 // stdout; Python: Tacker's pickled dict on stdin, exactly as Tacker runs it).
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_ALLOWANCES } from './network.ts';
 
 /** Lambda's synchronous invocation payload limit (request and response), bytes. */

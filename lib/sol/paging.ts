@@ -1,7 +1,7 @@
 // SOL013 clause 5.4 paging: the nextpage_opaque_marker carries the whole query state (signed, so a
 // client cannot forge a DynamoDB start key) and the Link header that points at the next page.
 import { createHmac, timingSafeEqual, type BinaryLike, type KeyObject } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BadRequestError, InternalError } from '#lib/sol/errors.ts';
 
 export interface MarkerState {

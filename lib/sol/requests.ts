@@ -1,7 +1,7 @@
 // Request bodies of the SOL003 VNF LCM API, as zod schemas derived from the SOL003 model
 // (clause 5.5.2). Top-level attributes are strict: an attribute the spec does not define is a 400,
 // so a typo in an NFVO's request is reported instead of silently ignored.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isSecretKey, withoutUserinfo } from '#lib/redact.ts';
 import { BadRequestError } from './errors.ts';
 

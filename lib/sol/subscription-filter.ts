@@ -3,7 +3,7 @@
 // schema, the instance attributes a filter looks at (kept with each change, so a match never reads
 // a record that has moved on since), and the match itself. All attributes present must match
 // (AND); an array matches when one of its values does (OR).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { VnfInstanceRecord } from './model.ts';
 
 /** An identifier attribute of a filter (SOL013 7.2.x: Identifier, at most 255 characters here). */

@@ -4,7 +4,7 @@
 // credentials are always masked ("***"). The real accessInfo only ever travels to the secret store
 // and the driver. What differs between kinds of VIM (credentials, Tacker's spelling of them) the
 // kind's driver says, through the registry.
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpUri, parseRequest, refuseCredentialsIn } from '#lib/sol/requests.ts';
 import { isSecretKey } from '#lib/redact.ts';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';

@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
-import { loadTemplate } from '#local/template.ts';
+import { samBuild, samFunctions } from '../support/sam-build.ts';
 import { ROOT } from '../support/runtime.ts';
 
 interface LockedPackage {
@@ -56,24 +55,11 @@ function productionCopy(): string {
 const scratch = productionCopy();
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-const template = loadTemplate(join(ROOT, 'template.yaml'));
-for (const [logicalId, resource] of Object.entries(template.Resources)) {
-  if (resource.Type !== 'AWS::Serverless::Function') continue;
-  it(`${logicalId} builds from a production install`, async () => {
-    assert.equal(resource.Metadata?.BuildMethod, 'esbuild');
-    const props = (resource.Metadata as { BuildProperties: { EntryPoints: string[]; Target: string; Format: 'esm'; External?: string[] } }).BuildProperties;
-    const result = await build({
-      absWorkingDir: scratch,
-      preserveSymlinks: true,
-      entryPoints: props.EntryPoints,
-      bundle: true,
-      platform: 'node',
-      format: props.Format,
-      target: props.Target,
-      external: props.External ?? [],
-      write: false,
-      logLevel: 'silent',
-    }).catch((error: { errors?: Array<{ text: string }> }) => ({ errors: error.errors ?? [{ text: String(error) }] }));
+for (const fn of samFunctions()) {
+  it(`${fn.logicalId} builds from a production install`, async () => {
+    const { result } = await samBuild(fn, scratch).catch((error: { errors?: Array<{ text: string }> }) => ({
+      result: { errors: error.errors ?? [{ text: String(error) }] },
+    }));
     assert.deepEqual(
       result.errors.map((error) => error.text),
       [],

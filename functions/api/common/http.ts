@@ -4,7 +4,7 @@
 // the input once, before the handler runs, so a handler receives typed input and returns an ApiResult.
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   BadRequestError,
   MethodNotAllowedError,

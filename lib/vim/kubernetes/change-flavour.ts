@@ -5,7 +5,7 @@
 // VNF had that the new manifests lack are deleted. The state records, for this operation, what the
 // VNF was before, so a retry applies again from there and a rollback applies the old flavour's
 // manifests at the VNFC counts the instance had and deletes what the failed change added.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { DriverState, FlavourChange, OperationContext, Progress } from '#lib/vim/driver.ts';
 import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';

@@ -12,7 +12,7 @@
 // half-way, knows everything the change may have touched.
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';

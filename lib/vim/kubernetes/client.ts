@@ -1,8 +1,10 @@
-// Access to a Kubernetes VIM: a KubeConfig built in memory from the VIM's interfaceInfo and
-// accessInfo (never from a file, never logged), the dynamic object client that reaches any kind the
-// cluster serves through discovery, and the one error type the driver throws for what the cluster
-// said. Error messages carry the API server's own message, never request headers or the token.
-import { ApiException, CoreApi, KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+// Access to a Kubernetes VIM: the cluster's endpoint, bearer token and CA taken from the VIM's
+// interfaceInfo and accessInfo (never from a file, never logged), a small object client that reaches
+// any kind the cluster serves through discovery (the REST calls kubectl makes: discovery, create,
+// replace, merge patch, read, list, delete), and the one error type the driver throws for what the
+// cluster said. Error messages carry the API server's own message, never request headers or the token.
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimConnection } from '#lib/vim/driver.ts';
 
@@ -27,7 +29,28 @@ export class KubernetesError extends ProblemError {
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
 
-/** Builds the in-memory KubeConfig of a VIM: bearer token, optional CA, TLS checks off only for plain http. */
+/** The cluster a VIM names, as a kubeconfig would hold it. */
+export interface KubeCluster {
+  server: string;
+  /** TLS checks off: only for a plain http endpoint, where there is no TLS to verify. */
+  skipTLSVerify: boolean;
+  /** The CA bundle (PEM), base64-encoded as in a kubeconfig. */
+  caData?: string;
+}
+
+/** How to reach a VIM's API server: its cluster and the bearer token (kept out of logs and errors). */
+export class KubeConfig {
+  constructor(
+    readonly cluster: KubeCluster,
+    readonly token: string,
+  ) {}
+
+  getCurrentCluster(): KubeCluster {
+    return this.cluster;
+  }
+}
+
+/** Builds the access to a VIM's cluster: bearer token, optional CA, TLS checks off only for plain http. */
 export function kubeConfigOf(vim: VimConnection): KubeConfig {
   const endpoint = text(vim.interfaceInfo.endpoint);
   if (!endpoint || !/^https?:\/\/[^/]/i.test(endpoint)) {
@@ -37,27 +60,85 @@ export function kubeConfigOf(vim: VimConnection): KubeConfig {
   if (!token) throw new UnprocessableEntityError(`VIM ${vim.vimId}: accessInfo.bearer_token is required for a Kubernetes VIM`);
   const ca = text(vim.interfaceInfo.ssl_ca_cert) && String(vim.interfaceInfo.ssl_ca_cert);
   const server = endpoint.replace(/\/+$/, '');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'vim',
-        server,
-        // client-node refuses http unless told so; there is no TLS to verify on it anyway.
-        skipTLSVerify: server.toLowerCase().startsWith('http:'),
-        // PEM as Tacker takes it; a base64-encoded PEM (kubeconfig style) is taken as it is.
-        ...(ca ? { caData: ca.includes('-----BEGIN') ? Buffer.from(ca, 'utf8').toString('base64') : ca } : {}),
-      },
-    ],
-    users: [{ name: 'vnfm', token }],
-    contexts: [{ name: 'vim', cluster: 'vim', user: 'vnfm' }],
-    currentContext: 'vim',
-  });
-  return kc;
+  return new KubeConfig(
+    {
+      server,
+      skipTLSVerify: server.toLowerCase().startsWith('http:'),
+      // PEM as Tacker takes it; a base64-encoded PEM (kubeconfig style) is taken as it is.
+      ...(ca ? { caData: ca.includes('-----BEGIN') ? Buffer.from(ca, 'utf8').toString('base64') : ca } : {}),
+    },
+    token,
+  );
 }
 
-/** A plain JSON view of any object the API answered (client-node answers class instances with Dates). */
-export type KubeObject = KubernetesObject & Record<string, unknown>;
+/** The API server answered outside 2xx: its status and its body (usually a Status object). */
+class ApiException extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    /** Set when the answer was to discovery: the cluster does not serve that apiVersion. */
+    readonly discovery = false,
+  ) {
+    super(`HTTP-Code: ${code}`);
+  }
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** One HTTPS (or, for a plain http endpoint, HTTP) request to the API server. */
+function send(kc: KubeConfig, method: string, path: string, body?: { contentType: string; json: unknown }): Promise<Answer> {
+  const { server, skipTLSVerify, caData } = kc.cluster;
+  const url = new URL(`${server}${path}`);
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body.json), 'utf8');
+  const headers: Record<string, string> = { Accept: 'application/json, */*;q=0.8', Authorization: `Bearer ${kc.token}` };
+  if (payload && body) Object.assign(headers, { 'Content-Type': body.contentType, 'Content-Length': String(payload.length) });
+  const plainHttp = url.protocol === 'http:';
+  return new Promise((resolve, reject) => {
+    const answered = (response: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    };
+    const req = plainHttp
+      ? httpRequest(url, { method, headers }, answered)
+      : httpsRequest(
+          url,
+          { method, headers, rejectUnauthorized: !skipTLSVerify, ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}) },
+          answered,
+        );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+interface ApiResource {
+  name: string;
+  namespaced: boolean;
+  kind: string;
+}
+
+const apiVersionPath = (apiVersion: string): string => `/${apiVersion.includes('/') ? 'apis' : 'api'}/${apiVersion}`;
+
+/** The metadata of any object, as the API server answers it. */
+export interface KubeMetadata {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+}
+
+/** A plain JSON view of any object the API answered. */
+export type KubeObject = { apiVersion?: string; kind?: string; metadata?: KubeMetadata } & Record<string, unknown>;
 
 /** Where an object lives: enough to read or delete it. Cluster-scoped objects have no namespace. */
 export interface ObjectRef {
@@ -115,17 +196,30 @@ export function kubernetesError(doing: string, error: unknown): KubernetesError 
 
 /** Whether the cluster does not serve this apiVersion/kind at all (discovery does not list it). */
 function isUnservedKind(error: unknown): boolean {
-  if (statusOf(error) === 404 && error instanceof Error && /resource metadata/i.test(error.message)) return true;
-  return error instanceof Error && !(error instanceof ApiException) && /Unrecognized API version and kind/i.test(error.message);
+  if (error instanceof ApiException) return error.discovery && error.code === 404;
+  return error instanceof Error && /Unrecognized API version and kind/i.test(error.message);
 }
 
-/** Plain JSON of what client-node deserialised (Dates become RFC 3339 strings). */
-const plain = <T>(value: T): KubeObject => JSON.parse(JSON.stringify(value)) as KubeObject;
+/** RFC 3339 with milliseconds, as the object timestamps have always been recorded. */
+const timestamp = (value: unknown): unknown => (typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? new Date(value).toISOString() : value);
+
+/** An answered object as plain JSON, its metadata timestamps in one format. */
+function plain(value: unknown): KubeObject {
+  const object = (value && typeof value === 'object' ? value : {}) as KubeObject;
+  const metadata = object.metadata;
+  if (metadata) {
+    if (metadata.creationTimestamp !== undefined) metadata.creationTimestamp = timestamp(metadata.creationTimestamp) as string;
+    if (metadata.deletionTimestamp !== undefined) metadata.deletionTimestamp = timestamp(metadata.deletionTimestamp) as string;
+  }
+  return object;
+}
 
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
 }
+
+const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
  * The cluster as the driver uses it: any kind by apiVersion and kind (resolved through discovery,
@@ -134,23 +228,58 @@ export interface ListOptions {
  * vimStatus is the API server's status.
  */
 export class KubeClient {
-  readonly #objects: KubernetesObjectApi;
-  readonly #core: CoreApi;
+  readonly #kc: KubeConfig;
+  /** Discovery answers per apiVersion, asked again when a kind is missing (the cluster may have added it). */
+  readonly #resources = new Map<string, ApiResource[]>();
 
   constructor(readonly vim: VimConnection) {
-    const kc = kubeConfigOf(vim);
-    this.#objects = KubernetesObjectApi.makeApiClient(kc);
-    this.#core = kc.makeApiClient(CoreApi);
+    this.#kc = kubeConfigOf(vim);
   }
 
   get endpoint(): string {
     return String(this.vim.interfaceInfo.endpoint);
   }
 
+  /** A request whose 2xx answer is JSON; anything else an ApiException. */
+  async #call(method: string, path: string, body?: { contentType: string; json: unknown }, discovery = false): Promise<unknown> {
+    const answer = await send(this.#kc, method, path, body);
+    if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, answer.body, discovery);
+    return answer.body ? JSON.parse(answer.body) : {};
+  }
+
+  async #resource(apiVersion: string, kind: string): Promise<ApiResource | undefined> {
+    const known = this.#resources.get(apiVersion)?.find((resource) => resource.kind === kind);
+    if (known) return known;
+    const list = (await this.#call('GET', apiVersionPath(apiVersion), undefined, true)) as { resources?: ApiResource[] };
+    this.#resources.set(apiVersion, list.resources ?? []);
+    return list.resources?.find((resource) => resource.kind === kind);
+  }
+
+  /**
+   * The path of an object (or, for create and list, of its collection). A namespaced object without
+   * a namespace is in "default", which is written into the spec too, as kubectl does.
+   */
+  async #path(spec: KubeObject, collection: 'create' | 'list' | false): Promise<string> {
+    spec.apiVersion ||= 'v1';
+    spec.metadata ??= {};
+    const resource = await this.#resource(spec.apiVersion, String(spec.kind));
+    if (!resource) throw new Error(`Unrecognized API version and kind: ${spec.apiVersion} ${spec.kind}`);
+    if (resource.namespaced && !spec.metadata.namespace && collection !== 'list') spec.metadata.namespace = 'default';
+    const namespace = resource.namespaced ? spec.metadata.namespace : undefined;
+    const parts = [apiVersionPath(spec.apiVersion), ...(namespace ? ['namespaces', encodeURIComponent(namespace)] : []), resource.name];
+    if (!collection) parts.push(encodeURIComponent(String(spec.metadata.name)));
+    return parts.join('/').toLowerCase();
+  }
+
+  /** The spec that addresses the object `ref` names. */
+  static #specOf(ref: ObjectRef): KubeObject {
+    return { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+  }
+
   /** Reads the API versions (needs an authenticated user), saying plainly when the token or the endpoint is wrong. */
   async verify(): Promise<void> {
     try {
-      await this.#core.getAPIVersions();
+      await this.#call('GET', '/api/');
     } catch (error) {
       const status = statusOf(error);
       if (status === 401)
@@ -168,7 +297,8 @@ export class KubeClient {
   async create(object: KubeObject): Promise<KubeObject> {
     const ref = refOf(object);
     try {
-      return plain(await this.#objects.create(object));
+      const path = await this.#path(object, 'create');
+      return plain(await this.#call('POST', path, { contentType: 'application/json', json: object }));
     } catch (error) {
       throw kubernetesError(`creating ${describeRef(ref)}`, error);
     }
@@ -177,7 +307,7 @@ export class KubeClient {
   async replace(object: KubeObject): Promise<KubeObject> {
     const ref = refOf(object);
     try {
-      return plain(await this.#objects.replace(object));
+      return plain(await this.#call('PUT', await this.#path(object, false), { contentType: 'application/json', json: object }));
     } catch (error) {
       throw kubernetesError(`replacing ${describeRef(ref)}`, error);
     }
@@ -192,7 +322,7 @@ export class KubeClient {
       metadata: { ...(patch.metadata as object | undefined), name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
     };
     try {
-      return plain(await this.#objects.patch(body, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch));
+      return plain(await this.#call('PATCH', await this.#path(body, false), { contentType: MERGE_PATCH, json: body }));
     } catch (error) {
       throw kubernetesError(`patching ${describeRef(ref)}`, error);
     }
@@ -200,13 +330,7 @@ export class KubeClient {
 
   async read(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      return plain(
-        await this.#objects.read({
-          apiVersion: ref.apiVersion,
-          kind: ref.kind,
-          metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-        }),
-      );
+      return plain(await this.#call('GET', await this.#path(KubeClient.#specOf(ref), false)));
     } catch (error) {
       if (statusOf(error) === 404 && !isUnservedKind(error)) return undefined;
       throw kubernetesError(`reading ${describeRef(ref)}`, error);
@@ -227,7 +351,11 @@ export class KubeClient {
 
   async #list(apiVersion: string, kind: string, namespace: string | undefined, options: ListOptions): Promise<KubeObject[] | undefined> {
     try {
-      const answer = await this.#objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, options.fieldSelector, options.labelSelector);
+      const query = new URLSearchParams();
+      if (options.fieldSelector !== undefined) query.set('fieldSelector', options.fieldSelector);
+      if (options.labelSelector !== undefined) query.set('labelSelector', options.labelSelector);
+      const path = await this.#path({ apiVersion, kind, metadata: { namespace } }, 'list');
+      const answer = (await this.#call('GET', query.size ? `${path}?${query}` : path)) as { items?: unknown[] };
       return (answer.items ?? []).map((item) => ({ ...plain(item), apiVersion, kind }));
     } catch (error) {
       if (isUnservedKind(error)) return undefined;
@@ -238,14 +366,11 @@ export class KubeClient {
   /** Deletes the object; false when it was already gone. */
   async delete(ref: ObjectRef, options: { propagationPolicy?: 'Foreground' | 'Background'; gracePeriodSeconds?: number } = {}): Promise<boolean> {
     try {
-      await this.#objects.delete(
-        { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } },
-        undefined,
-        undefined,
-        options.gracePeriodSeconds,
-        undefined,
-        options.propagationPolicy,
-      );
+      const query = new URLSearchParams();
+      if (options.gracePeriodSeconds !== undefined) query.set('gracePeriodSeconds', String(options.gracePeriodSeconds));
+      if (options.propagationPolicy !== undefined) query.set('propagationPolicy', options.propagationPolicy);
+      const path = await this.#path(KubeClient.#specOf(ref), false);
+      await this.#call('DELETE', query.size ? `${path}?${query}` : path);
       return true;
     } catch (error) {
       if (statusOf(error) === 404 && !isUnservedKind(error)) return false;

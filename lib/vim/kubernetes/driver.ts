@@ -5,7 +5,7 @@
 // patch or delete and return, poll steps read rollouts. The driver state names only what was
 // created (apiVersion, kind, namespace, name), and terminate also finds objects by the instance
 // label, so a lost or partial state still leaves nothing behind. Package changes: change-package.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import {

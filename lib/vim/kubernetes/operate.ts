@@ -13,7 +13,7 @@
 //
 // While stopped, the VNFCs stay on record (vnfcState STOPPED) under the names and uids they had, so
 // that the instance still shows them and a start can name them; health() knows them as stopped.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { DriverState, OperateChange, OperationContext, Progress } from '#lib/vim/driver.ts';

@@ -2,7 +2,7 @@
 // cluster (its namespace, the objects it created, the workload each VDU runs on when a blue-green
 // gave it another name, the manifests it runs) plus what one operation carries between its steps.
 // It comes back from outside, so it is parsed, and a state that does not parse is an empty one.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DriverState, OperationContext } from '#lib/vim/driver.ts';
 import type { ObjectRef } from './client.ts';
 import { defFilesOf, WORKLOAD_KINDS } from './manifests.ts';

@@ -8,7 +8,7 @@
 // nfv the instance had (its scaled capacities and its instantiate grant), removing from the scaling
 // groups the members the failed attempt added rather than the oldest, then deletes the images the
 // failed attempt uploaded.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { DriverState, FlavourChange, OperationContext, Progress } from '#lib/vim/driver.ts';
 import { VimError } from './errors.ts';

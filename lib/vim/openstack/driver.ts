@@ -7,7 +7,7 @@
 // steps issue requests and return ids, poll steps read status. The driver state names only VIM ids,
 // and rollback or terminate also find what a lost or partial state would have named (by the
 // deterministic stack and image names), so a failure half-way through leaves nothing behind.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import {

@@ -1,7 +1,7 @@
 // A thin Glance v2 client: what the driver needs to put a package's software images on the VIM and
 // to find images that are already there. Image data is streamed from the package, never buffered.
 import { Readable } from 'node:stream';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
 const imageSchema = z

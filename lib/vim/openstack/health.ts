@@ -2,7 +2,7 @@
 // answers for every VNFC of every instance on it. A server in ERROR or SHUTOFF, or one Nova no
 // longer lists, is a fault; anything else (ACTIVE, BUILD, REBOOT, ...) is healthy or on its way. A
 // server an OPERATE stopped (the instance's driver state says which) is SHUTOFF on purpose: healthy.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HealthReport, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
 import { OpenStackSession } from './keystone.ts';
 import { stoppedServers } from './operate.ts';

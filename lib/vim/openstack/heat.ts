@@ -2,7 +2,7 @@
 // its nested stacks), read its template, list its resources including nested stacks, and mark a
 // resource unhealthy so the next update replaces it. Heat answers a GET by stack name with a 302 to
 // /stacks/<name>/<id>, which fetch follows; either form of reference works everywhere here.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
 const stackSchema = z

@@ -4,7 +4,7 @@
 // top template uses exists in `nfv` (null when nothing decides it), so a template never trips over a
 // missing key, and the request's additionalParams.nfv is merged last, as in Tacker.
 import { posix } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { mergePatch } from '#lib/sol/merge-patch.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import { parseSafeYaml } from '#lib/yaml.ts';

@@ -2,7 +2,7 @@
 // already present ones), waiting for them to become active, and deleting those the driver created.
 // Images are named after the VNF instance (and, for a package change, the new package), so a
 // retried step or a rollback with a lost state finds them again.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { ParsedVnfd, SoftwareImageInfo } from '#lib/packages/vnfd/model.ts';
 import type { GrantDecision, PackageFiles } from '#lib/vim/driver.ts';

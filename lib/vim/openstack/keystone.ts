@@ -5,7 +5,7 @@
 // log in for every call; they never leave memory and are never logged.
 import { createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { VimConnection } from '#lib/vim/driver.ts';
 import { VimError, serviceMessage, type OpenStackService } from './errors.ts';

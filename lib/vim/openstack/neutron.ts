@@ -1,6 +1,6 @@
 // A thin Neutron v2.0 client: what the driver reads of the ports it created, to report each external
 // CP's real addresses (SOL003 CpProtocolInfo: MAC and fixed IPs as Neutron allocated them).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OpenStackSession } from './keystone.ts';
 
 const portSchema = z

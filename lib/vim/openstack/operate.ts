@@ -16,7 +16,7 @@
 // A server already in the wanted state is left alone. What the VNFM stopped is remembered in the
 // driver state (`stopped`), so that the health check tells a server stopped on purpose from one that
 // shut down by itself.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { CollectedResources, DriverState, OperateChange, OperationContext, Progress } from '#lib/vim/driver.ts';
 import { serviceMessage, VimError } from './errors.ts';

@@ -4,7 +4,7 @@
 // count with the same Heat stack update a scale makes, then rebuilds every server from its VNFC's
 // snapshot image (Nova rebuild with imageRef): a server the snapshot had gets its own image, a
 // server made since gets the image of a snapshot VNFC of its VDU that is gone. Steps never wait.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type {
   DriverState,

@@ -2,7 +2,7 @@
 // the stack's deterministic name, its `nfv` parameter rebuilt from the same inputs every time, its
 // creation, and where a stack action stands. Shared by instantiate, scale/heal, terminate and the
 // package change.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { DriverState, GrantDecision, OperationContext, Progress } from '#lib/vim/driver.ts';
 import { VimError } from './errors.ts';

@@ -19,6 +19,7 @@ import { HeatClient } from '#lib/vim/openstack/heat.ts';
 import { VimError, clearTokenCache } from '#lib/vim/openstack/index.ts';
 import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
+import { LOCALHOST_CERT, LOCALHOST_KEY } from '../../support/tls.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The fake
@@ -419,28 +420,9 @@ describe('Keystone', () => {
 });
 
 describe('a VIM behind a private CA', () => {
-  // A self-signed certificate for localhost and 127.0.0.1, valid until 2126.
-  const KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgdZX1SeMmxPGHhCzI
-Kxi2FH7aGnugz0Hby3fsOjuKIG+hRANCAAQsaQCIFsarRmboADwdoRso6Z2bV3UW
-nWC2x+r6PUqtZP57NLLtUtS3Gow5LiOWEmXhuA3GJAEh+qxlrCIORX34
------END PRIVATE KEY-----
-`;
-  const CERT = `-----BEGIN CERTIFICATE-----
-MIIBmzCCAUGgAwIBAgIUQ8VP+nSiMOdclWWCjnw7VDAvnPAwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTIwMTExMDYwNloYDzIxMjYxMTA3
-MTEwNjA2WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAQsaQCIFsarRmboADwdoRso6Z2bV3UWnWC2x+r6PUqtZP57NLLtUtS3
-Gow5LiOWEmXhuA3GJAEh+qxlrCIORX34o28wbTAdBgNVHQ4EFgQUZY2OwrZVy2/o
-Y/WDQK4ORSTevYswHwYDVR0jBBgwFoAUZY2OwrZVy2/oY/WDQK4ORSTevYswDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
-zj0EAwIDSAAwRQIhALPeLpF0DX1usKaiKsgzjyVKalV71LK4S/pMCoXrGI+HAiAZ
-Yo4GgLHLADU5YvWsyZcFUnScaqntputUGIccFJ4EUQ==
------END CERTIFICATE-----
-`;
   let secure: Fake;
   before(async () => {
-    secure = new Fake({ key: KEY, cert: CERT });
+    secure = new Fake({ key: LOCALHOST_KEY, cert: LOCALHOST_CERT });
     await secure.start();
   });
   after(async () => {
@@ -448,9 +430,9 @@ Yo4GgLHLADU5YvWsyZcFUnScaqntputUGIccFJ4EUQ==
   });
 
   it('trusts interfaceInfo.ssl_ca_cert (or cacert), and nothing else', async () => {
-    await openStackDriver.verify(vimOf(secure, {}, { ssl_ca_cert: CERT }));
+    await openStackDriver.verify(vimOf(secure, {}, { ssl_ca_cert: LOCALHOST_CERT }));
     clearTokenCache();
-    await openStackDriver.verify(vimOf(secure, {}, { cacert: CERT }));
+    await openStackDriver.verify(vimOf(secure, {}, { cacert: LOCALHOST_CERT }));
     await assert.rejects(
       openStackDriver.verify(vimOf(secure)),
       vimErrorMatching(/cannot reach https:\/\/localhost:\d+\/identity\/v3 \(DEPTH_ZERO_SELF_SIGNED_CERT\)/),

@@ -1,7 +1,7 @@
 // What the two kinds of CHANGE_VNFPKG on OpenStack share: the progress a change records in the
 // driver state (under `change`), the names and images of the package it moves to, and the VNFCs
 // of a stack as Heat lists them. The steps are driven from lib/vim/openstack/change-package.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import { isRecord } from '#lib/json.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
