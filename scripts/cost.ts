@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { applyGlobals, evaluateCondition, intrinsicContext, loadTemplate } from '../local/template.ts';
 import { rateMs } from '../local/schedules.ts';
 import type { UsageSnapshot } from '../local/metering.ts';
-import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '../lib/fm/monitor.ts';
+import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '../lib/secrets/vim-access.ts';
 import { client, localControl, ROOT, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../bench/openstack-lifecycles.ts';
 

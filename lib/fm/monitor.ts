@@ -21,6 +21,7 @@ import { loadDriver } from '#lib/vim/registry.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import type { AlarmRecord, EventType, PerceivedSeverity } from './model.ts';
 import { alarmEvent, type AlarmEvent } from './notifications.ts';
+import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '#lib/secrets/vim-access.ts';
 
 type Info = Record<string, unknown>;
 
@@ -244,12 +245,8 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   );
 }
 
-/**
- * How long a warm sweep function reuses the VIM credentials it read: a few sweeps, instead of a
- * Secrets Manager read and a KMS decrypt per VIM every minute. A VIM that failed a check has its
- * credentials read afresh by the next sweep (they may have been rotated meanwhile).
- */
-export const SWEEP_CREDENTIALS_MAX_AGE_MS = 5 * 60_000;
+// A warm sweep function reuses the VIM credentials it read for SWEEP_CREDENTIALS_MAX_AGE_MS (a few
+// sweeps); a VIM that failed a check has its credentials read afresh by the next sweep.
 const credentialsToReread = new Set<string>();
 
 async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {

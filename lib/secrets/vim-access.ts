@@ -16,6 +16,12 @@ export interface SecretStore {
 let client: SecretsManagerClient | undefined;
 
 /**
+ * How long a warm sweep function (VNFC health, VIM reachability) reuses the VIM credentials it
+ * read: a few sweeps, instead of a Secrets Manager read and a KMS decrypt per VIM every minute.
+ */
+export const SWEEP_CREDENTIALS_MAX_AGE_MS = 5 * 60_000;
+
+/**
  * Secrets this process read, by id, for readers that accept a recent value (`maxAgeMs`): a warm
  * function polling a VIM reads its credentials once a minute rather than at every poll (each read
  * is also a KMS Decrypt). A write or removal here forgets the entry; a change made elsewhere is

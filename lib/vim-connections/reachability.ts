@@ -6,6 +6,7 @@ import { loadDriver } from '#lib/vim/registry.ts';
 import { log } from '#lib/log.ts';
 import type { VimRecord, VimStatus } from '#lib/store/vims.ts';
 import type { SweepDeps } from './ports.ts';
+import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '#lib/secrets/vim-access.ts';
 
 export function checkTimeoutMs(): number {
   const seconds = Number(process.env.VIM_CHECK_TIMEOUT_SECONDS ?? 10);
@@ -53,15 +54,21 @@ export interface SweepResult {
   changed: Array<{ vimId: string; from: VimStatus | undefined; to: VimStatus; error?: string }>;
 }
 
-/** Checks one registered VIM and records the outcome; returns its new status. */
+/**
+ * Checks one registered VIM and records the outcome; returns its new status. The sweep reuses
+ * credentials it read within SWEEP_CREDENTIALS_MAX_AGE_MS for a VIM that was reachable, instead of
+ * a secret read and a KMS decrypt per VIM every minute; a VIM that was not is checked with its
+ * credentials read afresh (they may have been rotated since).
+ */
 export async function checkRegisteredVim(
   deps: SweepDeps,
   record: VimRecord,
   timeoutMs = checkTimeoutMs(),
 ): Promise<{ status: VimStatus; error?: string; changed: boolean }> {
   let error: string | undefined;
+  const maxAgeMs = record.status === 'REACHABLE' ? SWEEP_CREDENTIALS_MAX_AGE_MS : undefined;
   try {
-    error = await vimProblem({ ...record, accessInfo: await deps.secrets.read(record.accessSecret) }, timeoutMs);
+    error = await vimProblem({ ...record, accessInfo: await deps.secrets.read(record.accessSecret, { maxAgeMs }) }, timeoutMs);
   } catch (failure) {
     error = `the VIM's credentials could not be read: ${messageOf(failure)}`;
   }
