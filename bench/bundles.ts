@@ -64,7 +64,7 @@ export async function benchBundles(): Promise<void> {
   try {
     console.log(`Lambda bundles as sam build makes them: JavaScript size and module init (median of ${RUNS} fresh node processes)`);
     console.log(
-      `${'function'.padEnd(30)} ${'size'.padStart(9)} ${'before'.padStart(8)}  ${'init'.padStart(8)} ${'before'.padStart(8)} ${'CPU'.padStart(9)}   (targets: <= 1 MB, <= ${TARGET_INIT_MS} ms; init is wall-clock, CPU the process's CPU time during the import)`,
+      `${'function'.padEnd(30)} ${'size'.padStart(9)} ${'before'.padStart(8)}  ${'init'.padStart(8)} ${'before'.padStart(8)} ${'CPU'.padStart(9)}   (sizes in MiB, the before column in MB as first measured; targets: <= 1 MiB, <= ${TARGET_INIT_MS} ms; init is wall-clock, CPU the process's CPU time during the import)`,
     );
     const over: string[] = [];
     for (const fn of samFunctions()) {
@@ -79,10 +79,10 @@ export async function benchBundles(): Promise<void> {
       const maps = files.filter((f) => f.path.endsWith('.map')).length;
       if (bytes > TARGET_BYTES || wall > TARGET_INIT_MS) over.push(fn.logicalId);
       console.log(
-        `${fn.logicalId.padEnd(30)} ${(bytes / 1e6).toFixed(2).padStart(6)} MB ${sizeBefore === undefined ? '       -' : `${sizeBefore.toFixed(2)} MB`.padStart(8)}  ${wall.toFixed(0).padStart(5)} ms ${initBefore === undefined ? '       -' : `${initBefore} ms`.padStart(8)} ${cpu.toFixed(0).padStart(6)} ms   ${bytes <= TARGET_BYTES ? 'size ok' : 'SIZE OVER'}, ${wall <= TARGET_INIT_MS ? 'init ok' : 'INIT OVER'}${maps ? `, ${maps} source map(s)` : ''}`,
+        `${fn.logicalId.padEnd(30)} ${(bytes / TARGET_BYTES).toFixed(2).padStart(5)} MiB ${sizeBefore === undefined ? '       -' : `${sizeBefore.toFixed(2)} MB`.padStart(8)}  ${wall.toFixed(0).padStart(5)} ms ${initBefore === undefined ? '       -' : `${initBefore} ms`.padStart(8)} ${cpu.toFixed(0).padStart(6)} ms   ${bytes <= TARGET_BYTES ? 'size ok' : 'SIZE OVER'}, ${wall <= TARGET_INIT_MS ? 'init ok' : 'INIT OVER'}${maps ? `, ${maps} source map(s)` : ''}`,
       );
     }
-    console.log(over.length ? `over a target: ${over.join(', ')}` : 'every function within 1 MB and 150 ms of module init');
+    console.log(over.length ? `over a target: ${over.join(', ')}` : 'every function within 1 MiB and 150 ms of module init');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
