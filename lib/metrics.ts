@@ -29,10 +29,17 @@ function newMetrics(service: string, dimensions: Dimensions): Metrics {
   return new Metrics({ namespace: NAMESPACE, serviceName: service, defaultDimensions: dimensions });
 }
 
-function record(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number, dimensions: Dimensions): void {
+function record(
+  name: string,
+  unit: (typeof MetricUnit)[keyof typeof MetricUnit],
+  value: number,
+  dimensions: Dimensions,
+  outsideInvocation: 'publish' | 'drop' = 'publish',
+): void {
   try {
     const invocation = invocations.getStore();
     if (!invocation) {
+      if (outsideInvocation === 'drop') return;
       newMetrics(DEFAULT_SERVICE, dimensions).addMetric(name, unit, value).publishStoredMetrics();
       return;
     }
@@ -101,4 +108,18 @@ export type DeliveryOutcome = 'Delivered' | 'Retried' | 'DeadLettered';
 /** Counts a notification delivered to its subscriber, given back to the queue to retry, or dead-lettered. */
 export function countNotification(outcome: DeliveryOutcome): void {
   record(`Notifications${outcome}`, MetricUnit.Count, 1, {});
+}
+
+/**
+ * Times one call to a VIM's API (VimApiLatency, in milliseconds, with the VIM type and the API
+ * called as dimensions), whether it answered or failed, and hands back what the call gave.
+ */
+export async function timedVimCall<T>(vimType: 'openstack' | 'kubernetes', api: string, call: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await call();
+  } finally {
+    // Only within a function's invocation: a tool or test driving a VIM directly publishes nothing.
+    record('VimApiLatency', MetricUnit.Milliseconds, performance.now() - started, { vimType, api }, 'drop');
+  }
 }

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Context } from 'aws-lambda';
-import { countNotification, instrumented } from '#lib/metrics.ts';
+import { countNotification, instrumented, timedVimCall } from '#lib/metrics.ts';
 import { createOpOcc, moveOpOcc } from '#lib/lcm/op-occs.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { LcmOperationType, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
@@ -137,6 +137,28 @@ describe('metrics', () => {
     assert.deepEqual(document._aws.CloudWatchMetrics[0]?.Dimensions, [['service']]);
     assert.deepEqual(document.NotificationsDelivered, [1, 1]);
     assert.equal(document.NotificationsDeadLettered, 1);
+  });
+
+  it('times VIM API calls within an invocation (VimApiLatency by VIM type and API, failures too) and not outside one', async () => {
+    const handler = instrumented(async () => {
+      await timedVimCall('openstack', 'heat', async () => 'answered');
+      await assert.rejects(
+        timedVimCall('openstack', 'heat', async () => {
+          throw new Error('refused');
+        }),
+        /refused/,
+      );
+      await timedVimCall('kubernetes', 'GET', async () => 'answered');
+    });
+    const { documents } = await emitted(() => handler({}, context));
+    const latencies = documents.map((document) => [document.vimType, document.api, ([] as unknown[]).concat(document.VimApiLatency).length]);
+    assert.deepEqual(latencies.sort(), [
+      ['kubernetes', 'GET', 1],
+      ['openstack', 'heat', 2],
+    ]);
+    assert.equal(documents[0]?._aws.CloudWatchMetrics[0]?.Metrics[0]?.Unit, 'Milliseconds');
+    const outside = await emitted(() => timedVimCall('openstack', 'nova', async () => 'answered'));
+    assert.deepEqual(outside.documents, []);
   });
 
   it('publishes a metric counted outside an invocation at once', async () => {

@@ -7,6 +7,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VimConnection } from '#lib/vim/driver.ts';
+import { timedVimCall } from '#lib/metrics.ts';
 
 export interface KubernetesErrorOptions {
   /** The API server's HTTP status, when it answered at all. */
@@ -96,23 +97,28 @@ function send(kc: KubeConfig, method: string, path: string, body?: { contentType
   const headers: Record<string, string> = { Accept: 'application/json, */*;q=0.8', Authorization: `Bearer ${kc.token}` };
   if (payload && body) Object.assign(headers, { 'Content-Type': body.contentType, 'Content-Length': String(payload.length) });
   const plainHttp = url.protocol === 'http:';
-  return new Promise((resolve, reject) => {
-    const answered = (response: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    };
-    const req = plainHttp
-      ? httpRequest(url, { method, headers }, answered)
-      : httpsRequest(
-          url,
-          { method, headers, rejectUnauthorized: !skipTLSVerify, ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}) },
-          answered,
-        );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return timedVimCall(
+    'kubernetes',
+    method,
+    () =>
+      new Promise<Answer>((resolve, reject) => {
+        const answered = (response: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', reject);
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        };
+        const req = plainHttp
+          ? httpRequest(url, { method, headers }, answered)
+          : httpsRequest(
+              url,
+              { method, headers, rejectUnauthorized: !skipTLSVerify, ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}) },
+              answered,
+            );
+        req.on('error', reject);
+        req.end(payload);
+      }),
+  );
 }
 
 interface ApiResource {

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { log } from '#lib/log.ts';
 import type { VimConnection } from '#lib/vim/driver.ts';
 import { VimError, serviceMessage, type OpenStackService } from './errors.ts';
+import { timedVimCall } from '#lib/metrics.ts';
 
 /** What the driver needs of a VimConnection, checked once. */
 export interface OpenStackAccess {
@@ -128,7 +129,7 @@ async function send(service: OpenStackService, url: string, init: FetchInit, acc
   const options: FetchInit = { ...init };
   if (access.caCert) options.dispatcher = await dispatcherFor(access.caCert);
   try {
-    return await fetch(url, options as RequestInit);
+    return await timedVimCall('openstack', service, () => fetch(url, options as RequestInit));
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     const code = cause && typeof cause === 'object' && 'code' in cause ? String((cause as { code: unknown }).code) : undefined;
