@@ -10,7 +10,7 @@ import { log } from '#lib/log.ts';
 import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { changedExtConnectivity, extConnResourceChanges, type ExtConnPlan } from '#lib/lcm/ext-conn.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
-import { infoAfter, saveInstance } from './records.ts';
+import { endHookOn, infoAfter, saveInstance } from './records.ts';
 import { grant, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Loaded, type Step, type StepTable } from './step.ts';
 
@@ -73,11 +73,11 @@ const finish: Step = async (deps, loaded, polls) => {
   if (!resources) throw new UnprocessableEntityError(`VNF instance ${instance.id} has no VIM resources`);
   const plan = planOf(opOcc);
   const ctx = await instanceContext(deps, loaded, resources.vim);
-  await hook(deps, loaded, ctx, 'end');
   const driverState = opOcc.driverState ?? resources.driverState;
   const instantiateRequest = { ...resources.instantiateRequest, extVirtualLinks: plan.extVirtualLinks };
   const collected = await (await driverOf(resources.vim)).collect({ ...ctx, instantiateRequest }, driverState);
   const info = infoAfter(instance, collected);
+  await endHookOn(deps, loaded, ctx, info);
   const { connections, secrets } = connectionsAfter(loaded);
   // The op occ first: a retried step then still compares with what the instance had.
   await updateOpOcc(deps, opOcc, {

@@ -17,7 +17,7 @@ import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { resourceDiff, vnfcsOf } from '#lib/lcm/scale-heal.ts';
 import { instantiateRequestAfterFlavour, scaleInfoAt, type FlavourChangePlan } from '#lib/lcm/change-flavour.ts';
 import { driverOf, hook, instanceContext, operationContext } from './context.ts';
-import { collectedOf, infoAfter, saveInstance } from './records.ts';
+import { collectedOf, endHookOn, infoAfter, saveInstance } from './records.ts';
 import { grant, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Loaded, type Step, type StepTable } from './step.ts';
 
@@ -85,7 +85,6 @@ const finish: Step = async (deps, loaded, polls) => {
   const { opOcc, instance, vnfd } = loaded;
   const plan = planOf(opOcc);
   const ctx = await targetContext(deps, loaded, plan);
-  await hook(deps, loaded, ctx, 'end');
   const driverState = opOcc.driverState ?? {};
   const collected = await (await driverOf(instance.vimResources?.vim)).collect(ctx, driverState);
   const before = collectedOf(instance.instantiatedVnfInfo);
@@ -94,6 +93,7 @@ const finish: Step = async (deps, loaded, polls) => {
     flavourId: plan.newFlavourId,
     ...scaleInfoAt(flavourOf(vnfd, plan.newFlavourId), plan.instantiationLevelId),
   };
+  await endHookOn(deps, loaded, ctx, info);
   const { connections, secrets, replaced } = connectionsAfter(loaded);
   const params = opOcc.operationParams ?? {};
   const set: Record<string, unknown> = {

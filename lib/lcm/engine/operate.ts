@@ -43,7 +43,6 @@ const poll: Step = async (deps, loaded, polls) => {
 
 const finish: Step = async (deps, loaded, polls) => {
   const { opOcc, instance } = loaded;
-  await hook(deps, loaded, await instanceContext(deps, loaded, instance.vimResources?.vim), 'end');
   const info = await recollect(deps, loaded, {});
   const diff = resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info));
   const warnings = (opOcc.driverState as { warnings?: unknown } | undefined)?.warnings;

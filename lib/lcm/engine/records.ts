@@ -2,11 +2,11 @@
 // instantiatedVnfInfo rebuilt from what the VIM reports, and the op occ's resourceChanges.
 import { ConflictError } from '#lib/sol/errors.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import type { CollectedResources } from '#lib/vim/driver.ts';
+import type { CollectedResources, OperationContext } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { ageOrdered } from '#lib/lcm/scale-heal.ts';
 import { vnfStateOf } from '#lib/lcm/operate.ts';
-import { driverOf, instanceContext } from './context.ts';
+import { driverOf, hook, instanceContext } from './context.ts';
 import type { Loaded } from './step.ts';
 
 export function lostLock({ opOcc, instance }: Loaded): ConflictError {
@@ -93,8 +93,19 @@ export async function recollect(deps: CoreDeps, loaded: Loaded, extra: Record<st
   const vim = instance.vimResources?.vim;
   if (!vim || !instance.vimResources) throw new ConflictError(`VNF instance ${instance.id} has no VIM resources`);
   const driverState = opOcc.driverState ?? instance.vimResources.driverState;
-  const collected = await (await driverOf(vim)).collect(await instanceContext(deps, loaded, vim), driverState);
+  const ctx = await instanceContext(deps, loaded, vim);
+  const collected = await (await driverOf(vim)).collect(ctx, driverState);
   const info = { ...infoAfter(instance, collected), ...extra };
+  await endHookOn(deps, loaded, ctx, info);
   await saveInstance(deps, loaded, { instantiatedVnfInfo: info, vimResources: { ...instance.vimResources, driverState } });
   return info;
+}
+
+/**
+ * The operation's `_end` script, run on the VNF as the operation left it (its new
+ * instantiatedVnfInfo) before that is recorded, as Tacker runs it: a script configuring the VNF
+ * after a scale or a heal finds the VNFCs it has now.
+ */
+export function endHookOn(deps: CoreDeps, loaded: Loaded, ctx: OperationContext, info: Record<string, unknown>): Promise<void> {
+  return hook(deps, { ...loaded, instance: { ...loaded.instance, instantiatedVnfInfo: info } as VnfInstanceRecord }, ctx, 'end');
 }

@@ -177,7 +177,6 @@ const revertFinish: Step = async (deps, current, polls) => {
     loaded = { ...loaded, opOcc: { ...loaded.opOcc, driverState } };
   }
   const { opOcc, instance } = loaded;
-  await hook(deps, loaded, await instanceContext(deps, loaded, instance.vimResources?.vim), 'end');
   const target = recordedTarget(loaded);
   const record = await snapshotInfoOf(deps, loaded);
   const scaleStatus = (record.vnfSnapshot?.vnfInstance.instantiatedVnfInfo as { scaleStatus?: unknown } | undefined)?.scaleStatus;

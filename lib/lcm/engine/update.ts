@@ -46,7 +46,6 @@ export async function finishUpdate(
   extra: (change: UpdateChange) => Record<string, unknown>,
 ): Promise<StepResult> {
   const { opOcc, instance } = loaded;
-  await hook(deps, loaded, await instanceContext(deps, loaded, instance.vimResources?.vim), 'end');
   const info = await recollect(deps, loaded, extra(changeOf(opOcc)));
   await updateOpOcc(deps, opOcc, { resourceChanges: resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info)) });
   return polled(polls);

@@ -10,7 +10,9 @@ additionalParams.sample_script_fail names the operation being run, or when
 additionalParams.sample_script_require names a parameter the request does not carry (the VNFM
 hands a script the additionalParams as given, credentials included, while it records them
 without), or when additionalParams.sample_script_require_vnfc names the operation being run and
-the VNF instance it is handed has no VNFC yet (an _end hook sees the VNF as the operation left it).
+the VNF instance it is handed has no VNFC yet (an _end hook sees the VNF as the operation left it),
+or when additionalParams.sample_script_expect_vnfcs is "<operation>=<n>" for the operation being run
+and the VNF instance it is handed has another number of VNFCs.
 """
 import pickle
 import sys
@@ -32,6 +34,13 @@ def main():
         info = (params.get("vnf_instance") or {}).get("instantiatedVnfInfo") or {}
         if not info.get("vnfcResourceInfo"):
             sys.stderr.write("sample_script: %s was handed a VNF instance with no VNFC\n" % operation)
+            return 1
+    expected = str(additional.get("sample_script_expect_vnfcs") or "").split("=")
+    if len(expected) == 2 and expected[0] == operation:
+        info = (params.get("vnf_instance") or {}).get("instantiatedVnfInfo") or {}
+        found = len(info.get("vnfcResourceInfo") or [])
+        if str(found) != expected[1]:
+            sys.stderr.write("sample_script: %s was handed %d VNFCs, not %s\n" % (operation, found, expected[1]))
             return 1
     return 0
 
