@@ -49,11 +49,33 @@ async function putAll(client: DynamoDBClient, table: string, items: Item[]): Pro
   }
 }
 
+/** The table's status, or undefined once it is gone. */
+async function statusOf(client: DynamoDBClient, table: string): Promise<string | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.TableStatus;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return undefined;
+    throw error;
+  }
+}
+
+/** Deleting and creating a table take effect after the call returns (DELETING, CREATING): wait for the end state. */
+async function settled(client: DynamoDBClient, table: string, wanted: 'ACTIVE' | undefined): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await statusOf(client, table)) !== wanted) {
+    if (Date.now() > deadline) throw new Error(`Table ${table} did not become ${wanted ?? 'deleted'} within a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function recreate(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
-  await client.send(new DeleteTableCommand({ TableName: input.TableName })).catch((error: Error) => {
+  const table = input.TableName as string;
+  await client.send(new DeleteTableCommand({ TableName: table })).catch((error: Error) => {
     if (error.name !== 'ResourceNotFoundException') throw error;
   });
+  await settled(client, table, undefined);
   await client.send(new CreateTableCommand(input));
+  await settled(client, table, 'ACTIVE');
 }
 
 /**
@@ -76,6 +98,7 @@ export async function ensureTable(client: DynamoDBClient, input: CreateTableComm
   });
   if (!existing) {
     await client.send(new CreateTableCommand(input));
+    await settled(client, table, 'ACTIVE');
     return false;
   }
   if (indexNames(existing.Table?.GlobalSecondaryIndexes) === indexNames(input.GlobalSecondaryIndexes)) return false;

@@ -11,6 +11,7 @@ import { after, before, it } from 'node:test';
 import {
   CreateTableCommand,
   DeleteTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   PutItemCommand,
   QueryCommand,
@@ -54,6 +55,17 @@ const watched = async () =>
       )
     ).Items ?? []
   ).length;
+/** Until DescribeTable no longer finds the table (the local DynamoDB deletes it after answering). */
+async function gone(table: string): Promise<void> {
+  for (;;) {
+    const found = await client.send(new DescribeTableCommand({ TableName: table })).then(
+      () => true,
+      (error: Error) => error.name !== 'ResourceNotFoundException',
+    );
+    if (!found) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 const RECORDS = Array.from({ length: 60 }, (_, n) => `record-${String(n).padStart(2, '0')}`);
 
 before(async () => {
@@ -84,6 +96,7 @@ it('finishes a rebuild the previous start was killed in: every record from the s
   // Killed after the table was dropped and made anew, before all items were back.
   writeFileSync(join(dataDir, 'rebuild-Records.json'), JSON.stringify(RECORDS.map((id) => ({ id: { S: id }, watched: { S: 'yes' } }))));
   await client.send(new DeleteTableCommand({ TableName: 'Records' }));
+  await gone('Records');
   await client.send(new CreateTableCommand(withIndex));
   await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: RECORDS[0] as string }, watched: { S: 'yes' } } }));
   assert.equal(await ensureTable(client, withIndex, dataDir), true);
