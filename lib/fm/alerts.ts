@@ -83,6 +83,12 @@ async function ensureAlarm(
 }
 
 /** POST /alert/auto_healing: firing `auto_heal` alerts raise an alarm per VNFC and heal them (isAutohealEnabled). */
+/** A VNFC an OPERATE stopped (its vnfcInfo says STOPPED): down on purpose, neither alarmed nor healed, as the health sweep treats it. */
+function stoppedOnPurpose(instance: VnfInstanceRecord, vnfc: ReturnType<typeof vnfcsOfInstance>[number]): boolean {
+  const infos = (instance.instantiatedVnfInfo?.vnfcInfo ?? []) as Array<{ id?: string; vnfcResourceInfoId?: string; vnfcState?: string }>;
+  return infos.some((info) => (vnfc.vnfcInfoIds.includes(info.id ?? '') || info.vnfcResourceInfoId === vnfc.id) && info.vnfcState === 'STOPPED');
+}
+
 export async function alertAutoHealing(deps: FmDeps, caller: Caller, body: unknown): Promise<AlertOutcome> {
   const payload = parseRequest(webhook(healAlert), body, 'Alertmanager webhook (AutoHealAlertEvent)');
   const outcome: AlertOutcome = { accepted: 0, ignored: 0, opOccIds: [] };
@@ -118,8 +124,16 @@ export async function alertAutoHealing(deps: FmDeps, caller: Caller, body: unkno
   }
   for (const plan of plans) {
     const alarms: AlarmRecord[] = [];
-    for (const [vnfc, reason] of plan.vnfcs) alarms.push(await ensureAlarm(deps, plan.instance, vnfc, 'alertmanager', reason, 'External monitoring alert'));
-    if (!autoHealEnabled(plan.instance)) continue;
+    for (const [vnfc, reason] of plan.vnfcs) {
+      if (stoppedOnPurpose(plan.instance, vnfc)) {
+        // An OPERATE stopped it: an alert that it is down is no fault, and nothing is healed.
+        outcome.accepted--;
+        outcome.ignored++;
+        continue;
+      }
+      alarms.push(await ensureAlarm(deps, plan.instance, vnfc, 'alertmanager', reason, 'External monitoring alert'));
+    }
+    if (!alarms.length || !autoHealEnabled(plan.instance)) continue;
     const opOccId = await autoHeal(deps, plan.instance, alarms, 'automatic heal: Prometheus Alertmanager auto_heal alert');
     if (opOccId) outcome.opOccIds.push(opOccId);
   }
@@ -185,6 +199,7 @@ export async function serverNotified(deps: FmDeps, caller: Caller, vnfInstanceId
   const instance = await getVnfInstance(deps.lcm, caller, vnfInstanceId);
   const vnfc = vnfcsOfInstance(instance).find((candidate) => candidate.resourceId === serverId);
   if (!vnfc) throw new NotFoundError(`VNF instance ${vnfInstanceId} has no server ${serverId}`);
+  if (stoppedOnPurpose(instance, vnfc)) return { accepted: 0, ignored: 1, opOccIds: [] };
   const n = payload.notification;
   const alarm = await ensureAlarm(
     deps,

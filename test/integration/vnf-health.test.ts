@@ -40,7 +40,7 @@ type Vnfc = { id: string; vduId: string; computeResource: { resourceId: string }
 type Shown = {
   instantiatedVnfInfo: {
     vnfcResourceInfo: Vnfc[];
-    vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+    vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string; vnfcState?: string }>;
     scaleStatus?: Array<{ aspectId: string; scaleLevel: number }>;
   };
 };
@@ -451,6 +451,22 @@ describe("Tacker's external triggers", () => {
     const after = (await show(id)).instantiatedVnfInfo.vnfcResourceInfo.map((v) => v.id);
     assert.ok(!after.includes(target.vnfcResourceInfoId));
     assert.equal((await sweep()).cleared >= 1, true, "the replaced VNFC's alarm clears");
+  });
+
+  it('an Alertmanager auto_heal alert on a VNFC an OPERATE stopped raises no alarm and heals nothing: it is down on purpose', async () => {
+    const id = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, INSTANTIATE, true);
+    const stop = await call('POST', `/vnflcm/v2/vnf_instances/${id}/operate`, { body: { changeStateTo: 'STOPPED', stopType: 'FORCEFUL' } });
+    assert.equal(stop.status, 202, stop.text);
+    await settle(vnfm);
+    const target = (await show(id)).instantiatedVnfInfo.vnfcInfo[0];
+    assert.equal(target?.vnfcState, 'STOPPED');
+    const reply = await call('POST', '/alert/auto_healing', {
+      body: alertFor({ function_type: 'auto_heal', vnf_instance_id: id, vnfc_info_id: target?.id ?? '' }),
+    });
+    assert.equal(reply.status, 204, reply.text);
+    await settle(vnfm);
+    assert.deepEqual(await alarmsOf(id), []);
+    assert.deepEqual(await healsOf(id), []);
   });
 
   it('malformed payloads are refused with 400 ProblemDetails and change nothing', async () => {
