@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ALL_SCOPES, RESOURCE_SERVER, TENANT_SCOPE_PREFIX } from '#lib/auth/scopes.ts';
 import { parseBasicCredentials } from '#lib/auth/basic.ts';
-import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
+import { nextSecond, recordClientState, rotatedNotBefore } from '#lib/auth/client-state.ts';
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { documentClient, requiredEnv } from '#lib/store/dynamo.ts';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -167,7 +167,7 @@ export function rotateLocalClientSecret(dataDir: string, clientId: string): stri
   if (!client) throw new Error(`No client ${clientId}`);
   const clientSecret = randomBytes(32).toString('base64url');
   client.secretHash = hashSecret(clientSecret);
-  client.notBefore = nextSecond();
+  client.notBefore = rotatedNotBefore(client.notBefore);
   writeClients(dataDir, clients);
   return clientSecret;
 }

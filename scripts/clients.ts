@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLocalClient, deleteLocalClient, readClients, rotateLocalClientSecret } from '#local/oauth2.ts';
-import { nextSecond, recordClientState } from '#lib/auth/client-state.ts';
+import { recordClientState, rotationOf } from '#lib/auth/client-state.ts';
 
 const dataDir = resolve(process.env.VNFM_DATA_DIR ?? '.vnfm');
 const { positionals, values } = parseArgs({
@@ -44,7 +44,7 @@ switch (command) {
   case 'rotated':
   case 'deleted':
     if (!target) throw new Error(`${command} needs a client id`);
-    await recordClientState(command === 'deleted' ? { clientId: target, deleted: true } : { clientId: target, notBefore: nextSecond() });
+    await recordClientState(command === 'deleted' ? { clientId: target, deleted: true } : await rotationOf(target));
     process.stdout.write(`Recorded in ${process.env.CLIENTS_TABLE}: client ${target} ${command}\n`);
     break;
   default:

@@ -70,6 +70,21 @@ export function nextSecond(now = Date.now()): number {
   return Math.floor(now / 1000) + 1;
 }
 
+/**
+ * The notBefore of a rotation of a client whose last recorded notBefore is `previous`: the next
+ * whole second, and always later than `previous`. Tokens of the old secret may be dated at
+ * `previous` (an issuer dates a client's tokens no earlier than its notBefore, which a creation or
+ * rotation made a second ahead), so a rotation in that same second must still refuse them.
+ */
+export function rotatedNotBefore(previous: number | undefined, now = Date.now()): number {
+  return Math.max(nextSecond(now), (previous ?? 0) + 1);
+}
+
+/** rotatedNotBefore for a rotation recorded straight into the clients table (`clients rotated`), from what it holds now. */
+export async function rotationOf(clientId: string): Promise<ClientState> {
+  return { clientId, notBefore: rotatedNotBefore((await readClientState(clientId)).notBefore) };
+}
+
 /** Records a secret rotation: tokens issued before `notBefore` (epoch seconds) stop working. */
 export async function recordClientState(state: ClientState): Promise<void> {
   const TableName = requiredEnv('CLIENTS_TABLE');
