@@ -39,8 +39,12 @@ async function startSimulator(): Promise<Simulator> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/openstack/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', TIME_SCALE: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // Its stderr is relayed rather than inherited: a simulator outliving this file (killed at a
+    // timeout before its after hook) must not hold the test runner's pipe open, which would keep
+    // the whole run from ending.
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
