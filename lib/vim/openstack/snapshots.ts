@@ -226,14 +226,39 @@ export async function snapshotPoll(ctx: OperationContext, raw: SnapshotState): P
   return vnfcSnapshots.every((vnfc) => vnfc.finishedAt) ? { status: 'DONE', state: next } : { status: 'IN_PROGRESS', state: next };
 }
 
-export async function deleteSnapshot(vim: VimConnection, raw: SnapshotState): Promise<void> {
+/** Volume snapshot states Cinder is still working in. */
+const SETTLING = new Set(['creating', 'backing-up', 'restoring', 'unmanaging']);
+
+/** How long a deletion waits for a volume snapshot still being made (Cinder deletes only a settled one). */
+export const VOLUME_SNAPSHOT_SETTLE_MS = 300_000;
+
+/**
+ * Cinder refuses to delete a volume snapshot that is still being made ("status must be available
+ * or error"), as one is when a failed CREATE_SNAPSHOT is rolled back at once: wait until it has
+ * settled, then delete it. One still not settled after VOLUME_SNAPSHOT_SETTLE_MS fails the step
+ * with that reason, to be retried.
+ */
+async function deleteWhenSettled(cinder: CinderSnapshots, id: string, settleMs: number): Promise<void> {
+  const deadline = Date.now() + settleMs;
+  for (let polls = 0; ; polls += 1) {
+    const status = await cinder.status(id);
+    if (status === undefined || status === 'deleting' || status === 'deleted') return;
+    if (!SETTLING.has(status)) break;
+    if (Date.now() > deadline)
+      throw new VimError('cinder', `volume snapshot ${id} is still ${status} after ${settleMs / 1000} s; try again once it has settled`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 200 * 2 ** Math.min(polls, 4))));
+  }
+  await cinder.delete(id);
+}
+
+export async function deleteSnapshot(vim: VimConnection, raw: SnapshotState, settleMs = VOLUME_SNAPSHOT_SETTLE_MS): Promise<void> {
   const state = snapshotOf(raw);
   const session = new OpenStackSession(vim);
   const glance = new GlanceClient(session);
   const cinder = new CinderSnapshots(session);
   for (const vnfc of state.vnfcSnapshots) {
     if (vnfc.imageId) await glance.deleteImage(vnfc.imageId);
-    for (const volume of vnfc.volumes ?? []) await cinder.delete(volume.snapshotId);
+    for (const volume of vnfc.volumes ?? []) await deleteWhenSettled(cinder, volume.snapshotId, settleMs);
   }
 }
 
