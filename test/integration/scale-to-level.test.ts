@@ -524,6 +524,17 @@ describe('scale to level on OpenStack', () => {
     await assertRecordsMatchNova(shown);
   });
 
+  it('a scale_to_level_end hook that fails ends FAILED_TEMP after the VIM changed; the rollback restores the counts without running it again', async () => {
+    const beforeCounts = await counts();
+    const path = await scaleToLevel(id, { instantiationLevelId: 'instantiation_level_2', additionalParams: { sample_script_fail: 'scale_to_level_end' } });
+    const failed = await ended(path, 'FAILED_TEMP');
+    assert.match(failed.error?.detail ?? '', /scale_to_level_end failed as requested/);
+    assert.notDeepEqual(await counts(), beforeCounts, 'the VIM had scaled');
+    assert.equal((await call('POST', `${path}/rollback`)).status, 202);
+    await ended(path, 'ROLLED_BACK');
+    assert.deepEqual(await counts(), beforeCounts);
+  });
+
   it('a failed scale to level that is retried completes', async () => {
     await injectFault({ kind: 'stack-update-fail', reason: 'injected once', count: 1 });
     const path = await scaleToLevel(id, { instantiationLevelId: 'instantiation_level_1' });

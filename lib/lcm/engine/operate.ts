@@ -43,7 +43,7 @@ const poll: Step = async (deps, loaded, polls) => {
 
 const finish: Step = async (deps, loaded, polls) => {
   const { opOcc, instance } = loaded;
-  const info = await recollect(deps, loaded, {});
+  const info = await recollect(deps, loaded, {}, true);
   const diff = resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info));
   const warnings = (opOcc.driverState as { warnings?: unknown } | undefined)?.warnings;
   await updateOpOcc(deps, opOcc, {

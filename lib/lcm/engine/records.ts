@@ -85,10 +85,12 @@ export function infoAfter(instance: VnfInstanceRecord, collected: CollectedResou
 
 /**
  * Reads the instance's resources back from the VIM after its driver state changed (SCALE, HEAL,
- * a rolled-back SCALE or CHANGE_VNFPKG) and stores them, with the new driver state, under the
- * operation's lock.
+ * a rolled-back SCALE or CHANGE_VNFPKG) and stores them, with the new driver state and `extra`
+ * attributes of instantiatedVnfInfo, under the operation's lock. `finishing`: the operation ends
+ * here, and its `_end` script runs on the new instantiatedVnfInfo before it is recorded; a rollback
+ * records what the VIM has without running it.
  */
-export async function recollect(deps: CoreDeps, loaded: Loaded, extra: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function recollect(deps: CoreDeps, loaded: Loaded, extra: Record<string, unknown>, finishing: boolean): Promise<Record<string, unknown>> {
   const { opOcc, instance } = loaded;
   const vim = instance.vimResources?.vim;
   if (!vim || !instance.vimResources) throw new ConflictError(`VNF instance ${instance.id} has no VIM resources`);
@@ -96,7 +98,7 @@ export async function recollect(deps: CoreDeps, loaded: Loaded, extra: Record<st
   const ctx = await instanceContext(deps, loaded, vim);
   const collected = await (await driverOf(vim)).collect(ctx, driverState);
   const info = { ...infoAfter(instance, collected), ...extra };
-  await endHookOn(deps, loaded, ctx, info);
+  if (finishing) await endHookOn(deps, loaded, ctx, info);
   await saveInstance(deps, loaded, { instantiatedVnfInfo: info, vimResources: { ...instance.vimResources, driverState } });
   return info;
 }

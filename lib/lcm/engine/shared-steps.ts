@@ -27,6 +27,6 @@ export async function forgetAttempt(deps: CoreDeps, loaded: Loaded, polls: numbe
 
 /** A rollback that put the VNF back as it was: the instance records what the VIM has now. */
 export const restoredOnVim: Step = async (deps, loaded, polls) => {
-  await recollect(deps, loaded, {});
+  await recollect(deps, loaded, {}, false);
   return forgetAttempt(deps, loaded, polls);
 };

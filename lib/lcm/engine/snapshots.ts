@@ -180,7 +180,7 @@ const revertFinish: Step = async (deps, current, polls) => {
   const target = recordedTarget(loaded);
   const record = await snapshotInfoOf(deps, loaded);
   const scaleStatus = (record.vnfSnapshot?.vnfInstance.instantiatedVnfInfo as { scaleStatus?: unknown } | undefined)?.scaleStatus;
-  const info = await recollect(deps, loaded, target.only || scaleStatus === undefined ? {} : { scaleStatus });
+  const info = await recollect(deps, loaded, target.only || scaleStatus === undefined ? {} : { scaleStatus }, true);
   // The VDUs whose VNFCs got their content back from a compute snapshot (rebuilt servers) are MODIFIED.
   const reverted = new Set(
     (record.vnfSnapshot?.vnfcSnapshots ?? [])

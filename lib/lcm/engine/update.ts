@@ -46,7 +46,7 @@ export async function finishUpdate(
   extra: (change: UpdateChange) => Record<string, unknown>,
 ): Promise<StepResult> {
   const { opOcc, instance } = loaded;
-  const info = await recollect(deps, loaded, extra(changeOf(opOcc)));
+  const info = await recollect(deps, loaded, extra(changeOf(opOcc)), true);
   await updateOpOcc(deps, opOcc, { resourceChanges: resourceDiff(collectedOf(instance.instantiatedVnfInfo), collectedOf(info)) });
   return polled(polls);
 }
