@@ -5,7 +5,7 @@
 // and credentials made afresh at each start, which every stand-in demands (local/sigv4.ts).
 import type http from 'node:http';
 import { randomInt, randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -241,7 +241,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
     const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
     const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
-    const rebuiltTables = new Set<string>();
+    const markingNote = join(dataDir, 'mark-unmonitored');
     for (const [logicalId, resource] of resources) {
       const props = (resource.Properties ?? {}) as Properties;
       if (resource.Type === 'AWS::DynamoDB::Table') {
@@ -259,8 +259,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
           })),
         );
-        if (await ensureTable(dynamoClient, input as unknown as CreateTableCommandInput, dataDir)) {
-          rebuiltTables.add(logicalId);
+        // Instances instantiated before the health sweep's index existed are marked for it after the
+        // rebuild; the note of it outlives a start killed in between.
+        const noteMarking = logicalId === 'VnfInstancesTable' ? () => writeFileSync(markingNote, '') : undefined;
+        if (await ensureTable(dynamoClient, input as unknown as CreateTableCommandInput, dataDir, noteMarking)) {
           log(`Rebuilt table ${logicalId} with the template's indexes; its records are kept`);
         }
       } else if (resource.Type === 'AWS::S3::Bucket') {
@@ -354,9 +356,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Instances instantiated before the health sweep's index existed are marked for it once, as the
     // README's upgrade step does on AWS (the sweep function invoked with {"markUnmonitored": true}).
     const sweepFunction = functions.get('VnfHealthMonitorFunction');
-    if (rebuiltTables.has('VnfInstancesTable') && sweepFunction) {
+    if (existsSync(markingNote) && sweepFunction) {
       const marked = (await invoke(sweepFunction, { markUnmonitored: true })) as { marked: number };
       log(`Marked ${marked.marked} instantiated VNF instances for the health sweep`);
+      rmSync(markingNote);
     }
     const byArn = new Map([...functions.values()].map((fn) => [fn.arn, fn]));
     // Functions that invoke functions (the LCM engine -> the script runner) do it through the Lambda API.

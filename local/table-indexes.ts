@@ -80,9 +80,10 @@ async function recreate(client: DynamoDBClient, input: CreateTableCommandInput):
 
 /**
  * Creates the table as the template defines it, or brings an existing one to the template's
- * indexes. Returns whether the table's indexes were rebuilt (its items are all back in it).
+ * indexes, calling `beforeRebuild` first (to note what must follow a rebuild, should this start be
+ * killed before it). Returns whether the table's indexes were rebuilt (its items are all back in it).
  */
-export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput, dataDir: string): Promise<boolean> {
+export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput, dataDir: string, beforeRebuild?: () => void): Promise<boolean> {
   const table = input.TableName as string;
   const backup = backupPath(dataDir, table);
   if (existsSync(backup)) {
@@ -102,6 +103,7 @@ export async function ensureTable(client: DynamoDBClient, input: CreateTableComm
     return false;
   }
   if (indexNames(existing.Table?.GlobalSecondaryIndexes) === indexNames(input.GlobalSecondaryIndexes)) return false;
+  beforeRebuild?.();
   const items = await scanAll(client, table);
   writeFileSync(`${backup}.tmp`, JSON.stringify(items), { mode: 0o600 });
   renameSync(`${backup}.tmp`, backup);

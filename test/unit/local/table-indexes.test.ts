@@ -84,11 +84,17 @@ after(async () => {
 it('rebuilds a table that lacks an index of the template, keeping every record, and then leaves it alone', async () => {
   await client.send(new CreateTableCommand(base));
   for (const id of RECORDS) await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: id }, watched: { S: 'yes' } } }));
-  assert.equal(await ensureTable(client, withIndex, dataDir), true);
+  let noted = 0;
+  const note = () => {
+    noted += 1;
+  };
+  assert.equal(await ensureTable(client, withIndex, dataDir, note), true);
+  assert.equal(noted, 1, 'what must follow a rebuild is noted before it');
   assert.deepEqual(await ids(), RECORDS);
   assert.equal(await watched(), RECORDS.length, 'the new index holds the old records');
   assert.equal(existsSync(join(dataDir, 'rebuild-Records.json')), false);
-  assert.equal(await ensureTable(client, withIndex, dataDir), false);
+  assert.equal(await ensureTable(client, withIndex, dataDir, note), false);
+  assert.equal(noted, 1);
   assert.deepEqual(await ids(), RECORDS);
 });
 
