@@ -85,8 +85,8 @@ async function ensureAlarm(
 /** POST /alert/auto_healing: firing `auto_heal` alerts raise an alarm per VNFC and heal them (isAutohealEnabled). */
 /** A VNFC an OPERATE stopped (its vnfcInfo says STOPPED): down on purpose, neither alarmed nor healed, as the health sweep treats it. */
 function stoppedOnPurpose(instance: VnfInstanceRecord, vnfc: ReturnType<typeof vnfcsOfInstance>[number]): boolean {
-  const infos = (instance.instantiatedVnfInfo?.vnfcInfo ?? []) as Array<{ id?: string; vnfcResourceInfoId?: string; vnfcState?: string }>;
-  return infos.some((info) => (vnfc.vnfcInfoIds.includes(info.id ?? '') || info.vnfcResourceInfoId === vnfc.id) && info.vnfcState === 'STOPPED');
+  const infos = (instance.instantiatedVnfInfo?.vnfcInfo ?? []) as Array<{ vnfcResourceInfoId?: string; vnfcState?: string }>;
+  return infos.some((info) => info.vnfcResourceInfoId === vnfc.id && info.vnfcState === 'STOPPED');
 }
 
 export async function alertAutoHealing(deps: FmDeps, caller: Caller, body: unknown): Promise<AlertOutcome> {
