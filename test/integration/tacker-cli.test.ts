@@ -37,9 +37,10 @@ function cli(auth: 'admin_token' | 'http_basic' | 'none') {
     const admin = adminCredentials(vnfm);
     const credentials =
       auth === 'admin_token'
-        ? ['--os-auth-type', 'admin_token', '--os-token', await accessToken(admin)]
+        ? ['--os-auth-type', 'admin_token', `--os-token=${await accessToken(admin)}`]
         : auth === 'http_basic'
-          ? ['--os-auth-type', 'http_basic', '--os-username', admin.clientId, '--os-password', admin.clientSecret]
+          ? // A secret may begin with "-" (base64url): joined to its option, the parser cannot take it for one.
+            ['--os-auth-type', 'http_basic', '--os-username', admin.clientId, `--os-password=${admin.clientSecret}`]
           : ['--os-auth-type', 'none'];
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OS_')));
     const { stdout } = await run('openstack', [...credentials, '--os-endpoint', vnfm.url, ...args], { env });
