@@ -7,10 +7,6 @@
 // else of one core and the node's memory, and a pod that is gone reported unavailable.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import '#lib/vim/openstack/index.ts';
 import '#lib/vim/kubernetes/index.ts';
 import type { InfraDriver, MeasureReport, MeasureTarget, VimConnection, VnfcMeasurement } from '#lib/vim/driver.ts';
@@ -19,19 +15,17 @@ import { OpenStackSession } from '#lib/vim/openstack/keystone.ts';
 import { driverFor } from '#lib/vim/registry.ts';
 import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
-import { client, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { client, instanceRecord, localVims, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
-let openstack: { vimType: string; authUrl: string; control: string } & Record<string, string>;
-let cluster: { vimType: string; endpoint: string; control: string; bearer_token: string };
+let openstack: { vim: VimConnection; control: string };
+let cluster: { vim: VimConnection; control: string };
 
 before(async () => {
   vnfm = await startVnfm({ env: { VNFM_SCHEDULE_SCALE: '0' } });
   call = client(vnfm);
-  const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'));
-  openstack = vims['local-openstack'];
-  cluster = vims['local-kubernetes'];
+  ({ openstack, kubernetes: cluster } = localVims(vnfm));
   await lcmSteps(vnfm, call).onboard(['openstack-vnf-v1', 'k8s-cnf-v1']);
 });
 after(async () => {
@@ -54,12 +48,7 @@ async function instantiated(vnfdId: string, request: Record<string, unknown>): P
   await settle(vnfm);
   const shown = (await call('GET', `/vnflcm/v2/vnf_instances/${id}`)).body as { instantiationState: string; instantiatedVnfInfo: unknown };
   assert.equal(shown.instantiationState, 'INSTANTIATED');
-  const documents = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }),
-  );
-  const record = (await documents.send(new GetCommand({ TableName: 'VnfInstancesTable', Key: { id } }))).Item as {
-    vimResources: { driverState: Record<string, unknown> };
-  };
+  const record = (await instanceRecord(vnfm, id)) as { vimResources: { driverState: Record<string, unknown> } };
   return measureTargetsOf(id, record.vimResources.driverState, shown.instantiatedVnfInfo);
 }
 
@@ -80,19 +69,7 @@ describe('OpenStack: Nova diagnostics', () => {
   let target: MeasureTarget;
 
   before(async () => {
-    vim = {
-      vimId: 'local-openstack',
-      vimType: openstack.vimType,
-      interfaceInfo: { endpoint: openstack.authUrl },
-      accessInfo: {
-        username: openstack.username,
-        password: openstack.password,
-        project: openstack.project,
-        projectDomain: openstack.projectDomain,
-        userDomain: openstack.userDomain,
-        region: openstack.region,
-      },
-    };
+    vim = openstack.vim;
     target = await instantiated(SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, {
       flavourId: 'simple',
       extVirtualLinks: [
@@ -245,12 +222,7 @@ describe('Kubernetes: metrics.k8s.io', () => {
   let target: MeasureTarget;
 
   before(async () => {
-    vim = {
-      vimId: 'local-kubernetes',
-      vimType: cluster.vimType,
-      interfaceInfo: { endpoint: cluster.endpoint },
-      accessInfo: { bearer_token: cluster.bearer_token },
-    };
+    vim = cluster.vim;
     // The large flavour: VDU1's pods request 500m and 256Mi; VDU2's pod requests nothing.
     target = await instantiated(SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, {
       flavourId: 'large',
@@ -262,7 +234,9 @@ describe('Kubernetes: metrics.k8s.io', () => {
   });
 
   async function kube(path: string): Promise<Record<string, unknown>> {
-    const response = await fetch(`${cluster.endpoint}${path}`, { headers: { Authorization: `Bearer ${cluster.bearer_token}` } });
+    const response = await fetch(`${String(vim.interfaceInfo.endpoint)}${path}`, {
+      headers: { Authorization: `Bearer ${String(vim.accessInfo.bearer_token)}` },
+    });
     assert.equal(response.status, 200, path);
     return (await response.json()) as Record<string, unknown>;
   }
