@@ -279,6 +279,15 @@ describe('Kubernetes: metrics.k8s.io', () => {
     );
   });
 
+  it('reports the VNFCs of a namespace the API server fails to list as unavailable, without failing the read', async () => {
+    // The next request the cluster gets answers 500 (the read's first: one of its two lists, or the discovery before them).
+    await control(`${cluster.control}faults`, { kind: 'http-5xx', count: 1 });
+    const report = await driver(vim.vimType).measure(vim, [target]);
+    assert.deepEqual(report.results, []);
+    assert.deepEqual(report.unavailable.map((entry) => entry.vnfcResourceInfoId).sort(), target.vnfcs.map((vnfc) => vnfc.vnfcResourceInfoId).sort());
+    for (const entry of report.unavailable) assert.match(entry.reason, /^cannot read namespace pm-measure: .*500/);
+  });
+
   it('reports a pod that is gone as unavailable', async () => {
     const gone: MeasureTarget = { ...target, vnfcs: [{ vnfcResourceInfoId: 'gone', vduId: 'VDU1', resourceId: 'vdu1-gone', cps: [] }] };
     const report = await driver(vim.vimType).measure(vim, [gone]);

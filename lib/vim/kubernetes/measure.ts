@@ -7,7 +7,7 @@
 // per node, through the API server's node proxy), which this driver does not read, so CPs are
 // reported without counters. Disk usage likewise has no source here and stays absent.
 import type { CpCounters, MeasureReport, MeasureTarget, VimConnection, VnfcMeasurement } from '#lib/vim/driver.ts';
-import { KubeClient, type KubeObject } from './client.ts';
+import { KubeClient, statusOf, type KubeObject } from './client.ts';
 import { stoppedPods } from './operate.ts';
 import { stateOf } from './state.ts';
 import { nameOf } from './workloads.ts';
@@ -108,8 +108,22 @@ export async function kubernetesMeasure(vim: VimConnection, targets: MeasureTarg
   const report: MeasureReport = { results: [], unavailable: [], apiCalls: 0 };
   await Promise.all(
     [...byNamespace].map(async ([namespace, inNamespace]) => {
-      const [pods, metrics] = await Promise.all([client.list('v1', 'Pod', namespace), client.listIfServed(METRICS_API, 'PodMetrics', namespace)]);
-      apiCalls += 2;
+      let pods: KubeObject[];
+      let metrics: KubeObject[] | undefined;
+      try {
+        [pods, metrics] = await Promise.all([client.list('v1', 'Pod', namespace), client.listIfServed(METRICS_API, 'PodMetrics', namespace)]);
+      } catch (error) {
+        // The API server refused (403 in this namespace, 503 from a metrics-server that is down): only
+        // this namespace's VNFCs go unread. No answer at all is the whole VIM's failure.
+        if (statusOf(error) === undefined) throw error;
+        const reason = `cannot read namespace ${namespace}: ${error instanceof Error ? error.message : String(error)}`;
+        for (const target of inNamespace)
+          for (const vnfc of target.vnfcs)
+            report.unavailable.push({ vnfInstanceId: target.vnfInstanceId, vnfcResourceInfoId: vnfc.vnfcResourceInfoId, reason });
+        return;
+      } finally {
+        apiCalls += 2;
+      }
       const live = new Map(pods.filter((pod) => !pod.metadata?.deletionTimestamp).map((pod) => [nameOf(pod), pod]));
       const samples = new Map((metrics ?? []).map((sample) => [nameOf(sample), sample]));
       const at = new Date().toISOString();

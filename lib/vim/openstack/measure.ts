@@ -1,7 +1,7 @@
 // VNFC performance on an OpenStack VIM, read from Nova's server diagnostics (microversion 2.48, the
 // standard shape every hypervisor driver fills the same way): vCPU utilisation, memory used of the
 // flavor's, and per-NIC traffic counters. Nova has no bulk form of it, so it is one call per VNFC
-// (a bounded number at a time), plus one paged Neutron port list per VIM to tell which NIC (a MAC
+// (a bounded number at a time), plus a Neutron port list per 50 servers to tell which NIC (a MAC
 // address in the diagnostics) is which CP. The standard disk details carry I/O counters only, no
 // capacity, so disk usage is left absent. Diagnostics are an admin API on a stock Nova
 // (os_compute_api:os-server-diagnostics); a VIM user without it gets every VNFC unavailable, saying so.
@@ -16,7 +16,8 @@ import { stoppedServers } from './operate.ts';
 const DIAGNOSTICS_MICROVERSION = { 'OpenStack-API-Version': 'compute 2.48', 'X-OpenStack-Nova-API-Version': '2.48' };
 /** Diagnostics calls in flight at once per VIM: enough to read 1,000 VNFCs in a few seconds, few enough not to flood nova-api. */
 const CONCURRENCY = 16;
-const PORT_PAGE = 1000;
+/** Servers per port list: 50 UUIDs keep the query well under the usual 8 KB request-line limits. */
+const SERVERS_PER_PORT_LIST = 50;
 /** The external CP ids the driver gives (resources.ts): its prefix and the Neutron port id. */
 const EXT_CP_PREFIX = 'cp-';
 
@@ -99,31 +100,31 @@ function refusal(status: number, serverId: string, stopped: boolean, message: st
   return `Nova answered ${status} to the diagnostics of server ${serverId}${said}`;
 }
 
-/** Server id -> its ports' MAC addresses by port id, from one paged list of the project's ports. */
-async function portMacs(session: OpenStackSession, counted: () => void): Promise<Map<string, Map<string, string>>> {
+/**
+ * Server id -> its ports' MAC addresses by port id: Neutron's port list filtered by the servers
+ * (device_id), SERVERS_PER_PORT_LIST at a time. Not the whole list: an admin, which diagnostics
+ * need, would get every port of the cloud.
+ */
+async function portMacs(session: OpenStackSession, serverIds: string[], counted: () => void): Promise<Map<string, Map<string, string>>> {
   const byServer = new Map<string, Map<string, string>>();
-  let marker: string | undefined;
-  for (;;) {
+  const what = "listing the servers' ports to match NICs to CPs";
+  for (let at = 0; at < serverIds.length; at += SERVERS_PER_PORT_LIST) {
     const query = new URLSearchParams([
+      ...serverIds.slice(at, at + SERVERS_PER_PORT_LIST).map((id): [string, string] => ['device_id', id]),
       ['fields', 'id'],
       ['fields', 'mac_address'],
       ['fields', 'device_id'],
-      ['limit', String(PORT_PAGE)],
-      ...(marker ? [['marker', marker] as [string, string]] : []),
     ]);
-    const what = 'listing ports to match NICs to CPs';
     const response = await session.request('neutron', 'network', `/ports?${query}`, { what }, (base) => (/\/v2\.0$/.test(base) ? base : `${base}/v2.0`));
     counted();
-    const page = await session.json('neutron', response, portList, what);
-    for (const port of page.ports) {
+    for (const port of (await session.json('neutron', response, portList, what)).ports) {
       if (!port.device_id || !port.mac_address) continue;
       const ports = byServer.get(port.device_id) ?? new Map<string, string>();
       ports.set(port.id, port.mac_address.toLowerCase());
       byServer.set(port.device_id, ports);
     }
-    if (page.ports.length < PORT_PAGE) return byServer;
-    marker = page.ports.at(-1)?.id;
   }
+  return byServer;
 }
 
 /** A failure that is the VIM's as a whole (no token, no answer at all), not one server's. */
@@ -141,8 +142,9 @@ export async function openStackMeasure(vim: VimConnection, targets: MeasureTarge
     return target.vnfcs.map((vnfc) => ({ target, vnfc, stopped: stopped.has(vnfc.resourceId) }));
   });
   // Without ports the counters cannot be told apart, but the gauges still can: a failed list costs the CPs only.
-  const macs = work.some(({ vnfc }) => vnfc.cps.length > 0)
-    ? portMacs(session, counted).catch((error: unknown) => {
+  const withCps = [...new Set(work.filter(({ vnfc }) => vnfc.cps.length > 0).map(({ vnfc }) => vnfc.resourceId))];
+  const macs = withCps.length
+    ? portMacs(session, withCps, counted).catch((error: unknown) => {
         if (wholeVim(error)) throw error;
         log.warn('openstack: could not list ports; CP counters left out of this read', { vimId: vim.vimId, error });
         return new Map<string, Map<string, string>>();
