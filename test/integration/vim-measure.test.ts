@@ -205,11 +205,12 @@ describe('OpenStack: Nova diagnostics', () => {
         json: { server: { name: 'demo-server', imageRef: state.preloaded.images[0]?.id, flavorRef: '1', networks: 'none' } },
       })
       .then((response) => response.json() as Promise<{ server: { id: string } }>);
-    const report = await driver(vim.vimType).measure(demo, [
-      { vnfInstanceId: 'demo-vnf', state: {}, vnfcs: [{ vnfcResourceInfoId: 'demo-vnfc', vduId: 'VDU1', resourceId: created.server.id, cps: [] }] },
-    ]);
+    const vnfcs = ['a', 'b', 'c'].map((name) => ({ vnfcResourceInfoId: `demo-vnfc-${name}`, vduId: 'VDU1', resourceId: created.server.id, cps: [] }));
+    const report = await driver(vim.vimType).measure(demo, [{ vnfInstanceId: 'demo-vnf', state: {}, vnfcs }]);
     assert.deepEqual(report.results, []);
-    assert.equal(report.unavailable.length, 1);
+    assert.equal(report.unavailable.length, 3);
+    // The policy is the same for every server: asked once.
+    assert.equal(report.apiCalls, 1);
     assert.match(report.unavailable[0]?.reason ?? '', /403/);
     assert.match(report.unavailable[0]?.reason ?? '', /os_compute_api:os-server-diagnostics/);
     assert.match(report.unavailable[0]?.reason ?? '', /admin role/);

@@ -152,9 +152,15 @@ export async function openStackMeasure(vim: VimConnection, targets: MeasureTarge
     : Promise.resolve(new Map<string, Map<string, string>>());
   macs.catch(() => undefined); // awaited below; a rejection before then is not unhandled
 
+  // Nova's policy and its microversions are the same for every server: once refused, not asked again.
+  let refusedToAll: { status: number; message: string } | undefined;
   const read = async ({ target, vnfc, stopped }: (typeof work)[number]): Promise<void> => {
     const unavailable = (reason: string) =>
       report.unavailable.push({ vnfInstanceId: target.vnfInstanceId, vnfcResourceInfoId: vnfc.vnfcResourceInfoId, reason });
+    if (refusedToAll) {
+      unavailable(refusal(refusedToAll.status, vnfc.resourceId, stopped, refusedToAll.message));
+      return;
+    }
     const what = `reading the diagnostics of server ${vnfc.resourceId}`;
     let response: Response;
     try {
@@ -168,7 +174,9 @@ export async function openStackMeasure(vim: VimConnection, targets: MeasureTarge
       if (wholeVim(error)) throw error;
       counted();
       const status = error instanceof VimError ? (error.vimStatus ?? 0) : 0;
-      unavailable(refusal(status, vnfc.resourceId, stopped, error instanceof VimError ? (error.vimMessage ?? '') : String(error)));
+      const message = error instanceof VimError ? (error.vimMessage ?? '') : String(error);
+      if (status === 403 || status === 406) refusedToAll = { status, message };
+      unavailable(refusal(status, vnfc.resourceId, stopped, message));
       return;
     }
     const at = new Date().toISOString();
@@ -183,7 +191,9 @@ export async function openStackMeasure(vim: VimConnection, targets: MeasureTarge
     report.results.push(measurementOf(target.vnfInstanceId, vnfc, diagnostics, ports, at));
   };
 
-  let next = 0;
+  // The first read alone: a refusal for every server (or of the whole VIM) then costs one call, not one per worker.
+  if (work.length) await read(work[0] as (typeof work)[number]);
+  let next = 1;
   let failed = false;
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, work.length) }, async () => {
