@@ -1,7 +1,8 @@
 // Control-plane overhead of INSTANTIATE on the OpenStack simulator: (202 -> COMPLETED) divided by
 // the simulator's own work time for the same stack, and the throughput of concurrent
 // instantiate + terminate pairs on distinct instances (none lost, none stuck).
-import { client, settle, startVnfm } from '../test/support/runtime.ts';
+import { client, localControl, settle, startVnfm } from '../test/support/runtime.ts';
+import { price, total, usageOf } from '../scripts/cost/pricing.ts';
 import { createInstances, describeOutcomes, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, simulatorControl } from './openstack-lifecycles.ts';
 
 const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 500);
@@ -14,7 +15,10 @@ function median(values: number[]): number {
 
 async function overheadOnce(timeScale: string, samples: number, pairs: number): Promise<void> {
   // Step Functions Waits as deployed (1 s polls); the simulator's speed chooses how long a stack takes.
-  const vnfm = await startVnfm({ env: { VNFM_SIM_TIME_SCALE: timeScale, VNFM_WAIT_SCALE: '1', VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn' } });
+  // Metered: each instantiate's bill is printed beside its overhead (scripts/cost/pricing.ts).
+  const vnfm = await startVnfm({
+    env: { VNFM_SIM_TIME_SCALE: timeScale, VNFM_WAIT_SCALE: '1', VNFM_PARAMETER_OVERRIDES: 'LogLevel=warn', VNFM_METER: '1' },
+  });
   try {
     const call = client(vnfm);
     const control = simulatorControl(vnfm);
@@ -26,12 +30,16 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
     const ratios: number[] = [];
     const overheads: number[] = [];
     const works: number[] = [];
+    const costs: number[] = [];
     for (let i = 0; i < samples; i += 1) {
       const id = await create();
+      await settle(vnfm);
+      await localControl(vnfm, 'POST', '/_local/usage/reset');
       const reply = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, { body: INSTANTIATE_ON_SIMULATOR });
       await settle(vnfm);
       const occ = await opOccOf(reply.headers.get('location') ?? '');
       if (occ.operationState !== 'COMPLETED') throw new Error(`instantiate ended ${occ.operationState}: ${JSON.stringify(occ)}`);
+      costs.push(total(price(await usageOf(vnfm))));
       const vnfmMs = Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime);
       const state = (await (await fetch(`${control}state`)).json()) as {
         stacks: { items: Array<{ id: string; name: string }> };
@@ -55,6 +63,9 @@ async function overheadOnce(timeScale: string, samples: number, pairs: number): 
       `  202 -> COMPLETED / VIM work time       median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})   (Tacker: 2.09x; target <= 1.05)`,
     );
     console.log(`  control-plane overhead               median ${median(overheads).toFixed(0)} ms`);
+    console.log(
+      `  what AWS would bill for it           median $${median(costs).toFixed(6)}   (npm run cost prices one with ~60 s of VIM work; target <= $0.001, before $0.0047)`,
+    );
     if (pairs === 0) return;
 
     const ids = await createInstances(vnfm, vnfdId, pairs);

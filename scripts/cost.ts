@@ -12,16 +12,14 @@
 // with COST_WATCHED_INSTANCES instances on the simulator's VIM and with twice as many: per instance
 // is what the second batch added, per VIM the rest. COST_ONLY=idle leaves the LCM operations out
 // (then COST_SIM_TIME_SCALE=1 makes the watched instances quick to instantiate).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyGlobals, evaluateCondition, intrinsicContext, loadTemplate } from '../local/template.ts';
 import { rateMs } from '../local/schedules.ts';
 import type { UsageSnapshot } from '../local/metering.ts';
 import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '../lib/secrets/vim-access.ts';
 import { client, localControl, ROOT, settle, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
-import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../bench/openstack-lifecycles.ts';
+import { added, metered, price, prices, scaled, total, type Bill } from './cost/pricing.ts';
 
-const prices = JSON.parse(readFileSync(join(import.meta.dirname, 'cost', 'prices.json'), 'utf8')) as Prices;
 const json = process.argv.includes('--json');
 /** The simulator's time scale: at 18 the sample's stack takes about a minute; Wait states as deployed (a smaller COST_WAIT_SCALE with a smaller COST_SIM_TIME_SCALE is quicker, and exact only for transitions). */
 const SIM_SCALE = Number(process.env.COST_SIM_TIME_SCALE ?? 18);
@@ -31,75 +29,7 @@ const WATCHED = Number(process.env.COST_WATCHED_INSTANCES ?? 4);
 /** COST_ONLY=idle: only the idle and monitoring measurements (the LCM operations are left out; quicker). */
 const IDLE_ONLY = process.env.COST_ONLY === 'idle';
 const MONTH_MINUTES = 30 * 24 * 60;
-
-interface Prices {
-  region: string;
-  asOf: string;
-  lambda: { arm64GbSecondUsd: number; requestUsd: number };
-  stepFunctions: { standardTransitionUsd: number };
-  apiGateway: { httpApiRequestUsd: number };
-  dynamodb: { onDemandWriteUnitUsd: number; onDemandReadUnitUsd: number };
-  sqs: { requestUsd: number };
-  secretsManager: { secretMonthUsd: number; apiCallUsd: number };
-  kms: { keyMonthUsd: number; requestUsd: number };
-  xray: { traceRecordedUsd: number };
-  cloudWatchLogs: { ingestedGbUsd: number };
-  cognito: { m2mAppClientMonthUsd: number };
-  eventBridgeScheduler: { invocationUsd: number };
-  s3: { putUsd: number; getUsd: number };
-}
-
-type Bill = Record<string, number>;
-
-/** Prices one metered stretch: USD by service. */
-function price(usage: UsageSnapshot): Bill {
-  const calls = (prefix: string) => Object.entries(usage.calls).filter(([key]) => key.startsWith(`${prefix}:`));
-  const count = (prefix: string, operations?: string[]) =>
-    calls(prefix)
-      .filter(([key]) => !operations || operations.includes(key.slice(prefix.length + 1)))
-      .reduce((sum, [, n]) => sum + n, 0);
-  const lambdas = Object.values(usage.lambda);
-  const gbSeconds = lambdas.reduce((sum, fn) => sum + (fn.billedMs / 1000) * (fn.memoryMb / 1024), 0);
-  const invocations = lambdas.reduce((sum, fn) => sum + fn.invocations, 0);
-  const executions = Object.values(usage.executions).reduce((sum, n) => sum + n, 0);
-  // A secret encrypted with the deployment's own key: each read decrypts, each write generates a data key.
-  const kmsRequests = count('secretsmanager', ['GetSecretValue', 'CreateSecret', 'PutSecretValue', 'UpdateSecret']);
-  // One trace per API request and per execution (its Lambda tasks join it).
-  const traces = usage.apiRequests + executions;
-  return {
-    lambda: invocations * prices.lambda.requestUsd + gbSeconds * prices.lambda.arm64GbSecondUsd,
-    stepFunctions: Object.values(usage.transitions).reduce((sum, n) => sum + n, 0) * prices.stepFunctions.standardTransitionUsd,
-    apiGateway: usage.apiRequests * prices.apiGateway.httpApiRequestUsd,
-    dynamodb:
-      (usage.dynamodb.writeUnits + usage.dynamodb.indexWriteUnits) * prices.dynamodb.onDemandWriteUnitUsd +
-      usage.dynamodb.readUnits * prices.dynamodb.onDemandReadUnitUsd,
-    sqs: count('sqs') * prices.sqs.requestUsd,
-    secretsManager: count('secretsmanager') * prices.secretsManager.apiCallUsd,
-    kms: kmsRequests * prices.kms.requestUsd,
-    xray: traces * prices.xray.traceRecordedUsd,
-    logs: (usage.logBytes / 1024 ** 3) * prices.cloudWatchLogs.ingestedGbUsd,
-    s3: count('s3', ['PUT', 'POST']) * prices.s3.putUsd + count('s3', ['GET', 'HEAD']) * prices.s3.getUsd,
-  };
-}
-
-const total = (bill: Bill) => Object.values(bill).reduce((sum, usd) => sum + usd, 0);
-const scaled = (bill: Bill, factor: number): Bill => Object.fromEntries(Object.entries(bill).map(([k, v]) => [k, v * factor]));
-const added = (a: Bill, b: Bill): Bill => Object.fromEntries([...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, (a[k] ?? 0) + (b[k] ?? 0)]));
-
-async function usageOf(vnfm: LocalVnfm): Promise<UsageSnapshot> {
-  const reply = await localControl(vnfm, 'GET', '/_local/usage');
-  const body = (await reply.json()) as UsageSnapshot & { enabled: boolean };
-  if (!body.enabled) throw new Error('the runtime is not metering (VNFM_METER=1)');
-  return body;
-}
-
-async function metered(vnfm: LocalVnfm, run: () => Promise<void>): Promise<UsageSnapshot> {
-  await settle(vnfm);
-  await localControl(vnfm, 'POST', '/_local/usage/reset');
-  await run();
-  await settle(vnfm);
-  return usageOf(vnfm);
-}
+import { INSTANTIATE_ON_SIMULATOR, onboardSample, simulatorControl } from '../bench/openstack-lifecycles.ts';
 
 interface OperationCost {
   operation: string;
