@@ -250,6 +250,49 @@ export interface HealthReport {
   apiCalls: number;
 }
 
+/** One instance's VNFCs (and their connection points) a driver measures (performance management). */
+export interface MeasureTarget {
+  vnfInstanceId: string;
+  state: DriverState;
+  vnfcs: Array<
+    VnfcRef & {
+      vnfcResourceInfoId: string;
+      cps: Array<{ cpInstanceId: string; cpdId: string; external: boolean; vnfExtCpId?: string; vnfLinkPortId?: string }>;
+    }
+  >;
+}
+
+/** Cumulative traffic counters of one connection point, as the VIM reports them. */
+export interface CpCounters {
+  cpInstanceId: string;
+  cpdId: string;
+  external: boolean;
+  vnfExtCpId?: string;
+  bytesIn?: number;
+  bytesOut?: number;
+  packetsIn?: number;
+  packetsOut?: number;
+}
+
+/** One VNFC's figures at one moment. */
+export interface VnfcMeasurement {
+  vnfInstanceId: string;
+  vnfcResourceInfoId: string;
+  vduId: string;
+  resourceId: string;
+  at: string;
+  cpuUsagePercent?: number;
+  memoryUsagePercent?: number;
+  diskUsagePercent?: number;
+  cps: CpCounters[];
+}
+
+export interface MeasureReport {
+  results: VnfcMeasurement[];
+  unavailable: Array<{ vnfInstanceId: string; vnfcResourceInfoId: string; reason: string }>;
+  apiCalls: number;
+}
+
 // ---------------------------------------------------------------------------------------------
 // What a driver says about its kind of VIM
 
@@ -294,6 +337,8 @@ export interface InfraDriver {
    * not list is unhealthy (fault MISSING).
    */
   health(vim: VimConnection, targets: HealthTarget[]): Promise<HealthReport>;
+  /** Figures of the VNFCs of instances on one VIM (performance management), with as few VIM calls as the VIM allows. */
+  measure?(vim: VimConnection, targets: MeasureTarget[]): Promise<MeasureReport>;
   /** Starts creating the VNF's resources (images, stack, ...). */
   instantiateStart(ctx: OperationContext): Promise<DriverState>;
   instantiatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;

@@ -236,6 +236,8 @@ describe('assertEtsiSchema', () => {
       'vnfpkgm',
       'vnfpkgm-notification',
       'vnfpkgm-sol003',
+      'vnfpm',
+      'vnfpm-notification',
     ]);
   });
 });

@@ -1,0 +1,47 @@
+// What of a VNF instance performance management measures, read from its instantiatedVnfInfo: the
+// VNFCs with their VIM resources and connection points as a driver's MeasureTarget, the names the
+// API gives them (a VNFC: its vnfcInfo id; an internal CP: its vnfcCpInfo id; an external CP: the
+// external CP it exposes), and which sub-objects of each kind an instance has.
+import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import type { MeasureTarget } from '#lib/vim/driver.ts';
+
+type Info = Record<string, unknown>;
+const list = (value: unknown): Info[] => (Array.isArray(value) ? (value as Info[]) : []);
+
+function vnfcResources(instance: VnfInstanceRecord): Info[] {
+  return list((instance.instantiatedVnfInfo as Info | undefined)?.vnfcResourceInfo);
+}
+
+/** The instance's VNFCs and their CPs, as a driver measures them (`external` when the CP exposes an external CP). */
+export function measureTargetOf(instance: VnfInstanceRecord): MeasureTarget {
+  return {
+    vnfInstanceId: instance.id,
+    state: instance.vimResources?.driverState ?? {},
+    vnfcs: vnfcResources(instance).map((vnfc) => ({
+      vduId: String(vnfc.vduId),
+      resourceId: String((vnfc.computeResource as Info | undefined)?.resourceId ?? vnfc.id),
+      vnfcResourceInfoId: String(vnfc.id),
+      cps: list(vnfc.vnfcCpInfo).map((cp) => ({
+        cpInstanceId: String(cp.id),
+        cpdId: String(cp.cpdId),
+        external: typeof cp.vnfExtCpId === 'string',
+        ...(typeof cp.vnfExtCpId === 'string' ? { vnfExtCpId: cp.vnfExtCpId } : {}),
+        ...(typeof cp.vnfLinkPortId === 'string' ? { vnfLinkPortId: cp.vnfLinkPortId } : {}),
+      })),
+    })),
+  };
+}
+
+/** A VNFC's name in reports and sub-object lists: its vnfcInfo id (SOL003's VNFC instance id), else its vnfcResourceInfo id. */
+export function vnfcNameOf(instance: VnfInstanceRecord, vnfcResourceInfoId: string): string {
+  const info = list((instance.instantiatedVnfInfo as Info | undefined)?.vnfcInfo).find((entry) => entry.vnfcResourceInfoId === vnfcResourceInfoId);
+  return typeof info?.id === 'string' ? info.id : vnfcResourceInfoId;
+}
+
+/** The sub-objects of one kind the instance has, by the names reports give them. */
+export function subObjectsOf(instance: VnfInstanceRecord, kind: 'vnfc' | 'intCp' | 'extCp'): Set<string> {
+  const target = measureTargetOf(instance);
+  if (kind === 'vnfc') return new Set(target.vnfcs.map((vnfc) => vnfcNameOf(instance, vnfc.vnfcResourceInfoId)));
+  const cps = target.vnfcs.flatMap((vnfc) => vnfc.cps).filter((cp) => cp.external === (kind === 'extCp'));
+  return new Set(cps.map((cp) => (kind === 'extCp' ? (cp.vnfExtCpId ?? cp.cpInstanceId) : cp.cpInstanceId)));
+}
