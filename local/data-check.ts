@@ -13,19 +13,9 @@
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
-import { importJWK, type JWK } from 'jose';
 import { DynamoDBClient, ListTablesCommand, ScanCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { levelDbDamage } from './leveldb-check.ts';
-import {
-  clientsPath,
-  credentialsPath,
-  DataFileError,
-  isIssuedCredentials,
-  issueAdminCredentials,
-  readClients,
-  readJsonFile,
-  signingKeyPath,
-} from './oauth2.ts';
+import { clientsPath, credentialsPath, DataFileError, isIssuedCredentials, issueAdminCredentials, readClients, readJsonFile } from './oauth2.ts';
 
 const MANIFEST = 'manifest.json';
 
@@ -115,19 +105,6 @@ const CREDENTIAL_FILES: Array<{
   check: (dataDir: string, path: string) => Promise<void> | void;
   repair: (dataDir: string, path: string) => Promise<string> | string;
 }> = [
-  {
-    path: signingKeyPath,
-    check: async (_dataDir, path) => {
-      const jwk = readJsonFile(path, (v): v is JWK => typeof v === 'object' && v !== null && typeof (v as JWK).d === 'string', 'an ES256 private JSON Web Key');
-      try {
-        await importJWK(jwk, 'ES256');
-      } catch (error) {
-        throw new DataFileError(path, `does not hold a usable ES256 key (${(error as Error).message})`);
-      }
-    },
-    repair: (_dataDir, path) =>
-      `${existsSync(path) ? `moved aside to ${moveAside(path)}; ` : ''}a new signing key is created now: access tokens issued before no longer verify, clients must ask for new ones`,
-  },
   {
     path: clientsPath,
     check: (dataDir) => {

@@ -27,7 +27,8 @@ import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
-import { startLocalIssuer } from './oauth2.ts';
+import { followLocalClients } from './oauth2.ts';
+import { TOKEN_PATH } from '#lib/auth/issuer.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
 import { usage } from './metering.ts';
@@ -505,17 +506,27 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
 
     // --- API --------------------------------------------------------------------------------
-    // The token issuer (Cognito's part on AWS) answers on the API's own address.
+    // The deployment's issuer is a template function like any other; the runtime keeps the clients
+    // table it reads in step with the local client store (local/oauth2.ts).
     await options.checkRecords?.();
-    const issuer = await startLocalIssuer(dataDir, log);
-    closers.push(async () => issuer.close());
+    const clientStore = await followLocalClients(dataDir, log);
+    closers.push(async () => clientStore.close());
     // Hostile or broken requests (bad targets, bodies cut off, failing handlers) end as an answer, never the process.
     const api = createGuardedServer(
       'API',
       async (req, res, requestId) => {
         const url = requestUrl(req);
         const body = await readRequestBody(req, MAX_API_BODY);
-        if (await issuer.serve(req, res, url.pathname, body)) return;
+        if (url.pathname === TOKEN_PATH || /^\s*basic(\s|$)/i.test(req.headers.authorization ?? '')) {
+          const damaged = await clientStore.current();
+          if (damaged && url.pathname === TOKEN_PATH) {
+            log(`OAuth 2.0 token endpoint cannot authenticate clients: ${damaged.message}`);
+            sendProblem(res, 503, "The client store cannot be read, so no client can be authenticated; the VNFM's log names the problem", {
+              'Cache-Control': 'no-store',
+            });
+            return;
+          }
+        }
         if (url.pathname.startsWith('/_local/')) {
           const refused = await controlRefusal(req);
           if (refused) {
@@ -548,9 +559,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     closers.push(() => closeServer(api));
 
     const url = `http://${apiAddress.address}:${apiAddress.port}`;
-    const auth = issuer.listening(url);
-    // The handlers verify tokens against this issuer exactly as they do against Cognito on AWS.
-    Object.assign(process.env, { AUTH_ISSUER: auth.issuer, AUTH_JWKS_URL: auth.jwksUrl, AUTH_TOKEN_URL: auth.tokenUrl });
+    const auth = clientStore.listening(url);
+    // The API's own address, among the endpoints no vendor script may reach (lib/scripts/network.ts).
+    process.env.VNFM_API_URL = url;
     if (process.env.VNFM_AUTH === 'off') {
       log('WARNING: VNFM_AUTH=off: authentication is OFF; every request is served as an admin of tenant "default". For throwaway experiments only.');
     } else {

@@ -85,31 +85,36 @@ export async function rotationOf(clientId: string): Promise<ClientState> {
   return { clientId, notBefore: rotatedNotBefore((await readClientState(clientId)).notBefore) };
 }
 
-/** Records a secret rotation: tokens issued before `notBefore` (epoch seconds) stop working. */
-export async function recordClientState(state: ClientState): Promise<void> {
+/**
+ * Sets `set` (an UpdateExpression SET list over `values`) on a client's item, and its notBefore when
+ * given, never moving a recorded notBefore back: whoever writes later from an older view (the local
+ * runtime following clients.json while `clients rotated` writes the table directly).
+ */
+export async function updateClient(clientId: string, set: string, values: Record<string, unknown>, notBefore?: number): Promise<void> {
   const TableName = requiredEnv('CLIENTS_TABLE');
-  const Key = { clientId: state.clientId };
-  const values = { ':d': state.deleted === true, ':u': new Date().toISOString() };
-  const markOnly = () =>
-    documentClient().send(new UpdateCommand({ TableName, Key, UpdateExpression: 'SET deleted = :d, updatedAt = :u', ExpressionAttributeValues: values }));
-  if (state.notBefore === undefined) {
-    await markOnly();
+  const Key = { clientId };
+  const plain = () => documentClient().send(new UpdateCommand({ TableName, Key, UpdateExpression: `SET ${set}`, ExpressionAttributeValues: values }));
+  if (notBefore === undefined) {
+    await plain();
     return;
   }
-  // A recorded rotation is never undone: notBefore only grows, whoever writes later from an older view
-  // (the local runtime following clients.json while `clients rotated` writes the table directly).
   try {
     await documentClient().send(
       new UpdateCommand({
         TableName,
         Key,
-        UpdateExpression: 'SET deleted = :d, updatedAt = :u, notBefore = :nb',
+        UpdateExpression: `SET ${set}, notBefore = :nb`,
         ConditionExpression: 'attribute_not_exists(notBefore) OR notBefore <= :nb',
-        ExpressionAttributeValues: { ...values, ':nb': state.notBefore },
+        ExpressionAttributeValues: { ...values, ':nb': notBefore },
       }),
     );
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-    await markOnly();
+    await plain();
   }
+}
+
+/** Records a secret rotation (tokens issued before `notBefore`, epoch seconds, stop working) or a deletion. */
+export async function recordClientState(state: ClientState): Promise<void> {
+  await updateClient(state.clientId, 'deleted = :d, updatedAt = :u', { ':d': state.deleted === true, ':u': new Date().toISOString() }, state.notBefore);
 }

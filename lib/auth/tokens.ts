@@ -1,18 +1,27 @@
 // Verifies the caller's credentials (SOL013 8: OAuth 2.0 client credentials): a bearer access
-// token (Authorization: Bearer, or Tacker's X-Auth-Token) checked against the issuer's JWKS with
-// jose, or HTTP Basic client id and secret, exchanged once at the issuer's token endpoint and then
-// checked like any token. The issuer is Amazon Cognito on AWS and the local runtime's own issuer
-// locally; both are named only by environment variables, so this code has no local branch.
-// Whatever verified the token, its client's current state (lib/auth/client-state.ts) has the
-// last word: a deleted client's tokens, or tokens issued before a secret rotation, are refused.
+// token (Authorization: Bearer, or Tacker's X-Auth-Token) checked with jose, or HTTP Basic client
+// id and secret. The issuer is the deployment's own (lib/auth/issuer.ts): its tokens verify with
+// the public keys its token function publishes in the clients table, and Basic credentials are
+// checked against the clients table here. An operator may name an issuer of their own instead
+// (template parameters ExternalIssuer, ExternalJwksUrl, ExternalTokenUrl): its tokens verify with
+// its JWKS, and Basic credentials are exchanged once at its token endpoint. Whatever verified the
+// token, its client's current state (lib/auth/client-state.ts) has the last word: a deleted
+// client's tokens, or tokens issued before a secret rotation, are refused.
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ProblemError } from '#lib/sol/errors.ts';
+import { findClient } from './client-directory.ts';
 import { currentClientState, revocationReason } from './client-state.ts';
+import { authenticateClient, grantedScopes } from './issuer.ts';
+import { parseBasicCredentials } from './basic.ts';
+import { publishedKeys } from './published-keys.ts';
+import { secretVerifier } from './secret-hash.ts';
 
 export interface AuthConfig {
   issuer: string;
+  /** An external issuer's JWKS; empty: the deployment's own issuer. */
   jwksUrl: string;
+  /** An external issuer's token endpoint (for Basic credentials); empty: the deployment's own issuer. */
   tokenUrl: string;
 }
 
@@ -48,17 +57,39 @@ export class ForbiddenError extends ProblemError {
 /** null when authentication is switched off (VNFM_AUTH=off, local experiments only). */
 export function authConfig(): AuthConfig | null {
   if (process.env.VNFM_AUTH === 'off') return null;
-  const { AUTH_ISSUER: issuer, AUTH_JWKS_URL: jwksUrl, AUTH_TOKEN_URL: tokenUrl } = process.env;
-  if (!issuer || !jwksUrl || !tokenUrl)
-    throw new ProblemError(500, 'Internal Server Error', 'Authentication is not configured (AUTH_ISSUER, AUTH_JWKS_URL, AUTH_TOKEN_URL)');
+  const { AUTH_ISSUER: issuer, AUTH_JWKS_URL: jwksUrl = '', AUTH_TOKEN_URL: tokenUrl = '' } = process.env;
+  if (!issuer || !jwksUrl !== !tokenUrl)
+    throw new ProblemError(500, 'Internal Server Error', 'Authentication is not configured (AUTH_ISSUER, and AUTH_JWKS_URL with AUTH_TOKEN_URL or neither)');
   return { issuer, jwksUrl, tokenUrl };
 }
 
-const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
-function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
+const keySets = new Map<string, JWTVerifyGetKey>();
+function keySet(url: string): JWTVerifyGetKey {
   let found = keySets.get(url);
-  if (!found) keySets.set(url, (found = createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })));
+  if (!found) keySets.set(url, (found = url ? createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }) : ownKeySet()));
   return found;
+}
+
+/**
+ * The deployment's own issuer's public keys, read from the clients table as a remote JWKS would be:
+ * kept for ten minutes, and read again for a key id it does not know (a new key), at most every 30 s.
+ */
+function ownKeySet(): JWTVerifyGetKey {
+  let keys: { set: JWTVerifyGetKey; kids: Set<string>; readAt: number } | undefined;
+  let reading: Promise<void> | undefined;
+  const read = () =>
+    (reading ??= publishedKeys()
+      .then((found) => {
+        keys = { set: createLocalJWKSet({ keys: found }), kids: new Set(found.map((k) => String(k.kid))), readAt: Date.now() };
+      })
+      .finally(() => {
+        reading = undefined;
+      }));
+  return async (header, token) => {
+    const age = keys ? Date.now() - keys.readAt : Number.POSITIVE_INFINITY;
+    if (age > 10 * 60_000 || (age > 30_000 && !keys?.kids.has(String(header.kid)))) await read();
+    return (keys as NonNullable<typeof keys>).set(header, token);
+  };
 }
 
 /**
@@ -108,6 +139,7 @@ const basicTokens = new Map<string, { token: string; expiresAt: number }>();
  * afresh, so a rotated or deleted client's old secret stops working as soon as its tokens do.
  */
 export async function verifyBasic(config: AuthConfig, header: string): Promise<VerifiedToken> {
+  if (!config.tokenUrl) return verifyBasicHere(header);
   const key = createHash('sha256').update(header).digest('hex');
   const cached = basicTokens.get(key);
   if (cached && cached.expiresAt > Date.now()) {
@@ -144,4 +176,58 @@ async function tokenForBasic(config: AuthConfig, header: string, key: string): P
   if (basicTokens.size > 1000) basicTokens.clear();
   basicTokens.set(key, { token: body.access_token, expiresAt: Date.now() + Math.max(0, (body.expires_in ?? 300) - 60) * 1000 });
   return body.access_token;
+}
+
+const verifier = secretVerifier();
+/** Basic credentials checked here, by their hash, for as long as a token would last at most; the client's state is checked on every use. */
+const BASIC_CACHE_MS = 5 * 60_000;
+const basicChecked = new Map<string, { verified: VerifiedToken; until: number }>();
+/** The API counts failed Basic authentications itself (functions/api/common/http.ts). */
+const uncounted = { retryAfterSeconds: () => 0, fail: () => undefined };
+
+/**
+ * HTTP Basic client id:secret against the deployment's own clients table, as its token endpoint
+ * would check them, without a token: the result is what a token of all the client's scopes would
+ * say, dated now. Cached by the header's hash; a cached check whose client has since been
+ * rotated or deleted is dropped and the secret checked afresh.
+ */
+async function verifyBasicHere(header: string): Promise<VerifiedToken> {
+  const key = createHash('sha256').update(header).digest('hex');
+  const cached = basicChecked.get(key);
+  if (cached && cached.until > Date.now()) {
+    try {
+      await assertClientCurrent(cached.verified);
+      return cached.verified;
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+      basicChecked.delete(key);
+    }
+  }
+  const basic = parseBasicCredentials(header);
+  if (!basic) throw new UnauthorizedError('The Basic credentials are not a form-urlencoded client id and secret (RFC 6749 2.3.1)', 'invalid_request');
+  let authenticated: Awaited<ReturnType<typeof authenticateClient>>;
+  try {
+    authenticated = await authenticateClient({ find: findClient, verifier, failures: uncounted }, basic.clientId, basic.clientSecret, '');
+  } catch (error) {
+    throw new ProblemError(503, 'Service Unavailable', 'The client cannot be authenticated now; try again shortly', {
+      cause: error,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  if (!authenticated.ok) {
+    if (authenticated.answer.status === 503)
+      throw new ProblemError(503, 'Service Unavailable', 'Too many client authentications are in progress', { headers: { 'Retry-After': '1' } });
+    throw new UnauthorizedError('The client id or secret is not valid', 'invalid_request');
+  }
+  const { client } = authenticated;
+  const issuedAt = Math.max(Math.floor(Date.now() / 1000), client.notBefore ?? 0);
+  const verified: VerifiedToken = {
+    clientId: client.clientId,
+    scopes: grantedScopes(client, undefined) ?? [],
+    claims: { iat: issuedAt, client_id: client.clientId, sub: client.clientId },
+  };
+  await assertClientCurrent(verified);
+  if (basicChecked.size > 1000) basicChecked.clear();
+  basicChecked.set(key, { verified, until: Date.now() + BASIC_CACHE_MS });
+  return verified;
 }

@@ -48,10 +48,14 @@ export function allowancesOf(additionalParams: unknown): NetworkAllowance[] {
   });
 }
 
-/** The product's own endpoints, which no script may reach: the AWS endpoint overrides (the local stand-ins) and the API (its token issuer). */
+/**
+ * The product's own endpoints, which no script may reach: the AWS endpoint overrides (the local
+ * stand-ins), the API (VNFM_API_URL, which the local runtime sets; on AWS the API is a public
+ * endpoint that asks for credentials like any) and an external token issuer.
+ */
 export function productEndpoints(env: NodeJS.ProcessEnv = process.env): NetworkAllowance[] {
   const urls = Object.entries(env)
-    .filter(([name]) => name.startsWith('AWS_ENDPOINT_URL') || ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL'].includes(name))
+    .filter(([name]) => name.startsWith('AWS_ENDPOINT_URL') || ['VNFM_API_URL', 'AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL'].includes(name))
     .map(([, value]) => value);
   const endpoints: NetworkAllowance[] = [];
   for (const text of urls) {

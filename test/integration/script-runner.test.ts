@@ -57,12 +57,12 @@ console.log(JSON.stringify({ vnf: input.vnfInstance.id, env: Object.keys(process
   assert.deepEqual(result.ok && result.output, { vnf: 'vnf-1', env: ['HOME', 'LANG', 'PATH', 'TMPDIR'], data: 'ERR_ACCESS_DENIED' });
 });
 
-it('keeps its data folder to the runtime user (scripts run as uids of their own): the folder and auth/ 0700, credentials.json and the signing key 0600', () => {
+it('keeps its data folder to the runtime user (scripts run as uids of their own): the folder and auth/ 0700, credentials.json 0600', () => {
   const mode = (path: string) => statSync(join(vnfm.dataDir, path)).mode & 0o777;
   assert.equal(mode('.'), 0o700);
   assert.equal(mode('auth'), 0o700);
   assert.equal(mode('credentials.json'), 0o600);
-  assert.equal(mode('auth/signing-key.json'), 0o600);
+  assert.equal(mode('auth/clients.json'), 0o600);
 });
 
 it("gives a script no way to the VNFM's API or its stand-ins, even when its request lists them", async () => {

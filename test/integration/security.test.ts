@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { loadTemplate } from '../../local/template.ts';
@@ -14,6 +14,7 @@ import { encodeMarker } from '../../lib/sol/paging.ts';
 import { createLocalClient } from '../../local/oauth2.ts';
 import {
   accessToken,
+  deploymentSigningKey,
   adminCredentials,
   client,
   localControl,
@@ -91,7 +92,6 @@ describe('authentication', () => {
     assert.ok(credentials.clientId && credentials.clientSecret);
     assert.equal(credentials.tokenUrl, `${vnfm.url}/oauth2/token`);
     assert.equal(statSync(path).mode & 0o777, 0o600);
-    assert.equal(statSync(join(vnfm.dataDir, 'auth', 'signing-key.json')).mode & 0o777, 0o600);
     assert.ok(vnfm.output().includes(path), 'the startup output names the credentials file');
     assert.ok(!vnfm.output().includes(credentials.clientSecret), 'the secret is never printed');
   });
@@ -109,8 +109,9 @@ describe('authentication', () => {
       const concrete = path.replace(/\{[A-Za-z0-9_]+\+\}/g, 'a/b.txt').replace(/\{[A-Za-z0-9_]+\}/g, crypto.randomUUID());
       for (const method of ['GET', 'POST', 'DELETE']) {
         const reply = await call(method, concrete, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
-        if (/\/api_versions$/.test(path)) {
-          assert.ok(reply.status !== 401 && reply.status !== 403, `${method} ${path} is public`);
+        if (/\/api_versions$/.test(path) || path === '/oauth2/token' || path === '/.well-known/jwks.json') {
+          assert.ok(reply.status !== 401 || path === '/oauth2/token', `${method} ${path} is public`);
+          assert.notEqual(reply.status, 403, `${method} ${path} is public`);
         } else {
           assertUnauthorized(reply, `${method} ${path}`);
         }
@@ -121,33 +122,36 @@ describe('authentication', () => {
   it('refuses a token with a bad signature, an expired token, an unknown scheme and wrong Basic credentials (401)', async () => {
     const call = client(vnfm);
     const path = '/vnflcm/v2/vnf_instances';
-    const stranger = await generateKeyPair('ES256');
+    // The deployment's real signing key, derived from its key secret as the token function derives it.
+    const real = await deploymentSigningKey(vnfm);
+    const issuer = decodeJwt(await accessToken(adminCredentials(vnfm))).iss as string;
+    // Signed by another key under the real key's id.
+    const stranger = await generateKeyPair('EdDSA');
     const forged = await new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/admin vnfm/tenant:default' })
-      .setProtectedHeader({ alg: 'ES256', kid: 'x' })
-      .setIssuer(vnfm.url)
+      .setProtectedHeader({ alg: 'EdDSA', kid: real.kid })
+      .setIssuer(issuer)
       .setSubject(tenantA.clientId)
       .setIssuedAt()
       .setExpirationTime('1h')
       .sign(stranger.privateKey);
     assertUnauthorized(await call('GET', path, { token: forged }), 'forged');
-    const jwk = JSON.parse(readFileSync(join(vnfm.dataDir, 'auth', 'signing-key.json'), 'utf8')) as JWK;
     const now = Math.floor(Date.now() / 1000);
     const expired = await new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
-      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string })
-      .setIssuer(vnfm.url)
+      .setProtectedHeader({ alg: 'EdDSA', kid: real.kid })
+      .setIssuer(issuer)
       .setSubject(tenantA.clientId)
       .setIssuedAt(now - 7200)
       .setExpirationTime(now - 3600)
-      .sign(await importJWK(jwk, 'ES256'));
+      .sign(real.privateKey);
     const expiredReply = await call('GET', path, { token: expired });
     assertUnauthorized(expiredReply, 'expired');
     assert.match((expiredReply.body as { detail: string }).detail, /expired/);
     // Signed with the real key, but never expiring, or claiming to live for a year.
-    const key = await importJWK(jwk, 'ES256');
+    const key = real.privateKey;
     const base = () =>
       new SignJWT({ client_id: tenantA.clientId, token_use: 'access', scope: 'vnfm/vnflcm:read vnfm/tenant:tenant-a' })
-        .setProtectedHeader({ alg: 'ES256', kid: jwk.kid as string })
-        .setIssuer(vnfm.url)
+        .setProtectedHeader({ alg: 'EdDSA', kid: real.kid })
+        .setIssuer(issuer)
         .setSubject(tenantA.clientId);
     assertUnauthorized(await call('GET', path, { token: await base().setIssuedAt(now).sign(key) }), 'no exp');
     assertUnauthorized(

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
+import { signingKeyFrom, type SigningKey } from '#lib/auth/token-keys.ts';
 import { checkExchange } from './exchange.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -243,4 +245,12 @@ export async function settle(vnfm: LocalVnfm): Promise<void> {
 export async function holdExecutions(vnfm: LocalVnfm, hold: boolean): Promise<void> {
   const response = await localControl(vnfm, 'POST', `/_local/stepfunctions/${hold ? 'hold' : 'release'}`);
   if (response.status !== 204) throw new Error(`hold control answered ${response.status}`);
+}
+
+/** The deployment's token signing key, derived from its key secret (the template's PagingKeySecret) as the token function derives it. */
+export async function deploymentSigningKey(vnfm: LocalVnfm): Promise<SigningKey> {
+  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { secretsmanager: string };
+  const secrets = new SecretsManagerClient({ endpoint: endpoints.secretsmanager, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials });
+  const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: 'vnfm-local-PagingKeySecret' }));
+  return signingKeyFrom(SecretString as string);
 }

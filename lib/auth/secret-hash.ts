@@ -1,4 +1,4 @@
-// Client secrets as the local issuer keeps them: a scrypt hash per client, checked off the event
+// Client secrets as the issuer keeps them: a scrypt hash per client, checked off the event
 // loop (async scrypt runs on libuv's thread pool) with at most a few hashes at once, so a burst
 // of token requests cannot stall the API that shares the process. A client id that does not
 // exist costs one full hash too, against a dummy, so the time of an answer tells nothing about

@@ -3,7 +3,7 @@
 // in a bounded queue and refused beyond it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { concurrencyLimit, hashSecret, HashingBusyError, secretVerifier, type ScryptFunction } from '#local/client-secrets.ts';
+import { concurrencyLimit, hashSecret, HashingBusyError, secretVerifier, type ScryptFunction } from '#lib/auth/secret-hash.ts';
 import { scryptSync } from 'node:crypto';
 
 /** The real scrypt, counting its calls and the parameters it was given. */
