@@ -1,7 +1,7 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, credentials, soak or bundles runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, pm, credentials, soak or bundles runs one part.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchDownloads } from './downloads.ts';
@@ -9,6 +9,7 @@ import { benchLcm } from './lcm.ts';
 import { benchLcmOperations } from './lcm-operations.ts';
 import { benchNotifications } from './notifications.ts';
 import { benchHealth } from './health.ts';
+import { benchPm } from './pm.ts';
 import { benchSoak } from './soak.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
 import { benchCredentials } from './credentials.ts';
@@ -100,6 +101,7 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm') await benchLcm(
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'lcm' || process.env.BENCH_ONLY === 'operations') await benchLcmOperations();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'notifications') await benchNotifications();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'health') await benchHealth();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'pm') await benchPm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'credentials') await benchCredentials();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'soak') await benchSoak();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'bundles') await benchBundles();

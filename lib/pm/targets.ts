@@ -4,32 +4,14 @@
 // external CP it exposes), and which sub-objects of each kind an instance has.
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { MeasureTarget } from '#lib/vim/driver.ts';
+import { measureTargetsOf } from '#lib/vim/measure.ts';
 
 type Info = Record<string, unknown>;
 const list = (value: unknown): Info[] => (Array.isArray(value) ? (value as Info[]) : []);
 
-function vnfcResources(instance: VnfInstanceRecord): Info[] {
-  return list((instance.instantiatedVnfInfo as Info | undefined)?.vnfcResourceInfo);
-}
-
-/** The instance's VNFCs and their CPs, as a driver measures them (`external` when the CP exposes an external CP). */
+/** The instance's VNFCs and their CPs, as a driver measures them. */
 export function measureTargetOf(instance: VnfInstanceRecord): MeasureTarget {
-  return {
-    vnfInstanceId: instance.id,
-    state: instance.vimResources?.driverState ?? {},
-    vnfcs: vnfcResources(instance).map((vnfc) => ({
-      vduId: String(vnfc.vduId),
-      resourceId: String((vnfc.computeResource as Info | undefined)?.resourceId ?? vnfc.id),
-      vnfcResourceInfoId: String(vnfc.id),
-      cps: list(vnfc.vnfcCpInfo).map((cp) => ({
-        cpInstanceId: String(cp.id),
-        cpdId: String(cp.cpdId),
-        external: typeof cp.vnfExtCpId === 'string',
-        ...(typeof cp.vnfExtCpId === 'string' ? { vnfExtCpId: cp.vnfExtCpId } : {}),
-        ...(typeof cp.vnfLinkPortId === 'string' ? { vnfLinkPortId: cp.vnfLinkPortId } : {}),
-      })),
-    })),
-  };
+  return measureTargetsOf(instance.id, instance.vimResources?.driverState ?? {}, instance.instantiatedVnfInfo);
 }
 
 /** A VNFC's name in reports and sub-object lists: its vnfcInfo id (SOL003's VNFC instance id), else its vnfcResourceInfo id. */

@@ -250,19 +250,29 @@ export interface HealthReport {
   apiCalls: number;
 }
 
-/** One instance's VNFCs (and their connection points) a driver measures (performance management). */
+/** One VNF instance's VNFCs whose performance a driver reads: the instance's driver state names where they live. */
 export interface MeasureTarget {
   vnfInstanceId: string;
   state: DriverState;
   vnfcs: Array<
     VnfcRef & {
+      /** vnfcResourceInfo id (the PM subObjectInstanceId for VNFC metrics). */
       vnfcResourceInfoId: string;
-      cps: Array<{ cpInstanceId: string; cpdId: string; external: boolean; vnfExtCpId?: string; vnfLinkPortId?: string }>;
+      /** The VNFC's connection points (vnfcResourceInfo.vnfcCpInfo): id, CPD id, and whether it is a VNF external CP (vnfExtCpId set). */
+      cps: Array<{
+        cpInstanceId: string;
+        cpdId: string;
+        external: boolean;
+        vnfExtCpId?: string;
+        vnfLinkPortId?: string;
+        /** The VIM's resource of the CP's port (a Neutron port id), when the instance records it (vnfLinkPorts, extLinkPorts). */
+        portResourceId?: string;
+      }>;
     }
   >;
 }
 
-/** Cumulative traffic counters of one connection point, as the VIM reports them. */
+/** Cumulative traffic counters of one CP since its VNFC started (the collector takes deltas between reads). */
 export interface CpCounters {
   cpInstanceId: string;
   cpdId: string;
@@ -274,12 +284,13 @@ export interface CpCounters {
   packetsOut?: number;
 }
 
-/** One VNFC's figures at one moment. */
+/** One VNFC's figures at one read. Gauges are percentages 0..100 at the time of the read; absent when the VIM does not tell. */
 export interface VnfcMeasurement {
   vnfInstanceId: string;
   vnfcResourceInfoId: string;
   vduId: string;
   resourceId: string;
+  /** ISO 8601 time of the read. */
   at: string;
   cpuUsagePercent?: number;
   memoryUsagePercent?: number;
@@ -289,7 +300,9 @@ export interface VnfcMeasurement {
 
 export interface MeasureReport {
   results: VnfcMeasurement[];
+  /** VNFCs that could not be read (gone, stopped, the VIM refused), with why; never a whole-report failure for one VNFC. */
   unavailable: Array<{ vnfInstanceId: string; vnfcResourceInfoId: string; reason: string }>;
+  /** VIM API calls the read made (the cost of one collection). */
   apiCalls: number;
 }
 
@@ -337,8 +350,11 @@ export interface InfraDriver {
    * not list is unhealthy (fault MISSING).
    */
   health(vim: VimConnection, targets: HealthTarget[]): Promise<HealthReport>;
-  /** Figures of the VNFCs of instances on one VIM (performance management), with as few VIM calls as the VIM allows. */
-  measure?(vim: VimConnection, targets: MeasureTarget[]): Promise<MeasureReport>;
+  /**
+   * Performance figures of the VNFCs of instances on one VIM (SOL003 7.4 / ETSI GS NFV-IFA 027 metrics: vCPU, memory and
+   * disk usage, CP traffic), with as few VIM calls as the VIM allows.
+   */
+  measure(vim: VimConnection, targets: MeasureTarget[]): Promise<MeasureReport>;
   /** Starts creating the VNF's resources (images, stack, ...). */
   instantiateStart(ctx: OperationContext): Promise<DriverState>;
   instantiatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;

@@ -6,8 +6,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { VimConnection } from '#lib/vim/driver.ts';
 import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
 import { signingKeyFrom, type SigningKey } from '#lib/auth/token-keys.ts';
 import { checkExchange } from './exchange.ts';
@@ -132,6 +133,40 @@ export async function setPackageState(vnfm: LocalVnfm, id: string, operationalSt
       ExpressionAttributeValues: { ':s': operationalState },
     }),
   );
+}
+
+/** A VNF instance's record as the store keeps it (what the API does not show, such as vimResources.driverState). */
+export async function instanceRecord(vnfm: LocalVnfm, id: string): Promise<Record<string, unknown> | undefined> {
+  return (await documents(vnfm).send(new GetCommand({ TableName: 'VnfInstancesTable', Key: { id } }))).Item;
+}
+
+/** The runtime's simulators as a driver reaches them ($VNFM_DATA_DIR/vims.json), each with its /_sim/ control URL. */
+export function localVims(vnfm: LocalVnfm): Record<'openstack' | 'kubernetes', { vim: VimConnection; control: string }> {
+  const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'));
+  const os = vims['local-openstack'];
+  const k8s = vims['local-kubernetes'];
+  return {
+    openstack: {
+      vim: {
+        vimId: 'local-openstack',
+        vimType: os.vimType,
+        interfaceInfo: { endpoint: os.authUrl },
+        accessInfo: {
+          username: os.username,
+          password: os.password,
+          project: os.project,
+          projectDomain: os.projectDomain,
+          userDomain: os.userDomain,
+          region: os.region,
+        },
+      },
+      control: os.control,
+    },
+    kubernetes: {
+      vim: { vimId: 'local-kubernetes', vimType: k8s.vimType, interfaceInfo: { endpoint: k8s.endpoint }, accessInfo: { bearer_token: k8s.bearer_token } },
+      control: k8s.control,
+    },
+  };
 }
 
 export interface Reply {

@@ -41,6 +41,7 @@ import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf,
 import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
+import { kubernetesMeasure } from './measure.ts';
 import { operatePoll, operateRefusal, operateStart, stoppedVnfcs, vnfcStateOf } from './operate.ts';
 import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
@@ -526,6 +527,7 @@ export const kubernetesDriver: InfraDriver = {
   },
   verify,
   health: kubernetesHealth,
+  measure: kubernetesMeasure,
   operateRefusal,
   snapshotStart,
   snapshotPoll,

@@ -50,6 +50,7 @@ import {
   type OpenStackState,
 } from './state.ts';
 import { openStackHealth } from './health.ts';
+import { openStackMeasure } from './measure.ts';
 import { operatePoll, operateStart, withPowerStates } from './operate.ts';
 import { deleteSnapshot, revertPoll, revertStart, snapshotPoll, snapshotStart } from './snapshots.ts';
 
@@ -344,6 +345,7 @@ export const openStackDriver: InfraDriver = {
   externalConnectivity: openStackExternalConnectivity,
   verify,
   health: openStackHealth,
+  measure: openStackMeasure,
   snapshotStart,
   snapshotPoll,
   deleteSnapshot,

@@ -119,6 +119,9 @@ class FakeVim implements InfraDriver {
   async health(): Promise<never> {
     throw new Error('not used');
   }
+  async measure(): Promise<never> {
+    throw new Error('not used');
+  }
   async verify(): Promise<void> {}
   async instantiateStart(): Promise<DriverState> {
     return this.begin('instantiateStart', { stack: 'stack-1', servers: 1 });
