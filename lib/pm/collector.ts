@@ -10,7 +10,8 @@
 // Time: a job is served at the sweep whose time is nearest its next collection (due when that is
 // before now + half the sweep's rate), so collection periods shorter than the sweep's rate are
 // served at the sweep's rate, and a report covers its collections however far apart the sweeps ran.
-// Sweeps never overlap: each takes a lease first (as the VNFC health sweep does).
+// Sweeps never overlap: one with work takes a lease first (as the VNFC health sweep does); one with
+// nothing due and no threshold writes nothing at all.
 import { log } from '#lib/log.ts';
 import { publishAfterWrite } from '#lib/notify/publisher.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
@@ -59,8 +60,14 @@ const emptyReport = (): CollectionReport => ({
   durationMs: 0,
 });
 
-/** One collection sweep, unless another is at work; `maxDurationMs` is the longest it can take (its lease lasts that and a margin). */
+/**
+ * One collection sweep, unless another is at work; `maxDurationMs` is the longest it can take (its
+ * lease lasts that and a margin). With nothing due and no threshold it stops after those two reads,
+ * before any write: an idle deployment pays for the reads of two empty results a minute.
+ */
 export async function collect(deps: PmDeps, maxDurationMs: number): Promise<CollectionReport> {
+  const first = await workOf(deps);
+  if (first.jobs.length === 0 && first.thresholds.length === 0) return emptyReport();
   const holder = deps.notify.newId();
   const now = Date.parse(deps.notify.now());
   if (!(await deps.leases.acquire(COLLECTOR_LEASE, holder, now, now + maxDurationMs + LEASE_MARGIN_MS))) {
@@ -68,10 +75,19 @@ export async function collect(deps: PmDeps, maxDurationMs: number): Promise<Coll
     return { ...emptyReport(), skipped: 'another sweep holds the lease' };
   }
   try {
-    return await collectAll(deps);
+    // Read again under the lease: a sweep that just ended may have served these jobs and thresholds.
+    return await collectAll(deps, await workOf(deps));
   } finally {
     await deps.leases.release(COLLECTOR_LEASE, holder);
   }
+}
+
+/** The jobs whose next collection is nearer this sweep than the next one, and every threshold. */
+async function workOf(deps: PmDeps): Promise<{ now: string; jobs: PmJobRecord[]; thresholds: ThresholdRecord[] }> {
+  const now = deps.notify.now();
+  const horizon = new Date(Date.parse(now) + (deps.sweepRateSeconds * 1000) / 2).toISOString();
+  const [jobs, thresholds] = await Promise.all([deps.jobs.listDue(horizon), deps.thresholds.listAll()]);
+  return { now, jobs, thresholds };
 }
 
 /** When a job collects next: one period after the last slot, or one period from now when the sweeps fell behind it. */
@@ -80,12 +96,9 @@ export function nextCollectionAt(previous: string, periodSeconds: number, nowMs:
   return new Date(next >= nowMs ? next : nowMs + periodSeconds * 1000).toISOString();
 }
 
-async function collectAll(deps: PmDeps): Promise<CollectionReport> {
+async function collectAll(deps: PmDeps, { now, jobs, thresholds }: Awaited<ReturnType<typeof workOf>>): Promise<CollectionReport> {
   const started = Date.now();
-  const now = deps.notify.now();
   const nowMs = Date.parse(now);
-  const horizon = new Date(nowMs + (deps.sweepRateSeconds * 1000) / 2).toISOString();
-  const [jobs, thresholds] = await Promise.all([deps.jobs.listDue(horizon), deps.thresholds.listAll()]);
   const report: CollectionReport = { ...emptyReport(), jobs: jobs.length, thresholds: thresholds.length };
   if (jobs.length === 0 && thresholds.length === 0) return report;
 
@@ -124,18 +137,17 @@ async function measure(deps: PmDeps, instances: VnfInstanceRecord[], at: string,
   const measurements: VnfcMeasurement[] = [];
   await pool([...groups.values()], deps.vimConcurrency, async ({ vim, instances: onVim }) => {
     const driver = await loadDriver(vim.vimType);
-    if (!driver?.measure) {
-      report.vimFailures.push({ vimId: vim.vimId, reason: `the ${vim.vimType} driver cannot measure VNFCs` });
+    if (!driver) {
+      report.vimFailures.push({ vimId: vim.vimId, reason: `no driver for VIM type ${vim.vimType}` });
       return;
     }
     const targets: MeasureTarget[] = onVim.map(measureTargetOf);
     try {
       const measured = await withTimeout(
-        sweepConnection(deps.notify.secrets, vim).then((connection) => driver.measure?.(connection, targets)),
+        sweepConnection(deps.notify.secrets, vim).then((connection) => driver.measure(connection, targets)),
         deps.vimTimeoutMs,
         `VIM ${vim.vimId}`,
       );
-      if (!measured) return;
       report.vimApiCalls += measured.apiCalls;
       report.unavailable += measured.unavailable.length;
       measurements.push(...measured.results);
