@@ -106,7 +106,7 @@ async function collectAll(deps: PmDeps, { now, jobs, thresholds }: Awaited<Retur
   report.instances = instances.size;
   const samples = await measure(deps, [...instances.values()], now, report);
 
-  for (const job of jobs) await collectJob(deps, job, samples, nowMs, report);
+  for (const job of jobs) await collectJob(deps, job, samples, instances, nowMs, report);
   for (const threshold of thresholds) await evaluateThreshold(deps, threshold, samples.get(threshold.objectInstanceId), now, report);
   report.durationMs = Date.now() - started;
   log.info('PM collection done', { ...report, reports: report.reports.length, vimFailures: report.vimFailures.length });
@@ -203,14 +203,25 @@ async function announce(deps: PmDeps, events: PmEvent[], change: () => Promise<b
   return true;
 }
 
-async function collectJob(deps: PmDeps, job: PmJobRecord, samples: Map<string, PmSample>, nowMs: number, report: CollectionReport): Promise<void> {
+async function collectJob(
+  deps: PmDeps,
+  job: PmJobRecord,
+  samples: Map<string, PmSample>,
+  instances: Map<string, VnfInstanceRecord>,
+  nowMs: number,
+  report: CollectionReport,
+): Promise<void> {
   const now = new Date(nowMs).toISOString();
   const parts = job.objectInstanceIds.map((id) => samples.get(id)).filter((s): s is PmSample => s !== undefined);
   const boundary = job.criteria.reportingBoundary;
   const finishing = boundary !== undefined && Date.parse(boundary) <= nowMs;
   const next = nextCollectionAt(job.nextCollectionAt ?? job.createdAt, job.criteria.collectionPeriod, nowMs);
-  // Nothing measured (the VIM did not answer): the job stays due and collects at the next sweep.
-  if (parts.length === 0 && !finishing) return;
+  if (parts.length === 0 && !finishing) {
+    // No instance left to measure (terminated, deleted): the job waits a period, reading nothing more.
+    if (!job.objectInstanceIds.some((id) => instances.has(id))) await deps.jobs.recordCollection(job.id, job.revision, { nextCollectionAt: next }, []);
+    // Otherwise its VIM did not answer: the job stays due and collects at the next sweep.
+    return;
+  }
   const collected = parts.length ? [...job.samples, { at: now, values: parts.flatMap((p) => p.values) }] : job.samples;
   if (parts.length) report.collected++;
   const perReport = job.criteria.reportingPeriod / job.criteria.collectionPeriod;

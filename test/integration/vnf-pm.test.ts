@@ -1,11 +1,11 @@
-// SOL003 VNF performance management over HTTP on the OpenStack simulator: PM jobs and thresholds on
+// SOL003 VNF performance management over HTTP on the OpenStack and Kubernetes simulators: PM jobs and thresholds on
 // the sample VNF, the load inside its servers set through the simulator's /_sim/ controls, and the
 // collector run through the local schedule control (never by waiting). A job's report at its
 // reporting period holds the mean and peak of the CPU usage set at each collection, and the growth
 // of an external CP's traffic counters; its notification links the report. A threshold crossed UP
 // and back DOWN notifies exactly twice, values within its hysteresis not at all. Requests on a
 // NOT_INSTANTIATED instance, with an unknown metric, or with a callback refusing the test GET get
-// 422; notification credentials are never shown; every exchange and notification is checked
+// 422; on Kubernetes a job reports each pod's usage against its requests; notification credentials are never shown; every exchange and notification is checked
 // against the ETSI PM schemas (support/exchange.ts, support/nfvo-sink.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +20,7 @@ let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
 let sink: NfvoSink;
 let control: string;
+let cluster: string;
 let vnfId: string;
 let vdu1: { server: string; vnfcName: string; extCp: string };
 const PM = { version: '2.2.0' };
@@ -39,7 +40,8 @@ before(async () => {
   call = client(vnfm);
   sink = await startNfvoSink();
   control = localVims(vnfm).openstack.control;
-  await lcmSteps(vnfm, call).onboard(['openstack-vnf-v1']);
+  cluster = localVims(vnfm).kubernetes.control;
+  await lcmSteps(vnfm, call).onboard(['openstack-vnf-v1', 'k8s-cnf-v1']);
   const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId, vnfInstanceName: 'pm' } });
   assert.equal(created.status, 201, created.text);
   vnfId = (created.body as { id: string }).id;
@@ -279,6 +281,64 @@ describe('thresholds', () => {
     await load(90);
     await collect();
     assert.equal(sink.accepted('/pm/threshold').length, 2, 'a deleted threshold notifies nothing');
+  });
+});
+
+describe('Kubernetes', () => {
+  it('a job on a CNF reports the CPU and memory usage of each pod against its requests', async () => {
+    const namespace = 'pm-jobs';
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, vnfInstanceName: 'pm-cnf' } });
+    const cnf = (created.body as { id: string }).id;
+    // The large flavour: VDU1's pods request 500m and 256Mi.
+    const instantiate = {
+      flavourId: 'large',
+      additionalParams: {
+        'lcm-kubernetes-def-files': ['Files/kubernetes/large/deployment.yaml', 'Files/kubernetes/large/cache.yaml', 'Files/kubernetes/large/service.yaml'],
+        namespace,
+      },
+    };
+    assert.equal((await call('POST', `/vnflcm/v2/vnf_instances/${cnf}/instantiate`, { body: instantiate })).status, 202);
+    await settle(vnfm);
+    const info = (
+      (await call('GET', `/vnflcm/v2/vnf_instances/${cnf}`)).body as {
+        instantiatedVnfInfo: {
+          vnfcResourceInfo: Array<{ id: string; vduId: string; computeResource: { resourceId: string } }>;
+          vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+        };
+      }
+    ).instantiatedVnfInfo;
+    const pods = info.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1');
+    assert.equal(pods.length, 2);
+    const nameOf = (id: string) => info.vnfcInfo.find((v) => v.vnfcResourceInfoId === id)?.id;
+    const metrics = async (body: unknown) => {
+      const response = await fetch(`${cluster}metrics`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      assert.ok(response.ok, await response.text());
+    };
+    await metrics({ namespace, pod: pods[0]?.computeResource.resourceId, cpu: '125m', memory: '64Mi' });
+    await metrics({ namespace, pod: pods[1]?.computeResource.resourceId, cpu: '250m', memory: '128Mi' });
+    const reply = await call('POST', '/vnfpm/v2/pm_jobs', {
+      ...PM,
+      body: job({
+        objectType: 'Vnfc',
+        objectInstanceIds: [cnf],
+        criteria: { performanceMetric: [`VCpuUsagePeakVnf.${cnf}`, 'VMemoryUsageMeanVnf'], collectionPeriod: 30, reportingPeriod: 30 },
+        callbackUri: `${sink.url}/pm/cnf`,
+      }),
+    });
+    assert.equal(reply.status, 201, reply.text);
+    const id = (reply.body as { id: string }).id;
+    assert.deepEqual((await collect()).vimFailures, []);
+    const [notice] = sink.accepted('/pm/cnf');
+    assert.ok(notice, 'one collection makes a report when the reporting period is the collection period');
+    const report = await call('GET', new URL((notice._links as { performanceReport: { href: string } }).performanceReport.href).pathname, PM);
+    const entries = (report.body as { entries: Entry[] }).entries;
+    const value = (metric: string, pod: number) =>
+      entries.find((e) => e.performanceMetric === metric && e.subObjectInstanceId === nameOf(pods[pod]?.id ?? ''))?.performanceValues[0]?.value;
+    assert.deepEqual(
+      [value(`VCpuUsagePeakVnf.${cnf}`, 0), value('VMemoryUsageMeanVnf', 0), value(`VCpuUsagePeakVnf.${cnf}`, 1), value('VMemoryUsageMeanVnf', 1)],
+      [25, 25, 50, 50],
+    );
+    assert.equal((await call('DELETE', `/vnfpm/v2/pm_jobs/${id}`, PM)).status, 204);
   });
 });
 
