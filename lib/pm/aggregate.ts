@@ -1,11 +1,11 @@
 // The arithmetic of performance management, apart from any store or VIM: a VIM's measurements as
-// one collection sample, a reporting period's samples as PerformanceReport entries (usage: the mean
-// or the peak of the samples; traffic: the growth of the cumulative counters between reads, a
-// counter that went down being a restarted one, whose step is left out), and a simple threshold's
-// crossing with its hysteresis.
+// one collection sample, folded into the reporting period's running aggregates (usage: count, sum
+// and peak; traffic: the growth of the cumulative counters between reads, a counter that went down
+// being a restarted one, whose step is left out), the period as PerformanceReport entries, and a
+// simple threshold's crossing with its hysteresis.
 import type { VnfcMeasurement } from '#lib/vim/driver.ts';
 import { parseMetric, subObjectKind, type MetricName, type ObjectType } from './model.ts';
-import type { CrossingState, PmReportEntry, PmSample } from './model.ts';
+import type { CounterReadings, CrossingState, PmPeriod, PmReportEntry, PmSample } from './model.ts';
 
 /** Names the VNFCs of a measurement as the API does: vnfcResourceInfo id -> the VNFC's vnfcInfo id. */
 export type VnfcNaming = (vnfInstanceId: string, vnfcResourceInfoId: string) => string;
@@ -43,24 +43,35 @@ export function metricsOf(criteria: { performanceMetric?: string[]; performanceM
   return [...new Set(names)].map(parseMetric).filter((m): m is MetricName => m !== undefined);
 }
 
-/** The figure of one sub-object in a sample, if the VIM reported it. */
-function figureIn(sample: PmSample, vnfInstanceId: string, subObjectInstanceId: string, key: string): number | undefined {
-  return sample.values.find((v) => v.vnfInstanceId === vnfInstanceId && v.subObjectInstanceId === subObjectInstanceId)?.figures[key];
-}
+/** The key of one figure of one sub-object in a period's aggregates and the counter readings. */
+const keyOf = (v: PmSample['values'][number], figure: string) => `${v.vnfInstanceId}|${v.kind}|${v.subObjectInstanceId}|${figure}`;
 
-/** The growth of a cumulative counter over readings in order, restarted counters' steps left out; undefined with fewer than two readings. */
-export function counterGrowth(readings: number[]): number | undefined {
-  if (readings.length < 2) return undefined;
-  let growth = 0;
-  for (let i = 1; i < readings.length; i++) {
-    const step = (readings[i] as number) - (readings[i - 1] as number);
-    if (step >= 0) growth += step;
+export const emptyPeriod = (): PmPeriod => ({ collections: 0, usage: {}, growth: {} });
+
+/**
+ * A collection folded into the period's aggregates: a usage figure's count, sum and peak; a
+ * counter's growth since its last reading (none at its first reading; a counter that went down was
+ * restarted, and that step is left out). Returns the new period and counter readings.
+ */
+export function fold(period: PmPeriod, counters: CounterReadings, sample: PmSample): { period: PmPeriod; counters: CounterReadings } {
+  const usage = { ...period.usage };
+  const growth = { ...period.growth };
+  const readings = { ...counters };
+  for (const value of sample.values) {
+    for (const [figure, x] of Object.entries(value.figures)) {
+      const key = keyOf(value, figure);
+      if (value.kind === 'vnfc') {
+        const acc = usage[key];
+        usage[key] = acc ? { n: acc.n + 1, sum: acc.sum + x, peak: Math.max(acc.peak, x) } : { n: 1, sum: x, peak: x };
+        continue;
+      }
+      const last = readings[key];
+      if (last !== undefined) growth[key] = (growth[key] ?? 0) + (x >= last ? x - last : 0);
+      readings[key] = x;
+    }
   }
-  return growth;
+  return { period: { collections: period.collections + 1, lastAt: sample.at, usage, growth }, counters: readings };
 }
-
-export const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
-export const peak = (values: number[]): number => Math.max(...values);
 
 export interface ReportScope {
   objectType: ObjectType;
@@ -70,38 +81,37 @@ export interface ReportScope {
 }
 
 /**
- * The entries of a report over a reporting period's samples: one per metric and measured
- * sub-object, its value the mean or peak of the samples (usage) or the counter's growth since
- * `previous`, the last reading before the period (traffic), stamped with the last sample's time.
+ * The entries of a report over a reporting period: one per metric and measured sub-object, its
+ * value the mean or peak of the period's collections (usage) or the counter's growth over the
+ * period (traffic), stamped with the period's last collection.
  */
-export function reportEntries(scope: ReportScope, samples: PmSample[], previous?: PmSample): PmReportEntry[] {
+export function reportEntries(scope: ReportScope, period: PmPeriod): PmReportEntry[] {
   const kind = subObjectKind(scope.objectType);
   const entries: PmReportEntry[] = [];
+  const timeStamp = period.lastAt;
+  if (!timeStamp) return entries;
   for (const metric of scope.metrics) {
     if (!metric.measurement.objectTypes.includes(scope.objectType)) continue;
     const source = metric.measurement.source;
-    for (const vnfInstanceId of scope.objectInstanceIds) {
+    const figure = source.kind === 'vnfc' ? source.figure : source.counter;
+    const found = Object.keys(source.kind === 'vnfc' ? period.usage : period.growth)
+      .map((key) => key.split('|'))
+      .filter(([, k, , f]) => k === kind && f === figure);
+    for (const [vnfInstanceId = '', , subObjectInstanceId = ''] of found) {
+      if (!scope.objectInstanceIds.includes(vnfInstanceId)) continue;
       if (metric.vnfInstanceId && metric.vnfInstanceId !== vnfInstanceId) continue;
-      const subObjects = [
-        ...new Set(samples.flatMap((s) => s.values.filter((v) => v.vnfInstanceId === vnfInstanceId && v.kind === kind).map((v) => v.subObjectInstanceId))),
-      ].filter((id) => !scope.subObjectInstanceIds || scope.subObjectInstanceIds.includes(id));
-      for (const subObjectInstanceId of subObjects) {
-        const key = source.kind === 'vnfc' ? source.figure : source.counter;
-        const series = (source.kind === 'cp' && previous ? [previous, ...samples] : samples)
-          .map((s) => ({ at: s.at, value: figureIn(s, vnfInstanceId, subObjectInstanceId, key) }))
-          .filter((p): p is { at: string; value: number } => p.value !== undefined);
-        if (series.length === 0) continue;
-        const values = series.map((p) => p.value);
-        const value = source.kind === 'vnfc' ? (source.stat === 'mean' ? mean(values) : peak(values)) : counterGrowth(values);
-        if (value === undefined) continue;
-        entries.push({
-          objectType: scope.objectType,
-          objectInstanceId: vnfInstanceId,
-          subObjectInstanceId,
-          performanceMetric: metric.requested,
-          performanceValues: [{ timeStamp: (series.at(-1) as { at: string }).at, value }],
-        });
-      }
+      if (scope.subObjectInstanceIds && !scope.subObjectInstanceIds.includes(subObjectInstanceId)) continue;
+      const key = `${vnfInstanceId}|${kind}|${subObjectInstanceId}|${figure}`;
+      const acc = period.usage[key];
+      const value = source.kind === 'cp' ? period.growth[key] : acc && (source.stat === 'mean' ? acc.sum / acc.n : acc.peak);
+      if (value === undefined) continue;
+      entries.push({
+        objectType: scope.objectType,
+        objectInstanceId: vnfInstanceId,
+        subObjectInstanceId,
+        performanceMetric: metric.requested,
+        performanceValues: [{ timeStamp, value }],
+      });
     }
   }
   return entries;

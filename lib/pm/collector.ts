@@ -1,7 +1,8 @@
 // The PM collector: one scheduled sweep that serves every PM job due and every threshold. It reads
 // the jobs due from the sparse `due` index (nothing at all when there are none) and the thresholds,
 // asks each VIM once for the figures of the VNFCs they measure (driver.measure, bounded
-// concurrency, a timeout each), then per job records the collection and, once a reporting period's
+// concurrency, a timeout each), then per job folds the collection into its period's running
+// aggregates (the job item does not grow with the collections) and, once a reporting period's
 // collections are in (reportingPeriod / collectionPeriod of them), stores a PerformanceReport and
 // announces it (PerformanceInformationAvailableNotification); per threshold it evaluates the
 // crossing of each measured sub-object and announces each crossing (ThresholdCrossedNotification).
@@ -18,7 +19,7 @@ import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
 import type { MeasureTarget, VnfcMeasurement } from '#lib/vim/driver.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
 import { pool, rereadCredentials, sweepConnection, vimGroupKey, withTimeout } from '#lib/vim/sweeps.ts';
-import { crossing, metricsOf, reportEntries, sampleOf } from './aggregate.ts';
+import { crossing, emptyPeriod, fold, metricsOf, reportEntries, sampleOf } from './aggregate.ts';
 import { groupMetrics, parseMetric, renderReport, type ObjectType, type PmJobRecord, type PmSample, type ThresholdRecord } from './model.ts';
 import { pmOutboxEntry, reportAvailableEvent, thresholdCrossedEvent, type PmEvent } from './notifications.ts';
 import type { PmDeps } from './ports.ts';
@@ -222,12 +223,14 @@ async function collectJob(
     // Otherwise its VIM did not answer: the job stays due and collects at the next sweep.
     return;
   }
-  const collected = parts.length ? [...job.samples, { at: now, values: parts.flatMap((p) => p.values) }] : job.samples;
+  const folded = parts.length
+    ? fold(job.period, job.counters, { at: now, values: parts.flatMap((p) => p.values) })
+    : { period: job.period, counters: job.counters };
   if (parts.length) report.collected++;
   const perReport = job.criteria.reportingPeriod / job.criteria.collectionPeriod;
-  const stop = finishing ? { remove: ['due', 'nextCollectionAt'] } : { remove: [] as string[] };
-  if (collected.length < perReport && !finishing) {
-    await deps.jobs.recordCollection(job.id, job.revision, { samples: collected, nextCollectionAt: next }, []);
+  const stop = finishing ? ['due', 'nextCollectionAt'] : [];
+  if (folded.period.collections < perReport && !finishing) {
+    await deps.jobs.recordCollection(job.id, job.revision, { ...folded, nextCollectionAt: next }, []);
     return;
   }
   const entries = reportEntries(
@@ -237,17 +240,12 @@ async function collectJob(
       subObjectInstanceIds: job.subObjectInstanceIds,
       metrics: metricsOf(job.criteria, (group) => groupMetrics(group) ?? []),
     },
-    collected,
-    job.previous,
+    folded.period,
   );
+  const reset = { period: emptyPeriod(), counters: folded.counters, ...(finishing ? {} : { nextCollectionAt: next }) };
   if (entries.length === 0) {
-    // Nothing to report (e.g. counters read once only): the period's collections start over.
-    await deps.jobs.recordCollection(
-      job.id,
-      job.revision,
-      { samples: [], ...(collected.length ? { previous: collected.at(-1) } : {}), nextCollectionAt: next },
-      stop.remove,
-    );
+    // Nothing to report (e.g. counters read once only): the next period starts.
+    await deps.jobs.recordCollection(job.id, job.revision, reset, stop);
     return;
   }
   const reportId = deps.notify.newId();
@@ -256,14 +254,7 @@ async function collectJob(
   await deps.jobs.putReport({ jobId: job.id, reportId, entries, readyTime: now }, expiryTime);
   const reports = [...job.reports.filter((ref) => ref.expiryTime > now), { id: reportId, readyTime: now, expiryTime, fileSize }].slice(-MAX_LISTED_REPORTS);
   const events = [...new Set(entries.map((entry) => entry.objectInstanceId))].map((id) => reportAvailableEvent(job, reportId, id, now));
-  const recorded = await announce(deps, events, () =>
-    deps.jobs.recordCollection(
-      job.id,
-      job.revision,
-      { samples: [], previous: collected.at(-1), reports, ...(finishing ? {} : { nextCollectionAt: next }) },
-      stop.remove,
-    ),
-  );
+  const recorded = await announce(deps, events, () => deps.jobs.recordCollection(job.id, job.revision, { ...reset, reports }, stop));
   if (recorded) {
     report.reports.push(reportId);
     log.info('performance report ready', { pmJobId: job.id, reportId, entries: entries.length });
@@ -273,6 +264,8 @@ async function collectJob(
 async function evaluateThreshold(deps: PmDeps, threshold: ThresholdRecord, sample: PmSample | undefined, now: string, report: CollectionReport): Promise<void> {
   const metric = parseMetric(threshold.criteria.performanceMetric);
   if (!sample || !metric) return;
+  // One collection is the period a threshold is evaluated over; traffic compares the counters with the last sweep's.
+  const folded = fold(emptyPeriod(), threshold.counters ?? {}, sample);
   const entries = reportEntries(
     {
       objectType: threshold.objectType as ObjectType,
@@ -280,8 +273,7 @@ async function evaluateThreshold(deps: PmDeps, threshold: ThresholdRecord, sampl
       subObjectInstanceIds: threshold.subObjectInstanceIds,
       metrics: [metric],
     },
-    [sample],
-    threshold.lastCounters,
+    folded.period,
   );
   const crossings = { ...threshold.crossings };
   const events: PmEvent[] = [];
@@ -294,7 +286,7 @@ async function evaluateThreshold(deps: PmDeps, threshold: ThresholdRecord, sampl
     if (result.crossed) events.push(thresholdCrossedEvent(threshold, { direction: result.crossed, subObjectInstanceId, value }, now));
   }
   // Traffic thresholds compare the counters' growth since the last sweep: their readings are kept.
-  const counters = metric.measurement.source.kind === 'cp' ? { at: sample.at, values: sample.values.filter((v) => v.kind !== 'vnfc') } : undefined;
+  const counters = metric.measurement.source.kind === 'cp' ? folded.counters : undefined;
   await announce(deps, events, async () => {
     await deps.thresholds.recordCrossings(threshold.id, crossings, counters);
     return true;

@@ -37,7 +37,8 @@ export function createPmJob(deps: PmDeps, caller: Caller, request: CreatePmJobRe
       criteria: request.criteria,
       apiRoot,
       reports: [],
-      samples: [],
+      period: { collections: 0, usage: {}, growth: {} },
+      counters: {},
       // The first collection is the collector's next sweep.
       due: 'Y',
       nextCollectionAt: base.createdAt,

@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { subscriptionAuthentication } from '#lib/notify/model.ts';
 import type { PmJobRecord, PmReportRecord, ThresholdRecord } from '#lib/store/pm.ts';
 
-export type { CrossingState, PmJobRecord, PmReportEntry, PmReportRecord, PmSample, ThresholdRecord } from '#lib/store/pm.ts';
+export type { CounterReadings, CrossingState, PmJobRecord, PmPeriod, PmReportEntry, PmReportRecord, PmSample, ThresholdRecord } from '#lib/store/pm.ts';
 
 /** The Version header of PM notifications (the VNFPerformanceManagementNotification API of SOL003 V3.7.1). */
 export const PM_NOTIFICATION_API_VERSION = '2.2.0';

@@ -23,6 +23,21 @@ export interface PmSample {
   }>;
 }
 
+/**
+ * The reporting period in progress, as running aggregates (its size does not grow with the number
+ * of collections): per `<vnfInstanceId>|<kind>|<subObjectInstanceId>|<figure>`, a usage figure's
+ * count, sum and peak, and a counter's growth so far.
+ */
+export interface PmPeriod {
+  collections: number;
+  lastAt?: string;
+  usage: Record<string, { n: number; sum: number; peak: number }>;
+  growth: Record<string, number>;
+}
+
+/** The last reading of each cumulative counter, by the same key: where the next growth starts. */
+export type CounterReadings = Record<string, number>;
+
 export interface PmReportRef {
   id: string;
   readyTime: string;
@@ -72,10 +87,9 @@ export interface PmJobRecord {
   /** Sparse GSI `due` (hash: due = "Y", range: nextCollectionAt): present while the job collects. */
   due?: 'Y';
   nextCollectionAt?: string;
-  /** The collections of the reporting period in progress. */
-  samples: PmSample[];
-  /** The last collection of the previous reporting period: where the counters' growth starts. */
-  previous?: PmSample;
+  /** The reporting period in progress. */
+  period: PmPeriod;
+  counters: CounterReadings;
   revision: number;
 }
 
@@ -97,7 +111,7 @@ export interface ThresholdRecord {
   /** Per measured sub-object: the side of the threshold it was last found on. */
   crossings: Record<string, CrossingState>;
   /** Last counter readings per CP, for thresholds on traffic (their growth between collections). */
-  lastCounters?: PmSample;
+  counters?: CounterReadings;
   revision: number;
 }
 
@@ -139,7 +153,7 @@ export interface ThresholdStore {
   /** Every threshold of every tenant (the collector evaluates each at every sweep). */
   listAll(): Promise<ThresholdRecord[]>;
   /** Records the crossing state (and counter readings) a collection left. */
-  recordCrossings(id: string, crossings: Record<string, CrossingState>, lastCounters: PmSample | undefined): Promise<void>;
+  recordCrossings(id: string, crossings: Record<string, CrossingState>, counters: CounterReadings | undefined): Promise<void>;
 }
 
 function targetUpdate(change: NotificationTargetChange): { set: Record<string, unknown>; remove: string[] } {
@@ -229,13 +243,13 @@ export class DynamoThresholdStore extends NotificationTargetRepository<Threshold
     return allItems<ThresholdRecord>({ TableName: this.table, FilterExpression: 'attribute_exists(tenantId)' });
   }
 
-  async recordCrossings(id: string, crossings: Record<string, CrossingState>, lastCounters: PmSample | undefined): Promise<void> {
+  async recordCrossings(id: string, crossings: Record<string, CrossingState>, counters: CounterReadings | undefined): Promise<void> {
     // A threshold deleted meanwhile stays deleted.
     await this.updatedRecord({
       Key: { id },
-      UpdateExpression: lastCounters ? 'SET crossings = :c, lastCounters = :l' : 'SET crossings = :c',
+      UpdateExpression: counters ? 'SET crossings = :c, counters = :l' : 'SET crossings = :c',
       ConditionExpression: 'attribute_exists(tenantId)',
-      ExpressionAttributeValues: { ':c': crossings, ...(lastCounters ? { ':l': lastCounters } : {}) },
+      ExpressionAttributeValues: { ':c': crossings, ...(counters ? { ':l': counters } : {}) },
     });
   }
 }

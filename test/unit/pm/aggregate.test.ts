@@ -1,11 +1,12 @@
 // Performance management's arithmetic: a VIM's measurements as a sample, a reporting period's
-// samples as report entries (means, peaks, counter growth with restarts), metric names and groups,
-// a simple threshold's crossings with hysteresis, and when a job collects next.
+// collections folded into running aggregates and reported (means, peaks, counter growth with
+// restarts), metric names and groups, a simple threshold's crossings with hysteresis, and when a
+// job collects next.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { counterGrowth, crossing, metricsOf, reportEntries, sampleOf } from '#lib/pm/aggregate.ts';
+import { crossing, emptyPeriod, fold, metricsOf, reportEntries, sampleOf } from '#lib/pm/aggregate.ts';
 import { nextCollectionAt } from '#lib/pm/collector.ts';
-import { groupMetrics, parseMetric, type CrossingState, type PmSample } from '#lib/pm/model.ts';
+import { groupMetrics, parseMetric, type CrossingState, type PmPeriod, type PmSample } from '#lib/pm/model.ts';
 import type { VnfcMeasurement } from '#lib/vim/driver.ts';
 
 const measurement = (at: string, cpu: number, bytesIn: number, extBytesIn = 0): VnfcMeasurement => ({
@@ -24,6 +25,13 @@ const measurement = (at: string, cpu: number, bytesIn: number, extBytesIn = 0): 
 
 const sample = (at: string, cpu: number, bytesIn: number, extBytesIn = 0): PmSample =>
   sampleOf(at, [measurement(at, cpu, bytesIn, extBytesIn)], (_instance, resourceInfoId) => `vnfc-of-${resourceInfoId}`);
+
+/** A period of these collections, its counters starting from the readings of `previous` (the last collection before it). */
+function periodOf(samples: PmSample[], previous?: PmSample): PmPeriod {
+  let state = { period: emptyPeriod(), counters: previous ? fold(emptyPeriod(), {}, previous).counters : {} };
+  for (const s of samples) state = fold(state.period, state.counters, s);
+  return state.period;
+}
 
 const metrics = (...names: string[]) => names.map((name) => parseMetric(name)).filter((m) => m !== undefined);
 
@@ -44,7 +52,10 @@ describe('samples and reports', () => {
 
   it('usage metrics are the mean or the peak of the period’s samples, stamped with the last one', () => {
     const samples = [sample('2026-01-01T00:00:00.000Z', 40, 0), sample('2026-01-01T00:00:10.000Z', 80, 0)];
-    const entries = reportEntries({ objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf', 'VCpuUsagePeakVnf') }, samples);
+    const entries = reportEntries(
+      { objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf', 'VCpuUsagePeakVnf') },
+      periodOf(samples),
+    );
     assert.deepEqual(
       entries.map((e) => [e.performanceMetric, e.subObjectInstanceId, e.performanceValues]),
       [
@@ -61,30 +72,46 @@ describe('samples and reports', () => {
     const samples = [sample('2026-01-01T00:00:10.000Z', 1, 1500), sample('2026-01-01T00:00:20.000Z', 1, 4000)];
     const scope = { objectType: 'VnfIntCp' as const, objectInstanceIds: ['vnf-1'], metrics: metrics('ByteIncomingVnfIntCp') };
     assert.deepEqual(
-      reportEntries(scope, samples, previous).map((e) => [e.subObjectInstanceId, e.performanceValues[0]?.value]),
+      reportEntries(scope, periodOf(samples, previous)).map((e) => [e.subObjectInstanceId, e.performanceValues[0]?.value]),
       [['cp-int', 3000]],
     );
-    assert.deepEqual(reportEntries(scope, [samples[0] as PmSample]), []);
+    assert.deepEqual(reportEntries(scope, periodOf([samples[0] as PmSample])), []);
     // Only the object type's own sub-objects: no VNFC, no external CP.
     assert.deepEqual(
-      reportEntries({ ...scope, objectType: 'VnfExtCp', metrics: metrics('ByteIncomingVnfExtCp') }, samples, previous)[0]?.subObjectInstanceId,
+      reportEntries({ ...scope, objectType: 'VnfExtCp', metrics: metrics('ByteIncomingVnfExtCp') }, periodOf(samples, previous))[0]?.subObjectInstanceId,
       'ext-1',
     );
   });
 
   it('a counter that went down restarted: its step is left out, the growth before and after it counts', () => {
-    assert.equal(counterGrowth([100, 300, 50, 80]), 230);
-    assert.equal(counterGrowth([5]), undefined);
+    const scope = { objectType: 'VnfIntCp' as const, objectInstanceIds: ['vnf-1'], metrics: metrics('ByteIncomingVnfIntCp') };
+    const readings = [100, 300, 50, 80].map((bytes, i) => sample(`2026-01-01T00:00:0${i}.000Z`, 1, bytes));
+    assert.equal(reportEntries(scope, periodOf(readings))[0]?.performanceValues[0]?.value, 230);
+  });
+
+  it('the period keeps running aggregates, not its collections: its size does not grow with them', () => {
+    const many = periodOf(Array.from({ length: 500 }, (_, i) => sample(new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), i % 100, i * 10)));
+    const few = periodOf([sample('2026-01-01T00:00:00.000Z', 1, 0), sample('2026-01-01T00:00:01.000Z', 2, 10)]);
+    assert.equal(many.collections, 500);
+    assert.ok(JSON.stringify(many).length < JSON.stringify(few).length + 100);
+    const scope = { objectType: 'Vnf' as const, objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf', 'VCpuUsagePeakVnf') };
+    assert.deepEqual(
+      reportEntries(scope, many).map((e) => e.performanceValues[0]?.value),
+      [49.5, 99],
+    );
   });
 
   it('keeps to the sub-objects named, and a metric named for one VNF instance to that instance', () => {
     const samples = [sample('2026-01-01T00:00:00.000Z', 10, 0)];
     assert.deepEqual(
-      reportEntries({ objectType: 'Vnfc', objectInstanceIds: ['vnf-1'], subObjectInstanceIds: ['other'], metrics: metrics('VCpuUsageMeanVnf') }, samples),
+      reportEntries(
+        { objectType: 'Vnfc', objectInstanceIds: ['vnf-1'], subObjectInstanceIds: ['other'], metrics: metrics('VCpuUsageMeanVnf') },
+        periodOf(samples),
+      ),
       [],
     );
-    assert.equal(reportEntries({ objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf.vnf-2') }, samples).length, 0);
-    const named = reportEntries({ objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf.vnf-1') }, samples);
+    assert.equal(reportEntries({ objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf.vnf-2') }, periodOf(samples)).length, 0);
+    const named = reportEntries({ objectType: 'Vnf', objectInstanceIds: ['vnf-1'], metrics: metrics('VCpuUsageMeanVnf.vnf-1') }, periodOf(samples));
     assert.equal(named[0]?.performanceMetric, 'VCpuUsageMeanVnf.vnf-1');
   });
 });
