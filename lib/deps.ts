@@ -24,7 +24,7 @@ import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoLeaseStore } from '#lib/store/leases.ts';
 import { DynamoPmJobStore, DynamoThresholdStore } from '#lib/store/pm.ts';
-import { DynamoVnfInstanceStore, monitoredInstances } from '#lib/store/vnf-instances.ts';
+import { DynamoVnfInstanceStore, monitoredInstances, anyMonitored } from '#lib/store/vnf-instances.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
 import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
 
@@ -182,6 +182,7 @@ export function fmDeps(): FmDeps {
     queue: process.env.NOTIFICATION_QUEUE_URL ? new SqsNotificationQueue() : undefined,
     outbox: process.env.NOTIFICATION_QUEUE_URL ? new DynamoNotificationOutbox() : undefined,
     instantiated: () => monitoredInstances(),
+    watching: async () => (await Promise.all([anyMonitored(), (fm as FmDeps).alarms.anyActive()])).some(Boolean),
     leases: new DynamoLeaseStore(),
     autoHeal: { maxHeals: numberFromEnv('AUTO_HEAL_MAX_ATTEMPTS', 3), windowSeconds: numberFromEnv('AUTO_HEAL_WINDOW', 3600) },
     vimTimeoutMs: numberFromEnv('HEALTH_VIM_TIMEOUT_MS', 10_000),

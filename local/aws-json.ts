@@ -154,7 +154,8 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions): Promise<Aw
       const operationName = typeof target === 'string' && target.startsWith(prefix) ? target.slice(prefix.length) : '';
       const operation = Object.hasOwn(operations, operationName) ? operations[operationName] : undefined;
       if (!operation) throw new AwsError('UnknownOperationException', `Unknown operation ${typeof target === 'string' ? target : ''}`);
-      usage.call(opts.signedBy.service, operationName);
+      // The runtime's own looks at a queue (local/sqs.ts) are not the product's calls.
+      if (req.headers['x-vnfm-local-unmetered'] === undefined) usage.call(opts.signedBy.service, operationName);
       const text = bytes.toString('utf8');
       let body: unknown = {};
       if (text.trim() !== '') {

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import type http from 'node:http';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
+import { meterIndexWrites } from './metering.ts';
 
 interface LevelIterator {
   next(): Promise<unknown>;
@@ -52,7 +53,11 @@ function closingStream(iterator: LevelIterator): Readable {
 export function startLocalDynamo(dir: string): LocalDynamo {
   // dynalite keeps its LevelDB handle to itself; its store factory is a plain CommonJS export, so
   // wrapping it for the one call dynalite() makes hands the handle over.
-  const stores = createRequire(import.meta.url)('dynalite/db') as { create: (options: unknown) => { db: LevelDb } };
+  const stores = createRequire(import.meta.url)('dynalite/db') as {
+    create: (options: unknown) => { db: LevelDb };
+    addConsumedCapacity: (...args: unknown[]) => unknown;
+  };
+  meterIndexWrites(stores);
   const create = stores.create;
   let db: LevelDb | undefined;
   stores.create = (options) => {

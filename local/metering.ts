@@ -27,7 +27,7 @@ export interface UsageSnapshot {
     /** Read and write request units of the tables themselves (strongly consistent reads count double). */
     readUnits: number;
     writeUnits: number;
-    /** Write units the tables' global secondary indexes add (each index written with the item; an upper bound: every write is taken to touch every index). */
+    /** Write units the tables' global secondary indexes add, as DynamoDB counts them from the item before and after each write (indexWriteUnitsOf). */
     indexWriteUnits: number;
   };
   /** Bytes written to the log by the functions (CloudWatch Logs ingestion), plus Lambda's own START/END/REPORT lines. */
@@ -38,7 +38,45 @@ export interface UsageSnapshot {
 const PLATFORM_LOG_BYTES = 330;
 
 export interface IndexShape {
+  name: string;
+  /** The index's key attributes (hash, then range). */
+  keys: string[];
+  /** The table's key attributes, in every index item. */
+  tableKeys: string[];
   projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  /** INCLUDE: the non-key attributes projected. */
+  include: string[];
+}
+
+type StoredItem = Record<string, unknown>;
+
+/** DynamoDB's item size (attribute names and values), near enough for write units: the JSON of each value. */
+function writeUnits(item: StoredItem): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) bytes += Buffer.byteLength(name) + Buffer.byteLength(JSON.stringify(value));
+  return Math.max(1, Math.ceil(bytes / 1024));
+}
+
+/**
+ * The write units one item write costs an index, as DynamoDB charges them: nothing when the item is
+ * in the index neither before nor after (a sparse index) or its projection did not change; the
+ * projected item's size when it enters, leaves or changes in place; both when its index key changed.
+ */
+export function indexWriteUnitsOf(index: IndexShape, before: StoredItem | undefined, after: StoredItem | undefined): number {
+  const inIndex = (item: StoredItem | undefined): item is StoredItem => item !== undefined && index.keys.every((key) => item[key] !== undefined);
+  const projected = (item: StoredItem): StoredItem => {
+    if (index.projection === 'ALL') return item;
+    const names = new Set([...index.tableKeys, ...index.keys, ...(index.projection === 'INCLUDE' ? index.include : [])]);
+    return Object.fromEntries(Object.entries(item).filter(([name]) => names.has(name)));
+  };
+  const was = inIndex(before) ? projected(before) : undefined;
+  const is = inIndex(after) ? projected(after) : undefined;
+  if (!was && !is) return 0;
+  if (!was) return writeUnits(is as StoredItem);
+  if (!is) return writeUnits(was);
+  const keyOf = (item: StoredItem) => JSON.stringify(index.keys.map((key) => item[key]));
+  if (keyOf(was) !== keyOf(is)) return writeUnits(was) + writeUnits(is);
+  return JSON.stringify(was) === JSON.stringify(is) ? 0 : Math.max(writeUnits(was), writeUnits(is));
 }
 
 export class Usage {
@@ -105,12 +143,17 @@ export class Usage {
     if (!this.enabled) return;
     const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
     const write = WRITES.has(operation);
-    for (const entry of list as Array<{ TableName?: string; CapacityUnits?: number }>) {
+    for (const entry of list as Array<{ TableName?: string; CapacityUnits?: number; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> }>) {
       const units = Number(entry.CapacityUnits ?? 0);
       if (write) {
         this.#snapshot.dynamodb.writeUnits += units;
+        if (entry.GlobalSecondaryIndexes) {
+          // Counted from the item before and after (meterIndexWrites).
+          for (const index of Object.values(entry.GlobalSecondaryIndexes)) this.#snapshot.dynamodb.indexWriteUnits += Number(index.CapacityUnits ?? 0);
+          continue;
+        }
+        // A batch: an upper bound, every index written with the item (an index of keys alone with one unit).
         for (const index of this.indexes.get(entry.TableName ?? '') ?? []) {
-          // An index projecting only keys is written with the keys alone: one unit.
           this.#snapshot.dynamodb.indexWriteUnits += index.projection === 'KEYS_ONLY' ? Math.min(units, 1) : units;
         }
       } else {
@@ -138,4 +181,27 @@ export function meterLogs(): void {
       return write(chunk, ...rest);
     }) as typeof stream.write;
   }
+}
+
+/**
+ * Teaches the local DynamoDB (dynalite, whose capacity answers name the table only) to answer the
+ * write units of each global secondary index a write touched, from the item before and after, as
+ * DynamoDB's ConsumedCapacity.GlobalSecondaryIndexes does; the meter adds those instead of taking
+ * every write to touch every index. `db` is dynalite's db module, whose addConsumedCapacity each
+ * single-item write calls with the item before and after.
+ */
+export function meterIndexWrites(db: { addConsumedCapacity: ((...args: unknown[]) => unknown) & { metered?: true } }): void {
+  if (db.addConsumedCapacity.metered) return;
+  const original = db.addConsumedCapacity;
+  db.addConsumedCapacity = (data: unknown, isRead: unknown, before: unknown, after: unknown) => {
+    const consumed = original(data, isRead, before, after) as Record<string, unknown> | undefined;
+    const table = (data as { TableName?: string }).TableName ?? '';
+    const indexes = usage.indexes.get(table);
+    if (!consumed || isRead || !indexes?.length) return consumed;
+    consumed.GlobalSecondaryIndexes = Object.fromEntries(
+      indexes.map((index) => [index.name, { CapacityUnits: indexWriteUnitsOf(index, before as StoredItem | undefined, after as StoredItem | undefined) }]),
+    );
+    return consumed;
+  };
+  db.addConsumedCapacity.metered = true;
 }

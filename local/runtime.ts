@@ -254,10 +254,22 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           LocalSecondaryIndexes: props.LocalSecondaryIndexes,
           BillingMode: props.BillingMode ?? 'PAY_PER_REQUEST',
         });
+        type KeyElement = { AttributeName: string };
+        const tableKeys = ((input.KeySchema ?? []) as KeyElement[]).map((k) => k.AttributeName);
         usage.indexes.set(
           logicalId,
-          ((input.GlobalSecondaryIndexes ?? []) as Array<{ Projection?: { ProjectionType?: string } }>).map((index) => ({
+          (
+            (input.GlobalSecondaryIndexes ?? []) as Array<{
+              IndexName: string;
+              KeySchema: KeyElement[];
+              Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] };
+            }>
+          ).map((index) => ({
+            name: index.IndexName,
+            keys: index.KeySchema.map((k) => k.AttributeName),
+            tableKeys,
             projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
+            include: index.Projection?.NonKeyAttributes ?? [],
           })),
         );
         // Instances instantiated before the health sweep's index existed are marked for it after the

@@ -97,6 +97,22 @@ function failedIds(response: unknown, ids: Set<string>): Set<string> | 'all' {
   return failed;
 }
 
+/**
+ * The runtime's own look at a queue (is it settled?), which no function makes and AWS would not
+ * bill: the stand-in leaves calls with this header out of the meter (local/metering.ts).
+ */
+export const UNMETERED_HEADER = 'x-vnfm-local-unmetered';
+function unmetered<C extends { middlewareStack: { add: (...args: never[]) => unknown } }>(command: C): C {
+  (command.middlewareStack as unknown as { add: (mw: unknown, options: unknown) => void }).add(
+    (next: (args: { request: { headers: Record<string, string> } }) => unknown) => (args: { request: { headers: Record<string, string> } }) => {
+      args.request.headers[UNMETERED_HEADER] = '1';
+      return next(args);
+    },
+    { step: 'build', name: 'vnfmLocalUnmetered' },
+  );
+  return command;
+}
+
 export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
@@ -223,15 +239,17 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
   const busy = async (): Promise<boolean> => {
     if (handling) return true;
     const out = await opts.client.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: opts.queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-      }),
+      unmetered(
+        new GetQueueAttributesCommand({
+          QueueUrl: opts.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      ),
     );
     const counts = Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value ?? 0), 0);
     if (counts > 0 || handling) return true;
     if (!opts.deadLetterQueueArn) return false;
-    const moves = await opts.client.send(new ListMessageMoveTasksCommand({ SourceArn: opts.deadLetterQueueArn }));
+    const moves = await opts.client.send(unmetered(new ListMessageMoveTasksCommand({ SourceArn: opts.deadLetterQueueArn })));
     return (moves.Results ?? []).some((task) => task.Status === 'RUNNING');
   };
 

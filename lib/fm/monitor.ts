@@ -244,6 +244,9 @@ const emptyReport = (): SweepReport => ({
  * lease lasts that and SWEEP_LEASE_MARGIN_MS, then a sweep that finds it may take it over.
  */
 export async function sweep(deps: FmDeps, maxDurationMs: number): Promise<SweepReport> {
+  // Nothing instantiated and no alarm active: nothing to do, and an empty deployment's sweep reads
+  // two empty index pages and writes nothing (no lease taken and given back).
+  if (!(await deps.watching())) return emptyReport();
   const holder = deps.newId();
   const now = Date.parse(deps.now());
   const until = now + maxDurationMs + SWEEP_LEASE_MARGIN_MS;

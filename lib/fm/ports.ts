@@ -23,6 +23,8 @@ export interface FmDeps {
   outbox?: NotificationOutbox;
   /** Every INSTANTIATED instance, with at least the attributes the sweep reads (lib/store/vnf-instances.ts MONITORED_ATTRIBUTES). */
   instantiated(): Promise<MonitoredInstance[]>;
+  /** Whether a sweep has anything to do: an instantiated instance to watch, or an active alarm (two one-item index reads). */
+  watching(): Promise<boolean>;
   /** The sweep's lease (one sweep at a time). */
   leases: LeaseStore;
   autoHeal: AutoHealPolicy;

@@ -1,7 +1,7 @@
 // ETSI GS NFV-SOL 004 structure of a CSAR: entry definitions (TOSCA.meta or the root YAML), the manifest,
 // artifact presence and hashes, and the manifest's CMS signature checked against configured trust anchors.
-import * as pkijs from 'pkijs';
 import type { CsarArchive, HashAlgorithm } from '#lib/packages/archive.ts';
+import { type Certificate, CmsError, parseCertificate, verifySignedData } from '#lib/packages/cms.ts';
 import { PackageError } from '#lib/packages/errors.ts';
 
 export interface InspectCsarOptions {
@@ -594,7 +594,7 @@ interface SignatureInput {
   embedded: ParsedManifest['signature'];
   detachedSignaturePath: string | undefined;
   certificatePath: string | undefined;
-  anchors: pkijs.Certificate[];
+  anchors: Certificate[];
 }
 
 async function verifySignatures(input: SignatureInput): Promise<CsarSignature> {
@@ -627,97 +627,48 @@ async function verifySignatures(input: SignatureInput): Promise<CsarSignature> {
 async function verifyCms(
   der: Buffer,
   contents: Buffer[],
-  extraCertificates: pkijs.Certificate[],
-  anchors: pkijs.Certificate[],
+  extraCertificates: Certificate[],
+  anchors: Certificate[],
   where: string,
   certificatePath: string | undefined,
 ): Promise<string> {
-  let signedData: pkijs.SignedData;
+  let signers: Certificate[];
   try {
-    const info = pkijs.ContentInfo.fromBER(toArrayBuffer(der));
-    if (info.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error(`content type is ${info.contentType}, not SignedData`);
-    signedData = new pkijs.SignedData({ schema: info.content });
+    signers = verifySignedData(der, { contents, certificates: extraCertificates, anchors });
   } catch (error) {
-    throw new PackageError(`the signature is not a CMS SignedData structure: ${messageOf(error)}`, where, { cause: error });
-  }
-  if (signedData.encapContentInfo.eContentType !== pkijs.ContentInfo.DATA) {
-    throw new PackageError(`the CMS signature is over content of type ${signedData.encapContentInfo.eContentType}, not data`, where);
-  }
-  if (signedData.signerInfos.length === 0) throw new PackageError('the CMS signature has no signer', where);
-  const embeddedCertificates = (signedData.certificates ?? []).filter(
-    (certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate,
-  );
-  signedData.certificates = [...embeddedCertificates, ...extraCertificates];
-
-  // With encapsulated content, that content must be the manifest; without, the manifest is the detached data.
-  const eContent = signedData.encapContentInfo.eContent;
-  if (eContent) {
-    const encapsulated = Buffer.from(eContent.getValue());
-    if (!contents.some((content) => content.equals(encapsulated))) {
-      throw new PackageError('the CMS signature encapsulates content that is not this manifest', where);
+    if (!(error instanceof CmsError)) throw error;
+    switch (error.failure) {
+      case 'malformed':
+        throw new PackageError(`the signature is not a CMS SignedData structure: ${error.message}`, where, { cause: error });
+      case 'not-data':
+        throw new PackageError(`the CMS signature is over content of type ${error.details.contentType}, not data`, where);
+      case 'no-signer':
+        throw new PackageError('the CMS signature has no signer', where);
+      case 'other-content':
+        // With encapsulated content, that content must be the manifest; without, the manifest is the detached data.
+        throw new PackageError('the CMS signature encapsulates content that is not this manifest', where);
+      case 'signer-missing':
+        throw new PackageError(
+          `the signer certificate is missing: it is neither in the CMS signature nor in ${certificatePath ? `"${certificatePath}"` : 'ETSI-Entry-Certificate or a .cert file beside the manifest'}`,
+          where,
+          { cause: error },
+        );
+      case 'mismatch':
+        throw new PackageError(
+          `the signature does not match the manifest: the manifest was modified after signing, or the signature is not for it${error.details.problem ? ` (${error.details.problem})` : ''}`,
+          where,
+          { cause: error },
+        );
+      case 'untrusted':
+        throw new PackageError(`the signer certificate "${error.details.signer}" is not trusted: ${error.message}`, where, { cause: error });
     }
   }
-
-  let firstSubject: string | undefined;
-  for (let signer = 0; signer < signedData.signerInfos.length; signer += 1) {
-    let result: pkijs.SignedDataVerifyResult | undefined;
-    let lastError: unknown;
-    for (const content of eContent ? [Buffer.alloc(0)] : contents) {
-      try {
-        const attempt = await signedData.verify({ signer, data: toArrayBuffer(content), extendedMode: true, checkChain: false });
-        if (attempt.signatureVerified) {
-          result = attempt;
-          break;
-        }
-      } catch (error) {
-        lastError = error;
-        const code = (error as { code?: unknown }).code;
-        if (code === 2 || code === 3) {
-          throw new PackageError(
-            `the signer certificate is missing: it is neither in the CMS signature nor in ${certificatePath ? `"${certificatePath}"` : 'ETSI-Entry-Certificate or a .cert file beside the manifest'}`,
-            where,
-            { cause: error },
-          );
-        }
-      }
-    }
-    if (!result?.signerCertificate) {
-      const detail = lastError ? ` (${messageOf(lastError)})` : '';
-      throw new PackageError(
-        `the signature does not match the manifest: the manifest was modified after signing, or the signature is not for it${detail}`,
-        where,
-      );
-    }
-    const signerCertificate = result.signerCertificate;
-    if (anchors.length > 0) {
-      const chain = new pkijs.CertificateChainValidationEngine({
-        certs: [
-          ...signedData.certificates.filter(
-            (certificate): certificate is pkijs.Certificate => certificate instanceof pkijs.Certificate && certificate !== signerCertificate,
-          ),
-          signerCertificate,
-        ],
-        trustedCerts: anchors,
-        checkDate: new Date(),
-      });
-      let verdict: pkijs.CertificateChainValidationEngineVerifyResult;
-      try {
-        verdict = await chain.verify();
-      } catch (error) {
-        throw new PackageError(`the signer certificate is not trusted: ${messageOf(error)}`, where, { cause: error });
-      }
-      if (!verdict.result) {
-        throw new PackageError(`the signer certificate "${distinguishedName(signerCertificate.subject)}" is not trusted: ${verdict.resultMessage}`, where);
-      }
-    }
-    firstSubject ??= distinguishedName(signerCertificate.subject);
-  }
-  return firstSubject ?? '';
+  return signers[0]?.subjectName ?? '';
 }
 
-function parseTrustAnchors(pems: readonly string[]): pkijs.Certificate[] {
+function parseTrustAnchors(pems: readonly string[]): Certificate[] {
   return pems.flatMap((pem, index) => {
-    const certificates = pemBlocks(pem, ['CERTIFICATE']).map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    const certificates = pemBlocks(pem, ['CERTIFICATE']).map((der) => parseCertificate(der));
     // A configuration mistake, not a problem with the package, so not a PackageError.
     if (certificates.length === 0) throw new Error(`trustAnchors[${index}] holds no PEM certificate`);
     return certificates;
@@ -725,12 +676,12 @@ function parseTrustAnchors(pems: readonly string[]): pkijs.Certificate[] {
 }
 
 /** A certificate file: one or more PEM certificates (signer first, then intermediates), or one DER certificate. */
-function parseCertificates(raw: Buffer, where: string): pkijs.Certificate[] {
+function parseCertificates(raw: Buffer, where: string): Certificate[] {
   try {
     const text = raw.toString('latin1');
     const ders = text.includes('-----BEGIN') ? pemBlocks(text, ['CERTIFICATE']) : [raw];
     if (ders.length === 0) throw new Error('no CERTIFICATE block');
-    return ders.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    return ders.map((der) => parseCertificate(der));
   } catch (error) {
     throw new PackageError(`not an X.509 certificate file: ${messageOf(error)}`, where, { cause: error });
   }
@@ -753,42 +704,8 @@ function pemBlocks(text: string, labels: string[]): Buffer[] {
   return blocks;
 }
 
-const NAME_TYPES: Record<string, string> = {
-  '2.5.4.3': 'CN',
-  '2.5.4.6': 'C',
-  '2.5.4.7': 'L',
-  '2.5.4.8': 'ST',
-  '2.5.4.10': 'O',
-  '2.5.4.11': 'OU',
-  '2.5.4.5': 'serialNumber',
-  '0.9.2342.19200300.100.1.25': 'DC',
-  '1.2.840.113549.1.9.1': 'emailAddress',
-};
-
-/** RFC 4514 string form (most specific attribute first). */
-function distinguishedName(name: pkijs.RelativeDistinguishedNames): string {
-  return name.typesAndValues
-    .map((attribute) => {
-      const raw: unknown = (attribute.value as { valueBlock?: { value?: unknown } }).valueBlock?.value;
-      const value = typeof raw === 'string' ? raw : '#';
-      const escaped = value
-        .replace(/([,+"\\<>;])/g, '\\$1')
-        .replace(/^([ #])/, '\\$1')
-        .replace(/ $/, '\\ ');
-      return `${NAME_TYPES[attribute.type] ?? attribute.type}=${escaped}`;
-    })
-    .reverse()
-    .join(',');
-}
-
 function dedupe(buffers: Buffer[]): Buffer[] {
   return buffers.filter((buffer, index) => buffers.findIndex((other) => other.equals(buffer)) === index);
-}
-
-function toArrayBuffer(buffer: Buffer): ArrayBuffer {
-  const copy = new ArrayBuffer(buffer.length);
-  new Uint8Array(copy).set(buffer);
-  return copy;
 }
 
 function messageOf(error: unknown): string {

@@ -3,7 +3,8 @@
 // sparse index, so a health sweep reads every active alarm in one paged query however many cleared
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
 import type { InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
-import { allItems, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { allItems, documentClient, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 /** SOL003 7.5.4.3 PerceivedSeverityType */
@@ -75,6 +76,8 @@ export interface AlarmStore {
   listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>>;
   /** Every alarm not cleared yet, of every tenant. */
   listActive(): Promise<AlarmRecord[]>;
+  /** Whether any alarm is active (one item read from the index, at most). */
+  anyActive(): Promise<boolean>;
   /** A VNF instance's alarms raised since `since` (ISO time), cleared ones included. */
   listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]>;
   /** Clears an active alarm; undefined when it was cleared already. */
@@ -99,6 +102,19 @@ export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implem
       KeyConditionExpression: 'active = :y',
       ExpressionAttributeValues: { ':y': 'Y' },
     });
+  }
+
+  async anyActive(): Promise<boolean> {
+    const { Items = [] } = await documentClient().send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'active',
+        KeyConditionExpression: 'active = :y',
+        ExpressionAttributeValues: { ':y': 'Y' },
+        Limit: 1,
+      }),
+    );
+    return Items.length > 0;
   }
 
   listOfInstanceSince(vnfInstanceId: string, since: string): Promise<AlarmRecord[]> {

@@ -10,7 +10,7 @@
 // so a sweep reads a few hundred bytes per watched instance, not the whole table. Instances
 // instantiated before the index existed are marked once by `markUnmonitored` (the sweep function's
 // `{"markUnmonitored": true}` event).
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { allItems, conditionHeld, documentClient, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
@@ -122,6 +122,21 @@ export function monitoredInstances(table = requiredEnv('VNF_INSTANCES_TABLE')): 
     ExpressionAttributeNames: { '#m': MONITORED_INDEX },
     ExpressionAttributeValues: { ':y': 'Y' },
   });
+}
+
+/** Whether any instance is INSTANTIATED (one item read from the sparse index, at most). */
+export async function anyMonitored(table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<boolean> {
+  const { Items = [] } = await documentClient().send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: MONITORED_INDEX,
+      KeyConditionExpression: '#m = :y',
+      ExpressionAttributeNames: { '#m': MONITORED_INDEX },
+      ExpressionAttributeValues: { ':y': 'Y' },
+      Limit: 1,
+    }),
+  );
+  return Items.length > 0;
 }
 
 /**

@@ -60,6 +60,9 @@ export interface SweepResult {
  * a secret read and a KMS decrypt per VIM every minute; a VIM that was not is checked with its
  * credentials read afresh (they may have been rotated since).
  */
+/** How stale a VIM's lastCheckedAt may grow while its status and error stay the same. */
+export const CHECKED_AT_REFRESH_MS = 10 * 60_000;
+
 export async function checkRegisteredVim(
   deps: SweepDeps,
   record: VimRecord,
@@ -75,6 +78,10 @@ export async function checkRegisteredVim(
   const status: VimStatus = error ? 'UNREACHABLE' : 'REACHABLE';
   const now = deps.now();
   const changed = (record.status ?? 'REACHABLE') !== status || record.status === undefined;
+  // A VIM that stays as it was is recorded again only when its lastCheckedAt is CHECKED_AT_REFRESH_MS
+  // old: a write per VIM every minute was most of what watching a VIM cost.
+  const recordedAgo = record.lastCheckedAt ? Date.parse(now) - Date.parse(record.lastCheckedAt) : Number.POSITIVE_INFINITY;
+  if (!changed && (error ?? undefined) === (record.lastError ?? undefined) && recordedAgo < CHECKED_AT_REFRESH_MS) return { status, error, changed };
   await deps.vims.update(
     record.id,
     {

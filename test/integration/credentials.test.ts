@@ -85,6 +85,36 @@ describe('rotation and deletion take effect at once', () => {
     await waitFor('the token to be refused', async () => (await withToken(token)).status === 401);
   });
 
+  it('creates, rotates and deletes a client in the clients table itself, as on AWS (CLIENTS_TABLE set)', async () => {
+    const { dynamodb, region } = vnfm.endpoints;
+    const aws = {
+      CLIENTS_TABLE: 'ClientsTable',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb,
+      AWS_REGION: region,
+      AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
+    };
+    const created = JSON.parse(await clientsCommandWith(aws, 'create', '--tenant', 'tenant-t', '--scopes', 'vnflcm:read')) as {
+      clientId: string;
+      clientSecret: string;
+    };
+    const tokenUrl = adminCredentials(vnfm).tokenUrl;
+    const token = await accessToken({ ...created, tokenUrl });
+    assert.equal((await withToken(token)).status, 200);
+    assert.equal((await withBasic({ ...created, tokenUrl })).status, 200);
+    assert.match(await clientsCommandWith(aws, 'list'), new RegExp(`^${created.clientId}\ttenant-t\tvnflcm:read`, 'm'));
+
+    const rotated = JSON.parse(await clientsCommandWith(aws, 'rotate', created.clientId)) as { clientSecret: string };
+    assert.equal((await tokenRequest(created)).status, 401);
+    const renewed = { ...created, clientSecret: rotated.clientSecret, tokenUrl };
+    assert.equal((await withToken(await accessToken(renewed))).status, 200);
+    await waitFor('the old token to be refused', async () => (await withToken(token)).status === 401);
+
+    await clientsCommandWith(aws, 'delete', created.clientId);
+    assert.equal((await tokenRequest(renewed)).status, 401);
+    await waitFor("the deleted client's Basic credentials to be refused", async () => (await withBasic(renewed)).status === 401);
+  });
+
   it("refuses a deleted client's tokens and Basic credentials", async () => {
     const gone = newClient();
     const token = await accessToken(gone);

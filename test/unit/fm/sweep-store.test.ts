@@ -188,6 +188,7 @@ describe('the health sweep on the local DynamoDB', () => {
       now: () => NOW,
       newId: () => crypto.randomUUID(),
       alarms: { listActive: async () => [] },
+      watching: async () => true,
       instantiated: async () => {
         reads.count++;
         // The first sweep to read waits for the other to end; a second one reading would end at once.
@@ -216,6 +217,26 @@ describe('the health sweep on the local DynamoDB', () => {
     assert.equal(reads.count, 1, 'only one sweep read the instances');
     assert.equal(await leaseItem(), undefined, 'the lease is given back');
     assert.equal((await sweep(sweepDeps(Promise.resolve()).deps, 60_000)).skipped, undefined, 'the next sweep works');
+  });
+
+  it('takes no lease and reads no instances when nothing is instantiated and no alarm is active (an idle deployment writes nothing)', async () => {
+    const { deps, reads } = sweepDeps(Promise.resolve());
+    let acquired = 0;
+    const idle = {
+      ...deps,
+      watching: async () => false,
+      leases: {
+        acquire: async () => {
+          acquired += 1;
+          return true;
+        },
+        release: async () => undefined,
+      },
+    } as unknown as FmDeps;
+    const report = await sweep(idle, 60_000);
+    assert.equal(report.instances, 0);
+    assert.equal(acquired, 0, 'no lease taken');
+    assert.equal(reads.count, 0, 'no instances read');
   });
 
   it('takes over an expired lease, and waits out one that has not expired', async () => {

@@ -2,13 +2,12 @@
 // (every algorithm), and CMS manifest signatures made in the test with a throwaway CA.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes, type webcrypto } from 'node:crypto';
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import { createHash, randomBytes } from 'node:crypto';
 import { openArchive } from '#lib/packages/archive.ts';
 import { bufferSource } from '#lib/packages/byte-source.ts';
 import { inspectCsar, type CsarInfo, type InspectCsarOptions } from '#lib/packages/csar.ts';
 import { PackageError } from '#lib/packages/errors.ts';
+import { type Identity, makeIdentity, signCms as signWith } from '../../support/pki.ts';
 import { buildZip } from '../../support/zip-craft.ts';
 
 type Files = Record<string, string | Buffer>;
@@ -464,69 +463,11 @@ describe('inspectCsar: manifest entries and hashes', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Signatures: a CA, a signer it issued, and an unrelated CA, made with WebCrypto and pkijs.
-
-interface Identity {
-  certificate: pkijs.Certificate;
-  privateKey: webcrypto.CryptoKey;
-  pem: string;
-}
-
-let serial = 1;
-
-async function makeIdentity(commonName: string, issuer?: Identity): Promise<Identity> {
-  const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-  const certificate = new pkijs.Certificate();
-  certificate.version = 2;
-  certificate.serialNumber = new asn1js.Integer({ value: serial++ });
-  const name = [
-    new pkijs.AttributeTypeAndValue({ type: '2.5.4.10', value: new asn1js.Utf8String({ value: 'Example' }) }),
-    new pkijs.AttributeTypeAndValue({ type: '2.5.4.3', value: new asn1js.Utf8String({ value: commonName }) }),
-  ];
-  certificate.subject.typesAndValues.push(...name);
-  certificate.issuer.typesAndValues.push(...(issuer ? issuer.certificate.subject.typesAndValues : name));
-  certificate.notBefore.value = new Date(Date.now() - 3_600_000);
-  certificate.notAfter.value = new Date(Date.now() + 365 * 86_400_000);
-  const basicConstraints = new pkijs.BasicConstraints({ cA: !issuer });
-  certificate.extensions = [
-    new pkijs.Extension({ extnID: '2.5.29.19', critical: true, extnValue: basicConstraints.toSchema().toBER(false), parsedValue: basicConstraints }),
-  ];
-  await certificate.subjectPublicKeyInfo.importKey(keys.publicKey);
-  await certificate.sign(issuer ? issuer.privateKey : keys.privateKey, 'SHA-256');
-  const der = Buffer.from(certificate.toSchema(true).toBER(false));
-  const pem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----\n`;
-  return { certificate, privateKey: keys.privateKey, pem };
-}
+// Signatures: a CA, a signer it issued, and an unrelated CA (test/support/pki.ts).
 
 /** A CMS SignedData over `content` (detached unless `attached`) with content-type and message-digest signed attributes. */
-async function signCms(content: Buffer, signer: Identity, options: { includeCertificate?: boolean; attached?: boolean } = {}): Promise<Buffer> {
-  const signedData = new pkijs.SignedData({
-    version: 1,
-    encapContentInfo: new pkijs.EncapsulatedContentInfo({
-      eContentType: pkijs.ContentInfo.DATA,
-      ...(options.attached ? { eContent: new asn1js.OctetString({ valueHex: content }) } : {}),
-    }),
-    signerInfos: [
-      new pkijs.SignerInfo({
-        version: 1,
-        sid: new pkijs.IssuerAndSerialNumber({ issuer: signer.certificate.issuer, serialNumber: signer.certificate.serialNumber }),
-        signedAttrs: new pkijs.SignedAndUnsignedAttributes({
-          type: 0,
-          attributes: [
-            new pkijs.Attribute({ type: '1.2.840.113549.1.9.3', values: [new asn1js.ObjectIdentifier({ value: pkijs.ContentInfo.DATA })] }),
-            new pkijs.Attribute({
-              type: '1.2.840.113549.1.9.4',
-              values: [new asn1js.OctetString({ valueHex: createHash('sha256').update(content).digest() })],
-            }),
-          ],
-        }),
-      }),
-    ],
-    ...(options.includeCertificate === false ? {} : { certificates: [signer.certificate] }),
-  });
-  await signedData.sign(signer.privateKey, 0, 'SHA-256', content);
-  const contentInfo = new pkijs.ContentInfo({ contentType: pkijs.ContentInfo.SIGNED_DATA, content: signedData.toSchema(true) });
-  return Buffer.from(contentInfo.toSchema().toBER(false));
+function signCms(content: Buffer, signer: Identity, options: { includeCertificate?: boolean; attached?: boolean } = {}): Buffer {
+  return signWith(content, signer, { attached: options.attached === true, certificates: options.includeCertificate === false ? [] : [signer] });
 }
 
 function cmsBlock(der: Buffer): string {
@@ -538,14 +479,14 @@ describe('inspectCsar: manifest signatures', () => {
   let signer: Identity;
   let otherCa: Identity;
 
-  before(async () => {
-    ca = await makeIdentity('Example Root CA');
-    signer = await makeIdentity('Example VNF Signer', ca);
-    otherCa = await makeIdentity('Someone Else CA');
+  before(() => {
+    ca = makeIdentity('Example Root CA');
+    signer = makeIdentity('Example VNF Signer', { issuer: ca });
+    otherCa = makeIdentity('Someone Else CA');
   });
 
   async function signedManifest(options: { includeCertificate?: boolean } = {}): Promise<string> {
-    return `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY), signer, options))}`;
+    return `${MANIFEST_BODY}${cmsBlock(signCms(Buffer.from(MANIFEST_BODY), signer, options))}`;
   }
 
   it('verifies a manifest signed by a signer chaining to a trust anchor', async () => {
@@ -567,21 +508,21 @@ describe('inspectCsar: manifest signatures', () => {
   it('verifies a detached .cms and .cert beside the manifest of a root-YAML package', async () => {
     const vnfd = 'tosca_definitions_version: tosca_simple_yaml_1_2\n';
     const manifest = ['metadata:', 'vnf_product_name: Sample', '', 'Source: vnfd.yaml', 'Algorithm: SHA-256', `Hash: ${sha('sha256', vnfd)}`, ''].join('\n');
-    const detached = await signCms(Buffer.from(manifest), signer, { includeCertificate: false });
+    const detached = signCms(Buffer.from(manifest), signer, { includeCertificate: false });
     const info = await inspect({ 'vnfd.yaml': vnfd, 'vnfd.mf': manifest, 'vnfd.cms': cmsBlock(detached), 'vnfd.cert': signer.pem }, { trustAnchors: [ca.pem] });
     assert.deepEqual(info.signature, { present: true, verified: true, signerSubject: 'CN=Example VNF Signer,O=Example', sources: ['vnfd.cms'] });
   });
 
   it('accepts a signature over the manifest text without its trailing newline', async () => {
-    const manifest = `${MANIFEST_BODY}\n${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY.trimEnd()), signer))}`;
+    const manifest = `${MANIFEST_BODY}\n${cmsBlock(signCms(Buffer.from(MANIFEST_BODY.trimEnd()), signer))}`;
     const info = await inspect(tackerFiles({ 'manifest.mf': manifest }), { trustAnchors: [ca.pem] });
     assert.equal(info.signature.verified, true);
   });
 
   it('verifies a CMS that encapsulates the manifest text, and refuses one that encapsulates other text', async () => {
-    const attached = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY), signer, { attached: true }))}`;
+    const attached = `${MANIFEST_BODY}${cmsBlock(signCms(Buffer.from(MANIFEST_BODY), signer, { attached: true }))}`;
     assert.equal((await inspect(tackerFiles({ 'manifest.mf': attached }), { trustAnchors: [ca.pem] })).signature.verified, true);
-    const other = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from('metadata:\nvnf_product_name: other\n'), signer, { attached: true }))}`;
+    const other = `${MANIFEST_BODY}${cmsBlock(signCms(Buffer.from('metadata:\nvnf_product_name: other\n'), signer, { attached: true }))}`;
     await assertRefused(tackerFiles({ 'manifest.mf': other }), /^the CMS signature encapsulates content that is not this manifest$/, 'manifest.mf', {
       trustAnchors: [ca.pem],
     });
@@ -606,8 +547,33 @@ describe('inspectCsar: manifest signatures', () => {
     );
   });
 
+  it('follows an intermediate CA from the certificate file, and refuses an expired signer', async () => {
+    const intermediate = makeIdentity('Example Intermediate CA', { issuer: ca, ca: true });
+    const deep = makeIdentity('Example Deep Signer', { issuer: intermediate });
+    const meta = TOSCA_META.replace('ETSI-Entry-Licenses: Licenses', 'ETSI-Entry-Licenses: Licenses\nETSI-Entry-Certificate: Files/signer.cert');
+    const manifest = `${MANIFEST_BODY}${cmsBlock(signWith(Buffer.from(MANIFEST_BODY), deep, { certificates: [] }))}`;
+    const files = (cert: string): Files => tackerFiles({ 'TOSCA-Metadata/TOSCA.meta': meta, 'manifest.mf': manifest, 'Files/signer.cert': cert });
+    const info = await inspect(files(`${deep.pem}${intermediate.pem}`), { trustAnchors: [ca.pem], requireSignature: true });
+    assert.deepEqual(info.signature, { present: true, verified: true, signerSubject: 'CN=Example Deep Signer,O=Example', sources: ['manifest.mf'] });
+    await assertRefused(
+      files(deep.pem),
+      /^the signer certificate "CN=Example Deep Signer,O=Example" is not trusted: no path to a trust anchor/,
+      'manifest.mf',
+      {
+        trustAnchors: [ca.pem],
+      },
+    );
+    const expired = makeIdentity('Example Expired Signer', { issuer: ca, notAfter: new Date(Date.now() - 60_000) });
+    await assertRefused(
+      tackerFiles({ 'manifest.mf': `${MANIFEST_BODY}${cmsBlock(signCms(Buffer.from(MANIFEST_BODY), expired))}` }),
+      /^the signer certificate "CN=Example Expired Signer,O=Example" is not trusted: .* expired on /,
+      'manifest.mf',
+      { trustAnchors: [ca.pem] },
+    );
+  });
+
   it('refuses a self-signed signer that is not a trust anchor', async () => {
-    const manifest = `${MANIFEST_BODY}${cmsBlock(await signCms(Buffer.from(MANIFEST_BODY), otherCa))}`;
+    const manifest = `${MANIFEST_BODY}${cmsBlock(signCms(Buffer.from(MANIFEST_BODY), otherCa))}`;
     await assertRefused(tackerFiles({ 'manifest.mf': manifest }), /^the signer certificate "CN=Someone Else CA,O=Example" is not trusted: /, 'manifest.mf', {
       trustAnchors: [ca.pem],
     });
