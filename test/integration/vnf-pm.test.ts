@@ -193,6 +193,28 @@ describe('PM jobs', () => {
     assert.equal((await collect()).collected, 0);
   });
 
+  it('a job past its reportingBoundary reports what it collected once more, then collects no more', async () => {
+    const boundary = new Date(Date.now() - 60_000).toISOString();
+    const created = await call('POST', '/vnfpm/v2/pm_jobs', {
+      ...PM,
+      body: job({
+        criteria: { performanceMetric: ['VCpuUsageMeanVnf'], collectionPeriod: 10, reportingPeriod: 60, reportingBoundary: boundary },
+        callbackUri: `${sink.url}/pm/bounded`,
+      }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    await load(33);
+    const last = await collect();
+    assert.equal(last.reports.length, 1, 'one collection of six, reported as the job ends');
+    assert.equal((await collect()).collected, 0, 'the job collects no more');
+    const shown = (await call('GET', `/vnfpm/v2/pm_jobs/${id}`, PM)).body as { reports: unknown[]; criteria: { reportingBoundary: string } };
+    assert.equal(shown.reports.length, 1);
+    assert.equal(shown.criteria.reportingBoundary, boundary);
+    assert.equal(sink.accepted('/pm/bounded').length, 1);
+    assert.equal((await call('DELETE', `/vnfpm/v2/pm_jobs/${id}`, PM)).status, 204);
+  });
+
   it('PATCH changes the callback after testing it, takes new credentials without showing them, and refuses a callback that fails the test', async () => {
     const created = await call('POST', '/vnfpm/v2/pm_jobs', { ...PM, body: job() });
     const id = (created.body as { id: string }).id;
