@@ -23,7 +23,7 @@ import { crossing, emptyPeriod, fold, metricsOf, reportEntries, sampleOf } from 
 import { groupMetrics, parseMetric, renderReport, type ObjectType, type PmJobRecord, type PmSample, type ThresholdRecord } from './model.ts';
 import { pmOutboxEntry, reportAvailableEvent, thresholdCrossedEvent, type PmEvent } from './notifications.ts';
 import type { PmDeps } from './ports.ts';
-import { measureTargetOf, vnfcNameOf } from './targets.ts';
+import { currentVim, measureTargetOf, vnfcNameOf } from './targets.ts';
 
 export interface CollectionReport {
   /** Set when this sweep did nothing because another one holds the lease. */
@@ -128,7 +128,7 @@ async function measuredInstances(deps: PmDeps, ids: string[]): Promise<Map<strin
 async function measure(deps: PmDeps, instances: VnfInstanceRecord[], at: string, report: CollectionReport): Promise<Map<string, PmSample>> {
   const groups = new Map<string, { vim: VimReference; instances: VnfInstanceRecord[] }>();
   for (const instance of instances) {
-    const vim = instance.vimResources?.vim as VimReference;
+    const vim = currentVim(instance) as VimReference;
     const key = vimGroupKey(vim);
     const group = groups.get(key) ?? { vim, instances: [] };
     group.instances.push(instance);
