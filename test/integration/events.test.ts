@@ -37,6 +37,13 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
     assert.equal(result.statusCode, 200);
     assert.equal(JSON.parse(result.body).uriPrefix, '/vnflcm/v2');
   },
+  OAuth2Function: async (invocation) => {
+    // A client the clients table does not hold: refused as RFC 6749 5.2 says.
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 401);
+    assert.equal(JSON.parse(result.body).error, 'invalid_client');
+    assert.equal(result.headers['Cache-Control'], 'no-store');
+  },
   VnfInstancesFunction: async (invocation) => {
     const result = (await invocation) as { statusCode: number; body: string };
     assert.equal(result.statusCode, 200);

@@ -634,18 +634,26 @@ describe('template.yaml', () => {
       }
     });
 
-    it('declares the OAuth 2.0 issuer: a Cognito resource server with every scope the API checks, and the functions know the issuer', async () => {
-      const { ALL_SCOPES } = await import('#lib/auth/scopes.ts');
-      const [, server] = ofType('AWS::Cognito::UserPoolResourceServer')[0] ?? [];
-      assert.equal(server?.Identifier, 'vnfm');
-      const declared = (server!.Scopes as Props[]).map((scope) => scope.ScopeName);
-      for (const scope of ALL_SCOPES) assert.ok(declared.includes(scope), `scope ${scope} declared`);
-      for (const [id, props] of ofType('AWS::Cognito::UserPoolClient')) {
-        assert.deepEqual(props.AllowedOAuthFlows, ['client_credentials'], id);
-        assert.equal(props.GenerateSecret, true, id);
-      }
+    it("issues tokens itself: the token function's open routes, no managed identity service, and an external issuer only by parameter", () => {
+      assert.deepEqual(
+        Object.values(real().Resources).filter((r) => String((r as Props).Type).startsWith('AWS::Cognito::')),
+        [],
+        'no Cognito resources (an app client costs $6 a month, used or not)',
+      );
+      const [, token] = ofType('AWS::Serverless::Function').find(([id]) => id === 'OAuth2Function') ?? [];
+      assert.ok(token, 'OAuth2Function');
+      const routes = Object.values(token.Events as Props).map((event) => event.Properties?.Path);
+      assert.deepEqual(routes.sort(), ['/.well-known/jwks.json', '/oauth2/token']);
+      for (const event of Object.values(token.Events as Props)) assert.equal(event.Properties?.Auth, undefined, 'open routes: the grant authenticates');
+      // It reads clients and publishes its public key; it writes no other table and reads no other secret.
+      const statements = JSON.stringify(token.Policies);
+      assert.match(statements, /dynamodb:GetItem/);
+      assert.match(statements, /PagingKeyReadPolicy/);
+      assert.doesNotMatch(statements, /DynamoDBCrudPolicy|dynamodb:\*|secretsmanager:\*/);
       const env = (real().Globals as Props | undefined)?.Function?.Environment?.Variables as Props;
-      for (const name of ['AUTH_ISSUER', 'AUTH_JWKS_URL', 'AUTH_TOKEN_URL']) assert.match(JSON.stringify(env[name]), /VnfmUserPool|amazoncognito/, name);
+      assert.match(JSON.stringify(env.AUTH_ISSUER), /HasExternalIssuer.*urn:vnfm:/);
+      assert.deepEqual(env.AUTH_JWKS_URL, { Ref: 'ExternalJwksUrl' });
+      assert.deepEqual(env.AUTH_TOKEN_URL, { Ref: 'ExternalTokenUrl' });
       assert.ok(!JSON.stringify(real()).includes('VNFM_AUTH'), 'authentication cannot be switched off on AWS');
     });
   });
