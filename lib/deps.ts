@@ -8,6 +8,8 @@ import type { NotificationFamily, NotifierDeps } from '#lib/notify/ports.ts';
 import type { VimRegistryDeps } from '#lib/vim-connections/ports.ts';
 import type { FmSubscriptionRecord } from '#lib/fm/model.ts';
 import { alarmOutboxReplay, fmNotificationFamily, type FmSubscriptionDeps } from '#lib/fm/notifications.ts';
+import { pmNotificationFamily, pmOutboxReplay } from '#lib/pm/notifications.ts';
+import type { PmDeps } from '#lib/pm/ports.ts';
 import { lcmNotificationFamily, lcmOutboxReplay, NotifyingInstanceStore, NotifyingOpOccStore, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
 import type { LcmSubscriptionDeps } from '#lib/lcm/subscriptions.ts';
 import { republishUnsent } from '#lib/notify/publisher.ts';
@@ -21,6 +23,7 @@ import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
 import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoLeaseStore } from '#lib/store/leases.ts';
+import { DynamoPmJobStore, DynamoThresholdStore } from '#lib/store/pm.ts';
 import { DynamoVnfInstanceStore, monitoredInstances, anyMonitored } from '#lib/store/vnf-instances.ts';
 import { DynamoVimStore } from '#lib/store/vims.ts';
 import { DynamoVnfSnapshotStore } from '#lib/store/vnf-snapshots.ts';
@@ -116,6 +119,7 @@ function withRepublishing(deps: CoreDeps, base: CoreDeps): CoreDeps {
           ...lcmOutboxReplay(base.opOccs, base.instances),
           ...alarmOutboxReplay(new DynamoAlarmStore()),
           ...packageOutboxReplay(base.packages),
+          ...pmOutboxReplay(),
         },
         queue,
         olderThan,
@@ -140,10 +144,12 @@ export function notifyDeps(): SubscriptionDeps {
   return subscriptionDeps;
 }
 
-/** Every API family the notifier fans out and delivers: VNF LCM, VNF FM, VNF packages. */
+/** Every API family the notifier fans out and delivers: VNF LCM, VNF FM, VNF packages, VNF PM (where its tables are configured). */
 export function notificationFamilies(): NotificationFamily[] {
   const { subscriptions, fmSubscriptions } = notifyDeps();
-  return [lcmNotificationFamily(subscriptions), fmNotificationFamily(fmSubscriptions), packageNotificationFamily()];
+  const families: NotificationFamily[] = [lcmNotificationFamily(subscriptions), fmNotificationFamily(fmSubscriptions), packageNotificationFamily()];
+  if (process.env.PM_JOBS_TABLE && process.env.PM_THRESHOLDS_TABLE) families.push(pmNotificationFamily(new DynamoPmJobStore(), new DynamoThresholdStore()));
+  return families;
 }
 
 /** The notifier's ports, delivering the families handed in. */
@@ -185,6 +191,27 @@ export function fmDeps(): FmDeps {
     newId: () => crypto.randomUUID(),
   };
   return fm;
+}
+
+let pm: PmDeps | undefined;
+
+/** The PM API's and the PM collector's ports. */
+export function pmDeps(): PmDeps {
+  pm ??= {
+    jobs: new DynamoPmJobStore(),
+    thresholds: new DynamoThresholdStore(),
+    instances: new DynamoVnfInstanceStore(),
+    notify: { secrets: new SecretsManagerStore(), egress: egressPolicyFromEnv(), now: () => new Date().toISOString(), newId: () => crypto.randomUUID() },
+    queue: process.env.NOTIFICATION_QUEUE_URL ? new SqsNotificationQueue() : undefined,
+    outbox: process.env.NOTIFICATION_QUEUE_URL ? new DynamoNotificationOutbox() : undefined,
+    // The collector's lease lives with the jobs (id lease#vnf-pm-collector).
+    leases: new DynamoLeaseStore(process.env.PM_JOBS_TABLE),
+    sweepRateSeconds: numberFromEnv('PM_SWEEP_RATE_SECONDS', 60),
+    reportRetentionSeconds: numberFromEnv('PM_REPORT_RETENTION_SECONDS', 86_400),
+    vimTimeoutMs: numberFromEnv('PM_VIM_TIMEOUT_MS', 10_000),
+    vimConcurrency: numberFromEnv('PM_VIM_CONCURRENCY', 8),
+  };
+  return pm;
 }
 
 let vimConnections: VimRegistryDeps | undefined;

@@ -13,5 +13,10 @@ function versionsOf(family: ApiFamily, majors: ReadonlyArray<1 | 2>): RouteTable
   };
 }
 
-// SOL003 VNF fault management is served as v1 only.
-export const handler = httpApi({ ...versionsOf('vnflcm', [1, 2]), ...versionsOf('vnfpkgm', [1, 2]), ...versionsOf('vnffm', [1]) });
+// SOL003 VNF fault management is served as v1 only, VNF performance management as v2 only.
+export const handler = httpApi({
+  ...versionsOf('vnflcm', [1, 2]),
+  ...versionsOf('vnfpkgm', [1, 2]),
+  ...versionsOf('vnffm', [1]),
+  ...versionsOf('vnfpm', [2]),
+});

@@ -5,7 +5,7 @@
 /** The resource server's identifier: on Cognito, token scopes read `vnfm/<scope>`. */
 export const RESOURCE_SERVER = 'vnfm';
 
-export const API_SCOPE_FAMILIES = ['vnflcm', 'vnfpkgm', 'subscriptions', 'vims', 'vnffm'] as const;
+export const API_SCOPE_FAMILIES = ['vnflcm', 'vnfpkgm', 'subscriptions', 'vims', 'vnffm', 'vnfpm'] as const;
 export type ApiScopeFamily = (typeof API_SCOPE_FAMILIES)[number];
 
 /** Every scope the resource server declares, without the resource server prefix. */
@@ -15,7 +15,7 @@ export const ALL_SCOPES: readonly string[] = [...API_SCOPE_FAMILIES.flatMap((fam
 export const TENANT_SCOPE_PREFIX = 'tenant:';
 
 /** Paths anyone may read without a token (SOL013 api_versions). */
-const PUBLIC_PATH = /^\/(vnflcm|vnfpkgm|vnffm|vnfm)(\/v\d+)?\/api_versions$/;
+const PUBLIC_PATH = /^\/(vnflcm|vnfpkgm|vnffm|vnfpm|vnfm)(\/v\d+)?\/api_versions$/;
 
 /** First match wins: subscriptions of any API family before the family itself. */
 const RULES: ReadonlyArray<[RegExp, ApiScopeFamily]> = [
@@ -24,6 +24,8 @@ const RULES: ReadonlyArray<[RegExp, ApiScopeFamily]> = [
   [/^\/vnfpkgm\//, 'vnfpkgm'],
   [/^\/(v1\.0\/vims|vnfm\/v\d+\/vims)(\/|\.json|$)/, 'vims'],
   [/^\/(vnffm\/|alert(\/|$)|server_notification(\/|$))/, 'vnffm'],
+  // PM jobs and thresholds are their own notification targets (no subscriptions): all of /vnfpm is vnfpm.
+  [/^\/vnfpm\//, 'vnfpm'],
 ];
 
 export type ScopeRequirement = { public: true } | { public: false; scope: string };

@@ -16,12 +16,12 @@ import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { monitoredVnfcsOf, type MonitoredInstance, type MonitoredVnfc } from '#lib/store/vnf-instances.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { VimReference, VnfInstanceRecord } from '#lib/sol/model.ts';
-import type { FaultWording, HealthTarget, VimConnection, VnfcHealth } from '#lib/vim/driver.ts';
+import type { FaultWording, HealthTarget, VnfcHealth } from '#lib/vim/driver.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import type { AlarmRecord, EventType, PerceivedSeverity } from './model.ts';
 import { alarmEvent, type AlarmEvent } from './notifications.ts';
-import { SWEEP_CREDENTIALS_MAX_AGE_MS } from '#lib/secrets/vim-access.ts';
+import { pool, rereadCredentials, sweepConnection, vimGroupKey, withTimeout } from '#lib/vim/sweeps.ts';
 
 type Info = Record<string, unknown>;
 
@@ -221,41 +221,6 @@ export async function autoHeal(deps: FmDeps, instance: VnfInstanceRecord, alarms
   return opOccId;
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}
-
-// A warm sweep function reuses the VIM credentials it read for SWEEP_CREDENTIALS_MAX_AGE_MS (a few
-// sweeps); a VIM that failed a check has its credentials read afresh by the next sweep.
-const credentialsToReread = new Set<string>();
-
-async function connectionOf(deps: FmDeps, vim: VimReference): Promise<VimConnection> {
-  const maxAgeMs = credentialsToReread.has(vim.accessSecret) ? undefined : SWEEP_CREDENTIALS_MAX_AGE_MS;
-  const accessInfo = await deps.lcm.secrets.read(vim.accessSecret, { maxAgeMs });
-  credentialsToReread.delete(vim.accessSecret);
-  return { vimId: vim.vimId, vimType: vim.vimType, interfaceInfo: vim.interfaceInfo, accessInfo, extra: vim.extra };
-}
-
 /** The lease that keeps sweeps from overlapping, and how long it outlives the sweep's invocation (a sweep that died). */
 export const SWEEP_LEASE = 'vnf-health-sweep';
 export const SWEEP_LEASE_MARGIN_MS = 30_000;
@@ -322,7 +287,7 @@ async function sweepAll(deps: FmDeps): Promise<SweepReport> {
       report.skippedLocked++;
       continue;
     }
-    const key = `${vim.vimType}|${String(vim.interfaceInfo.endpoint ?? vim.vimId)}|${vim.accessSecret}`;
+    const key = vimGroupKey(vim);
     const group = groups.get(key) ?? { vim, instances: [] };
     group.instances.push(instance);
     groups.set(key, group);
@@ -344,7 +309,7 @@ async function sweepAll(deps: FmDeps): Promise<SweepReport> {
     }));
     try {
       const health = await withTimeout(
-        connectionOf(deps, vim).then((connection) => driver.health(connection, targets)),
+        sweepConnection(deps.lcm.secrets, vim).then((connection) => driver.health(connection, targets)),
         deps.vimTimeoutMs,
         `VIM ${vim.vimId}`,
       );
@@ -353,7 +318,7 @@ async function sweepAll(deps: FmDeps): Promise<SweepReport> {
     } catch (error) {
       // A VIM that cannot answer says nothing about its VNFCs: no alarm is raised or cleared for them.
       report.vimFailures.push({ vimId: vim.vimId, reason: error instanceof Error ? error.message : String(error) });
-      credentialsToReread.add(vim.accessSecret);
+      rereadCredentials(vim);
       log.warn('VNFC health check failed for a VIM', { vimId: vim.vimId, error });
       for (const instance of onVim) byInstance.delete(instance.id);
     }

@@ -87,7 +87,8 @@ class BatchReads {
 /** A change: one notification per subscription of its family whose filter matches. */
 async function fanOut(deps: NotifierDeps, reads: BatchReads, family: NotificationFamily, event: FamilyEvent): Promise<Outcome> {
   const deliveries: NotificationDelivery[] = [];
-  for (const subscription of await reads.subscriptionsOf(family, event.tenantId)) {
+  const candidates = family.recipientsOf ? await family.recipientsOf(event) : await reads.subscriptionsOf(family, event.tenantId);
+  for (const subscription of candidates) {
     const body = family.render(event, subscription);
     if (body)
       deliveries.push({

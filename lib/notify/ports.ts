@@ -35,6 +35,12 @@ export interface NotificationFamily<S extends DeliverableSubscription = Delivera
   /** The `kind` of its events. */
   eventKind: string;
   subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll'>;
+  /**
+   * Families whose every event names its one recipient (a PM job's or a threshold's callback): that
+   * recipient, or none when it is gone. Without it, an event is matched against every subscription
+   * of its tenant.
+   */
+  recipientsOf?(event: E): Promise<S[]>;
   /** The notification for this subscription, or undefined when its filter does not match. */
   render(event: E, subscription: S): Record<string, unknown> | undefined;
   /** The Version header of a delivery to this subscription. */

@@ -20,8 +20,8 @@ export function sweepItems<T>(table: string, partition: string): Promise<T[]> {
 export interface OutboxEntry {
   /** The notification's id. */
   id: string;
-  /** Which record announces it: an op occ or an alarm (the event is rebuilt from it), or a VNF instance or VNF package (the event is kept whole). */
-  kind: 'opOcc' | 'instance' | 'alarm' | 'package';
+  /** Which record announces it: an op occ or an alarm (the event is rebuilt from it), or a VNF instance, VNF package, PM job or threshold (the event is kept whole). */
+  kind: 'opOcc' | 'instance' | 'alarm' | 'package' | 'pm';
   recordId: string;
   /**
    * What the record shows once the change is made. opOcc: its state and entry time; instance:
@@ -37,7 +37,7 @@ export interface OutboxEntry {
     onboardingState?: string;
     operationalState?: string;
   };
-  /** instance, package: the whole event (a deleted record could not rebuild it). */
+  /** instance, package, pm: the whole event (a deleted record could not rebuild it; a PM notification is no record's state). */
   event?: Record<string, unknown>;
   createdAt: string;
 }

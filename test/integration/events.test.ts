@@ -132,6 +132,20 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
       { instances: 0, vims: 0, raised: 0, cleared: 0, healsStarted: [] },
     );
   },
+  VnfPmFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 200, result.body);
+    assert.equal(result.headers.Version, '2.2.0');
+    assert.deepEqual(JSON.parse(result.body), []);
+  },
+  // No PM job and no threshold: two empty reads, nothing collected.
+  VnfPmCollectorFunction: async (invocation) => {
+    const report = (await invocation) as { jobs: number; thresholds: number; collected: number; reports: string[] };
+    assert.deepEqual(
+      { jobs: report.jobs, thresholds: report.thresholds, collected: report.collected, reports: report.reports },
+      { jobs: 0, thresholds: 0, collected: 0, reports: [] },
+    );
+  },
   PackageOnboardingFunction: async (invocation) => {
     assert.deepEqual(await invocation, { onboarded: { '0f6b7c1e-6f0e-4d3b-9d59-2f1c2b3a4d5e': 'IGNORED' } });
   },

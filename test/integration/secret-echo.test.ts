@@ -11,7 +11,7 @@ import { DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-
 import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
 import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
-import { client, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 /** One distinct secret per place; each is a string no product text could contain by chance. */
 const planted = {
@@ -36,6 +36,9 @@ const planted = {
   modifyNested: 'Pw-modify-nested-19be',
   changePkgAccess: 'Pw-change-pkg-access-6e3f',
   packageUserData: 'Pw-package-user-data-5c72',
+  pmJobBasic: 'Pw-pm-job-basic-7f03',
+  pmJobPatchBasic: 'Pw-pm-job-patch-basic-e61a',
+  thresholdBasic: 'Pw-threshold-basic-2d8b',
 } as const;
 
 let vnfm: LocalVnfm;
@@ -235,6 +238,44 @@ describe('no secret is echoed', () => {
         ).status,
       ),
     );
+
+    // PM jobs and thresholds: their notification credentials, also replaced by a PATCH, and a collection that notifies.
+    const PM = { version: '2.2.0' };
+    const basic = (password: string) => ({ authType: ['BASIC'], paramsBasic: { userName: 'nfvo', password } });
+    const pmJob = await call('POST', '/vnfpm/v2/pm_jobs', {
+      ...PM,
+      body: {
+        objectType: 'Vnf',
+        objectInstanceIds: [id],
+        criteria: { performanceMetric: ['VCpuUsageMeanVnf'], collectionPeriod: 30, reportingPeriod: 30 },
+        callbackUri: `${sink.url}/cb/pm`,
+        authentication: basic(planted.pmJobBasic),
+      },
+    });
+    assert.equal(pmJob.status, 201, pmJob.text);
+    const patched = await call('PATCH', `/vnfpm/v2/pm_jobs/${(pmJob.body as { id: string }).id}`, {
+      ...PM,
+      body: { authentication: basic(planted.pmJobPatchBasic) },
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    const threshold = await call('POST', '/vnfpm/v2/thresholds', {
+      ...PM,
+      body: {
+        objectType: 'Vnf',
+        objectInstanceId: id,
+        criteria: { performanceMetric: 'VCpuUsageMeanVnf', thresholdType: 'SIMPLE', simpleThresholdDetails: { thresholdValue: -1, hysteresis: 0 } },
+        callbackUri: `${sink.url}/cb/pm`,
+        authentication: basic(planted.thresholdBasic),
+      },
+    });
+    assert.equal(threshold.status, 201, threshold.text);
+    const collection = await localControl(vnfm, 'POST', '/_local/schedules/VnfPmCollectorFunction/run');
+    const collected = await collection.text();
+    assert.equal(collection.status, 200, collected);
+    await settle(vnfm);
+    assert.ok(sink.accepted('/cb/pm').length >= 2, `a report and a crossing were notified: ${collected}`);
+    for (const path of ['/vnfpm/v2/pm_jobs?all_fields', '/vnfpm/v2/thresholds']) assert.equal((await call('GET', path, PM)).status, 200, path);
 
     // Read everything back the ways an NFVO would, so the responses include every representation.
     for (const path of [

@@ -40,6 +40,8 @@ const TENANT_SCOPES = [
   'vims:write',
   'vnffm:read',
   'vnffm:write',
+  'vnfpm:read',
+  'vnfpm:write',
 ];
 
 let vnfm: LocalVnfm;

@@ -18,7 +18,9 @@ export type EtsiApi =
   | 'grant'
   | 'lcm-coordination'
   | 'vnffm'
-  | 'vnffm-notification';
+  | 'vnffm-notification'
+  | 'vnfpm'
+  | 'vnfpm-notification';
 
 const SOL003 = 'nfv-sol002-sol003/SOL003';
 const SOL002 = 'nfv-sol002-sol003/SOL002';
@@ -69,6 +71,17 @@ export const ETSI_API_FILES: Record<EtsiApi, { openapi: string; definitions: str
     openapi: `${SOL003}/VNFFaultManagementNotification/VNFFaultManagementNotification.yaml`,
     definitions: [
       `${SOL003}/VNFFaultManagementNotification/definitions/SOL003VNFFaultManagementNotification_def.yaml`,
+      `${SOL003}/General_Definitions/SOL003_def.yaml`,
+    ],
+  },
+  vnfpm: {
+    openapi: `${SOL003}/VNFPerformanceManagement/VNFPerformanceManagement.yaml`,
+    definitions: [`${SOL003}/VNFPerformanceManagement/definitions/SOL003VNFPerformanceManagement_def.yaml`, `${SOL003}/General_Definitions/SOL003_def.yaml`],
+  },
+  'vnfpm-notification': {
+    openapi: `${SOL003}/VNFPerformanceManagementNotification/VNFPerformanceManagementNotification.yaml`,
+    definitions: [
+      `${SOL003}/VNFPerformanceManagementNotification/definitions/SOL003VNFPerformanceManagementNotification_def.yaml`,
       `${SOL003}/General_Definitions/SOL003_def.yaml`,
     ],
   },
@@ -144,6 +157,15 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
     'no longer have (triggeredAt, vnfInfo, vnfcResourceId) -> the V3.7.1 names (creationStartedAt, vnfInstance, ' +
     'vnfcResourceInfoId); vnfInstance and vnfcSnapshots not required, as lists of VNF snapshots leave them out by default ' +
     '(exclude_default_vnf_snapshots, SOL003 5.4.23.3.2).',
+  'PmJob (SOL003 6.5.2.7): reports is one object, but the clause gives it cardinality 0..N -> an array of those objects.',
+  'PerformanceReport (SOL003 6.5.2.10): entries require "performanceValue", a name the properties do not have -> ' +
+    'performanceValues, as the clause names it.',
+  'Measured values (PerformanceReport performanceValues[].value, ThresholdCrossedNotification.performanceValue): ' +
+    '"type: object", where the description says the type is the measurement unit\'s (IFA027 7.2: a number) -> any type.',
+  'Unsigned integers written as "minimum 0, maximum 1024" (the YAML\'s own TODO: PmJobCriteria collectionPeriod and ' +
+    'reportingPeriod, PmJob reports fileSize, ThresholdCriteria hysteresis) -> no maximum.',
+  'PmJobModifications / ThresholdModifications: "at least one of" (NOTE: in request bodies) is a oneOf, which also ' +
+    'refuses a response to a PATCH of authentication only (authentication is never in responses) -> not in responses.',
 ];
 
 /** Responses whose YAML schema is an item where the API returns a list ('list') or the reverse ('item'). */
@@ -205,6 +227,9 @@ function atMostOne(names: string[]): Schema {
 function correctSchema(schema: Schema): void {
   const description = typeof schema.description === 'string' ? schema.description.replace(/\s+/g, ' ') : '';
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
+
+  // SOL003 6.5: PM's measured values, unsigned integers, report lists and modification responses.
+  if (correctPmSchema(schema, description)) return;
 
   // A software image's imagePath is absent for an image outside the package (SOL005 9.5.3.2).
   if (properties && 'imagePath' in properties && 'imageUri' in properties && Array.isArray(schema.required) && schema.required.includes('imagePath')) {
@@ -268,6 +293,37 @@ function correctSchema(schema: Schema): void {
   if (oneOfNames) delete schema.oneOf;
   else delete schema.anyOf;
   schema.allOf = [...(Array.isArray(schema.allOf) ? schema.allOf : []), ...mapped.map(atMostOne)];
+}
+
+/** The PM corrections (ETSI_SCHEMA_CORRECTIONS); true when `schema` was one of the corrected. */
+function correctPmSchema(schema: Schema, description: string): boolean {
+  const properties = isRecord(schema.properties) ? schema.properties : undefined;
+  // Unsigned integers (and the hysteresis) with the YAML's makeshift maximum of 1024.
+  if (schema.maximum === 1024 && schema.minimum === 0) delete schema.maximum;
+  // A measured value: the measurement unit's type, not an object.
+  if (schema.type === 'object' && /shall correspond to the related\s+"?Measurement Unit"?/i.test(description) && !properties) {
+    delete schema.type;
+    return true;
+  }
+  if (!properties) return false;
+  // PmJob.reports: 0..N.
+  const reports = properties.reports;
+  if (isRecord(reports) && reports.type === 'object' && isRecord(reports.properties) && 'readyTime' in reports.properties) {
+    const { description: reportsDescription, ...item } = reports;
+    properties.reports = { description: reportsDescription, type: 'array', items: item };
+    return true;
+  }
+  // PerformanceReport entries: performanceValues.
+  if (Array.isArray(schema.required) && schema.required.includes('performanceValue') && 'performanceValues' in properties) {
+    schema.required = schema.required.map((name) => (name === 'performanceValue' ? 'performanceValues' : name));
+    return true;
+  }
+  // PmJobModifications / ThresholdModifications: the NOTE is about request bodies.
+  if (/at least one of the attributes defined in this type shall be present in request bodies/i.test(description) && requiredGroup(schema.oneOf)) {
+    delete schema.oneOf;
+    return true;
+  }
+  return false;
 }
 
 function correctSchemas(document: unknown): void {
@@ -339,6 +395,8 @@ function findPathKey(document: OpenApiDocument, path: string): string | undefine
   if (base && path.startsWith(`${base}/`)) candidates.push(path.slice(base.length));
   const apiRoot = /^\/[^/]+\/v\d+(\/.*)$/.exec(path);
   if (apiRoot) candidates.push(apiRoot[1]!);
+  // SOL003 VNFPerformanceManagement names the resource /api-versions (every other file /api_versions).
+  if (candidates.some((candidate) => candidate.endsWith('/api_versions'))) candidates.push('/api-versions');
   for (const candidate of candidates) {
     if (keys.includes(candidate)) return candidate;
     const match = keys.find((key) =>

@@ -3,10 +3,10 @@
 // exchange"). The test client (support/runtime.ts `client`) and the test NFVO (support/nfvo-sink.ts)
 // call these, so a test that checks only a status still fails on a body or header that does not
 // conform.
-//   - Every answer under /vnflcm, /vnfpkgm and /vnffm carries a Version header (SOL013 4.9).
+//   - Every answer under /vnflcm, /vnfpkgm, /vnffm and /vnfpm carries a Version header (SOL013 4.9).
 //   - A ProblemDetails answer is a valid ProblemDetails (SOL013 6.3), with its `status` the HTTP status.
 //   - A 2xx answer of a V3.7.1 API (/vnflcm/v2, /vnflcm/api_versions, /vnfpkgm/v2, /vnfpkgm/api_versions,
-//     /vnffm/v1) is documented for its path, method and status, and its JSON body (or its absence)
+//     /vnffm/v1, /vnfpm/v2) is documented for its path, method and status, and its JSON body (or its absence)
 //     validates. The v1 LCM and package APIs speak SOL003/SOL005 V2.6.1 (Tacker's), whose OpenAPI
 //     files are not in spec/etsi: their headers and ProblemDetails are checked, and their bodies
 //     carry the V2.6.1 model where it differs from V3.7.1 (v1Shape: vimConnectionInfo and cpConfig
@@ -36,7 +36,7 @@ interface Exchange {
 
 /** The API family, its major version (undefined: an unversioned api_versions) and the path inside it. */
 function apiOf(pathname: string): { family: string; major?: number; inner: string } | undefined {
-  const match = /^\/(vnflcm|vnfpkgm|vnffm)(?:\/v(\d+))?(\/.*)?$/.exec(pathname);
+  const match = /^\/(vnflcm|vnfpkgm|vnffm|vnfpm)(?:\/v(\d+))?(\/.*)?$/.exec(pathname);
   if (!match) return undefined;
   return { family: match[1]!, ...(match[2] ? { major: Number(match[2]) } : {}), inner: match[3] ?? '/' };
 }
@@ -46,6 +46,7 @@ function documentedApi(family: string, major: number | undefined): EtsiApi | und
   if (family === 'vnflcm' && (major === 2 || major === undefined)) return 'vnflcm';
   if (family === 'vnfpkgm' && (major === 2 || major === undefined)) return 'vnfpkgm';
   if (family === 'vnffm' && (major === 1 || major === undefined)) return 'vnffm';
+  if (family === 'vnfpm' && (major === 2 || major === undefined)) return 'vnfpm';
   return undefined;
 }
 
@@ -98,6 +99,7 @@ const DEFAULT_EXCLUDED: Array<[RegExp, string[]]> = [
     ],
   ],
   [/^vnfpkgm \/vnf_packages$/, ['softwareImages', 'additionalArtifacts', 'userDefinedData', 'checksum', 'onboardingFailureDetails']],
+  [/^vnfpm \/pm_jobs$/, ['reports']],
 ];
 const SELECTORS = ['all_fields', 'fields', 'exclude_fields', 'exclude-fields', 'exclude_default'];
 
@@ -231,6 +233,7 @@ function v1Shape(body: unknown, what: string, path = ''): void {
 
 const LCM_NOTIFICATIONS = new Set(['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification']);
 const FM_NOTIFICATIONS = new Set(['AlarmNotification', 'AlarmClearedNotification', 'AlarmListRebuiltNotification']);
+const PM_NOTIFICATIONS = new Set(['PerformanceInformationAvailableNotification', 'ThresholdCrossedNotification']);
 
 /** Why a received notification does not conform, or undefined when it does (or is not one this checks). */
 export async function notificationProblem(body: unknown, version: string | undefined): Promise<string | undefined> {
@@ -241,6 +244,7 @@ export async function notificationProblem(body: unknown, version: string | undef
     if (LCM_NOTIFICATIONS.has(type) && version.startsWith('1.')) v1Shape(body, type);
     else if (LCM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnflcm-notification', type, body);
     else if (FM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnffm-notification', type, body);
+    else if (PM_NOTIFICATIONS.has(type)) await assertEtsiSchema('vnfpm-notification', type, body);
   } catch (error) {
     return (error as Error).message;
   }

@@ -112,6 +112,7 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
   // Loaded now, so that each notification is checked within the microtasks that follow its arrival.
   await notificationProblem({ notificationType: 'VnfIdentifierCreationNotification' }, '2.0.0');
   await notificationProblem({ notificationType: 'AlarmNotification' }, '1.5.0');
+  await notificationProblem({ notificationType: 'ThresholdCrossedNotification' }, '2.2.0');
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return sink;

@@ -36,7 +36,7 @@ import { parseRequest } from '#lib/sol/requests.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export type ApiFamily = 'vnflcm' | 'vnfpkgm' | 'vnffm';
+export type ApiFamily = 'vnflcm' | 'vnfpkgm' | 'vnffm' | 'vnfpm';
 
 export interface ApiRequest<Body = unknown, Query = unknown> {
   method: Method;
@@ -111,10 +111,12 @@ export const API_VERSIONS: Record<ApiFamily, Record<1 | 2, { current: string; ma
   vnfpkgm: { 1: { current: '1.3.0', maxMinor: 3 }, 2: { current: '2.1.0', maxMinor: 4 } },
   // SOL003 VNF fault management exists as v1 only (V3.7.1: 1.5.0); no /vnffm/v2 route is served.
   vnffm: { 1: { current: '1.5.0', maxMinor: 5 }, 2: { current: '1.5.0', maxMinor: 5 } },
+  // SOL003 VNF performance management exists as v2 only (V3.7.1: 2.2.0); no /vnfpm/v1 route is served.
+  vnfpm: { 1: { current: '2.2.0', maxMinor: 2 }, 2: { current: '2.2.0', maxMinor: 2 } },
 };
 
 /** Only the SOL003 v2 API insists on the Version header; Tacker's clients never send it elsewhere. */
-const VERSION_REQUIRED: ReadonlySet<string> = new Set(['vnflcm/2', 'vnffm/1']);
+const VERSION_REQUIRED: ReadonlySet<string> = new Set(['vnflcm/2', 'vnffm/1', 'vnfpm/2']);
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -137,7 +139,7 @@ function baseUrlOf(event: Event, headers: Record<string, string>): string {
 }
 
 /** Families whose major version 2 is served (SOL003 VNF fault management exists as v1 only). */
-const HIGHEST_MAJOR: Record<ApiFamily, 1 | 2> = { vnflcm: 2, vnfpkgm: 2, vnffm: 1 };
+const HIGHEST_MAJOR: Record<ApiFamily, 1 | 2> = { vnflcm: 2, vnfpkgm: 2, vnffm: 1, vnfpm: 2 };
 
 /**
  * The Version a response carries when the request named none that applies: the path's family and
@@ -145,7 +147,7 @@ const HIGHEST_MAJOR: Record<ApiFamily, 1 | 2> = { vnflcm: 2, vnfpkgm: 2, vnffm: 
  * (`/vnflcm/api_versions`), and vnflcm's highest for a path of no family (a 404).
  */
 function defaultResponseVersion(path: string): string {
-  const match = /^\/(vnflcm|vnfpkgm|vnffm)(?:\/v([12])(?:\/|$))?/.exec(path);
+  const match = /^\/(vnflcm|vnfpkgm|vnffm|vnfpm)(?:\/v([12])(?:\/|$))?/.exec(path);
   const family = (match?.[1] ?? 'vnflcm') as ApiFamily;
   const major = match?.[2] ? (Number(match[2]) as 1 | 2) : HIGHEST_MAJOR[family];
   return API_VERSIONS[family][major].current;
@@ -363,8 +365,8 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
     const headers = lowerCaseHeaders(event.headers);
     const method = event.requestContext.http.method.toUpperCase() as Method;
     const routePath = routeKeyPath(event.routeKey);
-    const versioned = /^\/(vnflcm|vnfpkgm|vnffm)\/v([12])\//.exec(routePath);
-    const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm|vnffm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
+    const versioned = /^\/(vnflcm|vnfpkgm|vnffm|vnfpm)\/v([12])\//.exec(routePath);
+    const family = (versioned?.[1] ?? /^\/(vnflcm|vnfpkgm|vnffm|vnfpm)\//.exec(routePath)?.[1]) as ApiFamily | undefined;
     const apiMajorVersion = versioned ? (Number(versioned[2]) as 1 | 2) : undefined;
     // SOL013 4.9: every response carries Version, also the 400, 401, 404 and 406 answered before a route runs.
     // The catch-all route ($default) is known by the path the caller asked for.

@@ -225,6 +225,49 @@ describe('assertEtsiSchema', () => {
     await fails(assertEtsiSchema('vnflcm', 'VnfcSnapshotInfo', { ...vnfcSnapshot, vnfcResourceInfoId: undefined }), /vnfcResourceInfoId/);
   });
 
+  it('corrects the PM schemas where the YAML contradicts SOL003 clause 6, keeping what they require', async () => {
+    const job = {
+      id: 'j',
+      objectType: 'Vnf',
+      objectInstanceIds: ['i'],
+      criteria: { performanceMetric: ['VCpuUsageMeanVnf'], collectionPeriod: 3600, reportingPeriod: 7200 },
+      callbackUri: 'http://nfvo/cb',
+      reports: [{ href: 'http://vnfm/vnfpm/v2/pm_jobs/j/reports/r', readyTime: '2026-12-01T00:00:00Z', fileSize: 4096 }],
+      _links: { self: { href: 'http://vnfm/vnfpm/v2/pm_jobs/j' } },
+    };
+    await assertEtsiResponse('vnfpm', '/pm_jobs/{pmJobId}', 'get', 200, job);
+    await fails(assertEtsiResponse('vnfpm', '/pm_jobs/{pmJobId}', 'get', 200, { ...job, reports: [{ href: 'http://vnfm/r' }] }), /readyTime/);
+    const entry = {
+      objectType: 'Vnf',
+      objectInstanceId: 'i',
+      performanceMetric: 'VCpuUsageMeanVnf',
+      performanceValues: [{ timeStamp: '2026-12-01T00:00:00Z', value: 42.5 }],
+    };
+    await assertEtsiResponse('vnfpm', '/pm_jobs/{pmJobId}/reports/{reportId}', 'get', 200, { entries: [entry] });
+    await fails(
+      assertEtsiResponse('vnfpm', '/pm_jobs/{pmJobId}/reports/{reportId}', 'get', 200, { entries: [{ ...entry, performanceValues: undefined }] }),
+      /performanceValues/,
+    );
+    // A PATCH of authentication only answers without it; a callbackUri must still be a string.
+    await assertEtsiResponse('vnfpm', '/thresholds/{thresholdId}', 'patch', 200, {});
+    await fails(assertEtsiResponse('vnfpm', '/pm_jobs/{pmJobId}', 'patch', 200, { callbackUri: 7 }), /string/);
+    const crossed = {
+      id: 'n',
+      notificationType: 'ThresholdCrossedNotification',
+      timeStamp: '2026-12-01T00:00:00Z',
+      thresholdId: 't',
+      crossingDirection: 'UP',
+      objectType: 'Vnf',
+      objectInstanceId: 'i',
+      performanceMetric: 'VCpuUsageMeanVnf',
+      performanceValue: 91,
+      _links: { threshold: { href: 'http://vnfm/vnfpm/v2/thresholds/t' } },
+    };
+    await assertEtsiSchema('vnfpm-notification', 'ThresholdCrossedNotification', crossed);
+    await fails(assertEtsiSchema('vnfpm-notification', 'ThresholdCrossedNotification', { ...crossed, crossingDirection: 'SIDEWAYS' }), /allowed values/);
+    await assertEtsiResponse('vnfpm', '/api_versions', 'get', 200, { uriPrefix: '/vnfpm/v2', apiVersions: [{ version: '2.2.0' }] });
+  });
+
   it('knows the OpenAPI file of every API', () => {
     assert.deepEqual(Object.keys(ETSI_API_FILES).sort(), [
       'grant',
@@ -236,6 +279,8 @@ describe('assertEtsiSchema', () => {
       'vnfpkgm',
       'vnfpkgm-notification',
       'vnfpkgm-sol003',
+      'vnfpm',
+      'vnfpm-notification',
     ]);
   });
 });
