@@ -7,6 +7,8 @@
 // Prometheus exporter (ceilometer_* series), keyed by `resource`, the Nova server id. Operators
 // replace any of them per VIM or per instance (prometheusFrom). The server's URL may come from an
 // API consumer (instance metadata), so every call goes through the egress policy, with a time limit.
+// The collector's entry point is measureVim: one VIM's instances, each through the Prometheus its
+// metadata or its VIM names, or else through the VIM driver.
 import * as z from 'zod';
 import { EgressDeniedError, egressPolicyFromEnv, egressRequest, type EgressPolicy, type EgressResponse } from '#lib/egress.ts';
 import type { CpCounters, MeasureReport, MeasureTarget, VnfcMeasurement } from '#lib/vim/driver.ts';
@@ -36,6 +38,9 @@ export interface PrometheusMeasureOptions {
 }
 
 export class PrometheusError extends Error {
+  /** The queries sent before the read failed (measureViaPrometheus sets it), for the cost of a collection. */
+  apiCalls?: number;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'PrometheusError';
@@ -226,25 +231,30 @@ export async function measureViaPrometheus(server: PrometheusServer, targets: Me
   // Per VNFC (by its place in `vnfcs`) and query: the series that name its resource.
   const found = vnfcs.map(() => new Map<PrometheusQueryName, PrometheusSeries[]>());
   let apiCalls = 0;
-  for (const ids of idChunks([...byResource.keys()], options.maxIdsLength)) {
-    await Promise.all(
-      queries.map(async ([name, promql]) => {
-        apiCalls++;
-        // A function, so nothing in the ids reads as a replacement pattern.
-        const series = await queryPrometheus(
-          server,
-          promql.replaceAll('$ids', () => ids),
-          { ...call, what: name },
-        );
-        for (const item of series) {
-          const owners = new Set(Object.values(item.metric).flatMap((value) => byResource.get(value) ?? []));
-          for (const owner of owners) {
-            const own = found[owner] as Map<PrometheusQueryName, PrometheusSeries[]>;
-            own.set(name, [...(own.get(name) ?? []), item]);
+  try {
+    for (const ids of idChunks([...byResource.keys()], options.maxIdsLength)) {
+      await Promise.all(
+        queries.map(async ([name, promql]) => {
+          apiCalls++;
+          // A function, so nothing in the ids reads as a replacement pattern.
+          const series = await queryPrometheus(
+            server,
+            promql.replaceAll('$ids', () => ids),
+            { ...call, what: name },
+          );
+          for (const item of series) {
+            const owners = new Set(Object.values(item.metric).flatMap((value) => byResource.get(value) ?? []));
+            for (const owner of owners) {
+              const own = found[owner] as Map<PrometheusQueryName, PrometheusSeries[]>;
+              own.set(name, [...(own.get(name) ?? []), item]);
+            }
           }
-        }
-      }),
-    );
+        }),
+      );
+    }
+  } catch (error) {
+    if (error instanceof PrometheusError) error.apiCalls = apiCalls;
+    throw error;
   }
 
   const report: MeasureReport = { results: [], unavailable: [], apiCalls };
@@ -322,4 +332,78 @@ export function prometheusFrom(
   instanceMetadata: Record<string, unknown> | undefined,
 ): PrometheusServer | undefined {
   return serverFrom(instanceMetadata?.monitoring) ?? serverFrom(vimExtra?.monitoring);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One VIM's collection: some instances through a Prometheus, the others through the VIM driver
+
+/** An instance to measure, and the metadata it records (where metadata.monitoring may name its Prometheus). */
+export interface MeasuredInstance {
+  target: MeasureTarget;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * The targets of one VIM's instances, by who measures them: each Prometheus named (the instance's,
+ * else the VIM's; instances naming the same server share its queries), and the VIM driver for the rest.
+ */
+export function prometheusGroups(
+  vimExtra: Record<string, unknown> | undefined,
+  instances: MeasuredInstance[],
+): { prometheus: Array<{ server: PrometheusServer; targets: MeasureTarget[] }>; driver: MeasureTarget[] } {
+  const groups = new Map<string, { server: PrometheusServer; targets: MeasureTarget[] }>();
+  const driver: MeasureTarget[] = [];
+  for (const { target, metadata } of instances) {
+    const server = prometheusFrom(vimExtra, metadata);
+    if (!server) {
+      driver.push(target);
+      continue;
+    }
+    const key = JSON.stringify([server.url, server.authentication, server.queries]);
+    const group = groups.get(key) ?? { server, targets: [] };
+    group.targets.push(target);
+    groups.set(key, group);
+  }
+  return { prometheus: [...groups.values()], driver };
+}
+
+/**
+ * One VIM's MeasureReport, for the PM collector: the instances a Prometheus measures through it
+ * (queries of the VIM's type), the rest through `driverMeasure` (the driver's measure on the
+ * connection), merged. A Prometheus that fails leaves its instances' VNFCs unavailable with its
+ * reason and the others measured; the driver failing fails the whole VIM, as it does without Prometheus.
+ */
+export async function measureVim(
+  vim: { vimType: string; extra?: Record<string, unknown> },
+  instances: MeasuredInstance[],
+  driverMeasure: (targets: MeasureTarget[]) => Promise<MeasureReport>,
+  options: Omit<PrometheusMeasureOptions, 'vimType'> = {},
+): Promise<MeasureReport> {
+  const { prometheus, driver } = prometheusGroups(vim.extra, instances);
+  const reports = await Promise.all([
+    driver.length ? driverMeasure(driver) : undefined,
+    ...prometheus.map(({ server, targets }) =>
+      measureViaPrometheus(server, targets, { ...options, vimType: vim.vimType }).catch(
+        (error: unknown): MeasureReport => ({
+          results: [],
+          unavailable: targets.flatMap((target) =>
+            target.vnfcs.map((vnfc) => ({
+              vnfInstanceId: target.vnfInstanceId,
+              vnfcResourceInfoId: vnfc.vnfcResourceInfoId,
+              reason: (error as Error).message,
+            })),
+          ),
+          apiCalls: error instanceof PrometheusError ? (error.apiCalls ?? 0) : 0,
+        }),
+      ),
+    ),
+  ]);
+  const merged: MeasureReport = { results: [], unavailable: [], apiCalls: 0 };
+  for (const report of reports) {
+    if (!report) continue;
+    merged.results.push(...report.results);
+    merged.unavailable.push(...report.unavailable);
+    merged.apiCalls += report.apiCalls;
+  }
+  return merged;
 }

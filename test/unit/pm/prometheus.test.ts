@@ -10,6 +10,8 @@ import {
   defaultPrometheusQueries,
   idChunks,
   measureViaPrometheus,
+  measureVim,
+  prometheusGroups,
   PrometheusError,
   type PrometheusSeries,
   prometheusFrom,
@@ -339,5 +341,83 @@ describe('prometheusFrom', () => {
     );
     assert.equal(prometheusFrom(undefined, undefined), undefined);
     assert.equal(prometheusFrom({ monitoring: 'prometheus' }, { monitoring: [] }), undefined);
+  });
+});
+
+describe('one VIM measured partly through Prometheus', () => {
+  const monitoring = (endpoint: string) => ({ monitoring: { monitorName: 'prometheus', targetsInfo: [{ prometheusApiEndpoint: endpoint }] } });
+  const target = (vnfInstanceId: string, resourceId: string): MeasureTarget => ({
+    vnfInstanceId,
+    state: {},
+    vnfcs: [{ vduId: 'VDU1', resourceId, vnfcResourceInfoId: `${vnfInstanceId}-vnfc`, cps: [] }],
+  });
+
+  it('groups instances by the Prometheus that measures them, the rest for the driver', () => {
+    const [a, b, c, d] = [target('a', 'pa'), target('b', 'pb'), target('c', 'pc'), target('d', 'pd')];
+    const groups = prometheusGroups(monitoring('http://vim-prom:9090'), [
+      { target: a },
+      { target: b, metadata: monitoring('http://own-prom:9090') },
+      { target: c, metadata: { other: true } },
+      { target: d, metadata: monitoring('http://own-prom:9090') },
+    ]);
+    assert.deepEqual(
+      groups.prometheus.map((group) => [group.server.url, group.targets.map((item) => item.vnfInstanceId)]),
+      [
+        ['http://vim-prom:9090', ['a', 'c']],
+        ['http://own-prom:9090', ['b', 'd']],
+      ],
+    );
+    assert.deepEqual(groups.driver, []);
+    assert.deepEqual(prometheusGroups(undefined, [{ target: a }, { target: b, metadata: monitoring('http://own-prom:9090') }]).driver, [a]);
+  });
+
+  it("merges the driver's report with each Prometheus's; a failing Prometheus leaves only its VNFCs unavailable", async () => {
+    answer = (query) => (query.includes('container_memory_working_set_bytes') ? [series({ pod: 'pb' }, 20)] : []);
+    const asked: string[][] = [];
+    const report = await measureVim(
+      { vimType: 'ETSINFV.KUBERNETES.V_1' },
+      [
+        { target: target('a', 'pa') },
+        { target: target('b', 'pb'), metadata: monitoring(url) },
+        { target: target('c', 'pc'), metadata: monitoring('http://127.0.0.1:1/') },
+      ],
+      async (targets) => {
+        asked.push(targets.map((item) => item.vnfInstanceId));
+        return {
+          results: [{ vnfInstanceId: 'a', vnfcResourceInfoId: 'a-vnfc', vduId: 'VDU1', resourceId: 'pa', at: AT.toISOString(), cpuUsagePercent: 1, cps: [] }],
+          unavailable: [],
+          apiCalls: 2,
+        };
+      },
+      { policy: LOCAL, at: AT, timeoutMs: 2000 },
+    );
+    assert.deepEqual(asked, [['a']]);
+    assert.deepEqual(
+      report.results.map((result) => [result.vnfInstanceId, result.cpuUsagePercent, result.memoryUsagePercent]),
+      [
+        ['a', 1, undefined],
+        ['b', undefined, 20],
+      ],
+    );
+    assert.equal(report.unavailable.length, 1);
+    assert.equal(report.unavailable[0]?.vnfcResourceInfoId, 'c-vnfc');
+    assert.match(report.unavailable[0]?.reason ?? '', /^Prometheus at http:\/\/127\.0\.0\.1:1 could not be reached/);
+    // The driver's 2, the 7 queries answered, and the 7 sent to the one that failed.
+    assert.equal(report.apiCalls, 2 + 7 + 7);
+  });
+
+  it('does not call the driver when Prometheus measures every instance', async () => {
+    let called = false;
+    await measureVim(
+      { vimType: 'kubernetes', extra: monitoring(url) },
+      [{ target: target('a', 'pa') }],
+      async () => {
+        called = true;
+        return { results: [], unavailable: [], apiCalls: 0 };
+      },
+      { policy: LOCAL, at: AT },
+    );
+    assert.equal(called, false);
+    assert.equal(seen.length, 7);
   });
 });
