@@ -48,7 +48,7 @@ export class PrometheusError extends Error {
 }
 
 export const PROMETHEUS_TIMEOUT_MS = 10_000;
-/** Keeps a query's request line (the ids URL-encoded, three times over in the CPU query) well under the usual 8 KB limits. */
+/** Keeps a query's request line (the ids URL-encoded, twice in most default queries) well under the usual 8 KB limits. */
 const MAX_IDS_LENGTH = 1500;
 /** A few hundred series of a handful of labels each. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;

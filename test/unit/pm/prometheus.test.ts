@@ -263,6 +263,8 @@ describe('measureViaPrometheus', () => {
     answer = () => ({ status: 200, body: JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [] } }) });
     await assert.rejects(measureViaPrometheus({ url }, [PODS], { policy: LOCAL, at: AT }), /must give an instant vector; .* gave a matrix/);
     await assert.rejects(measureViaPrometheus({ url: `${url}nowhere` }, [PODS], { policy: LOCAL, at: AT }), /no Prometheus API answer/);
+    answer = () => ({ status: 200, body: JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [] }, padding: 'x'.repeat(5 * 2 ** 20) }) });
+    await assert.rejects(measureViaPrometheus({ url }, [PODS], { policy: LOCAL, at: AT }), /answered the \w+ query with more than 4194304 bytes/);
   });
 
   it('goes through the egress policy', async () => {
