@@ -147,12 +147,16 @@ export interface EgressRequest {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs: number;
+  /** How much of the response body to keep (64 KiB unless said otherwise); the rest is dropped and `truncated` set. */
+  maxResponseBytes?: number;
 }
 
 export interface EgressResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** The body was longer than maxResponseBytes and `body` is only its beginning. */
+  truncated?: boolean;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -160,7 +164,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 /**
  * One HTTP request under the egress policy: the URL is checked, the connection's address is
  * checked again when it is resolved, redirects are not followed (a 3xx is the answer), and the
- * response body is read up to 64 KiB.
+ * response body is read up to 64 KiB (or maxResponseBytes).
  */
 export async function egressRequest(raw: string, request: EgressRequest, policy: EgressPolicy): Promise<EgressResponse> {
   const url = await assertEgressAllowed(raw, policy);
@@ -190,12 +194,20 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
       },
       (res) => {
         const chunks: Buffer[] = [];
+        const limit = request.maxResponseBytes ?? MAX_RESPONSE_BYTES;
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
+          if (size <= limit) chunks.push(chunk);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ...(size > limit ? { truncated: true } : {}),
+          }),
+        );
         res.on('error', reject);
       },
     );

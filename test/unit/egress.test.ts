@@ -114,6 +114,22 @@ describe('egressRequest', () => {
     assert.match(String(await lookup(LOCAL)), /^(127\.0\.0\.1|::1)$/);
   });
 
+  it('keeps 64 KiB of an answer unless told more, and says when it kept only the beginning', async () => {
+    const server = http.createServer((_req, res) => res.writeHead(200).end('x'.repeat(100 * 1024)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const cut = await egressRequest(url, { method: 'GET', timeoutMs: 5000 }, LOCAL);
+      assert.equal(cut.truncated, true);
+      assert.ok(cut.body.length <= 64 * 1024);
+      const whole = await egressRequest(url, { method: 'GET', timeoutMs: 5000, maxResponseBytes: 1024 * 1024 }, LOCAL);
+      assert.equal(whole.truncated, undefined);
+      assert.equal(whole.body.length, 100 * 1024);
+    } finally {
+      server.close();
+    }
+  });
+
   it('gives up on a server that does not answer in time', async () => {
     const server = http.createServer(() => {
       /* never answers */
