@@ -24,6 +24,7 @@ import { groupMetrics, parseMetric, renderReport, type ObjectType, type PmJobRec
 import { pmOutboxEntry, reportAvailableEvent, thresholdCrossedEvent, type PmEvent } from './notifications.ts';
 import type { PmDeps } from './ports.ts';
 import { currentVim, measureTargetOf, vnfcNameOf } from './targets.ts';
+import { measureVim } from './prometheus.ts';
 
 export interface CollectionReport {
   /** Set when this sweep did nothing because another one holds the lease. */
@@ -142,10 +143,13 @@ async function measure(deps: PmDeps, instances: VnfInstanceRecord[], at: string,
       report.vimFailures.push({ vimId: vim.vimId, reason: `no driver for VIM type ${vim.vimType}` });
       return;
     }
-    const targets: MeasureTarget[] = onVim.map(measureTargetOf);
+    // An instance (or its VIM) naming a Prometheus is measured there (lib/pm/prometheus.ts); the rest by the VIM.
+    const onVimTargets = onVim.map((instance) => ({ target: measureTargetOf(instance), metadata: instance.metadata }));
     try {
       const measured = await withTimeout(
-        sweepConnection(deps.notify.secrets, vim).then((connection) => driver.measure(connection, targets)),
+        sweepConnection(deps.notify.secrets, vim).then((connection) =>
+          measureVim(connection, onVimTargets, (targets: MeasureTarget[]) => driver.measure(connection, targets), { policy: deps.notify.egress }),
+        ),
         deps.vimTimeoutMs,
         `VIM ${vim.vimId}`,
       );
