@@ -147,6 +147,8 @@ export interface EgressRequest {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs: number;
+  /** A client certificate and its key (PEM) for mutual TLS with an https server. */
+  clientCertificate?: { cert: string; key: string };
 }
 
 export interface EgressResponse {
@@ -185,6 +187,7 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
         headers: { ...request.headers, ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}) },
         lookup: guardedLookup(policy),
         timeout: request.timeoutMs,
+        ...(request.clientCertificate && url.protocol === 'https:' ? request.clientCertificate : {}),
         // A connection per request: callbacks are few and far between, and a pooled socket would outlive the policy check.
         agent: false,
       },
