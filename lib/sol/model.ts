@@ -178,6 +178,8 @@ export interface VnfLcmOpOccRecord {
   /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
   grantRequest?: Record<string, unknown>;
   grant?: Record<string, unknown>;
+  /** Internal: a grant the NFVO is still deciding (202): where to poll it, and until when (NfvoGrantTimeoutSeconds). */
+  grantPending?: { location: string; deadline: string };
   /** CREATE_SNAPSHOT and REVERT_TO_SNAPSHOT: the "Individual VNF snapshot" resource it fills or reverts to (SOL003 5.5.2.13). */
   vnfSnapshotInfoId?: string;
   /** Internal: how many times the operation's state machine has been started (retries). */
