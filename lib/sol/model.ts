@@ -317,9 +317,18 @@ export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVe
     self: { href: self },
     vnfInstance: { href: `${prefix}/vnf_instances/${record.vnfInstanceId}` },
   };
+  const grant = grantHref(record);
+  if (grant) links.grant = { href: grant };
   for (const task of opOccTasks(record)) links[task] = { href: `${self}/${task}` };
   body._links = links;
   return body;
+}
+
+/** SOL003 5.5.2.13 `_links.grant`: the NFVO's Individual grant resource, once there is one (none when the VNFM granted itself). */
+function grantHref(record: VnfLcmOpOccRecord): string | undefined {
+  const self = (record.grant?._links as { self?: { href?: unknown } } | undefined)?.self?.href;
+  if (typeof self === 'string' && !record.grant?.local) return self;
+  return record.grantPending?.location;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ interface OpOcc {
   id: string;
   operationState: string;
   grantId?: string;
+  _links: { grant?: { href: string } };
   error?: { title: string; status: number; detail: string };
 }
 
@@ -111,6 +112,8 @@ describe('an NFVO answering grants synchronously and asynchronously', () => {
       [],
     );
     assert.equal(occ.grantId, nfvo.grantExchanges()[from + 4]?.path.split('/').pop());
+    // SOL003 5.5.2.13: the op occ links to the NFVO's Individual grant.
+    assert.equal(occ._links.grant?.href, `${nfvo.url}/grant/v1/grants/${occ.grantId}`);
   });
 
   it("rolls back an operation whose grant the NFVO refuses, with the NFVO's reason", async () => {
@@ -148,6 +151,25 @@ describe('an NFVO answering grants synchronously and asynchronously', () => {
         .filter((e) => e.early),
       [],
     );
+  });
+
+  it('cancels an operation waiting for its grant to ROLLED_BACK at once', async () => {
+    nfvo.behaviour = { kind: 'never', retryAfter: 1 };
+    const from = nfvo.grantExchanges().length;
+    const { occPath, instanceId } = await instantiate(vnfm);
+    await waitFor('a poll of the pending grant', () =>
+      nfvo
+        .grantExchanges()
+        .slice(from)
+        .some((e) => e.method === 'GET'),
+    );
+    const reply = await client(vnfm)('POST', `${occPath}/cancel`, { body: { cancelMode: 'GRACEFUL' } });
+    assert.equal(reply.status, 202, reply.text);
+    const occ = await finished(vnfm, occPath);
+    assert.equal(occ.operationState, 'ROLLED_BACK');
+    assert.equal(occ.error?.title, 'Operation cancelled');
+    const instance = (await client(vnfm)('GET', `/vnflcm/v2/vnf_instances/${instanceId}`)).body as { instantiationState: string };
+    assert.equal(instance.instantiationState, 'NOT_INSTANTIATED');
   });
 
   it('goes on polling a pending grant after the VNFM was killed, without asking for it twice', async () => {

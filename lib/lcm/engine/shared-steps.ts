@@ -3,7 +3,8 @@
 // the VIM has once a rollback has changed it).
 import type { CoreDeps } from '#lib/ports.ts';
 import { updateOpOcc } from '#lib/lcm/op-occs.ts';
-import { grantFor, grantTimeoutSeconds, GrantTimedOut, pollGrant } from '#lib/lcm/grant.ts';
+import { grantFor, GrantRefused, grantTimeoutSeconds, GrantTimedOut, pollGrant } from '#lib/lcm/grant.ts';
+import { log } from '#lib/log.ts';
 import { recollect } from './records.ts';
 import { polled, type Loaded, type Step, type StepResult } from './step.ts';
 
@@ -42,7 +43,17 @@ export const grantPoll: Step = async (deps, loaded, polls) => {
   if (opOcc.grant) return polled(polls);
   const pending = opOcc.grantPending;
   if (!pending) return grant(deps, loaded, polls);
-  const { grant: decided, pending: still } = await pollGrant(deps, pending.location);
+  let outcome: Awaited<ReturnType<typeof pollGrant>>;
+  try {
+    outcome = await pollGrant(deps, pending.location);
+  } catch (error) {
+    // A refusal ends the operation; an NFVO that cannot answer now (5xx, unreachable, after the
+    // client's own retries) may still decide in time, so it is asked again until the deadline.
+    if (error instanceof GrantRefused || Date.now() >= Date.parse(pending.deadline)) throw error;
+    log.warn('the NFVO could not be asked for a pending grant; asking again', { location: pending.location, error: (error as Error).message });
+    return grantWait(GRANT_POLL_SECONDS, pending.deadline);
+  }
+  const { grant: decided, pending: still } = outcome;
   if (decided) {
     await updateOpOcc(deps, opOcc, { grant: decided, grantId: decided.id }, ['grantPending']);
     return polled(polls);
