@@ -147,8 +147,8 @@ export interface EgressRequest {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs: number;
-  /** A client certificate and its key (PEM) for mutual TLS with an https server. */
-  clientCertificate?: { cert: string; key: string };
+  /** For an https server: a client certificate and its key (mutual TLS), and the CA to trust it by instead of the public ones (PEM). */
+  tls?: { cert?: string; key?: string; ca?: string };
 }
 
 export interface EgressResponse {
@@ -187,7 +187,7 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
         headers: { ...request.headers, ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}) },
         lookup: guardedLookup(policy),
         timeout: request.timeoutMs,
-        ...(request.clientCertificate && url.protocol === 'https:' ? request.clientCertificate : {}),
+        ...(request.tls && url.protocol === 'https:' ? request.tls : {}),
         // A connection per request: callbacks are few and far between, and a pooled socket would outlive the policy check.
         agent: false,
       },

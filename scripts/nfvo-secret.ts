@@ -1,7 +1,8 @@
 // `npm run nfvo-secret -- set [--stage <stage>] [--aws]`: stores the credentials the VNFM calls its
 // NFVO with, read from standard input, in Secrets Manager as vnfm/<stage>/nfvo/credentials (stage
 // default dev): the OAuth 2.0 client secret (NfvoTokenUrl, NfvoClientId) as plain text, or a JSON
-// object {"clientSecret", "certificate", "privateKey"} (PEM, for an NFVO asking for mutual TLS).
+// object {"clientSecret", "certificate", "privateKey", "caCertificate"} (PEM: a client certificate
+// for an NFVO asking for mutual TLS, the CA of an NFVO's server certificate from a private CA).
 // With --aws it writes to AWS (the standard credential chain and region); without, to the running
 // local VNFM's Secrets Manager stand-in (VNFM_DATA_DIR, default ./.vnfm). A running VNFM reads the
 // new value within 5 minutes.
@@ -26,7 +27,7 @@ async function readStdin(): Promise<string> {
 function credentialsOf(text: string): NfvoSecret {
   if (!text.startsWith('{')) return { clientSecret: text };
   const value = JSON.parse(text) as Record<string, unknown>;
-  const known = ['clientSecret', 'certificate', 'privateKey'];
+  const known = ['clientSecret', 'certificate', 'privateKey', 'caCertificate'];
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   if (unknown.length) throw new Error(`unknown field(s) ${unknown.join(', ')}; expected ${known.join(', ')}`);
   if (Object.values(value).some((v) => typeof v !== 'string' || v === '')) throw new Error('every field must be a non-empty string');
@@ -37,7 +38,7 @@ function credentialsOf(text: string): NfvoSecret {
 if (positionals[0] !== 'set') {
   process.stderr.write(
     'usage: npm run nfvo-secret -- set [--stage <stage>] [--aws] < secret\n' +
-      '       standard input: the OAuth 2.0 client secret, or {"clientSecret": ..., "certificate": ..., "privateKey": ...}\n',
+      '       standard input: the OAuth 2.0 client secret, or {"clientSecret": ..., "certificate": ..., "privateKey": ..., "caCertificate": ...}\n',
   );
   process.exitCode = 2;
 } else {

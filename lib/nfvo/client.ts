@@ -3,7 +3,7 @@
 // NFVO_ENDPOINT (template NfvoEndpoint), or GRANT_ENDPOINT (NfvoGrantEndpoint), the older
 // grant-only form. Optional OAuth 2.0 client credentials (NFVO_TOKEN_URL, NFVO_CLIENT_ID, the client
 // secret in Secrets Manager as <SECRETS_PREFIX>nfvo/credentials) and mutual TLS (a certificate and
-// key in the same secret). Calls go through the egress policy with a time limit each, and are tried
+// key in the same secret, with the CA of the NFVO's server certificate if it is a private one). Calls go through the egress policy with a time limit each, and are tried
 // again on 5xx, 429 and a lost connection as Retry-After says, within bounds.
 import { EgressDeniedError, egressPolicyFromEnv, egressRequest, type EgressPolicy, type EgressResponse } from '#lib/egress.ts';
 import { accessToken, forgetAccessToken } from '#lib/notify/callback.ts';
@@ -45,6 +45,8 @@ export interface NfvoSecret {
   /** PEM client certificate and key, for an https NFVO that asks for mutual TLS. */
   certificate?: string;
   privateKey?: string;
+  /** PEM CA certificate(s) the NFVO's server certificate is trusted by, instead of the public CAs. */
+  caCertificate?: string;
 }
 
 /** Stores the NFVO's credentials (a new version of the secret if it exists); returns the secret's id. */
@@ -121,6 +123,13 @@ export class NfvoClient {
     return { authType: 'OAUTH2_CLIENT_CREDENTIALS' as const, tokenEndpoint: tokenUrl, clientId, clientPassword: secret.clientSecret };
   }
 
+  private tlsOf(secret: NfvoSecret): { cert?: string; key?: string; ca?: string } {
+    return {
+      ...(secret.certificate && secret.privateKey ? { cert: secret.certificate, key: secret.privateKey } : {}),
+      ...(secret.caCertificate ? { ca: secret.caCertificate } : {}),
+    };
+  }
+
   /** One request; credentials go only to the NFVO's own origin. A 401 drops the cached token and tries once more. */
   private async send(url: string, call: NfvoCall): Promise<EgressResponse> {
     const own = new URL(url).origin === this.origin;
@@ -140,7 +149,7 @@ export class NfvoClient {
           },
           body: call.body !== undefined ? JSON.stringify(call.body) : undefined,
           timeoutMs: NFVO_CALL_TIMEOUT_MS,
-          ...(secret.certificate && secret.privateKey ? { clientCertificate: { cert: secret.certificate, key: secret.privateKey } } : {}),
+          ...(secret.certificate || secret.caCertificate ? { tls: this.tlsOf(secret) } : {}),
         },
         this.policyFor(url),
       );

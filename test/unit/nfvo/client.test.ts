@@ -4,8 +4,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { NFVO_MAX_ATTEMPTS, NfvoClient, nfvoSettings, retryAfterMs } from '#lib/nfvo/client.ts';
+import { makeIdentity } from '../../support/pki.ts';
+import { LOCALHOST_CERT, LOCALHOST_KEY } from '../../support/tls.ts';
 
 interface Seen {
   method: string;
@@ -115,5 +119,39 @@ describe('NfvoClient.call', () => {
       ['Bearer t1', 'Bearer t2'],
     );
     assert.equal(elsewhere.seen[0]?.authorization, undefined);
+  });
+
+  it('presents the client certificate of its secret to an NFVO asking for mutual TLS, trusting the NFVO by the CA the secret names', async () => {
+    const clientCa = makeIdentity('nfvo client CA');
+    const vnfmIdentity = makeIdentity('vnfm', { issuer: clientCa });
+    const subjects: string[] = [];
+    const server = https.createServer(
+      { key: LOCALHOST_KEY, cert: LOCALHOST_CERT, ca: clientCa.pem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        subjects.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN));
+        res.writeHead(201, { 'Content-Type': 'application/json' }).end('{}');
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const endpoint = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const secret = {
+      certificate: vnfmIdentity.pem,
+      privateKey: vnfmIdentity.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+      caCertificate: LOCALHOST_CERT,
+    };
+    const withCertificate = new NfvoClient({ secrets: { read: async () => secret }, settings: { endpoint, secretId: 'x' }, sleep: async () => undefined });
+    const without = new NfvoClient({
+      secrets: { read: async () => ({ caCertificate: LOCALHOST_CERT }) },
+      settings: { endpoint, secretId: 'x' },
+      sleep: async () => undefined,
+    });
+    try {
+      assert.equal((await withCertificate.call('grant/v1/grants', { method: 'POST', version: '1.5.0', body: {} })).status, 201);
+      await assert.rejects(without.call('grant/v1/grants', { method: 'POST', version: '1.5.0', body: {} }));
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    assert.deepEqual(subjects, ['vnfm']);
   });
 });
