@@ -116,6 +116,23 @@ describe('an NFVO answering grants synchronously and asynchronously', () => {
     assert.equal(occ._links.grant?.href, `${nfvo.url}/grant/v1/grants/${occ.grantId}`);
   });
 
+  it('keeps polling a pending grant through 503 answers until the NFVO decides', async () => {
+    nfvo.behaviour = { kind: 'async', pending: 1, retryAfter: 1, failingPolls: 4 };
+    const from = nfvo.grantExchanges().length;
+    const { occPath } = await instantiate(vnfm);
+    const occ = await finished(vnfm, occPath);
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+    // Three attempts in one poll step, then the next step's first attempt, then the grant's own answers.
+    assert.deepEqual(trace(nfvo, from), ['POST 202', 'GET 503', 'GET 503', 'GET 503', 'GET 503', 'GET 202', 'GET 200']);
+    assert.deepEqual(
+      nfvo
+        .grantExchanges()
+        .slice(from)
+        .filter((e) => e.early),
+      [],
+    );
+  });
+
   it("rolls back an operation whose grant the NFVO refuses, with the NFVO's reason", async () => {
     nfvo.behaviour = { kind: 'refuse', detail: 'no capacity left in zone A' };
     const { occPath, instanceId } = await instantiate(vnfm);

@@ -1,5 +1,6 @@
 // A test NFVO serving SOL003 granting (clause 9): grants answered at once (201), asynchronously
-// (202 and a Location, then 202 with Retry-After a number of times, then 200 with the Grant),
+// (202 and a Location, then 202 with Retry-After a number of times, then 200 with the Grant; some
+// polls may first be answered 503),
 // refused (403 ProblemDetails, at once or once asked for), never decided, or after 5xx/429 answers;
 // and an OAuth 2.0 token endpoint (client credentials) whose bearer tokens the grant API then
 // demands. It records every exchange, checks each against the SOL003 Granting schemas and notes a
@@ -10,7 +11,7 @@ import { assertEtsiSchema } from './etsi.ts';
 
 export type GrantBehaviour =
   | { kind: 'sync' }
-  | { kind: 'async'; pending: number; retryAfter?: number }
+  | { kind: 'async'; pending: number; retryAfter?: number; failingPolls?: number }
   | { kind: 'never'; retryAfter?: number }
   | { kind: 'refuse'; detail: string; whenPolled?: boolean }
   | { kind: 'unavailable'; failures: number; status?: number; retryAfter?: number };
@@ -45,6 +46,8 @@ interface PendingGrant {
   behaviour: GrantBehaviour;
   request: Record<string, unknown>;
   polls: number;
+  /** Polls answered 503 so far (`failingPolls`). */
+  failed: number;
   /** When the last answer asked to wait until (ms since the epoch, scaled), if it did. */
   notBefore?: number;
 }
@@ -149,7 +152,7 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
         return { status: 201, headers: { Location: `${sim.url}/grant/v1/grants/${id}` }, body: grant, exchange: { body: request, early } };
       }
       const retryAfter = behaviour.kind === 'async' || behaviour.kind === 'never' ? behaviour.retryAfter : undefined;
-      grants.set(id, { behaviour, request, polls: 0, notBefore: waitFor(retryAfter) });
+      grants.set(id, { behaviour, request, polls: 0, failed: 0, notBefore: waitFor(retryAfter) });
       // A relative Location: the VNFM resolves it against the NFVO's endpoint.
       return {
         status: 202,
@@ -162,8 +165,14 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
       const grant = grants.get(polled[1] as string);
       if (!grant) return { status: 404, body: { status: 404, detail: 'no such grant' } };
       const early = grant.notBefore !== undefined && Date.now() < grant.notBefore;
-      grant.polls++;
       const { behaviour } = grant;
+      if (behaviour.kind === 'async' && grant.failed < (behaviour.failingPolls ?? 0)) {
+        grant.failed++;
+        // Waited out within the VNFM's step, unscaled, as for a POST.
+        grant.notBefore = Date.now() + 1000 - EARLY_SLACK_MS;
+        return { status: 503, headers: { 'Retry-After': '1' }, body: { status: 503, detail: 'the NFVO is busy' }, exchange: { early } };
+      }
+      grant.polls++;
       if (behaviour.kind === 'refuse') return { status: 403, body: { title: 'Grant rejected', status: 403, detail: behaviour.detail }, exchange: { early } };
       if (!released && (behaviour.kind === 'never' || (behaviour.kind === 'async' && grant.polls <= behaviour.pending))) {
         grant.notBefore = waitFor(behaviour.retryAfter);

@@ -37,6 +37,11 @@ export const grant: Step = async (deps, loaded, polls) => {
   return polled(polls);
 };
 
+const timedOut = (pending: { location: string }, why: string) =>
+  new GrantTimedOut(
+    `The NFVO did not decide the grant within ${grantTimeoutSeconds()} s (NfvoGrantTimeoutSeconds); it is still pending at ${pending.location}${why}`,
+  );
+
 /** One poll of a pending grant: the Grant recorded once decided; past NfvoGrantTimeoutSeconds the operation fails. */
 export const grantPoll: Step = async (deps, loaded, polls) => {
   const { opOcc } = loaded;
@@ -49,7 +54,8 @@ export const grantPoll: Step = async (deps, loaded, polls) => {
   } catch (error) {
     // A refusal ends the operation; an NFVO that cannot answer now (5xx, unreachable, after the
     // client's own retries) may still decide in time, so it is asked again until the deadline.
-    if (error instanceof GrantRefused || Date.now() >= Date.parse(pending.deadline)) throw error;
+    if (error instanceof GrantRefused) throw error;
+    if (Date.now() >= Date.parse(pending.deadline)) throw timedOut(pending, `; asking for it last failed: ${(error as Error).message}`);
     log.warn('the NFVO could not be asked for a pending grant; asking again', { location: pending.location, error: (error as Error).message });
     return grantWait(GRANT_POLL_SECONDS, pending.deadline);
   }
@@ -58,11 +64,7 @@ export const grantPoll: Step = async (deps, loaded, polls) => {
     await updateOpOcc(deps, opOcc, { grant: decided, grantId: decided.id }, ['grantPending']);
     return polled(polls);
   }
-  if (Date.now() >= Date.parse(pending.deadline)) {
-    throw new GrantTimedOut(
-      `The NFVO did not decide the grant within ${grantTimeoutSeconds()} s (NfvoGrantTimeoutSeconds); it is still pending at ${pending.location}`,
-    );
-  }
+  if (Date.now() >= Date.parse(pending.deadline)) throw timedOut(pending, '');
   return grantWait(still?.retryAfterSeconds ?? GRANT_POLL_SECONDS, pending.deadline);
 };
 
