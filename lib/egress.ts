@@ -149,6 +149,8 @@ export interface EgressRequest {
   timeoutMs: number;
   /** How much of the response body to keep (64 KiB unless said otherwise); the rest is dropped and `truncated` set. */
   maxResponseBytes?: number;
+  /** For an https server: a client certificate and its key (mutual TLS), and the CA to trust it by instead of the public ones (PEM). */
+  tls?: { cert?: string; key?: string; ca?: string };
 }
 
 export interface EgressResponse {
@@ -189,6 +191,7 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
         headers: { ...request.headers, ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}) },
         lookup: guardedLookup(policy),
         timeout: request.timeoutMs,
+        ...(request.tls && url.protocol === 'https:' ? request.tls : {}),
         // A connection per request: callbacks are few and far between, and a pooled socket would outlive the policy check.
         agent: false,
       },

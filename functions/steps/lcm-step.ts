@@ -6,6 +6,7 @@
 import type { Context } from 'aws-lambda';
 import { stepDeps } from '#lib/deps.ts';
 import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
+import { isVimPoll } from '#lib/lcm/engine/step.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 import { instrumented } from '#lib/metrics.ts';
 
@@ -14,7 +15,7 @@ const POLL_FALLBACK_MS = 900_000;
 
 const handle = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
   const deps = stepDeps();
-  if (!input.action.endsWith('-poll')) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
+  if (!isVimPoll(input.action)) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
   return pollUntilSettled((polls) => runStep(deps, input.opOccId, input.action, polls), input.polls ?? 0, {
     remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
   });

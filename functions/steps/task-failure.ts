@@ -17,10 +17,13 @@ const STATUS_BY_ERROR: Record<string, number> = {
   'States.Timeout': 504,
   'States.TaskFailed': 500,
   [CANCELLED]: 409,
+  // lib/lcm/grant.ts: the NFVO refused the grant, or did not decide it in time.
+  GrantRefused: 403,
+  GrantTimedOut: 504,
 };
 
 /** Titles of the failures whose error name is not one. */
-const TITLE_BY_ERROR: Record<string, string> = { [CANCELLED]: CANCELLED_TITLE };
+const TITLE_BY_ERROR: Record<string, string> = { [CANCELLED]: CANCELLED_TITLE, GrantRefused: 'Grant refused', GrantTimedOut: 'Grant timed out' };
 
 /** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
 export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {

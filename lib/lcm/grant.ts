@@ -1,12 +1,15 @@
 // SOL003 clause 9 granting: before it touches a VIM, an operation asks the NFVO for permission
-// (POST {GRANT_ENDPOINT}/grant/v1/grants) and takes the VIM assets the Grant names (images,
-// flavours, zones). Without a configured NFVO the VNFM grants itself. Request and Grant stay on
-// the op occ, so a retry or rollback does not ask again.
+// (POST {NFVO}/grant/v1/grants, lib/nfvo/client.ts) and takes the VIM assets the Grant names
+// (images, flavours, zones). The NFVO answers with the Grant (201) or decides later (202 and a
+// Location the state machine polls). Without a configured NFVO the VNFM grants itself. Request and
+// Grant stay on the op occ, so a retry or rollback does not ask again.
 import type { ParsedVnfd } from '#lib/packages/vnfd/model.ts';
 import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ProblemError } from '#lib/sol/errors.ts';
 import type { GrantDecision } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import type { EgressResponse } from '#lib/egress.ts';
+import { nfvoClient, retryAfterMs } from '#lib/nfvo/client.ts';
 import { grantUpdateResources } from './ext-conn.ts';
 import { flavourGrantResources, type FlavourChangePlan } from './change-flavour.ts';
 
@@ -20,6 +23,14 @@ export class GrantRefused extends ProblemError {
   constructor(detail: string) {
     super(403, 'Grant refused', detail);
     this.name = 'GrantRefused';
+  }
+}
+
+/** The NFVO did not decide an asynchronous grant within NfvoGrantTimeoutSeconds. */
+export class GrantTimedOut extends ProblemError {
+  constructor(detail: string) {
+    super(504, 'Grant timed out', detail);
+    this.name = 'GrantTimedOut';
   }
 }
 
@@ -123,22 +134,78 @@ export function decisionOf(grant: Record<string, unknown>): GrantDecision {
   };
 }
 
-export async function grantFor(deps: CoreDeps, inputs: GrantInputs): Promise<{ grantRequest: Record<string, unknown>; grant: Record<string, unknown> }> {
+/** A grant the NFVO decides later (202): where to ask, and when it suggests asking again. */
+export interface PendingGrant {
+  location: string;
+  retryAfterSeconds?: number;
+}
+
+export interface GrantOutcome {
+  grantRequest: Record<string, unknown>;
+  /** The Grant, with the `decision` the driver takes from it; absent while the NFVO is deciding. */
+  grant?: Record<string, unknown>;
+  pending?: PendingGrant;
+}
+
+const GRANT_API_VERSION = '1.5.0';
+
+/** How long an asynchronous grant may take (NfvoGrantTimeoutSeconds) before the operation rolls back. */
+export function grantTimeoutSeconds(): number {
+  const configured = Number(process.env.NFVO_GRANT_TIMEOUT_SECONDS);
+  return Number.isFinite(configured) && configured > 0 ? configured : 600;
+}
+
+/** The NFVO's own words for a refusal: its ProblemDetails' detail (SOL003 9.4.2.3.1: 403 "the grant has been rejected"). */
+function refusal(status: number, body: string): GrantRefused {
+  let detail = body.slice(0, 500);
+  try {
+    const problem = JSON.parse(body) as { detail?: unknown; title?: unknown };
+    if (typeof problem.detail === 'string' && problem.detail) detail = problem.detail;
+    else if (typeof problem.title === 'string' && problem.title) detail = problem.title;
+  } catch {
+    // Not ProblemDetails: the text is the reason.
+  }
+  return new GrantRefused(`The NFVO refused the grant (${status}): ${detail || 'no reason given'}`);
+}
+
+function granted(body: string): Record<string, unknown> {
+  const grant = JSON.parse(body) as Record<string, unknown>;
+  return { ...grant, decision: decisionOf(grant) };
+}
+
+function pendingOf(response: EgressResponse, location: string): PendingGrant {
+  const wait = retryAfterMs(response.headers['retry-after']);
+  return { location, ...(wait !== undefined ? { retryAfterSeconds: Math.ceil(wait / 1000) } : {}) };
+}
+
+/**
+ * Asks for the grant (POST /grant/v1/grants): 201 is the Grant, 202 with Location a decision to
+ * come (pollGrant asks for it), any other 4xx a refusal. Without a configured NFVO the VNFM grants itself.
+ */
+export async function grantFor(deps: CoreDeps, inputs: GrantInputs): Promise<GrantOutcome> {
   const grantRequest = grantRequestOf(inputs);
-  const endpoint = process.env.GRANT_ENDPOINT;
-  if (!endpoint) {
+  const nfvo = nfvoClient(deps.secrets);
+  if (!nfvo) {
     return { grantRequest, grant: { id: deps.newId(), vnfInstanceId: inputs.instance.id, vnfLcmOpOccId: inputs.opOcc.id, local: true, decision: {} } };
   }
-  const response = await fetch(`${endpoint.replace(/\/$/, '')}/grant/v1/grants`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', Version: '1.5.0' },
-    body: JSON.stringify(grantRequest),
-  });
-  const text = await response.text();
-  if (response.status === 403 || response.status === 422 || response.status === 409) {
-    throw new GrantRefused(`The NFVO refused the grant (${response.status}): ${text.slice(0, 500)}`);
+  const response = await nfvo.call('grant/v1/grants', { method: 'POST', version: GRANT_API_VERSION, body: grantRequest });
+  if (response.status === 201) return { grantRequest, grant: granted(response.body) };
+  if (response.status === 202) {
+    const location = response.headers.location;
+    if (!location) throw new Error('The NFVO accepted the grant request (202) without a Location to ask for the decision');
+    return { grantRequest, pending: pendingOf(response, nfvo.url(location)) };
   }
-  if (response.status !== 201) throw new Error(`The NFVO's grant endpoint answered ${response.status}`);
-  const grant = JSON.parse(text) as Record<string, unknown>;
-  return { grantRequest, grant: { ...grant, decision: decisionOf(grant) } };
+  if (response.status >= 400 && response.status < 500) throw refusal(response.status, response.body);
+  throw new Error(`The NFVO's grant endpoint answered ${response.status}`);
+}
+
+/** Asks for a pending grant (GET its Location): 200 is the Grant, 202 still pending, 403 or another 4xx a refusal. */
+export async function pollGrant(deps: CoreDeps, location: string): Promise<Omit<GrantOutcome, 'grantRequest'>> {
+  const nfvo = nfvoClient(deps.secrets);
+  if (!nfvo) throw new Error('A grant is pending, but no NFVO is configured any more (NfvoEndpoint)');
+  const response = await nfvo.call(location, { method: 'GET', version: GRANT_API_VERSION });
+  if (response.status === 200) return { grant: granted(response.body) };
+  if (response.status === 202) return { pending: pendingOf(response, location) };
+  if (response.status >= 400 && response.status < 500) throw refusal(response.status, response.body);
+  throw new Error(`The NFVO answered ${response.status} for the grant at ${location}`);
 }

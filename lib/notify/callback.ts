@@ -29,11 +29,19 @@ const tokens = new Map<string, CachedToken>();
 const DEFAULT_TOKEN_LIFETIME_MS = 60_000;
 const EXPIRY_MARGIN_MS = 30_000;
 
-function tokenKey(auth: Extract<NotificationAuth, { authType: 'OAUTH2_CLIENT_CREDENTIALS' }>): string {
+type ClientCredentials = Extract<NotificationAuth, { authType: 'OAUTH2_CLIENT_CREDENTIALS' }>;
+
+function tokenKey(auth: ClientCredentials): string {
   return createHash('sha256').update(`${auth.tokenEndpoint}\n${auth.clientId}\n${auth.clientPassword}`).digest('hex');
 }
 
-async function accessToken(auth: Extract<NotificationAuth, { authType: 'OAUTH2_CLIENT_CREDENTIALS' }>, policy: EgressPolicy, now: number): Promise<string> {
+/** Forgets a cached token (its server refused it: it may have been revoked). */
+export function forgetAccessToken(auth: ClientCredentials): void {
+  tokens.delete(tokenKey(auth));
+}
+
+/** A token of the client credentials grant (RFC 6749 4.4), cached until shortly before it expires; the NFVO client uses it too. */
+export async function accessToken(auth: ClientCredentials, policy: EgressPolicy, now: number): Promise<string> {
   const key = tokenKey(auth);
   const cached = tokens.get(key);
   if (cached && cached.expiresAt > now) return cached.value;
@@ -108,7 +116,7 @@ export async function callCallback(callbackUri: string, call: CallbackCall): Pro
     );
   const response = await send();
   if (response.status === 401 && call.auth?.authType === 'OAUTH2_CLIENT_CREDENTIALS') {
-    tokens.delete(tokenKey(call.auth));
+    forgetAccessToken(call.auth);
     return send();
   }
   return response;

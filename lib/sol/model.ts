@@ -178,6 +178,8 @@ export interface VnfLcmOpOccRecord {
   /** SOL003 GrantRequest and Grant, kept until the operation ends so retry and rollback need not ask again. */
   grantRequest?: Record<string, unknown>;
   grant?: Record<string, unknown>;
+  /** Internal: a grant the NFVO is still deciding (202): where to poll it, and until when (NfvoGrantTimeoutSeconds). */
+  grantPending?: { location: string; deadline: string };
   /** CREATE_SNAPSHOT and REVERT_TO_SNAPSHOT: the "Individual VNF snapshot" resource it fills or reverts to (SOL003 5.5.2.13). */
   vnfSnapshotInfoId?: string;
   /** Internal: how many times the operation's state machine has been started (retries). */
@@ -315,9 +317,18 @@ export function renderVnfLcmOpOcc(record: VnfLcmOpOccRecord, version: ApiMajorVe
     self: { href: self },
     vnfInstance: { href: `${prefix}/vnf_instances/${record.vnfInstanceId}` },
   };
+  const grant = grantHref(record);
+  if (grant) links.grant = { href: grant };
   for (const task of opOccTasks(record)) links[task] = { href: `${self}/${task}` };
   body._links = links;
   return body;
+}
+
+/** SOL003 5.5.2.13 `_links.grant`: the NFVO's Individual grant resource, once there is one (none when the VNFM granted itself). */
+function grantHref(record: VnfLcmOpOccRecord): string | undefined {
+  const self = (record.grant?._links as { self?: { href?: unknown } } | undefined)?.self?.href;
+  if (typeof self === 'string' && !record.grant?.local) return self;
+  return record.grantPending?.location;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -524,7 +524,7 @@ describe('template.yaml', () => {
           [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/secrets\s*\.(?:create|put)\(\s*`([a-z-]+)\//g)].map((m) => m[1]!),
         ),
       );
-      assert.deepEqual([...purposes].sort(), ['subscriptions', 'vims', 'vnf-instances', 'vnf-packages']);
+      assert.deepEqual([...purposes].sort(), ['nfvo', 'subscriptions', 'vims', 'vnf-instances', 'vnf-packages']);
       // Being reworked by its own change, which narrows its read to vims/ and vnf-instances/.
       const pending = new Set(['VnfHealthMonitorFunction']);
       const vimWriters: string[] = [];

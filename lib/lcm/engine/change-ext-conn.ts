@@ -11,7 +11,7 @@ import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { changedExtConnectivity, extConnResourceChanges, type ExtConnPlan } from '#lib/lcm/ext-conn.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
 import { endHookOn, infoAfter, saveInstance } from './records.ts';
-import { grant, restoredOnVim } from './shared-steps.ts';
+import { grant, grantPoll, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Loaded, type Step, type StepTable } from './step.ts';
 
 type Capability = Exclude<ExternalConnectivity, { unsupported: string }>;
@@ -117,6 +117,7 @@ const rollbackPoll: Step = async (deps, loaded, polls) => {
 
 export const changeExtConnSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': start,
   'update-poll': poll,
   'update-finish': finish,

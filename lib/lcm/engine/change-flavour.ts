@@ -18,7 +18,7 @@ import { resourceDiff, vnfcsOf } from '#lib/lcm/scale-heal.ts';
 import { instantiateRequestAfterFlavour, scaleInfoAt, type FlavourChangePlan } from '#lib/lcm/change-flavour.ts';
 import { driverOf, hook, instanceContext, operationContext } from './context.ts';
 import { collectedOf, endHookOn, infoAfter, saveInstance } from './records.ts';
-import { grant, restoredOnVim } from './shared-steps.ts';
+import { grant, grantPoll, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Loaded, type Step, type StepTable } from './step.ts';
 
 function planOf(opOcc: VnfLcmOpOccRecord): FlavourChangePlan {
@@ -153,6 +153,7 @@ const rollbackPoll: Step = async (deps, loaded, polls) => {
 
 export const changeFlavourSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': start,
   'update-poll': poll,
   'update-finish': finish,

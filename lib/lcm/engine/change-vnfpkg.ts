@@ -14,7 +14,7 @@ import { resourceDiff } from '#lib/lcm/scale-heal.ts';
 import { changedAttributes, coordinate, instantiateRequestAfter, type ChangePlan } from '#lib/lcm/change-package.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
 import { collectedOf, infoAfter, lostLock } from './records.ts';
-import { grant, restoredOnVim } from './shared-steps.ts';
+import { grant, grantPoll, restoredOnVim } from './shared-steps.ts';
 import { polled, started, VimOperationFailed, type Loaded, type Step, type StepResult, type StepTable } from './step.ts';
 
 /** What every step of the change works with: the driver, the current package's context and the new package's. */
@@ -132,6 +132,7 @@ const rollbackPoll: Step = async (deps, loaded, polls) => {
 
 export const changeVnfpkgSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': start,
   'update-poll': poll,
   'update-finish': finish,

@@ -11,7 +11,7 @@ import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { ageOrdered } from '#lib/lcm/scale-heal.ts';
 import { driverOf, hook, operationContext } from './context.ts';
 import { resourceChanges, saveInstance } from './records.ts';
-import { forgetAttempt, grant } from './shared-steps.ts';
+import { forgetAttempt, grant, grantPoll } from './shared-steps.ts';
 import { polled, progressed, started, type Loaded, type Step, type StepTable } from './step.ts';
 
 /** The context of the VNF the request makes: its flavour and instantiation level are the request's. */
@@ -108,6 +108,7 @@ const rollbackPoll: Step = async (deps, loaded, polls) => {
 
 export const instantiateSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'instantiate-start': start,
   'instantiate-poll': poll,
   'instantiate-finish': finish,

@@ -13,7 +13,7 @@ import { operateChanges, reverseOperate } from '#lib/lcm/operate.ts';
 import { resourceDiff } from '#lib/lcm/scale-heal.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
 import { collectedOf, recollect } from './records.ts';
-import { forgetAttempt, grant, restoredOnVim } from './shared-steps.ts';
+import { forgetAttempt, grant, grantPoll, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Step, type StepTable } from './step.ts';
 import { changeOf } from './update.ts';
 
@@ -80,6 +80,7 @@ const rollbackFinish: Step = (deps, loaded, polls) => (loaded.opOcc.rollbackChan
 
 export const operateSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': start,
   'update-poll': poll,
   'update-finish': finish,

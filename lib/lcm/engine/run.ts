@@ -18,7 +18,7 @@ import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { scaleToLevelSteps } from './scale-to-level.ts';
 import { createSnapshotSteps, revertToSnapshotSteps } from './snapshots.ts';
-import { load, type StepAction, type StepResult, type StepTable } from './step.ts';
+import { isVimPoll, load, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
 
 export type { StepAction, StepResult } from './step.ts';
@@ -48,7 +48,7 @@ export async function runStep(deps: CoreDeps, opOccId: string, action: StepActio
   if (!loaded.opOcc.isCancelPending) return step(deps, loaded, polls);
   // A cancel is pending: no new work is started on the VIM, and work it is doing is polled to its
   // end; then the operation stops, and the machine's Catch records FAILED_TEMP (lib/lcm/cancellation.ts).
-  if (!action.endsWith('-poll')) throw new OperationCancelled(loaded.opOcc);
+  if (!isVimPoll(action)) throw new OperationCancelled(loaded.opOcc);
   const result = await step(deps, loaded, polls);
   if (result.status === 'DONE') throw new OperationCancelled(loaded.opOcc);
   return result;

@@ -10,7 +10,7 @@ import { changesVim, leveledStatus, reverseScaleToLevel, type ScaleToLevelChange
 import { driverOf, hook, instanceContext } from './context.ts';
 import { endHookOn, saveInstance } from './records.ts';
 import { rollbackFinish, rollbackPoll } from './scale.ts';
-import { grant } from './shared-steps.ts';
+import { grant, grantPoll } from './shared-steps.ts';
 import { polled, started, type Step, type StepTable } from './step.ts';
 import { changeOf, finishUpdate, pollUpdate, startUpdate } from './update.ts';
 
@@ -55,6 +55,7 @@ const rollbackStart: Step = async (deps, loaded) => {
 
 export const scaleToLevelSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': start,
   'update-poll': pollUpdate,
   'update-finish': finish,

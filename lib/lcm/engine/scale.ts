@@ -7,7 +7,7 @@ import type { UpdateChange } from '#lib/vim/driver.ts';
 import { updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { reverseScale, scaledStatus, type ScaleChange } from '#lib/lcm/scale-heal.ts';
 import { driverOf, instanceContext } from './context.ts';
-import { forgetAttempt, grant, restoredOnVim } from './shared-steps.ts';
+import { forgetAttempt, grant, grantPoll, restoredOnVim } from './shared-steps.ts';
 import { polled, progressed, started, type Step, type StepTable } from './step.ts';
 import { changeOf, finishUpdate, pollUpdate, startUpdate } from './update.ts';
 
@@ -45,6 +45,7 @@ export const rollbackFinish: Step = (deps, loaded, polls) => (loaded.opOcc.rollb
 
 export const scaleSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'update-start': startUpdate,
   'update-poll': pollUpdate,
   'update-finish': finish,

@@ -13,6 +13,7 @@ import { saveDriverState } from '#lib/lcm/op-occs.ts';
 /** The actions the state machines (statemachines/*.asl.json) name in their lcm-step tasks. */
 export type StepAction =
   | 'grant'
+  | 'grant-poll'
   | 'instantiate-start'
   | 'instantiate-poll'
   | 'instantiate-finish'
@@ -31,6 +32,17 @@ export interface StepResult {
   /** When the state machine's Wait state should poll again (an RFC 3339 timestamp). */
   waitUntil: string;
   polls?: number;
+  /** Seconds the machine's Wait state waits before the next poll, where the other side says (a grant's Retry-After). */
+  waitSeconds?: number;
+}
+
+/**
+ * The poll steps that wait for VIM work, polling again within one invocation (poll-loop.ts). A
+ * grant is polled once per invocation instead: the NFVO says when to ask again, and the machine's
+ * Wait state waits that long without holding a function.
+ */
+export function isVimPoll(action: StepAction): boolean {
+  return action.endsWith('-poll') && action !== 'grant-poll';
 }
 
 /** The records a step works on, read afresh for every step (a retried task sees what the last one wrote). */

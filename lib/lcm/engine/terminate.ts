@@ -4,7 +4,7 @@
 import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
 import { collectedOf, resourceChanges, saveInstance } from './records.ts';
-import { grant } from './shared-steps.ts';
+import { grant, grantPoll } from './shared-steps.ts';
 import { polled, progressed, started, type Step, type StepTable } from './step.ts';
 
 const start: Step = async (deps, loaded) => {
@@ -36,6 +36,7 @@ const finish: Step = async (deps, loaded, polls) => {
 
 export const terminateSteps: StepTable = {
   grant,
+  'grant-poll': grantPoll,
   'terminate-start': start,
   'terminate-poll': poll,
   'terminate-finish': finish,
