@@ -12,6 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger, LogLevel, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { redactSecrets, withoutUserinfo } from './redact.ts';
+import { annotate } from './tracing.ts';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 type Fields = Record<string, unknown>;
@@ -102,9 +103,16 @@ export const log = {
   error: (message: string, fields?: Fields) => write('error', message, fields),
   /**
    * Adds correlation keys (opOccId, vnfInstanceId, ...) to every later line of the current
-   * invocation; they end with it. Outside an invocation there is nothing to add them to.
+   * invocation; they end with it. Outside an invocation there is nothing to add them to. Where the
+   * function traces, they also annotate its invocation's subsegment, so X-Ray finds its traces by them.
    */
-  appendKeys: (keys: Fields) => invocations.getStore()?.appendKeys(fieldsOf(definedOnly(keys))),
+  appendKeys: (keys: Fields) => {
+    const logger = invocations.getStore();
+    if (!logger) return;
+    const defined = definedOnly(keys);
+    annotate(defined);
+    logger.appendKeys(fieldsOf(defined));
+  },
   /** Removes correlation keys from the current invocation's later lines. */
   removeKeys: (names: string[]) => invocations.getStore()?.removeKeys(names),
 };

@@ -12,6 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { DEFAULT_SERVICE, inInvocation, log, serviceOf } from './log.ts';
+import { inTracedInvocation } from './tracing.ts';
 
 const NAMESPACE = 'Vnfm';
 
@@ -69,7 +70,8 @@ export function publishMetrics(): void {
 /**
  * A Lambda handler with its invocation's logger (lib/log.ts: service, cold start, request id, and
  * the correlation keys `keysOf` finds in the event, such as an op occ's id) and metrics, published
- * when it returns or throws.
+ * when it returns or throws; in an X-Ray subsegment annotated with those keys where the function
+ * traces (lib/tracing.ts).
  */
 export function instrumented<Event, Result>(
   handler: (event: Event, context: Context) => Promise<Result>,
@@ -77,15 +79,17 @@ export function instrumented<Event, Result>(
 ): (event: Event, context?: Context) => Promise<Result> {
   return (event, context) =>
     inInvocation(context, () =>
-      invocations.run({ service: serviceOf(context), stored: new Map() }, async () => {
-        try {
-          if (keysOf) log.appendKeys(keysOf(event));
-          // Lambda always passes a context; a direct call (a test, a script) may not, as before.
-          return await handler(event, context as Context);
-        } finally {
-          publishMetrics();
-        }
-      }),
+      invocations.run({ service: serviceOf(context), stored: new Map() }, () =>
+        inTracedInvocation(serviceOf(context), async () => {
+          try {
+            if (keysOf) log.appendKeys(keysOf(event));
+            // Lambda always passes a context; a direct call (a test, a script) may not, as before.
+            return await handler(event, context as Context);
+          } finally {
+            publishMetrics();
+          }
+        }),
+      ),
     );
 }
 

@@ -235,6 +235,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Address.port}`,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      // No X-Ray here: the Tracer (lib/trace.ts) stays off even where AWS_EXECUTION_ENV is set around
+      // the runtime (CloudShell, ECS), which would otherwise make it look for a Lambda segment.
+      POWERTOOLS_TRACE_ENABLED: 'false',
     });
     const clientConfig = { region: REGION, credentials };
 

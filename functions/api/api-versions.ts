@@ -1,5 +1,7 @@
 // API function for SOL013 "API versions" resources of every API family, and the catch-all route
 // that answers paths no other route serves with a ProblemDetails 404.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { API_VERSIONS, httpApi, type ApiFamily, type RouteTable } from './common/http.ts';
 
 function versionsOf(family: ApiFamily, majors: ReadonlyArray<1 | 2>): RouteTable {

@@ -3,6 +3,8 @@
 // (the public keys its tokens verify with). Both are open routes: the grant authenticates the
 // client itself, and public keys are public. Failed authentications are limited per client id and
 // source address in each function instance (lib/auth/failure-limit.ts).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { clientFailureLimiter } from '#lib/auth/failure-limit.ts';
 import { findClient } from '#lib/auth/client-directory.ts';

@@ -1,5 +1,7 @@
 // API function for the SOL003 "Subscriptions" and "Individual subscription" resources
 // (/vnflcm/v1 and /vnflcm/v2).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { notifyDeps } from '#lib/deps.ts';
 import { lccnSubscriptionRequest, renderSubscription } from '#lib/lcm/notifications.ts';
 import { createSubscription, deleteSubscription, getSubscription, listSubscriptions } from '#lib/lcm/subscriptions.ts';

@@ -2,6 +2,8 @@
 // with a name, status and default flag) and Tacker's legacy NFVO /v1.0/vims, which
 // python3-tackerclient's `openstack vim register|list|show|set|delete` speak (with or without the
 // ".json" suffix the client appends). Credentials are masked in every answer.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
 import { vimRegistryDeps } from '#lib/deps.ts';

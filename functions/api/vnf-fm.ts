@@ -1,5 +1,7 @@
 // API function for SOL003 VNF fault management (/vnffm/v1): alarms (list, read, acknowledge) and
 // FM subscriptions (create after testing the callback, list, read, delete).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { fmDeps } from '#lib/deps.ts';
 import { acknowledgeAlarm, createFmSubscription, deleteFmSubscription, getAlarm, getFmSubscription, listAlarms, listFmSubscriptions } from '#lib/fm/alarms.ts';
 import { alarmModifications, fmSubscriptionRequest, renderAlarm, renderFmSubscription } from '#lib/fm/model.ts';

@@ -1,5 +1,7 @@
 // API function for the SOL003 "VNF instances" and "Individual VNF instance" resources
 // (/vnflcm/v1 and /vnflcm/v2).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import * as z from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { createVnfInstance, deleteVnfInstance, getVnfInstance, listVnfInstances, requestModifyInfo } from '#lib/lcm/vnf-instances.ts';

@@ -1,5 +1,7 @@
 // API function for the SOL003 "VNF LCM operation occurrences" and "Individual VNF LCM operation
 // occurrence" resources (/vnflcm/v1 and /vnflcm/v2).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { coreDeps } from '#lib/deps.ts';
 import { getOpOcc, listOpOccs } from '#lib/lcm/op-occs.ts';
 import { renderVnfLcmOpOcc } from '#lib/sol/model.ts';

@@ -3,6 +3,8 @@
 // presigned-upload extension, and package management subscriptions. The package requests
 // (CreateVnfPkgInfoRequest, VnfPkgInfoModifications, UploadVnfPackageFromUriRequest) are checked
 // by lib/packages/service.ts, which also redacts them; those routes take the JSON as sent.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { coreDeps, notifyDeps } from '#lib/deps.ts';
 import { renderVnfPkgInfo } from '#lib/packages/model.ts';
 import { pkgmSubscriptionRequest, pkgmSubscriptionStore, renderPkgmSubscription } from '#lib/packages/notifications.ts';

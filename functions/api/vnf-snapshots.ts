@@ -1,6 +1,8 @@
 // API function for the SOL003 "VNF snapshots" and "Individual VNF snapshot" resources
 // (/vnflcm/v2/vnf_snapshots, SOL003 V3.x 5.4.23): create an empty resource for the create_snapshot
 // task to fill, list, read and delete (with the snapshots it holds on the VIM).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { coreDeps } from '#lib/deps.ts';
 import { createVnfSnapshotInfo, deleteVnfSnapshotInfo, getVnfSnapshotInfo, listVnfSnapshotInfos } from '#lib/lcm/vnf-snapshots.ts';
 import { renderVnfSnapshotInfo } from '#lib/sol/model.ts';

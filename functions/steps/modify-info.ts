@@ -1,5 +1,7 @@
 // Step Functions task of MODIFY_INFO: applies the op occ's VnfInfoModificationRequest to the VNF
 // instance under its lock and returns the changedInfo to record.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { coreDeps } from '#lib/deps.ts';
 import { applyModifyInfo } from '#lib/lcm/vnf-instances.ts';
 import { NotFoundError } from '#lib/sol/errors.ts';

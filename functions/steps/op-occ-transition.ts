@@ -1,6 +1,8 @@
 // Step Functions task: moves an op occ through the SOL003 5.4.1.2 state model (PROCESSING,
 // COMPLETED, FAILED_TEMP, ROLLED_BACK), releasing the instance lock on final states. Throws on
 // failure so the state machine's Retry/Catch sees it.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import { coreDeps } from '#lib/deps.ts';
 import { finishOperation } from '#lib/lcm/operations.ts';
 import type { StepTarget } from '#lib/lcm/op-occs.ts';

@@ -3,6 +3,8 @@
 // moves the op occ its dead execution left in flight to a defined state; the reconciliation
 // schedule (and the local runtime at every start) finds what such an event never reached, and
 // packages whose upload or onboarding died.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { recoveryDeps } from '#lib/deps.ts';
 import { reconcile, recoverDeadExecution, type DeadExecution, type ReconcileOptions, type ReconcileReport } from '#lib/lcm/recovery.ts';

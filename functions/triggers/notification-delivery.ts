@@ -1,6 +1,8 @@
 // SQS target of the notification queue (FIFO, ReportBatchItemFailures): fans recorded LCM changes,
 // alarms and VNF package changes out to the matching subscriptions and delivers each notification
 // to its subscriber's callback.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { notificationFamilies, notifierDeps } from '#lib/deps.ts';
 import type { NotifierDeps } from '#lib/notify/ports.ts';

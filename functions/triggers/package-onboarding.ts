@@ -1,5 +1,7 @@
 // S3 ObjectCreated trigger: a CSAR landed at packages/<id>/package.zip (API upload, presigned PUT,
 // upload_from_uri or a direct put), so that package is onboarded.
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import type { S3Event } from 'aws-lambda';
 import { coreDeps } from '#lib/deps.ts';
 import { onboardPackage } from '#lib/packages/onboarding.ts';

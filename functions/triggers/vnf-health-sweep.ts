@@ -4,6 +4,8 @@
 // it lasts this invocation's remaining time and a margin. Drivers load as the sweep meets their
 // VIMs (lib/vim/registry.ts). Invoked once with {"markUnmonitored": true} after an upgrade, it marks
 // the instances instantiated before the sweep's index existed instead (lib/store/vnf-instances.ts).
+// X-Ray subsegments for its invocations and AWS SDK calls (lib/trace.ts; not every function has room for it).
+import '#lib/trace.ts';
 import type { Context } from 'aws-lambda';
 import { fmDeps } from '#lib/deps.ts';
 import { sweep, type SweepReport } from '#lib/fm/monitor.ts';

@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import { stableId, type FamilyEvent, type NotificationDelivery } from './model.ts';
+import { tracedClient } from '#lib/tracing.ts';
 
 export interface OutgoingMessage {
   body: string;
@@ -44,7 +45,7 @@ const deliveryGroup = (subscriptionId: string, group: string) => `${subscription
 let client: SQSClient | undefined;
 function sqs(): SQSClient {
   // More attempts than the default 3: an event not sent is a notification lost.
-  client ??= new SQSClient({ maxAttempts: 6 });
+  client ??= tracedClient(new SQSClient({ maxAttempts: 6 }));
   return client;
 }
 

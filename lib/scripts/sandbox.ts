@@ -96,7 +96,13 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOpt
 }
 
 const CHILD_PATH = '/usr/bin:/bin';
-export const PYTHON_CANDIDATES = ['/usr/bin/python3', '/usr/local/bin/python3', '/bin/python3'];
+/** Where PythonRuntimeLayer (template.yaml, layers/python) puts CPython on Lambda, whose nodejs22.x runtime has no python3. */
+export const LAYER_PYTHON = '/opt/python/bin/python3';
+// The layer first: where it is attached it is the interpreter chosen for scripts; elsewhere (the local
+// runtime, a container) /opt/python does not exist and the system's python3 is used as before.
+export const PYTHON_CANDIDATES = [LAYER_PYTHON, '/usr/bin/python3', '/usr/local/bin/python3', '/bin/python3'];
+/** Directories NAMESPACE_SETUP puts in the sandbox's root (a python3 elsewhere has its installation added). */
+const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((path) => existsSync(path));
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
@@ -110,6 +116,18 @@ const SANDBOX_UID = 1000;
 
 export function findPython(): string | undefined {
   return PYTHON_CANDIDATES.find((path) => existsSync(path));
+}
+
+/**
+ * The installation a python3 outside the system directories belongs to (`<home>/bin/python3` ->
+ * `<home>`: python-build-standalone finds its library from there), which the namespaces must show;
+ * undefined for a system python3, which they show already.
+ */
+export function pythonHome(python: string): string | undefined {
+  const top = python.split('/')[1] ?? '';
+  if (!python.startsWith('/') || SYSTEM_DIRS.includes(top)) return undefined;
+  const home = dirname(dirname(python));
+  return home === '/' ? undefined : home;
 }
 
 /** Becomes `uid` with no capabilities, no supplementary groups and no_new_privs, then runs the rest of argv; the parent's death kills it. */
@@ -134,13 +152,14 @@ function limited(limits: SandboxLimits): string[] {
 // few /etc files name resolution and TLS need, four /dev nodes, this Node binary and the script's
 // directory (its own, the only writable place), then enters it as SANDBOX_UID ("$@" drops to it).
 // $1 root mountpoint, $2 work dir, $3 node binary or "", $4 relay socket dir or "", $5 addresses for
-// lo ("a/32 b/128"), $6 forwarder spec (JSON) or "". No /proc: the script cannot look at any other
-// process, and sees no process but its own. The network namespace has no interface but lo, which is
+// lo ("a/32 b/128"), $6 forwarder spec (JSON) or "", $7 an installation outside the system directories
+// to show read-only at its own path (PythonRuntimeLayer's /opt/python) or "". No /proc: the script
+// cannot look at any other process, and sees no process but its own. The network namespace has no interface but lo, which is
 // up only when something is allowed: then the forwarder listens on the allowed addresses.
 const NAMESPACE_SETUP = `set -e
-R=$1; W=$2; N=$3; S=$4; A=$5; F=$6; shift 6
+R=$1; W=$2; N=$3; S=$4; A=$5; F=$6; P=$7; shift 7
 mount -t tmpfs -o mode=0755,size=1m vnfm-sandbox "$R"
-for d in usr bin sbin lib lib32 lib64 libx32; do
+for d in ${SYSTEM_DIRS.join(' ')}; do
   if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
   elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"
   fi
@@ -156,6 +175,7 @@ printf 'root:x:0:\nsandbox:x:${SANDBOX_UID}:\n' > "$R/etc/group"
 for n in null zero random urandom; do : > "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
 if [ -n "$N" ]; then : > "$R${SANDBOX_NODE}"; mount --bind "$N" "$R${SANDBOX_NODE}"; mount -o remount,bind,ro "$R${SANDBOX_NODE}"; fi
 mount --bind "$W" "$R${SANDBOX_WORK}"
+if [ -n "$P" ]; then mkdir -p "$R$P"; mount --rbind "$P" "$R$P"; mount -o remount,bind,ro "$R$P"; fi
 if [ -n "$F" ]; then
   mkdir "$R${SANDBOX_NET}"; mount --bind "$S" "$R${SANDBOX_NET}"; mount -o remount,bind,ro "$R${SANDBOX_NET}"
   ${IP ?? 'ip'} link set lo up
@@ -420,6 +440,8 @@ interface Confinement {
   limits: SandboxLimits;
   node?: string;
   network?: NetworkPlan;
+  /** An installation outside the system directories the script's program needs (pythonHome). */
+  installation?: string;
 }
 
 /** Wraps argv (paths as seen inside) to run in new user, mount, PID and network namespaces with the root NAMESPACE_SETUP builds. */
@@ -452,6 +474,7 @@ function inNamespaces(argv: string[], base: string, env: Record<string, string>,
     network?.dir ?? '',
     [...new Set(addresses)].join(' '),
     forwards?.length ? JSON.stringify(forwards) : '',
+    confinement.installation ?? '',
     ...limited(confinement.limits),
     ...dropTo(SANDBOX_UID),
     '/usr/bin/env',
@@ -647,7 +670,7 @@ function exitDescription(run: Exited): string {
 interface Sandbox {
   /** The script's directory as the script sees it. */
   workDir: string;
-  run(argv: string[], stdin: Buffer, options?: { node?: boolean }): Promise<Exited>;
+  run(argv: string[], stdin: Buffer, options?: { node?: boolean; installation?: string }): Promise<Exited>;
 }
 
 interface SandboxSetup {
@@ -676,6 +699,7 @@ function sandbox(setup: SandboxSetup): Sandbox {
                 uid,
                 limits,
                 ...(options.node ? { node: process.execPath } : {}),
+                ...(options.installation ? { installation: options.installation } : {}),
                 ...(setup.network ? { network: setup.network } : {}),
               }),
               cwd: base,
@@ -793,7 +817,9 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
       Math.round(performance.now() - ctx.started),
     );
 
-  const run = await box.run([python, join(box.workDir, ctx.script)], pickled.stdout);
+  const home = pythonHome(python);
+  const installation = home ? { installation: home } : {};
+  const run = await box.run([python, join(box.workDir, ctx.script)], pickled.stdout, installation);
   const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
   if (run.spawnError)
     return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
@@ -803,7 +829,7 @@ async function runPython(ctx: Context, box: Sandbox, base: string, python: strin
   // Tacker reads a pickled dict from stdout whether the script succeeded or not.
   let output: unknown;
   if (run.stdout.length) {
-    const decoded = await box.run([python, '-I', '-c', PICKLE_OUTPUT], run.stdout);
+    const decoded = await box.run([python, '-I', '-c', PICKLE_OUTPUT], run.stdout, installation);
     const decodedLimit = limitFailure(ctx, decoded, text);
     if (decodedLimit) return decodedLimit;
     if (decoded.code === 0) {

@@ -12,6 +12,7 @@ import {
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { tracedClient } from '#lib/tracing.ts';
 
 // The scope and page types are the API's (SOL013 paging); the stores speak them.
 export { ALL_TENANTS, type Page, type TenantScope };
@@ -19,7 +20,7 @@ export { ALL_TENANTS, type Page, type TenantScope };
 let client: DynamoDBDocumentClient | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  client ??= DynamoDBDocumentClient.from(tracedClient(new DynamoDBClient({})), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   return client;

@@ -14,6 +14,11 @@ const MAX_BUNDLE_BYTES = 1_048_576;
  * a small DER reader (lib/packages/cms.ts).
  */
 const OVER_BUDGET: Record<string, number> = {};
+/**
+ * Functions without Powertools Tracer (lib/trace.ts, 124-126 kB with the X-Ray SDK): no room for it
+ * under 1 MB, or (ScriptRunner) nothing of the product. README "Traces" lists them.
+ */
+const UNTRACED = new Set(['VnfLcmOperationsFunction', 'VnfAlertsFunction', 'LcmStepFunction', 'LcmPollFunction', 'ScriptRunnerFunction']);
 
 for (const fn of samFunctions()) {
   it(`${fn.logicalId} bundles as sam build does, within 1 MB and without a source map`, async () => {
@@ -31,6 +36,11 @@ for (const fn of samFunctions()) {
     for (const imported of output?.imports.filter((entry) => entry.external && !isBuiltin(entry.path)) ?? []) {
       assert.equal(imported.kind, 'dynamic-import', `${imported.path} is left out of the bundle but imported when the function loads`);
     }
+    assert.equal(
+      inputs.some((input) => input.endsWith('node_modules/@aws-lambda-powertools/tracer/lib/esm/Tracer.js')),
+      !UNTRACED.has(fn.logicalId),
+      `${fn.logicalId} ${UNTRACED.has(fn.logicalId) ? 'carries the Tracer, which README "Traces" says it has no room for' : 'is not traced (its entry point imports #lib/trace.ts)'}`,
+    );
     const handler = fn.handler.split('.').pop();
     assert.match(js.text, new RegExp(`export\\s*\\{[^}]*\\b${handler}\\b`));
     assert.deepEqual(

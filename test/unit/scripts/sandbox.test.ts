@@ -4,9 +4,9 @@
 // isolation modes this machine offers (plain: what Lambda allows; namespaces: where the kernel lets us).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ScriptRequest, ScriptResult } from '#lib/scripts/contract.ts';
 import {
   DEFAULT_LIMITS,
@@ -15,6 +15,8 @@ import {
   namespacesAvailable,
   optionsFromEnv,
   packagePath,
+  PYTHON_CANDIDATES,
+  pythonHome,
   runScript,
   type Isolation,
   type SandboxOptions,
@@ -385,6 +387,28 @@ print(json.dumps({'etc': attempt('/etc/hostname'), 'data': attempt(${JSON.string
       assert.equal(probe.proc, false);
       assert.ok(!probe.root.includes('home') && !probe.root.includes('root') && !probe.root.includes('proc'), probe.root.join(' '));
     });
+
+    it('run with a python3 installed outside the system directories, as the Lambda layer puts it at /opt/python', async () => {
+      // An installation of its own (<home>/bin/python3), readable by the script's uid as the layer's files are.
+      const home = join(mkdtempSync(join(tmpdir(), 'vnfm-layer-')), 'python');
+      mkdirSync(join(home, 'bin'), { recursive: true });
+      symlinkSync(PYTHON as string, join(home, 'bin', 'python3'));
+      chmodSync(dirname(home), 0o755);
+      try {
+        const result = succeeded(
+          await runScript(
+            hook({ 'a.py': 'import pickle, sys\nd = pickle.load(sys.stdin.buffer)\nsys.stdout.buffer.write(pickle.dumps({"op": d["operation"]}))\n' }),
+            {
+              ...options,
+              python: join(home, 'bin', 'python3'),
+            },
+          ),
+        );
+        assert.deepEqual(result.output, { op: 'instantiate_start' });
+      } finally {
+        rmSync(dirname(home), { recursive: true, force: true });
+      }
+    });
   });
 }
 
@@ -406,6 +430,16 @@ describe('requests the sandbox refuses', () => {
     const shell = failed(await runScript(hook({ 'a.sh': 'cat /etc/passwd' }), DEFAULT_LIMITS));
     assert.equal(shell.error.status, 400);
     assert.match(shell.error.detail, /neither JavaScript .* nor Python/);
+  });
+
+  it("looks for the Python runtime layer's python3 first, and uses the system's where the layer is not attached", () => {
+    assert.equal(PYTHON_CANDIDATES[0], '/opt/python/bin/python3');
+    assert.ok(PYTHON_CANDIDATES.includes('/usr/bin/python3'));
+    if (!existsSync('/opt/python/bin/python3')) assert.notEqual(findPython(), '/opt/python/bin/python3');
+    assert.equal(pythonHome('/opt/python/bin/python3'), '/opt/python');
+    assert.equal(pythonHome('/usr/bin/python3'), undefined);
+    assert.equal(pythonHome('/usr/local/bin/python3'), undefined);
+    assert.equal(pythonHome('/bin/python3'), undefined);
   });
 
   it('says so when python3 is not available', async () => {
