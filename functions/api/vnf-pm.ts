@@ -1,6 +1,7 @@
 // API function for SOL003 VNF performance management (/vnfpm/v2): PM jobs (create after testing the
 // callback, list, read, modify, delete), their performance reports, and thresholds (likewise).
 import { pmDeps } from '#lib/deps.ts';
+import '#lib/trace.ts';
 import { createPmJob, deletePmJob, getPmJob, getPmReport, listPmJobs, modifyPmJob } from '#lib/pm/jobs.ts';
 import { createPmJobRequest, createThresholdRequest, notificationModifications, renderPmJob, renderReport, renderThreshold } from '#lib/pm/model.ts';
 import { createThreshold, deleteThreshold, getThreshold, listThresholds, modifyThreshold } from '#lib/pm/thresholds.ts';
