@@ -1,6 +1,7 @@
 // The composition root: every port wired once per process to its AWS implementation (the local
 // runtime points the same SDK clients at its stand-ins). Only functions/ (and the benchmark) import
 // this; everything under lib/ takes its ports as arguments.
+import { requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { egressPolicyFromEnv } from '#lib/egress.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
@@ -210,6 +211,8 @@ export function pmDeps(): PmDeps {
     reportRetentionSeconds: numberFromEnv('PM_REPORT_RETENTION_SECONDS', 86_400),
     vimTimeoutMs: numberFromEnv('PM_VIM_TIMEOUT_MS', 10_000),
     vimConcurrency: numberFromEnv('PM_VIM_CONCURRENCY', 8),
+    scale: async (tenantId, vnfInstanceId, request) =>
+      (await requestScale(coreDeps(), { tenantId }, vnfInstanceId, request, 2, { isAutomaticInvocation: true })).id,
   };
   return pm;
 }

@@ -1,13 +1,30 @@
 // API function for SOL003 VNF performance management (/vnfpm/v2): PM jobs (create after testing the
 // callback, list, read, modify, delete), their performance reports, and thresholds (likewise).
 import { pmDeps } from '#lib/deps.ts';
-import '#lib/trace.ts';
 import { createPmJob, deletePmJob, getPmJob, getPmReport, listPmJobs, modifyPmJob } from '#lib/pm/jobs.ts';
 import { createPmJobRequest, createThresholdRequest, notificationModifications, renderPmJob, renderReport, renderThreshold } from '#lib/pm/model.ts';
+import { pmWebhookReceived } from '#lib/pm/webhooks.ts';
 import { createThreshold, deleteThreshold, getThreshold, listThresholds, modifyThreshold } from '#lib/pm/thresholds.ts';
 import { created, httpApi, pagedList, pageSize, route, type RouteTable } from './common/http.ts';
 
 export const routes: RouteTable = {
+  // Tacker's Alertmanager webhooks (its prometheus plugin): measurements for PM jobs and thresholds.
+  '/pm_event': {
+    POST: {
+      handler: async (request) => {
+        await pmWebhookReceived(pmDeps(), request.caller, request.body, 'pm_event');
+        return { status: 204 };
+      },
+    },
+  },
+  '/pm_threshold': {
+    POST: {
+      handler: async (request) => {
+        await pmWebhookReceived(pmDeps(), request.caller, request.body, 'pm_threshold');
+        return { status: 204 };
+      },
+    },
+  },
   '/vnfpm/v2/pm_jobs': {
     POST: route({
       schema: createPmJobRequest,

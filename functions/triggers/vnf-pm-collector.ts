@@ -5,7 +5,6 @@
 // results and stops. Drivers load as the sweep meets their VIMs (lib/vim/registry.ts).
 import type { Context } from 'aws-lambda';
 import { pmDeps } from '#lib/deps.ts';
-import '#lib/trace.ts';
 import { instrumented } from '#lib/metrics.ts';
 import { collect, type CollectionReport } from '#lib/pm/collector.ts';
 

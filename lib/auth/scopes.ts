@@ -25,7 +25,7 @@ const RULES: ReadonlyArray<[RegExp, ApiScopeFamily]> = [
   [/^\/(v1\.0\/vims|vnfm\/v\d+\/vims)(\/|\.json|$)/, 'vims'],
   [/^\/(vnffm\/|alert(\/|$)|server_notification(\/|$))/, 'vnffm'],
   // PM jobs and thresholds are their own notification targets (no subscriptions): all of /vnfpm is vnfpm.
-  [/^\/vnfpm\//, 'vnfpm'],
+  [/^\/(vnfpm\/|pm_event(\/|$)|pm_threshold(\/|$))/, 'vnfpm'],
 ];
 
 export type ScopeRequirement = { public: true } | { public: false; scope: string };

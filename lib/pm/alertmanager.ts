@@ -66,7 +66,7 @@ const label = (alert: Alert, name: string): string | undefined => {
 };
 
 /** annotations.value as a number: Prometheus renders {{$value}} as a float ("12.5", "1e+06", "NaN"). */
-function valueOf(alert: Alert): number | undefined {
+function alertValue(alert: Alert): number | undefined {
   const raw = alert.annotations.value;
   if (raw === undefined) return undefined;
   const value = typeof raw === 'number' ? raw : raw.trim() === '' ? Number.NaN : Number(raw);
@@ -88,7 +88,7 @@ function eventOf(alert: Alert, kind: PmWebhookKind, now: Date): PmWebhookEvent |
   if (!objectInstanceId) return { reason: `${who}: no object_instance_id label` };
   const metric = label(alert, 'metric');
   if (!metric) return { reason: `${who}: no metric label` };
-  const value = valueOf(alert);
+  const value = alertValue(alert);
   if (value === undefined)
     return { reason: `${who}: annotations.value is ${alert.annotations.value === undefined ? 'missing' : `"${alert.annotations.value}", not a number`}` };
   // Alertmanager's endsAt of a firing alert is a time in the future it would resolve by; of a

@@ -20,11 +20,22 @@ import type { MeasureTarget, VnfcMeasurement } from '#lib/vim/driver.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
 import { pool, rereadCredentials, sweepConnection, vimGroupKey, withTimeout } from '#lib/vim/sweeps.ts';
 import { crossing, emptyPeriod, fold, metricsOf, reportEntries, sampleOf } from './aggregate.ts';
-import { groupMetrics, parseMetric, renderReport, type ObjectType, type PmJobRecord, type PmSample, type ThresholdRecord } from './model.ts';
+import {
+  groupMetrics,
+  parseMetric,
+  renderReport,
+  type CounterReadings,
+  type ObjectType,
+  type PmJobRecord,
+  type PmReportEntry,
+  type PmSample,
+  type ThresholdRecord,
+} from './model.ts';
 import { pmOutboxEntry, reportAvailableEvent, thresholdCrossedEvent, type PmEvent } from './notifications.ts';
 import type { PmDeps } from './ports.ts';
 import { currentVim, measureTargetOf, vnfcNameOf } from './targets.ts';
 import { measureVim } from './prometheus.ts';
+import { autoScaleOnCrossing, type CrossingDirection } from './auto-scale.ts';
 
 export interface CollectionReport {
   /** Set when this sweep did nothing because another one holds the lease. */
@@ -40,6 +51,8 @@ export interface CollectionReport {
   collected: number;
   reports: string[];
   crossings: number;
+  /** SCALE op occs thresholds' scaling rules started. */
+  scalesStarted: string[];
   durationMs: number;
 }
 
@@ -59,6 +72,7 @@ const emptyReport = (): CollectionReport => ({
   collected: 0,
   reports: [],
   crossings: 0,
+  scalesStarted: [],
   durationMs: 0,
 });
 
@@ -252,17 +266,34 @@ async function collectJob(
     await deps.jobs.recordCollection(job.id, job.revision, reset, stop);
     return;
   }
+  const reportId = await publishReport(deps, job, entries, nowMs, reset, stop);
+  if (reportId) report.reports.push(reportId);
+}
+
+/**
+ * Stores a performance report of a job, lists it on the job (with `set` and `remove` applied in the
+ * same conditional write) and announces it to the job's callback; answers its id, or undefined when
+ * the job changed meanwhile (nothing is announced then).
+ */
+export async function publishReport(
+  deps: PmDeps,
+  job: PmJobRecord,
+  entries: PmReportEntry[],
+  nowMs: number,
+  set: Partial<PmJobRecord>,
+  remove: string[],
+): Promise<string | undefined> {
+  const now = new Date(nowMs).toISOString();
   const reportId = deps.notify.newId();
   const expiryTime = new Date(nowMs + deps.reportRetentionSeconds * 1000).toISOString();
   const fileSize = Buffer.byteLength(JSON.stringify(renderReport({ jobId: job.id, reportId, entries, readyTime: now })));
   await deps.jobs.putReport({ jobId: job.id, reportId, entries, readyTime: now }, expiryTime);
   const reports = [...job.reports.filter((ref) => ref.expiryTime > now), { id: reportId, readyTime: now, expiryTime, fileSize }].slice(-MAX_LISTED_REPORTS);
   const events = [...new Set(entries.map((entry) => entry.objectInstanceId))].map((id) => reportAvailableEvent(job, reportId, id, now));
-  const recorded = await announce(deps, events, () => deps.jobs.recordCollection(job.id, job.revision, { ...reset, reports }, stop));
-  if (recorded) {
-    report.reports.push(reportId);
-    log.info('performance report ready', { pmJobId: job.id, reportId, entries: entries.length });
-  }
+  const recorded = await announce(deps, events, () => deps.jobs.recordCollection(job.id, job.revision, { ...set, reports }, remove));
+  if (!recorded) return undefined;
+  log.info('performance report ready', { pmJobId: job.id, reportId, entries: entries.length });
+  return reportId;
 }
 
 async function evaluateThreshold(deps: PmDeps, threshold: ThresholdRecord, sample: PmSample | undefined, now: string, report: CollectionReport): Promise<void> {
@@ -279,22 +310,44 @@ async function evaluateThreshold(deps: PmDeps, threshold: ThresholdRecord, sampl
     },
     folded.period,
   );
-  const crossings = { ...threshold.crossings };
-  const events: PmEvent[] = [];
-  for (const entry of entries) {
+  const values = entries.flatMap((entry) => {
     const value = entry.performanceValues[0]?.value;
-    const subObjectInstanceId = entry.subObjectInstanceId ?? entry.objectInstanceId;
-    if (value === undefined) continue;
-    const result = crossing(crossings[subObjectInstanceId], value, threshold.criteria.simpleThresholdDetails);
-    if (result.state) crossings[subObjectInstanceId] = result.state;
-    if (result.crossed) events.push(thresholdCrossedEvent(threshold, { direction: result.crossed, subObjectInstanceId, value }, now));
-  }
+    return value === undefined ? [] : [{ subObjectInstanceId: entry.subObjectInstanceId ?? entry.objectInstanceId, value }];
+  });
   // Traffic thresholds compare the counters' growth since the last sweep: their readings are kept.
   const counters = metric.measurement.source.kind === 'cp' ? folded.counters : undefined;
+  const outcome = await applyThresholdValues(deps, threshold, values, now, counters);
+  report.crossings += outcome.crossings;
+  if (outcome.scaled) report.scalesStarted.push(outcome.scaled);
+}
+
+/**
+ * Evaluates a threshold on values measured now (per sub-object, or the object itself): records
+ * where each now stands, announces each crossing, and starts the scale its rule calls for.
+ */
+export async function applyThresholdValues(
+  deps: PmDeps,
+  threshold: ThresholdRecord,
+  values: Array<{ subObjectInstanceId: string; value: number }>,
+  now: string,
+  counters?: CounterReadings,
+): Promise<{ crossings: number; scaled?: string }> {
+  const crossings = { ...threshold.crossings };
+  const events: PmEvent[] = [];
+  const directions: CrossingDirection[] = [];
+  for (const { subObjectInstanceId, value } of values) {
+    const result = crossing(crossings[subObjectInstanceId], value, threshold.criteria.simpleThresholdDetails);
+    if (result.state) crossings[subObjectInstanceId] = result.state;
+    if (result.crossed) {
+      events.push(thresholdCrossedEvent(threshold, { direction: result.crossed, subObjectInstanceId, value }, now));
+      directions.push(result.crossed);
+    }
+  }
   await announce(deps, events, async () => {
     await deps.thresholds.recordCrossings(threshold.id, crossings, counters);
     return true;
   });
-  report.crossings += events.length;
   for (const event of events) log.info('threshold crossed', { thresholdId: threshold.id, notificationId: event.notificationId });
+  const scaled = await autoScaleOnCrossing(deps, threshold, directions, now);
+  return { crossings: events.length, ...(scaled ? { scaled } : {}) };
 }

@@ -149,6 +149,19 @@ export const thresholdCriteria = z
 export type ThresholdCriteria = z.infer<typeof thresholdCriteria>;
 
 /** SOL003 6.5.2.8 CreateThresholdRequest */
+/**
+ * The product's extension of CreateThresholdRequest: scale the VNF instance when the threshold is
+ * crossed, out on UP and in on DOWN, by `numberOfSteps` of the aspect, at most once per
+ * `coolDownSeconds` (SCALE with isAutomaticInvocation, as auto-heal starts HEAL).
+ */
+export const thresholdAutoScale = z
+  .object({
+    aspectId: identifier,
+    numberOfSteps: z.number().int().min(1).max(10).default(1),
+    coolDownSeconds: z.number().int().min(0).max(86_400).default(300),
+  })
+  .strict();
+
 export const createThresholdRequest = z
   .object({
     objectType: z.enum(OBJECT_TYPES),
@@ -157,6 +170,7 @@ export const createThresholdRequest = z
     criteria: thresholdCriteria,
     callbackUri: z.string().min(1).max(2048),
     authentication: subscriptionAuthentication.optional(),
+    autoScale: thresholdAutoScale.optional(),
   })
   .strict();
 export type CreateThresholdRequest = z.infer<typeof createThresholdRequest>;
@@ -207,6 +221,7 @@ export function renderThreshold(record: ThresholdRecord, baseUrl: string): Recor
     ...(record.subObjectInstanceIds ? { subObjectInstanceIds: record.subObjectInstanceIds } : {}),
     criteria: record.criteria,
     callbackUri: record.callbackUri,
+    ...(record.autoScale ? { autoScale: record.autoScale } : {}),
     _links: { self: { href: `${baseUrl}/vnfpm/v2/thresholds/${record.id}` }, object: instanceLink(baseUrl, record.objectInstanceId) },
   };
 }

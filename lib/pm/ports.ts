@@ -26,4 +26,9 @@ export interface PmDeps {
   vimTimeoutMs: number;
   /** VIMs measured at once. */
   vimConcurrency: number;
+  /**
+   * Starts a SCALE of a VNF instance the VNFM decided on itself (isAutomaticInvocation): a threshold's
+   * scaling rule. Answers the op occ id; refuses as the LCM API would (a ProblemError).
+   */
+  scale(tenantId: string, vnfInstanceId: string, request: { type: 'SCALE_OUT' | 'SCALE_IN'; aspectId: string; numberOfSteps: number }): Promise<string>;
 }

@@ -32,6 +32,7 @@ export function createThreshold(deps: PmDeps, caller: Caller, request: CreateThr
       objectInstanceId: request.objectInstanceId,
       ...(request.subObjectInstanceIds ? { subObjectInstanceIds: request.subObjectInstanceIds } : {}),
       criteria: request.criteria,
+      ...(request.autoScale ? { autoScale: request.autoScale } : {}),
       apiRoot,
       crossings: {},
     }),

@@ -96,6 +96,13 @@ export interface PmJobRecord {
 /** UP after a crossing upward, DOWN after one downward; a sub-object never measured has none. */
 export type CrossingState = 'UP' | 'DOWN';
 
+/** A threshold's scaling rule: the aspect, the steps of each scale, and how long after one no other starts. */
+export interface ThresholdAutoScale {
+  aspectId: string;
+  numberOfSteps: number;
+  coolDownSeconds: number;
+}
+
 export interface ThresholdRecord {
   id: string;
   tenantId: string;
@@ -112,6 +119,10 @@ export interface ThresholdRecord {
   crossings: Record<string, CrossingState>;
   /** Last counter readings per CP, for thresholds on traffic (their growth between collections). */
   counters?: CounterReadings;
+  /** The product's extension: scale the VNF when the threshold is crossed (UP: out, DOWN: in). */
+  autoScale?: ThresholdAutoScale;
+  /** The last scale this threshold started, for its cool-down. */
+  lastAutoScale?: { at: string; opOccId: string };
   revision: number;
 }
 
@@ -154,6 +165,8 @@ export interface ThresholdStore {
   listAll(): Promise<ThresholdRecord[]>;
   /** Records the crossing state (and counter readings) a collection left. */
   recordCrossings(id: string, crossings: Record<string, CrossingState>, counters: CounterReadings | undefined): Promise<void>;
+  /** Records the scale a crossing started (the cool-down counts from it). */
+  recordAutoScale(id: string, scale: { at: string; opOccId: string }): Promise<void>;
 }
 
 function targetUpdate(change: NotificationTargetChange): { set: Record<string, unknown>; remove: string[] } {
@@ -250,6 +263,15 @@ export class DynamoThresholdStore extends NotificationTargetRepository<Threshold
       UpdateExpression: counters ? 'SET crossings = :c, counters = :l' : 'SET crossings = :c',
       ConditionExpression: 'attribute_exists(tenantId)',
       ExpressionAttributeValues: { ':c': crossings, ...(counters ? { ':l': counters } : {}) },
+    });
+  }
+
+  async recordAutoScale(id: string, scale: { at: string; opOccId: string }): Promise<void> {
+    await this.updatedRecord({
+      Key: { id },
+      UpdateExpression: 'SET lastAutoScale = :s',
+      ConditionExpression: 'attribute_exists(tenantId)',
+      ExpressionAttributeValues: { ':s': scale },
     });
   }
 }
