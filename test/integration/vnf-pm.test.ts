@@ -306,6 +306,139 @@ describe('thresholds', () => {
   });
 });
 
+describe("threshold-driven scaling and Tacker's Alertmanager webhooks", () => {
+  type Shown = { instantiatedVnfInfo: { vnfcResourceInfo: Array<{ vduId: string }>; scaleStatus?: Array<{ aspectId: string; scaleLevel: number }> } };
+  const vdu1Count = async () =>
+    ((await call('GET', `/vnflcm/v2/vnf_instances/${vnfId}`)).body as Shown).instantiatedVnfInfo.vnfcResourceInfo.filter((v) => v.vduId === 'VDU1').length;
+  const automaticScales = async () =>
+    (
+      (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${vnfId});(eq,operation,SCALE)&fields=operationParams`)).body as Array<{
+        id: string;
+        isAutomaticInvocation: boolean;
+        operationState: string;
+        operationParams: { type: string; aspectId: string };
+      }>
+    ).filter((occ) => occ.isAutomaticInvocation);
+
+  /** An Alertmanager webhook as Tacker's prometheus plugin rules label it. */
+  const webhook = (labels: Record<string, string>, value: number, status: 'firing' | 'resolved' = 'firing') => ({
+    version: '4',
+    groupKey: '{}:{}',
+    truncatedAlerts: 0,
+    status,
+    receiver: 'vnfpm',
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://alertmanager:9093',
+    alerts: [
+      {
+        status,
+        labels: { alertname: 'pm', receiver_type: 'tacker', object_instance_id: vnfId, ...labels },
+        annotations: { value: String(value) },
+        startsAt: new Date().toISOString(),
+        endsAt: '0001-01-01T00:00:00Z',
+        generatorURL: 'http://prometheus:9090/graph',
+        fingerprint: 'f00d',
+      },
+    ],
+  });
+
+  it('a threshold with a scaling rule scales the VNF out on UP and back in on DOWN, as automatic operations', async () => {
+    const before = await vdu1Count();
+    const created = await call('POST', '/vnfpm/v2/thresholds', {
+      ...PM,
+      body: {
+        objectType: 'Vnf',
+        objectInstanceId: vnfId,
+        subObjectInstanceIds: [vdu1.vnfcName],
+        criteria: { performanceMetric: 'VCpuUsageMeanVnf', thresholdType: 'SIMPLE', simpleThresholdDetails: { thresholdValue: 70, hysteresis: 5 } },
+        callbackUri: `${sink.url}/pm/scaling`,
+        autoScale: { aspectId: 'VDU1_scale', numberOfSteps: 1, coolDownSeconds: 0 },
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string; autoScale: unknown }).id;
+    assert.deepEqual((created.body as { autoScale: unknown }).autoScale, { aspectId: 'VDU1_scale', numberOfSteps: 1, coolDownSeconds: 0 });
+
+    await load(95);
+    const up = (await collect()) as Collection & { scalesStarted: string[] };
+    assert.equal(up.scalesStarted.length, 1, 'the crossing UP started a scale');
+    await settle(vnfm);
+    let scales = await automaticScales();
+    assert.deepEqual(
+      scales.map((occ) => [occ.operationParams.type, occ.operationState]),
+      [['SCALE_OUT', 'COMPLETED']],
+    );
+    assert.equal(await vdu1Count(), before + 1);
+
+    await load(95);
+    assert.deepEqual(((await collect()) as Collection & { scalesStarted: string[] }).scalesStarted, [], 'still above: no new crossing, no scale');
+
+    await load(10);
+    const down = (await collect()) as Collection & { scalesStarted: string[] };
+    assert.equal(down.scalesStarted.length, 1, 'the crossing DOWN started a scale');
+    await settle(vnfm);
+    scales = await automaticScales();
+    assert.deepEqual(scales.map((occ) => [occ.operationParams.type, occ.operationState]).sort(), [
+      ['SCALE_IN', 'COMPLETED'],
+      ['SCALE_OUT', 'COMPLETED'],
+    ]);
+    assert.equal(await vdu1Count(), before);
+    assert.deepEqual(
+      sink.accepted('/pm/scaling').map((n) => n.crossingDirection),
+      ['UP', 'DOWN'],
+    );
+    assert.equal((await call('DELETE', `/vnfpm/v2/thresholds/${id}`, PM)).status, 204);
+  });
+
+  it('POST /pm_threshold evaluates the threshold on the value an Alertmanager alert carries; alerts for another threshold are ignored', async () => {
+    const created = await call('POST', '/vnfpm/v2/thresholds', {
+      ...PM,
+      body: {
+        objectType: 'Vnf',
+        objectInstanceId: vnfId,
+        subObjectInstanceIds: [vdu1.vnfcName],
+        criteria: { performanceMetric: 'VMemoryUsageMeanVnf', thresholdType: 'SIMPLE', simpleThresholdDetails: { thresholdValue: 60, hysteresis: 0 } },
+        callbackUri: `${sink.url}/pm/webhook-threshold`,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    const labels = { function_type: 'vnfpm_threshold', threshold_id: id, sub_object_instance_id: vdu1.vnfcName, metric: `VMemoryUsageMeanVnf.${vnfId}` };
+    assert.equal((await call('POST', '/pm_threshold', { body: webhook(labels, 88) })).status, 204);
+    assert.equal((await call('POST', '/pm_threshold', { body: webhook({ ...labels, threshold_id: crypto.randomUUID() }, 5) })).status, 204);
+    assert.equal((await call('POST', '/pm_threshold', { body: webhook(labels, 20, 'resolved') })).status, 204);
+    await settle(vnfm);
+    const notified = sink.accepted('/pm/webhook-threshold');
+    assert.deepEqual(
+      notified.map((n) => [n.crossingDirection, n.performanceValue, n.thresholdId]),
+      [['UP', 88, id]],
+    );
+    await assertEtsiSchema('vnfpm-notification', 'ThresholdCrossedNotification', notified[0]);
+    const refused = await call('POST', '/pm_threshold', { body: { not: 'an alertmanager webhook' } });
+    assertProblem(refused, 400);
+  });
+
+  it("POST /pm_event makes a performance report of the value a PM job's alert carries and announces it", async () => {
+    const created = await call('POST', '/vnfpm/v2/pm_jobs', { ...PM, body: job({ callbackUri: `${sink.url}/pm/webhook-job` }) });
+    assert.equal(created.status, 201, created.text);
+    const jobId = (created.body as { id: string }).id;
+    const labels = { function_type: 'vnfpm', job_id: jobId, sub_object_instance_id: vdu1.vnfcName, metric: `VCpuUsageMeanVnf.${vnfId}` };
+    assert.equal((await call('POST', '/pm_event', { body: webhook(labels, 42.5) })).status, 204);
+    await settle(vnfm);
+    const notice = sink.accepted('/pm/webhook-job').at(-1) as unknown as { _links: { performanceReport: { href: string } } };
+    assert.ok(notice, 'PerformanceInformationAvailableNotification sent');
+    await assertEtsiSchema('vnfpm-notification', 'PerformanceInformationAvailableNotification', notice);
+    const report = (await call('GET', new URL(notice._links.performanceReport.href).pathname, PM)).body as { entries: Entry[] };
+    assert.deepEqual(
+      report.entries.map((e) => [e.performanceMetric, e.subObjectInstanceId, e.performanceValues.map((v) => v.value)]),
+      [[`VCpuUsageMeanVnf.${vnfId}`, vdu1.vnfcName, [42.5]]],
+    );
+    assert.equal((await call('DELETE', `/vnfpm/v2/pm_jobs/${jobId}`, PM)).status, 204);
+  });
+});
+
 describe('Kubernetes', () => {
   it('a job on a CNF reports the CPU and memory usage of each pod against its requests', async () => {
     const namespace = 'pm-jobs';
