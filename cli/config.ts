@@ -79,8 +79,8 @@ function readCredentialsFile(path: string): ClientCredentials {
  * --endpoint, then VNFM_ENDPOINT, override the endpoint either way.
  */
 export function resolveConnection(options: ConnectionOptions, env: Env = process.env): Connection {
-  const explicitEndpoint = options.endpoint ?? env.VNFM_ENDPOINT;
-  const profileName = options.profile ?? env.VNFM_PROFILE;
+  const explicitEndpoint = options.endpoint || env.VNFM_ENDPOINT || undefined;
+  const profileName = options.profile || env.VNFM_PROFILE;
   if (profileName) {
     const profile = readProfiles(env)[profileName];
     if (!profile) throw new CliError(`No profile "${profileName}" in ${profilesPath(env)}; create it with "vnfm login --profile ${profileName} ..."`);

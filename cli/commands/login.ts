@@ -15,8 +15,8 @@ export function loginCommand(program: Command): void {
     .option('--token-url <url>', 'token endpoint (default: <endpoint>/oauth2/token)')
     .action(async (options: { clientId: string; clientSecretStdin?: boolean; tokenUrl?: string }, command: Command) => {
       const globals = command.optsWithGlobals<{ endpoint?: string; profile?: string }>();
-      const endpoint = (globals.endpoint ?? process.env.VNFM_ENDPOINT ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
-      const name = globals.profile ?? process.env.VNFM_PROFILE ?? DEFAULT_PROFILE;
+      const endpoint = (globals.endpoint || process.env.VNFM_ENDPOINT || DEFAULT_ENDPOINT).replace(/\/+$/, '');
+      const name = globals.profile || process.env.VNFM_PROFILE || DEFAULT_PROFILE;
       const clientSecret = options.clientSecretStdin ? await readStdin() : await promptSecret(`Client secret for ${options.clientId}: `);
       if (!clientSecret) throw new CliError('The client secret is empty');
       const profile = { endpoint, clientId: options.clientId, clientSecret, tokenUrl: options.tokenUrl ?? `${endpoint}/oauth2/token` };
