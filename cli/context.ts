@@ -35,6 +35,27 @@ export async function printItem(command: Command, path: string): Promise<void> {
   print(renderItem(reply.body, formatOf(command)));
 }
 
+/** `<group> show <id>`: GET `<collection>/<id>`, printed in the chosen format. */
+export function showCommand(group: Command, collection: string, what: string): void {
+  readCommand(group.command('show').description(`show a ${what}`).argument('<id>', `${what} id`)).action(
+    async (id: string, _options: unknown, command: Command) => {
+      await printItem(command, `${collection}/${id}`);
+    },
+  );
+}
+
+/** `<group> delete <id>`: DELETE `<collection>/<id>`. */
+export function deleteCommand(group: Command, collection: string, what: string, description: string): Command {
+  return group
+    .command('delete')
+    .description(description)
+    .argument('<id>', `${what} id`)
+    .action(async (id: string, _options: unknown, command: Command) => {
+      await clientFor(command).request('DELETE', `${collection}/${id}`);
+      print(`${what} ${id} deleted`);
+    });
+}
+
 /** Adds --no-wait to an LCM command. */
 export function waitable(command: Command): Command {
   return command.option('--no-wait', 'print the operation occurrence id and return at once');

@@ -1,11 +1,13 @@
-// `npm run build-cli`: bundles the CLI into one file, dist/vnfm.mjs, that runs on Node 22 with
-// nothing installed beside it, for operators who do not have the repository.
+// `npm run build-cli`: bundles the CLI into one file, dist/vnfm.mjs (or the path given as the
+// argument), that runs on Node 22 with nothing installed beside it, for operators who do not have
+// the repository.
 import { chmod } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const outfile = `${root}dist/vnfm.mjs`;
+const outfile = process.argv[2] ? resolve(process.argv[2]) : `${root}dist/vnfm.mjs`;
 await build({
   entryPoints: [`${root}cli/main.ts`],
   outfile,

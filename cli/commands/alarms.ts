@@ -1,6 +1,6 @@
 // `vnfm alarm ...`: SOL003 VNF fault management alarms (/vnffm/v1/alarms).
 import type { Command } from 'commander';
-import { clientFor, print, printItem, printList, readCommand } from '../context.ts';
+import { clientFor, print, showCommand, printList, readCommand } from '../context.ts';
 import type { Column } from '../output.ts';
 
 const ALARMS = '/vnffm/v1/alarms';
@@ -42,11 +42,7 @@ export function alarmCommands(program: Command): void {
     await printList(command, ALARMS, ALARM_COLUMNS, { filter });
   });
 
-  readCommand(alarm.command('show').description('show an alarm').argument('<id>', 'alarm id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${ALARMS}/${id}`);
-    },
-  );
+  showCommand(alarm, ALARMS, 'alarm');
 
   alarm
     .command('ack')

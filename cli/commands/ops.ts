@@ -2,7 +2,7 @@
 // (retry, rollback, fail) or stop one in flight (cancel). retry, rollback and cancel follow the op
 // occ as the LCM commands do.
 import { type Command, Option } from 'commander';
-import { clientFor, follow, print, printItem, printList, readCommand, waitable } from '../context.ts';
+import { clientFor, follow, print, showCommand, printList, readCommand, waitable } from '../context.ts';
 import type { Column } from '../output.ts';
 import type { OpOcc } from '../wait.ts';
 
@@ -36,11 +36,7 @@ export function opCommands(program: Command): void {
     await printList(command, OP_OCCS, OP_OCC_COLUMNS, { filter });
   });
 
-  readCommand(op.command('show').description('show an operation occurrence').argument('<id>', 'op occ id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${OP_OCCS}/${id}`);
-    },
-  );
+  showCommand(op, OP_OCCS, 'operation occurrence');
 
   const tasks: Array<{ name: string; description: string; succeeds: string[] }> = [
     { name: 'retry', description: 'retry a FAILED_TEMP operation and wait until it ends', succeeds: ['COMPLETED'] },

@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { ApiError, CliError, parseJson, type VnfmClient } from '../client.ts';
-import { clientFor, print, printItem, printList, readCommand } from '../context.ts';
+import { clientFor, print, showCommand, printList, readCommand } from '../context.ts';
 import { readObject } from '../input.ts';
 import { elapsed, type Column } from '../output.ts';
 import { pollIntervalMs } from '../wait.ts';
@@ -129,11 +129,7 @@ export function packageCommands(program: Command): void {
     await printList(command, PACKAGES, PACKAGE_COLUMNS, { filter: options.filter });
   });
 
-  readCommand(pkg.command('show').description('show a VNF package').argument('<id>', 'package id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${PACKAGES}/${id}`);
-    },
-  );
+  showCommand(pkg, PACKAGES, 'VNF package');
 
   for (const [name, state] of [
     ['enable', 'ENABLED'],

@@ -2,7 +2,7 @@
 // empty "Individual VNF snapshot", then the CREATE_SNAPSHOT operation that fills it.
 import type { Command } from 'commander';
 import { locationId } from '../client.ts';
-import { clientFor, print, printItem, printList, readCommand, runTask, waitable } from '../context.ts';
+import { clientFor, deleteCommand, print, printList, readCommand, runTask, showCommand, waitable } from '../context.ts';
 import { readObject } from '../input.ts';
 import type { Column } from '../output.ts';
 
@@ -62,18 +62,6 @@ export function snapshotCommands(program: Command): void {
     },
   );
 
-  readCommand(snapshot.command('show').description('show a VNF snapshot').argument('<id>', 'snapshot id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${SNAPSHOTS}/${id}`);
-    },
-  );
-
-  snapshot
-    .command('delete')
-    .description('delete a snapshot and the images and volume snapshots it holds on the VIM')
-    .argument('<id>', 'snapshot id')
-    .action(async (id: string, _options: unknown, command: Command) => {
-      await clientFor(command).request('DELETE', `${SNAPSHOTS}/${id}`);
-      print(`Snapshot ${id} deleted`);
-    });
+  showCommand(snapshot, SNAPSHOTS, 'snapshot');
+  deleteCommand(snapshot, SNAPSHOTS, 'snapshot', 'delete a snapshot and the images and volume snapshots it holds on the VIM');
 }

@@ -1,7 +1,7 @@
 // `vnfm vim ...`: the VIM registry (/vnfm/v1/vims). Registration authenticates against the VIM
 // before anything is stored; its answer shows credentials masked.
 import type { Command } from 'commander';
-import { clientFor, formatOf, print, printItem, printList, readCommand } from '../context.ts';
+import { clientFor, formatOf, print, showCommand, printList, readCommand } from '../context.ts';
 import { readObject } from '../input.ts';
 import { renderItem, type Column } from '../output.ts';
 
@@ -34,11 +34,7 @@ export function vimCommands(program: Command): void {
     },
   );
 
-  readCommand(vim.command('show').description('show a VIM (credentials masked)').argument('<id>', 'VIM id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${VIMS}/${id}`);
-    },
-  );
+  showCommand(vim, VIMS, 'VIM');
 
   readCommand(
     vim

@@ -3,7 +3,7 @@
 // follows the operation occurrence to its end.
 import { type Command, Option } from 'commander';
 import { CliError } from '../client.ts';
-import { clientFor, formatOf, print, printItem, readCommand, runTask, waitable } from '../context.ts';
+import { clientFor, deleteCommand, formatOf, print, readCommand, runTask, showCommand, waitable } from '../context.ts';
 import { readList, readObject } from '../input.ts';
 import { renderItem, renderList, type Column } from '../output.ts';
 
@@ -98,20 +98,8 @@ export function vnfCommands(program: Command): void {
     print(renderList(items, INSTANCE_COLUMNS, format));
   });
 
-  readCommand(vnf.command('show').description('show a VNF instance').argument('<id>', 'VNF instance id')).action(
-    async (id: string, _options: unknown, command: Command) => {
-      await printItem(command, `${INSTANCES}/${id}`);
-    },
-  );
-
-  vnf
-    .command('delete')
-    .description('delete a NOT_INSTANTIATED VNF instance')
-    .argument('<id>', 'VNF instance id')
-    .action(async (id: string, _options: unknown, command: Command) => {
-      await clientFor(command).request('DELETE', `${INSTANCES}/${id}`);
-      print(`VNF instance ${id} deleted`);
-    });
+  showCommand(vnf, INSTANCES, 'VNF instance');
+  deleteCommand(vnf, INSTANCES, 'VNF instance', 'delete a NOT_INSTANTIATED VNF instance');
 
   waitable(
     withRequest(

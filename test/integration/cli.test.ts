@@ -4,7 +4,7 @@
 // outputs scripts rely on (json as the API represents it), the errors an operator sees, login
 // profiles, --help on every command and the completion script.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,9 +32,10 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `vnfm <args>` as an operator would, against the test's VNFM. */
-function vnfmCli(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+/** Runs `vnfm <args>` as an operator would, against the test's VNFM (from its sources, or the given bundle). */
+function vnfmCli(args: string[], options: { env?: Record<string, string>; input?: string; bundle?: string } = {}): Promise<Run> {
+  const entry = options.bundle ? [options.bundle] : ['--import', 'tsx', 'cli/main.ts'];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -284,5 +285,15 @@ describe('vnfm help and completion', () => {
     assert.match(script, /complete -o default -F _vnfm vnfm/);
     assert.match(ok(await vnfmCli(['completion', 'zsh'])).stdout, /compdef _vnfm vnfm/);
     assert.equal((await vnfmCli(['completion', 'fish'])).code, 1);
+  });
+});
+
+describe('the standalone bundle', () => {
+  it('runs on Node alone, from a folder without the repository', async () => {
+    const bundle = join(work, 'bundle', 'vnfm.mjs');
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build-cli.ts', bundle], { cwd: ROOT });
+    const packages = json<Array<{ vnfdId: string }>>(await vnfmCli(['package', 'list', '-o', 'json'], { bundle }));
+    assert.ok(packages.some((pkg) => pkg.vnfdId === vnfdId));
+    assert.match(ok(await vnfmCli(['vnf', 'list'], { bundle })).stdout, /│ ID/);
   });
 });
