@@ -1,11 +1,12 @@
 // Step Functions task of the LCM state machines: one step (grant, driver start/poll/finish for
 // instantiate, terminate, scale, heal and rollback) of an op occ. Throws on failure so Retry/Catch
 // see it. A poll step polls the VIM until it is done or this invocation's time is up
-// (lib/lcm/engine/poll-loop.ts); the state machines run the poll steps on a smaller function
-// (template.yaml LcmPollFunction), as waiting needs little memory.
+// (lib/lcm/engine/poll-loop.ts), reading the instance and its package once per invocation; the state
+// machines run the poll steps on a smaller function (template.yaml LcmPollFunction), as waiting
+// needs little memory.
 import type { Context } from 'aws-lambda';
 import { stepDeps } from '#lib/deps.ts';
-import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
+import { pollStep, runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
 import { isVimPoll } from '#lib/lcm/engine/step.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 import { instrumented } from '#lib/metrics.ts';
@@ -16,7 +17,7 @@ const POLL_FALLBACK_MS = 900_000;
 const handle = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
   const deps = stepDeps();
   if (!isVimPoll(input.action)) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
-  return pollUntilSettled((polls) => runStep(deps, input.opOccId, input.action, polls), input.polls ?? 0, {
+  return pollUntilSettled(pollStep(deps, input.opOccId, input.action), input.polls ?? 0, {
     remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
   });
 };

@@ -155,9 +155,28 @@ export function selectedArtifacts(record: VnfPackageRecord, selection: ArtifactS
   return [...chosen].sort();
 }
 
+/** Small files of onboarded packages as read last (a package's files never change): the templates and scripts every operation reads again. */
+const smallFiles = new Map<string, Buffer>();
+const SMALL_FILE_BYTES = 256 * 1024;
+const SMALL_FILES_BYTES = 16 * 1024 * 1024;
+let smallFilesBytes = 0;
+
 export async function readFile(record: VnfPackageRecord, path: string): Promise<Buffer> {
   const file = indexedFile(record, await packageIndex(record), path, 'file');
-  return file.size === 0 ? Buffer.alloc(0) : getBytes(file.key, { start: file.offset, end: file.offset + file.size - 1 });
+  if (file.size === 0) return Buffer.alloc(0);
+  const cacheKey = `${record.id}:${record.revision}:${file.key}:${file.offset}:${file.size}`;
+  const cached = smallFiles.get(cacheKey);
+  if (cached) return Buffer.from(cached);
+  const bytes = await getBytes(file.key, { start: file.offset, end: file.offset + file.size - 1 });
+  if (bytes.length <= SMALL_FILE_BYTES) {
+    if (smallFilesBytes + bytes.length > SMALL_FILES_BYTES) {
+      smallFiles.clear();
+      smallFilesBytes = 0;
+    }
+    smallFiles.set(cacheKey, Buffer.from(bytes));
+    smallFilesBytes += bytes.length;
+  }
+  return bytes;
 }
 
 export async function readManifest(record: VnfPackageRecord): Promise<Buffer> {

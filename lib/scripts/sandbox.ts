@@ -42,13 +42,14 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { egressPolicyFromEnv, type EgressPolicy } from '#lib/egress.ts';
 import { failure, scriptFailureTitle, type FailureReason, type ScriptFailure, type ScriptInput, type ScriptRequest, type ScriptResult } from './contract.ts';
 import { FORWARDER_SOURCE, startRelays, type NetworkAllowance, type Relays } from './network.ts';
+import { pickleJson } from './pickle.ts';
 
 export interface SandboxLimits {
   timeoutMs: number;
@@ -101,8 +102,6 @@ export const LAYER_PYTHON = '/opt/python/bin/python3';
 // The layer first: where it is attached it is the interpreter chosen for scripts; elsewhere (the local
 // runtime, a container) /opt/python does not exist and the system's python3 is used as before.
 export const PYTHON_CANDIDATES = [LAYER_PYTHON, '/usr/bin/python3', '/usr/local/bin/python3', '/bin/python3'];
-/** Directories NAMESPACE_SETUP puts in the sandbox's root (a python3 elsewhere has its installation added). */
-const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((path) => existsSync(path));
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
@@ -148,48 +147,119 @@ function limited(limits: SandboxLimits): string[] {
 }
 
 // Runs as root of a new user namespace (uid 0 and SANDBOX_UID mapped), in new mount, PID and network
-// namespaces: builds a read-only root on a tmpfs from the system's program and library directories, the
-// few /etc files name resolution and TLS need, four /dev nodes, this Node binary and the script's
-// directory (its own, the only writable place), then enters it as SANDBOX_UID ("$@" drops to it).
-// $1 root mountpoint, $2 work dir, $3 node binary or "", $4 relay socket dir or "", $5 addresses for
-// lo ("a/32 b/128"), $6 forwarder spec (JSON) or "", $7 an installation outside the system directories
-// to show read-only at its own path (PythonRuntimeLayer's /opt/python) or "". No /proc: the script
-// cannot look at any other process, and sees no process but its own. The network namespace has no interface but lo, which is
-// up only when something is allowed: then the forwarder listens on the allowed addresses.
+// namespaces, on a root namespaceRoot laid out beforehand: one `mount -a` makes the bind mounts its
+// fstab lists (the root onto itself, the system's program and library directories, the /etc
+// directories TLS needs, four /dev nodes, this Node binary, the script's directory and the relays'
+// sockets); then every one of them but /dev and the script's directory (its own, the only writable
+// place) is remounted read-only, each with its own mount: a remount keeps the flags a user namespace
+// may not change (nosuid, noexec, atime), which a one-step read-only bind mount does not. Then it
+// enters the root as SANDBOX_UID ("$@" drops to it). $1 root, $2 fstab, $3 addresses for lo
+// ("a/32 b/128"), $4 forwarder spec (JSON) or "", $5 how many read-only mounts follow, then those.
+// No /proc: the script cannot look at any other process, and sees no process but its own. The network
+// namespace has no interface but lo, which is up only when something is allowed: then the forwarder
+// listens on the allowed addresses.
 const NAMESPACE_SETUP = `set -e
-R=$1; W=$2; N=$3; S=$4; A=$5; F=$6; P=$7; shift 7
-mount -t tmpfs -o mode=0755,size=1m vnfm-sandbox "$R"
-for d in ${SYSTEM_DIRS.join(' ')}; do
-  if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"
-  elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; mount -o remount,bind,ro "$R/$d"
-  fi
-done
-mkdir "$R/etc" "$R/dev" "$R/tmp" "$R${SANDBOX_WORK}"
-for f in resolv.conf hosts nsswitch.conf host.conf gai.conf localtime ssl ca-certificates pki; do
-  if [ -d "/etc/$f" ]; then mkdir "$R/etc/$f"; mount --rbind "/etc/$f" "$R/etc/$f"; mount -o remount,bind,ro "$R/etc/$f"
-  elif [ -f "/etc/$f" ]; then : > "$R/etc/$f"; mount --bind "/etc/$f" "$R/etc/$f"; mount -o remount,bind,ro "$R/etc/$f"
-  fi
-done
-printf 'root:x:0:0:root:/:/bin/sh\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORK}:/bin/sh\n' > "$R/etc/passwd"
-printf 'root:x:0:\nsandbox:x:${SANDBOX_UID}:\n' > "$R/etc/group"
-for n in null zero random urandom; do : > "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
-if [ -n "$N" ]; then : > "$R${SANDBOX_NODE}"; mount --bind "$N" "$R${SANDBOX_NODE}"; mount -o remount,bind,ro "$R${SANDBOX_NODE}"; fi
-mount --bind "$W" "$R${SANDBOX_WORK}"
-if [ -n "$P" ]; then mkdir -p "$R$P"; mount --rbind "$P" "$R$P"; mount -o remount,bind,ro "$R$P"; fi
+R=$1; T=$2; A=$3; F=$4; n=$5; shift 5
+mount -a -T "$T"
 if [ -n "$F" ]; then
-  mkdir "$R${SANDBOX_NET}"; mount --bind "$S" "$R${SANDBOX_NET}"; mount -o remount,bind,ro "$R${SANDBOX_NET}"
   ${IP ?? 'ip'} link set lo up
   echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start
   for a in $A; do ${IP ?? 'ip'} addr add "$a" dev lo; done
   mkfifo -m 0600 "$R/tmp/forwarder"
 fi
-mount -o remount,bind,ro "$R"
+while [ "$n" -gt 0 ]; do mount -o remount,bind,ro "$1"; shift; n=$((n - 1)); done
 if [ -n "$F" ]; then
   unshare --root="$R" --wd=/ -- ${dropTo(SANDBOX_UID).join(' ')} ${SANDBOX_NODE} -e "$FORWARDER" "$F" < /dev/null > "$R/tmp/forwarder" &
   read ready < "$R/tmp/forwarder"
 fi
 exec unshare --root="$R" --wd=${SANDBOX_WORK} -- "$@"
 `;
+
+/** The system's program and library directories, bound read-only (or, where they are links such as /bin -> usr/bin, the same links). */
+const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+/** What name resolution and TLS read in /etc: files are copied (with their mode), directories bound read-only. */
+const ETC_ENTRIES = ['resolv.conf', 'hosts', 'nsswitch.conf', 'host.conf', 'gai.conf', 'localtime', 'ssl', 'ca-certificates', 'pki'];
+const DEV_NODES = ['null', 'zero', 'random', 'urandom'];
+
+interface NamespaceRoot {
+  root: string;
+  fstab: string;
+  /** The mounts NAMESPACE_SETUP remounts read-only, the root last. */
+  readOnly: string[];
+}
+
+/** A path as an fstab field: whitespace and backslashes as octal escapes (fstab(5)). */
+const fstabField = (path: string): string => path.replace(/[\\\s]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+
+/**
+ * Lays out the root of one run in the namespaces (a directory of base, 0755 like the tmpfs root it
+ * replaces, read-only once NAMESPACE_SETUP is done): the directories and links of the system's, copies
+ * of the /etc files, /etc/passwd and /etc/group of the sandbox, empty mountpoints, and the fstab of the
+ * bind mounts (outside the root).
+ */
+async function namespaceRoot(base: string, confinement: Pick<Confinement, 'node' | 'network' | 'installation'>): Promise<NamespaceRoot> {
+  const root = await mkdtemp(join(base, 'root-'));
+  await chmod(root, 0o755);
+  const binds: Array<{ from: string; to: string; recursive?: boolean }> = [{ from: root, to: root }];
+  const readOnly: string[] = [];
+  const directory = async (path: string) => {
+    await mkdir(path);
+    await chmod(path, 0o755);
+  };
+  const mountpoint = (path: string) => writeFile(path, '', { mode: 0o644 });
+  for (const name of SYSTEM_DIRS) {
+    const found = await lstat(`/${name}`).catch(() => undefined);
+    if (found?.isSymbolicLink()) await symlink(await readlink(`/${name}`), join(root, name));
+    else if (found?.isDirectory()) {
+      await directory(join(root, name));
+      binds.push({ from: `/${name}`, to: join(root, name), recursive: true });
+      readOnly.push(join(root, name));
+    }
+  }
+  for (const name of ['etc', 'dev', 'tmp', SANDBOX_WORK.slice(1)]) await directory(join(root, name));
+  for (const name of ETC_ENTRIES) {
+    const source = `/etc/${name}`;
+    const found = await stat(source).catch(() => undefined);
+    if (found?.isDirectory()) {
+      await directory(join(root, 'etc', name));
+      binds.push({ from: source, to: join(root, 'etc', name), recursive: true });
+      readOnly.push(join(root, 'etc', name));
+    } else if (found?.isFile()) {
+      await writeFile(join(root, 'etc', name), await readFile(source), { mode: found.mode & 0o777 });
+      await chmod(join(root, 'etc', name), found.mode & 0o777);
+    }
+  }
+  await writeFile(join(root, 'etc', 'passwd'), `root:x:0:0:root:/:/bin/sh\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORK}:/bin/sh\n`, {
+    mode: 0o644,
+  });
+  await writeFile(join(root, 'etc', 'group'), `root:x:0:\nsandbox:x:${SANDBOX_UID}:\n`, { mode: 0o644 });
+  for (const name of DEV_NODES) {
+    await mountpoint(join(root, 'dev', name));
+    binds.push({ from: `/dev/${name}`, to: join(root, 'dev', name) });
+  }
+  if (confinement.node) {
+    await mountpoint(join(root, SANDBOX_NODE));
+    binds.push({ from: confinement.node, to: join(root, SANDBOX_NODE) });
+    readOnly.push(join(root, SANDBOX_NODE));
+  }
+  binds.push({ from: join(base, 'work'), to: join(root, SANDBOX_WORK) });
+  if (confinement.installation) {
+    // An interpreter outside the system directories (PythonRuntimeLayer's /opt/python): shown read-only at its own path.
+    await mkdir(join(root, confinement.installation), { recursive: true, mode: 0o755 });
+    binds.push({ from: confinement.installation, to: join(root, confinement.installation), recursive: true });
+    readOnly.push(join(root, confinement.installation));
+  }
+  if (confinement.network) {
+    await directory(join(root, SANDBOX_NET));
+    binds.push({ from: confinement.network.dir, to: join(root, SANDBOX_NET) });
+    readOnly.push(join(root, SANDBOX_NET));
+  }
+  readOnly.push(root);
+  const fstab = `${root}.fstab`;
+  const lines = binds.map(({ from, to, recursive }) => `${fstabField(from)} ${fstabField(to)} none ${recursive ? 'rbind' : 'bind'} 0 0\n`);
+  await writeFile(fstab, lines.join(''), { mode: 0o600 });
+  return { root, fstab, readOnly };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Processes.
@@ -444,8 +514,8 @@ interface Confinement {
   installation?: string;
 }
 
-/** Wraps argv (paths as seen inside) to run in new user, mount, PID and network namespaces with the root NAMESPACE_SETUP builds. */
-function inNamespaces(argv: string[], base: string, env: Record<string, string>, confinement: Confinement): string[] {
+/** Wraps argv (paths as seen inside) to run in new user, mount, PID and network namespaces on the root namespaceRoot laid out. */
+function inNamespaces(argv: string[], layout: NamespaceRoot, env: Record<string, string>, confinement: Confinement): string[] {
   const { uid, network } = confinement;
   const ids = uid === undefined ? [] : [`--map-users=${uid},${SANDBOX_UID},1`, `--map-groups=${uid},${SANDBOX_UID},1`];
   const addresses = (network?.allow ?? [])
@@ -468,13 +538,12 @@ function inNamespaces(argv: string[], base: string, env: Record<string, string>,
     '-c',
     NAMESPACE_SETUP,
     'vnfm-sandbox',
-    join(base, 'root'),
-    join(base, 'work'),
-    confinement.node ?? '',
-    network?.dir ?? '',
+    layout.root,
+    layout.fstab,
     [...new Set(addresses)].join(' '),
     forwards?.length ? JSON.stringify(forwards) : '',
-    confinement.installation ?? '',
+    String(layout.readOnly.length),
+    ...layout.readOnly,
     ...limited(confinement.limits),
     ...dropTo(SANDBOX_UID),
     '/usr/bin/env',
@@ -498,7 +567,10 @@ export function namespacesAvailable(): Promise<boolean> {
     const uid = await claimScriptUid(base);
     try {
       const run = await runProcess({
-        argv: inNamespaces(['/bin/sh', '-c', `[ "$(id -u)" = ${SANDBOX_UID} ]`], base, childEnv(SANDBOX_WORK), { uid, limits: DEFAULT_LIMITS }),
+        argv: inNamespaces(['/bin/sh', '-c', `[ "$(id -u)" = ${SANDBOX_UID} ]`], await namespaceRoot(base, {}), childEnv(SANDBOX_WORK), {
+          uid,
+          limits: DEFAULT_LIMITS,
+        }),
         cwd: base,
         env: await namespaceEnv(),
         stdin: Buffer.alloc(0),
@@ -522,12 +594,11 @@ function outerEnv(): Record<string, string> {
   return { PATH: CHILD_PATH, LANG: 'C.UTF-8' };
 }
 
-/** base (0711: the script's uid passes through to its own folder), base/work (the script's folder), base/root (the namespaces' root mountpoint). */
+/** base (0711: the script's uid passes through to its own folder), base/work (the script's folder); with namespaces, base/root-* (each run's root, namespaceRoot). */
 async function newBase(): Promise<string> {
   const base = await mkdtemp(join(tmpdir(), 'vnfm-script-'));
   await chmod(base, 0o711);
   await mkdir(join(base, 'work'), { mode: 0o700 });
-  await mkdir(join(base, 'root'), { mode: 0o700 });
   return base;
 }
 
@@ -691,33 +762,34 @@ function sandbox(setup: SandboxSetup): Sandbox {
   const env = childEnv(workDir);
   return {
     workDir,
-    run: (argv, stdin, options = {}) =>
-      runProcess(
-        namespaces
-          ? {
-              argv: inNamespaces(argv, base, env, {
-                uid,
-                limits,
-                ...(options.node ? { node: process.execPath } : {}),
-                ...(options.installation ? { installation: options.installation } : {}),
-                ...(setup.network ? { network: setup.network } : {}),
-              }),
-              cwd: base,
-              env: setup.outer,
-              stdin,
-              deadline,
-              maxOutputBytes: limits.maxOutputBytes,
-            }
-          : {
-              argv: [...limited(limits), ...dropTo(uid), ...argv],
-              cwd: work,
-              env,
-              stdin,
-              deadline,
-              maxOutputBytes: limits.maxOutputBytes,
-              ...(uid === undefined ? {} : { uid }),
-            },
-      ),
+    run: async (argv, stdin, options = {}) => {
+      if (!namespaces) {
+        return runProcess({
+          argv: [...limited(limits), ...dropTo(uid), ...argv],
+          cwd: work,
+          env,
+          stdin,
+          deadline,
+          maxOutputBytes: limits.maxOutputBytes,
+          ...(uid === undefined ? {} : { uid }),
+        });
+      }
+      const confinement: Confinement = {
+        uid,
+        limits,
+        ...(options.node ? { node: process.execPath } : {}),
+        ...(options.installation ? { installation: options.installation } : {}),
+        ...(setup.network ? { network: setup.network } : {}),
+      };
+      return runProcess({
+        argv: inNamespaces(argv, await namespaceRoot(base, confinement), env, confinement),
+        cwd: base,
+        env: setup.outer,
+        stdin,
+        deadline,
+        maxOutputBytes: limits.maxOutputBytes,
+      });
+    },
   };
 }
 
@@ -760,7 +832,6 @@ async function runJavaScript(ctx: Context, box: Sandbox, namespaces: boolean): P
   return { ok: true, ...(output === undefined ? {} : { output }), ...text, durationMs: Math.round(performance.now() - ctx.started) };
 }
 
-const PICKLE_INPUT = 'import json, pickle, sys; sys.stdout.buffer.write(pickle.dumps(json.load(sys.stdin.buffer)))';
 // Unpickling runs code, so it happens in the sandbox too. Exit 3: stdout is not a pickle.
 const PICKLE_OUTPUT = `import json, pickle, sys
 try:
@@ -794,32 +865,15 @@ export function tackerScriptDict(request: ScriptRequest, csarDir: string): Recor
   };
 }
 
-async function runPython(ctx: Context, box: Sandbox, base: string, python: string | undefined, deadline: number): Promise<ScriptResult> {
+async function runPython(ctx: Context, box: Sandbox, python: string | undefined): Promise<ScriptResult> {
   if (!python)
     return failure(500, `${label(ctx)} cannot run: python3 is not available on the script runner`, 'unavailable', Math.round(performance.now() - ctx.started));
-  const plainEnv = childEnv(join(base, 'work'));
-  const empty = { stdout: '', stderr: '' };
-  // Our own JSON -> pickle, on trusted data: no sandbox needed.
-  const pickled = await runProcess({
-    argv: [python, '-I', '-c', PICKLE_INPUT],
-    cwd: join(base, 'work'),
-    env: plainEnv,
-    stdin: Buffer.from(JSON.stringify(tackerScriptDict(ctx.request, box.workDir))),
-    deadline,
-    maxOutputBytes: 64 * 1024 * 1024,
-  });
-  if (pickled.timedOut) return limitFailure(ctx, pickled, empty) as ScriptFailure;
-  if (pickled.code !== 0)
-    return failure(
-      500,
-      `${label(ctx)} could not be started: pickling its input failed: ${pickled.spawnError?.message ?? lastMeaningfulLine(pickled.stderr.toString('utf8')) ?? exitDescription(pickled)}`,
-      'runner',
-      Math.round(performance.now() - ctx.started),
-    );
+  // Our own JSON -> pickle, on trusted data, written here (pickle.ts): data only, no code.
+  const pickled = pickleJson(tackerScriptDict(ctx.request, box.workDir));
 
   const home = pythonHome(python);
   const installation = home ? { installation: home } : {};
-  const run = await box.run([python, join(box.workDir, ctx.script)], pickled.stdout, installation);
+  const run = await box.run([python, join(box.workDir, ctx.script)], pickled, installation);
   const text = { stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
   if (run.spawnError)
     return failure(500, `${label(ctx)} could not be started: ${run.spawnError.message}`, 'runner', Math.round(performance.now() - ctx.started));
@@ -950,7 +1004,7 @@ async function runScriptNow(request: ScriptRequest, options: SandboxOptions): Pr
     const result =
       language === 'javascript'
         ? await runJavaScript(ctx, box, namespaces)
-        : await runPython(ctx, box, base, options.python === undefined ? findPython() : (options.python ?? undefined), deadline);
+        : await runPython(ctx, box, options.python === undefined ? findPython() : (options.python ?? undefined));
     return namespaces ? withNetworkHint(result, allow) : result;
   } finally {
     await relays?.close();

@@ -18,7 +18,7 @@ import { operateSteps } from './operate.ts';
 import { scaleSteps } from './scale.ts';
 import { scaleToLevelSteps } from './scale-to-level.ts';
 import { createSnapshotSteps, revertToSnapshotSteps } from './snapshots.ts';
-import { isVimPoll, load, type StepAction, type StepResult, type StepTable } from './step.ts';
+import { isVimPoll, load, type Loaded, type StepAction, type StepResult, type StepTable } from './step.ts';
 import { terminateSteps } from './terminate.ts';
 
 export type { StepAction, StepResult } from './step.ts';
@@ -40,11 +40,34 @@ const STEPS: Partial<Record<LcmOperationType, StepTable>> = {
 
 /** Runs one step of an op occ; `packages` is where its packages are read (tests hand in their own). */
 export async function runStep(deps: CoreDeps, opOccId: string, action: StepAction, polls = 0, packages: PackageAccess = storedPackages): Promise<StepResult> {
-  const loaded = await load(deps, opOccId, packages);
+  return runLoaded(deps, await load(deps, opOccId, packages), action, polls);
+}
+
+/**
+ * A poll step as one invocation's poll loop runs it, poll after poll: the op occ is read afresh at
+ * every poll (the driver state the last poll saved, a cancel), the instance and its package only at
+ * the first. Poll steps write neither; the operation holds the instance's lock, and the next
+ * invocation (a retry included) reads everything again.
+ */
+export function pollStep(
+  deps: CoreDeps,
+  opOccId: string,
+  action: StepAction,
+  packages: PackageAccess = storedPackages,
+): (polls: number) => Promise<StepResult> {
+  let last: Loaded | undefined;
+  return async (polls) => {
+    const opOcc = last ? await deps.opOccs.get(opOccId) : undefined;
+    last = last && opOcc && opOcc.vnfInstanceId === last.instance.id ? { ...last, opOcc } : await load(deps, opOccId, packages);
+    return runLoaded(deps, last, action, polls);
+  };
+}
+
+async function runLoaded(deps: CoreDeps, loaded: Loaded, action: StepAction, polls: number): Promise<StepResult> {
   // Every line of this step names the VNF instance as well as the op occ (the event carries the op occ only).
   log.appendKeys({ vnfInstanceId: loaded.opOcc.vnfInstanceId });
   const step = STEPS[loaded.opOcc.operation]?.[action];
-  if (!step) throw new ConflictError(`VNF LCM operation occurrence ${opOccId} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
+  if (!step) throw new ConflictError(`VNF LCM operation occurrence ${loaded.opOcc.id} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
   if (!loaded.opOcc.isCancelPending) return step(deps, loaded, polls);
   // A cancel is pending: no new work is started on the VIM, and work it is doing is polled to its
   // end; then the operation stops, and the machine's Catch records FAILED_TEMP (lib/lcm/cancellation.ts).

@@ -45,7 +45,7 @@ export function isVimPoll(action: StepAction): boolean {
   return action.endsWith('-poll') && action !== 'grant-poll';
 }
 
-/** The records a step works on, read afresh for every step (a retried task sees what the last one wrote). */
+/** The records a step works on, read afresh for every step (a retried task sees what the last one wrote); the polls of one poll loop share the instance and package (run.ts pollStep). */
 export interface Loaded {
   opOcc: VnfLcmOpOccRecord;
   instance: VnfInstanceRecord;
@@ -82,13 +82,14 @@ export async function load(deps: CoreDeps, opOccId: string, packages: PackageAcc
 }
 
 /**
- * How long to wait before poll number `polls` of the VIM: 200 ms for the first 5 s (most of a
- * quick stack's completion is seen within a fifth of a second), 500 ms to 30 s, 1 s to about three
- * minutes, then 2 s to spare the VIM's API. A poll step polls at these intervals itself within one
- * invocation (poll-loop.ts); the state machine's Wait state comes between invocations only.
+ * How long to wait before poll number `polls` of the VIM: 100 ms for the first 5 s (the operation
+ * ends on average half an interval after the VIM's work does, and many stacks are done within
+ * seconds), 500 ms to 30 s, 1 s to about three minutes, then 2 s to spare the VIM's API. A poll
+ * step polls at these intervals itself within one invocation (poll-loop.ts); the state machine's
+ * Wait state comes between invocations only.
  */
 export function pollIntervalMs(polls: number): number {
-  return polls < 25 ? 200 : polls < 75 ? 500 : polls < 225 ? 1000 : 2000;
+  return polls < 50 ? 100 : polls < 100 ? 500 : polls < 250 ? 1000 : 2000;
 }
 
 export function nextPoll(polls: number): string {

@@ -121,10 +121,11 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
     extVirtualLinks: requestOf(ctx.instantiateRequest).extVirtualLinks ?? [],
     vimConnectionId: ctx.vim.vimId,
   });
-  // The external CPs' addresses as Neutron allocated them (one request per 50 ports).
+  // The external CPs' addresses as Neutron allocated them (one request per 50 ports), read while Nova
+  // is asked for the servers' power states.
   const portIds = collected.extCpInfo.map((cp) => cp.extLinkPortId).filter((id): id is string => typeof id === 'string');
-  const ports = portIds.length ? await new NeutronClient(session).ports(portIds) : [];
-  return withPowerStates(ctx, { ...collected, extCpInfo: withPortAddresses(collected.extCpInfo, ports) });
+  const [ports, powered] = await Promise.all([portIds.length ? new NeutronClient(session).ports(portIds) : [], withPowerStates(ctx, collected)]);
+  return { ...powered, extCpInfo: withPortAddresses(powered.extCpInfo, ports) };
 }
 
 async function terminateStart(ctx: OperationContext, raw: DriverState): Promise<DriverState> {
