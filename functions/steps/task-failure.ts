@@ -17,10 +17,17 @@ const STATUS_BY_ERROR: Record<string, number> = {
   'States.Timeout': 504,
   'States.TaskFailed': 500,
   [CANCELLED]: 409,
+  // An LCM coordination (lib/lcm/coordination.ts): the EM said ABORT or CANCELLED, or gave no result.
+  LcmCoordinationAborted: 409,
+  LcmCoordinationFailed: 502,
 };
 
 /** Titles of the failures whose error name is not one. */
-const TITLE_BY_ERROR: Record<string, string> = { [CANCELLED]: CANCELLED_TITLE };
+const TITLE_BY_ERROR: Record<string, string> = {
+  [CANCELLED]: CANCELLED_TITLE,
+  LcmCoordinationAborted: 'LCM coordination aborted',
+  LcmCoordinationFailed: 'LCM coordination failed',
+};
 
 /** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
 export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {

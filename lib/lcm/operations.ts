@@ -17,6 +17,7 @@ import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { createOpOcc, moveOpOcc } from './op-occs.ts';
+import { coordinationPlanOf } from './coordination.ts';
 
 /** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
 const ORPHAN_LOCK_GRACE_MS = 60_000;
@@ -101,6 +102,8 @@ async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, op
 
 /** Records the op occ as STARTING under the instance's lock and starts its state machine. */
 export async function startOperation(deps: CoreDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
+  // Every operation may be coordinated with an EM (lib/lcm/coordination.ts): a request whose coordination cannot work is refused here.
+  coordinationPlanOf(request.operationParams.additionalParams, request.operation);
   const id = request.id ?? deps.newId();
   await acquireInstanceLock(deps, request, id);
   // The record keeps the request without credentials; the scripts of the operation (its Vnflcm hooks,
