@@ -330,18 +330,7 @@ export class CoordinationLedger {
   }
 
   private request(action: LcmCoordinationPlan['actions'][number], input?: Record<string, unknown>): LcmCoordRequest {
-    const { opOcc } = this;
-    // The VNFM's own API (the local runtime says where it listens); else the links are relative to the VNFM's API root.
-    const root = `${(process.env.VNFM_API_URL ?? '').replace(/\/+$/, '')}/vnflcm/v${opOcc.apiMajorVersion}`;
-    const inputParams = { ...action.inputParams, ...input };
-    return {
-      vnfInstanceId: opOcc.vnfInstanceId,
-      vnfLcmOpOccId: opOcc.id,
-      lcmOperationType: opOcc.operation,
-      coordinationActionName: action.name,
-      ...(Object.keys(inputParams).length ? { inputParams } : {}),
-      _links: { vnfLcmOpOcc: { href: `${root}/vnf_lcm_op_occs/${opOcc.id}` }, vnfInstance: { href: `${root}/vnf_instances/${opOcc.vnfInstanceId}` } },
-    };
+    return lcmCoordRequestOf(this.opOcc, action.name, { ...action.inputParams, ...input });
   }
 
   /** The EM and the credentials for it: those are read (from the request's secret parameters) only when the EM is called. */
@@ -364,6 +353,25 @@ export class CoordinationLedger {
       ...(this.rejected.length ? { rejectedLcmCoordinations: this.rejected } : {}),
     });
   }
+}
+
+/** The LcmCoordRequest skeleton of an op occ (all but coordinationActionName): what CoordinateVNF scripts get as lcmCoordRequest. */
+export function lcmCoordRequestSkeleton(opOcc: VnfLcmOpOccRecord, inputParams: Record<string, unknown> = {}): Omit<LcmCoordRequest, 'coordinationActionName'> {
+  // The VNFM's own API (the local runtime says where it listens); else the links are relative to the VNFM's API root.
+  const root = `${(process.env.VNFM_API_URL ?? '').replace(/\/+$/, '')}/vnflcm/v${opOcc.apiMajorVersion}`;
+  return {
+    vnfInstanceId: opOcc.vnfInstanceId,
+    vnfLcmOpOccId: opOcc.id,
+    lcmOperationType: opOcc.operation,
+    ...(Object.keys(inputParams).length ? { inputParams } : {}),
+    _links: { vnfLcmOpOcc: { href: `${root}/vnf_lcm_op_occs/${opOcc.id}` }, vnfInstance: { href: `${root}/vnf_instances/${opOcc.vnfInstanceId}` } },
+  };
+}
+
+/** SOL002 10.5.2.2 LcmCoordRequest of an op occ for the coordination action `name`. */
+export function lcmCoordRequestOf(opOcc: VnfLcmOpOccRecord, name: string, inputParams: Record<string, unknown> = {}): LcmCoordRequest {
+  const { _links, ...skeleton } = lcmCoordRequestSkeleton(opOcc, inputParams);
+  return { ...skeleton, coordinationActionName: name, _links };
 }
 
 /** A reason an EM put in outputParams (SOL002: "e.g. on the reason for the indicated coordinationResult"). */
