@@ -357,8 +357,9 @@ export class CoordinationLedger {
 
 /** The LcmCoordRequest skeleton of an op occ (all but coordinationActionName): what CoordinateVNF scripts get as lcmCoordRequest. */
 export function lcmCoordRequestSkeleton(opOcc: VnfLcmOpOccRecord, inputParams: Record<string, unknown> = {}): Omit<LcmCoordRequest, 'coordinationActionName'> {
-  // The VNFM's own API (the local runtime says where it listens); else the links are relative to the VNFM's API root.
-  const root = `${(process.env.VNFM_API_URL ?? '').replace(/\/+$/, '')}/vnflcm/v${opOcc.apiMajorVersion}`;
+  // The API root the operation was requested through; else the VNFM's own (the local runtime says where it
+  // listens); else (an automatic heal on AWS) the links are relative to the VNFM's API root.
+  const root = `${(opOcc.apiRoot ?? process.env.VNFM_API_URL ?? '').replace(/\/+$/, '')}/vnflcm/v${opOcc.apiMajorVersion}`;
   return {
     vnfInstanceId: opOcc.vnfInstanceId,
     vnfLcmOpOccId: opOcc.id,

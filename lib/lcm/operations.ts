@@ -16,6 +16,7 @@ import {
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { createOpOcc, moveOpOcc } from './op-occs.ts';
 import { coordinationPlanOf } from './coordination.ts';
 
@@ -28,6 +29,8 @@ export interface OperationRequest {
   tenantId: string;
   /** The OAuth 2.0 client whose request started it (kept on the op occ, not shown by the API). */
   startedBy?: string;
+  /** The API root the request came through (kept on the op occ for the links it sends, e.g. to an EM). */
+  apiRoot?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationParams: Record<string, unknown>;
@@ -100,6 +103,11 @@ async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, op
   throw new ConflictError(`VNF instance ${request.vnfInstanceId} changed concurrently; try again`);
 }
 
+/** Who asked for an operation, as its op occ keeps it: the client, and the API root it used. */
+export function requestedBy(caller: Caller): Pick<OperationRequest, 'startedBy' | 'apiRoot'> {
+  return { startedBy: caller.clientId, ...(caller.apiRoot ? { apiRoot: caller.apiRoot } : {}) };
+}
+
 /** Records the op occ as STARTING under the instance's lock and starts its state machine. */
 export async function startOperation(deps: CoreDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
   // Every operation may be coordinated with an EM (lib/lcm/coordination.ts): a request whose coordination cannot work is refused here.
@@ -124,6 +132,7 @@ export async function startOperation(deps: CoreDeps, request: OperationRequest):
     id,
     tenantId: request.tenantId,
     ...(request.startedBy ? { startedBy: request.startedBy } : {}),
+    ...(request.apiRoot ? { apiRoot: request.apiRoot } : {}),
     vnfInstanceId: request.vnfInstanceId,
     operation: request.operation,
     operationState: 'STARTING',

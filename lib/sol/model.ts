@@ -146,6 +146,8 @@ export interface VnfLcmOpOccRecord {
   tenantId: string;
   /** The client id of the request that started it (internal). */
   startedBy?: string;
+  /** Internal: the API root the request came through (the links of its LCM coordination requests). */
+  apiRoot?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationState: LcmOperationState;

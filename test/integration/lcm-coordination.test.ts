@@ -104,7 +104,10 @@ describe('LCM coordination with an element manager', () => {
     for (const body of perVnfc) assert.ok(Array.isArray((body.inputParams as { vnfcInstanceIds?: unknown }).vnfcInstanceIds));
     assert.deepEqual(asked[0]?.inputParams, { window: 'now' });
     assert.equal(asked[0]?.lcmOperationType, 'CHANGE_VNFPKG');
-    assert.match(String((asked[0]?._links as { vnfLcmOpOcc: { href: string } }).vnfLcmOpOcc.href), new RegExp(`/vnflcm/v2/vnf_lcm_op_occs/${occ.id}$`));
+    const links = asked[0]?._links as { vnfLcmOpOcc: { href: string }; vnfInstance: { href: string } };
+    const shownLinks = occ._links as { self: { href: string }; vnfInstance: { href: string } };
+    assert.equal(links.vnfLcmOpOcc.href, shownLinks.self.href, 'the EM is pointed at the op occ as the API shows it');
+    assert.equal(links.vnfInstance.href, shownLinks.vnfInstance.href);
     const reads = em.requests.filter((r) => r.method === 'GET');
     assert.equal(reads.length, 3, 'the running coordination was read until it finished: 202, 202, 200');
 
