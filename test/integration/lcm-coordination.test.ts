@@ -13,6 +13,7 @@ import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { client, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 import { lcmSteps } from '../support/lcm-http.ts';
 import { startEmSimulator, type EmSimulator } from '../support/em-simulator.ts';
+import { waitFor } from '../support/wait.ts';
 
 let vnfm: LocalVnfm;
 let em: EmSimulator;
@@ -154,6 +155,72 @@ describe('LCM coordination with an element manager', () => {
     await call('POST', `${path}/rollback`);
     await steps.ended(path, 'ROLLED_BACK');
     assert.equal((await steps.instance<{ vnfdId: string }>(id)).vnfdId, V1);
+    await steps.terminateAndDelete(id);
+  });
+
+  it('INSTANTIATE coordinated at its start (503 first, asked again after its Retry-After) and its end, TERMINATE at its start', async () => {
+    em.behaviour = (request) =>
+      request.coordinationActionName === 'admit' ? { result: 'CONTINUE', unavailable: 1, unavailableRetryAfter: 1 } : { result: 'CONTINUE' };
+    const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: V1 } })).body as { id: string }).id;
+    const lcmCoordination = (actions: unknown[]) => ({ endpoint: em.url, endpointType: 'VNF', actions });
+    const occ = await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+        ...INSTANTIATE,
+        additionalParams: { lcmCoordination: lcmCoordination([{ name: 'admit' }, { name: 'configure', at: 'end' }]) },
+      }),
+      'COMPLETED',
+    );
+    const coordinations = occ.lcmCoordinations as Coordinations;
+    assert.deepEqual(
+      coordinations.map((entry) => [entry.coordinationActionName, entry.coordinationResult, entry.endpointType]),
+      [
+        ['admit', 'CONTINUE', 'VNF'],
+        ['configure', 'CONTINUE', 'VNF'],
+      ],
+    );
+    const rejected = occ.rejectedLcmCoordinations as Array<{ coordinationActionName: string; rejectionTime: string; delay: string }>;
+    assert.equal(rejected.length, 1);
+    assert.equal(rejected[0]?.coordinationActionName, 'admit');
+    assert.equal(Date.parse(rejected[0]?.delay ?? '') - Date.parse(rejected[0]?.rejectionTime ?? ''), 1000, 'the delay ends when the Retry-After said');
+    assert.ok((coordinations[0]?.startTime ?? '') >= (rejected[0]?.delay ?? ''), 'asked again only after the delay');
+
+    const terminated = await steps.ended(
+      await steps.operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, {
+        terminationType: 'FORCEFUL',
+        additionalParams: { lcmCoordination: lcmCoordination([{ name: 'retire' }]) },
+      }),
+      'COMPLETED',
+    );
+    assert.deepEqual(
+      (terminated.lcmCoordinations as Coordinations).map((entry) => entry.coordinationActionName),
+      ['retire'],
+    );
+    assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+  });
+
+  it('a GRACEFUL cancel while the EM is still coordinating cancels the coordination at the EM; FAILED_TEMP with the VIM untouched', async () => {
+    const id = await instantiated();
+    em.behaviour = () => ({ result: 'CONTINUE', reads: Number.POSITIVE_INFINITY, retryAfter: 1 });
+    const before = await vimState();
+    const path = await steps.operate(`/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, {
+      vnfdId: V2,
+      additionalParams: { upgrade_type: 'RollingUpdate', lcmCoordination: { endpoint: em.url, actions: [{ name: 'long-running' }] } },
+    });
+    const occId = path.split('/').pop();
+    await waitFor('the EM to be asked', () => em.requests.some((r) => r.body?.vnfLcmOpOccId === occId && r.answer === 202));
+    const cancelled = await call('POST', `${path}/cancel`, { body: { cancelMode: 'GRACEFUL' } });
+    assert.equal(cancelled.status, 202, cancelled.text);
+    const occ = await steps.ended(path, 'FAILED_TEMP');
+    assert.equal((occ.error as { title: string }).title, 'Operation cancelled');
+    const [entry] = occ.lcmCoordinations as Coordinations;
+    assert.ok(entry?.endTime, 'the coordination ended');
+    assert.ok(
+      em.requests.some((r) => r.method === 'POST' && r.path === `/lcmcoord/v1/coordinations/${entry?.id}/cancel`),
+      'the EM was asked to cancel it',
+    );
+    assert.deepEqual(await vimState(), before, 'no stack, server or image changed');
+    await call('POST', `${path}/fail`);
+    await steps.ended(path, 'FAILED');
     await steps.terminateAndDelete(id);
   });
 
