@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { assertEtsiSchema } from '../support/etsi.ts';
 import { SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { client, startVnfm, type LocalVnfm } from '../support/runtime.ts';
-import { lcmSteps } from '../support/lcm-http.ts';
+import { lcmSteps, OPENSTACK_SAMPLE_INSTANTIATE } from '../support/lcm-http.ts';
 import { startEmSimulator, type EmSimulator } from '../support/em-simulator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -22,16 +22,7 @@ let steps: ReturnType<typeof lcmSteps>;
 let control: string;
 const V1 = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 const V2 = SAMPLE_PACKAGES['openstack-vnf-v2'].vnfdId;
-const INSTANTIATE = {
-  flavourId: 'simple',
-  extVirtualLinks: [
-    {
-      id: 'ext-public',
-      resourceId: 'public',
-      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
-    },
-  ],
-};
+const INSTANTIATE = OPENSTACK_SAMPLE_INSTANTIATE;
 
 before(async () => {
   em = await startEmSimulator();
