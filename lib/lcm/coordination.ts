@@ -212,6 +212,8 @@ export class CoordinationLedger {
     input?: Record<string, unknown>,
   ): Promise<Waiting | undefined> {
     const key = this.key(mark);
+    // One left running by an attempt that was stopped (a FORCEFUL cancel) is cancelled at the EM, not left behind.
+    if (this.progress.pending && this.progress.pending.key !== key) await this.cancelPending();
     const now = this.now();
     const pending = this.progress.pending?.key === key ? this.progress.pending : undefined;
     if (pending && now < Date.parse(pending.notBefore)) return { status: 'IN_PROGRESS', waitUntil: pending.notBefore, polls: polls + 1 };

@@ -160,6 +160,25 @@ describe('LCM coordination of an op occ', () => {
     assert.equal(h.record().coordination?.pending, undefined);
   });
 
+  it('a coordination an earlier attempt left running is cancelled at the EM when the retry asks anew', async () => {
+    em.behaviour = () => ({ result: 'CONTINUE', reads: Number.POSITIVE_INFINITY, retryAfter: 1 });
+    const h = harness([{ name: 'left' }]);
+    assert.equal((await (await h.ledger()).coordinate('start', 0))?.status, 'IN_PROGRESS');
+    const left = h.record().lcmCoordinations?.[0]?.id;
+    // The execution was stopped (FORCEFUL cancel) and the operation retried: attempt 2.
+    h.record().attempts = 2;
+    em.behaviour = () => ({ result: 'CONTINUE' });
+    assert.equal(await (await h.ledger()).coordinate('start', 0), undefined);
+    assert.ok(em.requests.some((r) => r.path === `/lcmcoord/v1/coordinations/${left}/cancel`));
+    assert.deepEqual(
+      h.record().lcmCoordinations?.map((entry) => [entry.coordinationResult ?? 'none', Boolean(entry.endTime)]),
+      [
+        ['none', true],
+        ['CONTINUE', true],
+      ],
+    );
+  });
+
   it('coordinations of a place run in the order given, each after the one before has said CONTINUE', async () => {
     em.behaviour = () => ({ result: 'CONTINUE' });
     const h = harness([
