@@ -20,10 +20,19 @@ const STATUS_BY_ERROR: Record<string, number> = {
   // lib/lcm/grant.ts: the NFVO refused the grant, or did not decide it in time.
   GrantRefused: 403,
   GrantTimedOut: 504,
+  // An LCM coordination (lib/lcm/coordination.ts): the EM said ABORT or CANCELLED, or gave no result.
+  LcmCoordinationAborted: 409,
+  LcmCoordinationFailed: 502,
 };
 
 /** Titles of the failures whose error name is not one. */
-const TITLE_BY_ERROR: Record<string, string> = { [CANCELLED]: CANCELLED_TITLE, GrantRefused: 'Grant refused', GrantTimedOut: 'Grant timed out' };
+const TITLE_BY_ERROR: Record<string, string> = {
+  [CANCELLED]: CANCELLED_TITLE,
+  GrantRefused: 'Grant refused',
+  GrantTimedOut: 'Grant timed out',
+  LcmCoordinationAborted: 'LCM coordination aborted',
+  LcmCoordinationFailed: 'LCM coordination failed',
+};
 
 /** Turns a caught task failure into the ProblemDetails stored as VnfLcmOpOcc.error. */
 export function problemFromTaskFailure(failure: TaskFailure): ProblemDetailsRecord {

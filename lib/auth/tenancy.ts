@@ -8,6 +8,8 @@ export interface Caller {
   clientId?: string;
   /** The `admin` scope: sees and acts on every tenant's records. */
   admin?: boolean;
+  /** The API root the request came through (scheme, host, stage), where the API knows it. */
+  apiRoot?: string;
 }
 
 /** Whether a record of `tenantId` exists for this caller; anything else must look like 404, never 403. */

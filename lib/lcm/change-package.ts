@@ -11,6 +11,7 @@ import type { Coordination, PackageChange, PackageFiles } from '#lib/vim/driver.
 import type { CoreDeps } from '#lib/ports.ts';
 import { packageAttributes } from './vnf-instances.ts';
 import { runScript, scriptRequest, scriptView } from './scripts.ts';
+import { lcmCoordRequestSkeleton } from './coordination.ts';
 
 type Json = Record<string, unknown>;
 
@@ -90,6 +91,8 @@ export async function coordinate(
       vduParams,
       ...(isRecord(additional.external_lb_param) ? { externalLbParam: additional.external_lb_param } : {}),
       ...(coordination.details ? { details: coordination.details } : {}),
+      // For a script that coordinates with the EM itself (samples/scripts/lcm-coordination.cjs; Tacker's LcmCoordRequest).
+      lcmCoordRequest: lcmCoordRequestSkeleton(input.opOcc, { vnfcInstanceIds: coordination.vnfcs.map((vnfc) => vnfc.id ?? vnfc.resourceId) }),
       target: coordination.target,
       is_rollback: input.isRollback,
     },

@@ -16,7 +16,9 @@ import {
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
+import type { Caller } from '#lib/auth/tenancy.ts';
 import { createOpOcc, moveOpOcc } from './op-occs.ts';
+import { coordinationPlanOf } from './coordination.ts';
 
 /** A lock whose op occ was never written (the request died between the two writes) is taken over after this long. */
 const ORPHAN_LOCK_GRACE_MS = 60_000;
@@ -27,6 +29,8 @@ export interface OperationRequest {
   tenantId: string;
   /** The OAuth 2.0 client whose request started it (kept on the op occ, not shown by the API). */
   startedBy?: string;
+  /** The API root the request came through (kept on the op occ for the links it sends, e.g. to an EM). */
+  apiRoot?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationParams: Record<string, unknown>;
@@ -99,8 +103,15 @@ async function acquireInstanceLock(deps: CoreDeps, request: OperationRequest, op
   throw new ConflictError(`VNF instance ${request.vnfInstanceId} changed concurrently; try again`);
 }
 
+/** Who asked for an operation, as its op occ keeps it: the client, and the API root it used. */
+export function requestedBy(caller: Caller): Pick<OperationRequest, 'startedBy' | 'apiRoot'> {
+  return { startedBy: caller.clientId, ...(caller.apiRoot ? { apiRoot: caller.apiRoot } : {}) };
+}
+
 /** Records the op occ as STARTING under the instance's lock and starts its state machine. */
 export async function startOperation(deps: CoreDeps, request: OperationRequest): Promise<VnfLcmOpOccRecord> {
+  // Every operation may be coordinated with an EM (lib/lcm/coordination.ts): a request whose coordination cannot work is refused here.
+  coordinationPlanOf(request.operationParams.additionalParams, request.operation);
   const id = request.id ?? deps.newId();
   await acquireInstanceLock(deps, request, id);
   // The record keeps the request without credentials; the scripts of the operation (its Vnflcm hooks,
@@ -121,6 +132,7 @@ export async function startOperation(deps: CoreDeps, request: OperationRequest):
     id,
     tenantId: request.tenantId,
     ...(request.startedBy ? { startedBy: request.startedBy } : {}),
+    ...(request.apiRoot ? { apiRoot: request.apiRoot } : {}),
     vnfInstanceId: request.vnfInstanceId,
     operation: request.operation,
     operationState: 'STARTING',

@@ -19,7 +19,7 @@ import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
-import { startOperation } from './operations.ts';
+import { requestedBy, startOperation } from './operations.ts';
 import { mergePatch } from '#lib/sol/merge-patch.ts';
 
 /** The package that provides a VNFD: onboarded and enabled (SOL003 5.4.2.3.1, else 422). */
@@ -185,7 +185,7 @@ export async function requestModifyInfo(
     // startOperation records the request without its accessInfo (now in the secret store).
     return await startOperation(deps, {
       tenantId: instance.tenantId,
-      startedBy: caller.clientId,
+      ...requestedBy(caller),
       vnfInstanceId: id,
       operation: 'MODIFY_INFO',
       operationParams: request,

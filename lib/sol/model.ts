@@ -146,6 +146,8 @@ export interface VnfLcmOpOccRecord {
   tenantId: string;
   /** The client id of the request that started it (internal). */
   startedBy?: string;
+  /** Internal: the API root the request came through (the links of its LCM coordination requests). */
+  apiRoot?: string;
   vnfInstanceId: string;
   operation: LcmOperationType;
   operationState: LcmOperationState;
@@ -182,11 +184,55 @@ export interface VnfLcmOpOccRecord {
   grantPending?: { location: string; deadline: string };
   /** CREATE_SNAPSHOT and REVERT_TO_SNAPSHOT: the "Individual VNF snapshot" resource it fills or reverts to (SOL003 5.5.2.13). */
   vnfSnapshotInfoId?: string;
+  /** SOL003 5.5.2.13 (V3.7.1): the LCM coordinations of this operation (SOL002 clause 10), and those an EM refused with 503 to be asked again. */
+  lcmCoordinations?: LcmCoordinationInfo[];
+  rejectedLcmCoordinations?: RejectedLcmCoordination[];
+  /** Internal: the coordinations finished per attempt and the one under way (lib/lcm/coordination.ts). */
+  coordination?: CoordinationProgress;
   /** Internal: how many times the operation's state machine has been started (retries). */
   attempts?: number;
   /** Internal: the state machine execution driving it now (the first is named after the op occ; retries and rollbacks have names of their own). */
   execution?: OperationExecution;
   revision: number;
+}
+
+/** An entry of VnfLcmOpOcc.lcmCoordinations (SOL003 V3.7.1 5.5.2.13). */
+export interface LcmCoordinationInfo {
+  id: string;
+  coordinationActionName: string;
+  /** Absent while it runs, and when it timed out (NOTE 4). */
+  coordinationResult?: 'CONTINUE' | 'ABORT' | 'CANCELLED';
+  startTime: string;
+  endTime?: string;
+  /** The end of the delay the last Retry-After of this coordination asked for. */
+  delay?: string;
+  endpointType: 'MGMT' | 'VNF';
+}
+
+/** An entry of VnfLcmOpOcc.rejectedLcmCoordinations: a 503 with Retry-After. */
+export interface RejectedLcmCoordination {
+  coordinationActionName: string;
+  rejectionTime: string;
+  delay: string;
+  endpointType: 'MGMT' | 'VNF';
+}
+
+/** Internal: where an op occ's coordinations stand. */
+export interface CoordinationProgress {
+  /** What has finished with CONTINUE (and the engine's own marks), keyed by attempt and place. */
+  done: string[];
+  /** The coordination asked for and not finished yet. */
+  pending?: {
+    key: string;
+    /** When it was first asked for: the time limit counts from here. */
+    firstAskedAt: string;
+    /** Not to be asked again before this (Retry-After, or the default back-off). */
+    notBefore: string;
+    /** The "Individual coordination action" resource to read (after a 202). */
+    location?: string;
+    /** Its entry in lcmCoordinations. */
+    entry?: number;
+  };
 }
 
 export const VNF_LCM_OP_OCC_ATTRIBUTES = [
@@ -287,6 +333,9 @@ export function v1OpOccParts(body: Record<string, unknown>): void {
   if (isPlainObject(changed) && changed.vimConnectionInfo !== undefined)
     body.changedInfo = { ...changed, vimConnectionInfo: v1VimConnectionInfo(changed.vimConnectionInfo) };
   if (body.changedExtConnectivity !== undefined) body.changedExtConnectivity = v1ExtVirtualLinks(body.changedExtConnectivity);
+  // SOL003 V2.6.1 has no LCM coordination (V3.x, with SOL002's coordination interface).
+  delete body.lcmCoordinations;
+  delete body.rejectedLcmCoordinations;
 }
 
 export function renderVnfInstance(record: VnfInstanceRecord, version: ApiMajorVersion, baseUrl: string): Record<string, unknown> {

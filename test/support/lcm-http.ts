@@ -6,6 +6,18 @@ import { assertEtsiResponse } from './etsi.ts';
 import { buildCsar, type SamplePackageName } from './csar-builder.ts';
 import { settle, type client, type LocalVnfm } from './runtime.ts';
 
+/** An InstantiateVnfRequest of the OpenStack sample VNF (openstack-vnf-v1/v2): flavour simple, VDU1_CP1 on the simulator's "public" network. */
+export const OPENSTACK_SAMPLE_INSTANTIATE = {
+  flavourId: 'simple',
+  extVirtualLinks: [
+    {
+      id: 'ext-public',
+      resourceId: 'public',
+      extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+    },
+  ],
+};
+
 export function lcmSteps(vnfm: LocalVnfm, call: ReturnType<typeof client>) {
   /** POSTs a task; returns the path of its op occ. */
   const operate = async (path: string, body: unknown): Promise<string> => {

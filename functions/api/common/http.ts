@@ -394,7 +394,7 @@ export function httpApi(routes: RouteTable, options: ApiOptions = {}) {
       ...inputOf(route, body, rawQuery),
       rawBody,
       baseUrl: baseUrlOf(event, headers),
-      caller,
+      caller: { ...caller, apiRoot: baseUrlOf(event, headers) },
       headers,
     });
     const responseHeaders = { ...(version ? { Version: version } : {}), 'Accept-Ranges': 'none', ...result.headers };

@@ -4,10 +4,11 @@
 // stopped; a coordination that failed is asked for again, because the driver state is saved only
 // once its script has succeeded. Only on success do the instance's records and the packages' usage
 // move to the new package.
+import { createHash } from 'node:crypto';
 import { BadRequestError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { flavourOf } from '#lib/vim/flavour.ts';
-import type { InfraDriver, OperationContext, PackageChange, Progress } from '#lib/vim/driver.ts';
+import type { Coordination, InfraDriver, OperationContext, PackageChange, Progress } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { resourceDiff } from '#lib/lcm/scale-heal.ts';
@@ -59,6 +60,10 @@ async function advance(deps: CoreDeps, loaded: Loaded, next: Change, progress: P
     throw new VimOperationFailed(progress.reason);
   }
   if (progress.status === 'COORDINATE') {
+    // The EM first (additionalParams.lcmCoordination actions "at": "vnfc"), then the package's script.
+    // While the EM has no result the driver state is not saved: the next poll asks the driver again.
+    const waiting = isRollback ? undefined : await coordinateVnfcs(loaded, progress.coordinate, polls);
+    if (waiting) return waiting;
     await coordinate(deps, {
       opOcc,
       instance,
@@ -74,6 +79,18 @@ async function advance(deps: CoreDeps, loaded: Loaded, next: Change, progress: P
   }
   await saveDriverState(deps, opOcc, progress.state);
   return polled(polls, progress.status === 'DONE' ? 'DONE' : 'IN_PROGRESS');
+}
+
+/** The EM's coordinations of the VNFCs the driver has just moved (forward only: a rollback is not put to the EM). */
+function coordinateVnfcs(loaded: Loaded, coordination: Coordination, polls: number): Promise<StepResult | undefined> {
+  const ledger = loaded.coordination;
+  if (!ledger?.hasActionsAt('vnfc')) return Promise.resolve(undefined);
+  const ids = coordination.vnfcs.map((vnfc) => vnfc.id ?? vnfc.resourceId);
+  const batch = createHash('sha256')
+    .update(`${coordination.target}\n${ids.join('\n')}`)
+    .digest('hex')
+    .slice(0, 16);
+  return ledger.coordinate('vnfc', polls, batch, { vnfcInstanceIds: ids, target: coordination.target });
 }
 
 const start: Step = async (deps, loaded) => {

@@ -35,7 +35,8 @@ export async function pollUntilSettled(poll: (polls: number) => Promise<StepResu
   let result = await poll(polls);
   while (result.status === 'IN_PROGRESS') {
     const count = result.polls ?? polls;
-    const wait = pollIntervalMs(count);
+    // A step may ask for a later poll than the back-off (an EM's Retry-After, lib/lcm/coordination.ts).
+    const wait = Math.max(pollIntervalMs(count), Date.parse(result.waitUntil) - Date.now());
     if (now() + wait > until || options.remainingMs() - wait < POLL_RESERVE_MS) break;
     await sleep(wait);
     result = await poll(count);

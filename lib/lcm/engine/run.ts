@@ -1,7 +1,7 @@
 // The LCM step engine: the task the operation state machines call with an op occ and an action
 // runs that action's step in the op occ's operation's table. What an operation does is all in its
 // own module's table; nothing here or in a step branches on the operation. Here too: the steps of
-// an op occ whose cancel is pending.
+// an op occ whose cancel is pending, and (coordinated.ts) the LCM coordinations its request asks for.
 import { ConflictError } from '#lib/sol/errors.ts';
 import { log } from '#lib/log.ts';
 import type { LcmOperationType } from '#lib/sol/model.ts';
@@ -10,6 +10,7 @@ import { storedPackages, type PackageAccess } from '#lib/packages/access.ts';
 import { changeExtConnSteps } from './change-ext-conn.ts';
 import { OperationCancelled } from '#lib/lcm/cancellation.ts';
 import { changeVnfpkgSteps } from './change-vnfpkg.ts';
+import { coordinatedStep } from './coordinated.ts';
 import { changeFlavourSteps } from './change-flavour.ts';
 import { healSteps } from './heal.ts';
 import { instantiateSteps } from './instantiate.ts';
@@ -66,13 +67,15 @@ export function pollStep(
 async function runLoaded(deps: CoreDeps, loaded: Loaded, action: StepAction, polls: number): Promise<StepResult> {
   // Every line of this step names the VNF instance as well as the op occ (the event carries the op occ only).
   log.appendKeys({ vnfInstanceId: loaded.opOcc.vnfInstanceId });
-  const step = STEPS[loaded.opOcc.operation]?.[action];
-  if (!step) throw new ConflictError(`VNF LCM operation occurrence ${loaded.opOcc.id} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
-  if (!loaded.opOcc.isCancelPending) return step(deps, loaded, polls);
+  const table = STEPS[loaded.opOcc.operation];
+  if (!table?.[action])
+    throw new ConflictError(`VNF LCM operation occurrence ${loaded.opOcc.id} is a ${loaded.opOcc.operation}, which has no step "${action}"`);
+  if (!loaded.opOcc.isCancelPending) return coordinatedStep(deps, loaded, action, polls, table);
   // A cancel is pending: no new work is started on the VIM, and work it is doing is polled to its
   // end; then the operation stops, and the machine's Catch records FAILED_TEMP (lib/lcm/cancellation.ts).
+  // A coordination under way is cancelled at the EM (coordinated.ts).
   if (!isVimPoll(action)) throw new OperationCancelled(loaded.opOcc);
-  const result = await step(deps, loaded, polls);
+  const result = await coordinatedStep(deps, loaded, action, polls, table);
   if (result.status === 'DONE') throw new OperationCancelled(loaded.opOcc);
   return result;
 }

@@ -9,6 +9,7 @@ import type { PackageAccess } from '#lib/packages/access.ts';
 import type { PackageFiles, Progress } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { saveDriverState } from '#lib/lcm/op-occs.ts';
+import type { CoordinationLedger } from '#lib/lcm/coordination.ts';
 
 /** The actions the state machines (statemachines/*.asl.json) name in their lcm-step tasks. */
 export type StepAction =
@@ -55,6 +56,8 @@ export interface Loaded {
   files: PackageFiles;
   /** For the steps that read another package (CHANGE_VNFPKG's new one). */
   packages: PackageAccess;
+  /** The op occ's LCM coordinations, when its request asks for some (coordinated.ts). */
+  coordination?: CoordinationLedger;
 }
 
 /** The one signature of every step; `polls` counts the polls so far (for the back-off). */

@@ -11,7 +11,7 @@ import { loadDriver, supportedVimType } from '#lib/vim/registry.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
-import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, requestedBy, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { registeredVim } from '#lib/lcm/vim-choice.ts';
 import { checkExtVirtualLinks, checkLinkConnections, extConnPlan, type ExtVirtualLink } from '#lib/lcm/ext-conn.ts';
@@ -57,7 +57,7 @@ export async function requestChangeExtConn(
     await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
     return startOperation(deps, {
       tenantId: instance.tenantId,
-      startedBy: caller.clientId,
+      ...requestedBy(caller),
       vnfInstanceId: id,
       operation: 'CHANGE_EXT_CONN',
       operationParams: request,

@@ -10,7 +10,7 @@ import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/access.ts';
 import { OPENSTACK_VIM, sameVimType } from '#lib/vim/registry.ts';
-import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, requestedBy, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { DEF_FILES_PARAM, flavourChangePlan } from '#lib/lcm/change-flavour.ts';
 import { UnprocessableEntityError } from '#lib/sol/errors.ts';
@@ -39,7 +39,7 @@ export async function requestChangeFlavour(
     await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
     return startOperation(deps, {
       tenantId: instance.tenantId,
-      startedBy: caller.clientId,
+      ...requestedBy(caller),
       vnfInstanceId: id,
       operation: 'CHANGE_FLAVOUR',
       operationParams: request,

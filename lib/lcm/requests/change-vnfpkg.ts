@@ -11,7 +11,7 @@ import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/access.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { enabledPackageFor, getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { packagePath } from '#lib/lcm/scripts.ts';
 import { vduParamsOf, type ChangePlan, type CoordinateScript } from '#lib/lcm/change-package.ts';
@@ -101,7 +101,7 @@ export async function requestChangeVnfpkg(
   };
   return startOperation(deps, {
     tenantId: instance.tenantId,
-    startedBy: caller.clientId,
+    ...requestedBy(caller),
     vnfInstanceId: id,
     operation: 'CHANGE_VNFPKG',
     operationParams: request,

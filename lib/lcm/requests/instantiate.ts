@@ -8,7 +8,7 @@ import { flavourOf } from '#lib/vim/flavour.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { checkDefinitionFiles, parsedVnfd } from '#lib/packages/access.ts';
-import { removingSecretsOnFailure, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
+import { removingSecretsOnFailure, requestedBy, startOperation, storeVimCredentials } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { chooseVim, vimTypeFor } from '#lib/lcm/vim-choice.ts';
 import { KUBERNETES_VIM, OPENSTACK_VIM } from '#lib/vim/registry.ts';
@@ -40,7 +40,7 @@ export async function requestInstantiate(
     await storeVimCredentials(deps, id, request.vimConnectionInfo, pending);
     return startOperation(deps, {
       tenantId: instance.tenantId,
-      startedBy: caller.clientId,
+      ...requestedBy(caller),
       vnfInstanceId: id,
       operation: 'INSTANTIATE',
       operationParams: request,

@@ -8,7 +8,7 @@ import type { OperateVnfRequest } from '#lib/sol/requests.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { loadDriver } from '#lib/vim/registry.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { operateChange } from '#lib/lcm/operate.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 
@@ -33,7 +33,7 @@ export async function requestOperate(
   if (refusal) throw new UnprocessableEntityError(refusal);
   return startOperation(deps, {
     tenantId: instance.tenantId,
-    startedBy: caller.clientId,
+    ...requestedBy(caller),
     vnfInstanceId: id,
     operation: 'OPERATE',
     operationParams: request,

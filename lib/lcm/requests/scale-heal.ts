@@ -9,7 +9,7 @@ import type { UpdateChange } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { healChange, scaleChange } from '#lib/lcm/scale-heal.ts';
 
@@ -39,7 +39,7 @@ function startUpdate(
 ): Promise<VnfLcmOpOccRecord> {
   return startOperation(deps, {
     tenantId: instance.tenantId,
-    startedBy: caller.clientId,
+    ...requestedBy(caller),
     vnfInstanceId: instance.id,
     operation,
     operationParams: request,

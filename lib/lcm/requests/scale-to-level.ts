@@ -6,7 +6,7 @@ import type { ScaleVnfToLevelRequest } from '#lib/sol/requests.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { scaleToLevelChange } from '#lib/lcm/scale-to-level.ts';
 import { flavourOfInstance, instantiatedOrConflict } from './scale-heal.ts';
@@ -24,7 +24,7 @@ export async function requestScaleToLevel(
   const change = scaleToLevelChange(flavour, instance.instantiatedVnfInfo, request, instance.vnfdId);
   return startOperation(deps, {
     tenantId: instance.tenantId,
-    startedBy: caller.clientId,
+    ...requestedBy(caller),
     vnfInstanceId: instance.id,
     operation: 'SCALE_TO_LEVEL',
     operationParams: request,

@@ -8,7 +8,7 @@ import type { CreateVnfSnapshotRequest, RevertToVnfSnapshotRequest } from '#lib/
 import type { CoreDeps } from '#lib/ports.ts';
 import type { SnapshotState } from '#lib/vim/driver.ts';
 import { canSee, type Caller } from '#lib/auth/tenancy.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 import { claimVnfSnapshotInfo, snapshotStore } from '#lib/lcm/vnf-snapshots.ts';
 import { driverOf } from '#lib/lcm/engine/context.ts';
@@ -40,7 +40,7 @@ async function startWithSnapshot(
     return await startOperation(deps, {
       id: opOccId,
       tenantId: instance.tenantId,
-      startedBy: caller.clientId,
+      ...requestedBy(caller),
       vnfInstanceId: instance.id,
       operation,
       operationParams: request,

@@ -5,7 +5,7 @@ import type { ApiMajorVersion, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { TerminateVnfRequest } from '#lib/sol/requests.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
-import { startOperation } from '#lib/lcm/operations.ts';
+import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
 import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
 
 export async function requestTerminate(
@@ -19,7 +19,7 @@ export async function requestTerminate(
   if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`VNF instance ${id} is NOT_INSTANTIATED; there is nothing to terminate`);
   return startOperation(deps, {
     tenantId: instance.tenantId,
-    startedBy: caller.clientId,
+    ...requestedBy(caller),
     vnfInstanceId: id,
     operation: 'TERMINATE',
     operationParams: request,
