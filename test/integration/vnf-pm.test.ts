@@ -497,6 +497,87 @@ describe('Kubernetes', () => {
   });
 });
 
+describe('Kubernetes thresholds', () => {
+  it('a threshold on a pod crossed UP and back DOWN notifies exactly twice, and its scaling rule scales the CNF out and back in', async () => {
+    const namespace = 'pm-thresholds';
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', {
+      body: { vnfdId: SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId, vnfInstanceName: 'pm-cnf-scaled' },
+    });
+    const cnf = (created.body as { id: string }).id;
+    const instantiate = {
+      flavourId: 'large',
+      additionalParams: {
+        'lcm-kubernetes-def-files': ['Files/kubernetes/large/deployment.yaml', 'Files/kubernetes/large/cache.yaml', 'Files/kubernetes/large/service.yaml'],
+        namespace,
+      },
+    };
+    assert.equal((await call('POST', `/vnflcm/v2/vnf_instances/${cnf}/instantiate`, { body: instantiate })).status, 202);
+    await settle(vnfm);
+    type Info = {
+      instantiatedVnfInfo: {
+        vnfcResourceInfo: Array<{ id: string; vduId: string; computeResource: { resourceId: string } }>;
+        vnfcInfo: Array<{ id: string; vnfcResourceInfoId: string }>;
+      };
+    };
+    const info = async () => ((await call('GET', `/vnflcm/v2/vnf_instances/${cnf}`)).body as Info).instantiatedVnfInfo;
+    const vdu1Pods = async () => (await info()).vnfcResourceInfo.filter((v) => v.vduId === 'VDU1');
+    const first = (await vdu1Pods())[0];
+    assert.ok(first);
+    const before = (await vdu1Pods()).length;
+    const watched = (await info()).vnfcInfo.find((v) => v.vnfcResourceInfoId === first.id)?.id as string;
+    const cpu = async (value: string) => {
+      const response = await fetch(`${cluster}metrics`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ namespace, pod: first.computeResource.resourceId, cpu: value, memory: '64Mi' }),
+      });
+      assert.ok(response.ok, await response.text());
+    };
+    const threshold = await call('POST', '/vnfpm/v2/thresholds', {
+      ...PM,
+      body: {
+        objectType: 'Vnf',
+        objectInstanceId: cnf,
+        subObjectInstanceIds: [watched],
+        criteria: { performanceMetric: 'VCpuUsageMeanVnf', thresholdType: 'SIMPLE', simpleThresholdDetails: { thresholdValue: 60, hysteresis: 5 } },
+        callbackUri: `${sink.url}/pm/cnf-threshold`,
+        autoScale: { aspectId: 'vdu1_aspect', coolDownSeconds: 0 },
+      },
+    });
+    assert.equal(threshold.status, 201, threshold.text);
+
+    // The pod requests 500m: 400m is 80 %, 50m is 10 %.
+    await cpu('400m');
+    await collect();
+    await settle(vnfm);
+    assert.ok((await vdu1Pods()).length > before, 'scaled out');
+    await cpu('50m');
+    await collect();
+    await settle(vnfm);
+    assert.equal((await vdu1Pods()).length, before, 'scaled back in');
+    const notified = sink.accepted('/pm/cnf-threshold');
+    assert.deepEqual(
+      notified.map((n) => [n.crossingDirection, n.performanceValue]),
+      [
+        ['UP', 80],
+        ['DOWN', 10],
+      ],
+    );
+    for (const notice of notified) await assertEtsiSchema('vnfpm-notification', 'ThresholdCrossedNotification', notice);
+    const scales = (await call('GET', `/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${cnf});(eq,operation,SCALE)`)).body as Array<{
+      isAutomaticInvocation: boolean;
+      operationState: string;
+    }>;
+    assert.deepEqual(
+      scales.map((occ) => [occ.isAutomaticInvocation, occ.operationState]),
+      [
+        [true, 'COMPLETED'],
+        [true, 'COMPLETED'],
+      ],
+    );
+  });
+});
+
 describe('tenancy and scopes', () => {
   it("another tenant sees none of a tenant's jobs and thresholds and cannot measure its instances; vnfpm:read cannot write", async () => {
     const other = (scopes: string[]) =>
