@@ -5,6 +5,7 @@ import '#lib/trace.ts';
 import * as z from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { createVnfInstance, deleteVnfInstance, getVnfInstance, listVnfInstances, requestModifyInfo } from '#lib/lcm/vnf-instances.ts';
+import { packageFromNfvo } from '#lib/nfvo/packages.ts';
 import { renderVnfInstance } from '#lib/sol/model.ts';
 import { createVnfRequest, normaliseV1Modification, vnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import { bothVersions, created, httpApi, pagedList, pageSize, route, type ApiRequest, type RouteTable } from './common/http.ts';
@@ -18,7 +19,7 @@ export const routes: RouteTable = {
       schema: createVnfRequest,
       title: 'CreateVnfRequest',
       handler: async (request) => {
-        const record = await createVnfInstance(coreDeps(), request.caller, request.body);
+        const record = await createVnfInstance(coreDeps(), request.caller, request.body, packageFromNfvo);
         return created(renderVnfInstance(record, version(request), request.baseUrl));
       },
     }),

@@ -68,6 +68,9 @@ export interface NfvoCall {
   /** The Version header of the NFVO's API (SOL013 9.1). */
   version: string;
   body?: unknown;
+  /** What to accept (JSON unless said); with `stream`, a 2xx body is handed over unread (lib/egress.ts). */
+  accept?: string;
+  stream?: boolean;
 }
 
 export interface NfvoClientOptions {
@@ -142,13 +145,14 @@ export class NfvoClient {
         {
           method: call.method,
           headers: {
-            Accept: 'application/json',
+            Accept: call.accept ?? 'application/json',
             Version: call.version,
             ...(call.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
             ...(auth ? { Authorization: `Bearer ${await accessToken(auth, this.policyFor(auth.tokenEndpoint), now())}` } : {}),
           },
           body: call.body !== undefined ? JSON.stringify(call.body) : undefined,
           timeoutMs: NFVO_CALL_TIMEOUT_MS,
+          ...(call.stream ? { stream: true } : {}),
           ...(secret.certificate || secret.caCertificate ? { tls: this.tlsOf(secret) } : {}),
         },
         this.policyFor(url),

@@ -1,0 +1,123 @@
+// VNF packages from the NFVO: creating an instance from a vnfdId only the NFVO has fetches the
+// package (SOL003 GET /vnfpkgm/v2/onboarded_vnf_packages/{vnfdId} and its package_content),
+// verifies and records it as an upload would be, keeps it for later creates, and refuses a package
+// that fails verification without keeping anything. Every exchange the simulated NFVO sees conforms
+// to the SOL003 VNF package management API.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { startNfvoSimulator, type NfvoSimulator } from '../support/nfvo-simulator.ts';
+import { client, newDataDir, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+
+const OPENSTACK = SAMPLE_PACKAGES['openstack-vnf-v1'];
+const INSTANTIATE = {
+  flavourId: 'simple',
+  extVirtualLinks: [
+    { id: 'ext', resourceId: 'public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { a: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }] },
+  ],
+};
+
+/** The VNFM's own packages (SOL005 VnfPkgInfo) with this vnfdId. */
+async function packagesWith(vnfm: LocalVnfm, vnfdId: string): Promise<Array<Record<string, unknown>>> {
+  const listed = await client(vnfm)('GET', `/vnfpkgm/v1/vnf_packages?filter=(eq,vnfdId,${vnfdId})`);
+  assert.equal(listed.status, 200, listed.text);
+  return listed.body as Array<Record<string, unknown>>;
+}
+
+interface Problem {
+  status: number;
+  detail: string;
+}
+
+describe('VNF packages fetched from the NFVO', () => {
+  let nfvo: NfvoSimulator;
+  let vnfm: LocalVnfm;
+  const dataDir = newDataDir();
+  before(async () => {
+    nfvo = await startNfvoSimulator();
+    vnfm = await startVnfm({ dataDir, processGroup: true, env: { VNFM_PARAMETER_OVERRIDES: `NfvoEndpoint=${nfvo.url}` } });
+  });
+  after(async () => {
+    await vnfm.stop();
+    await nfvo.close();
+    assert.deepEqual(nfvo.nonConforming, []);
+  });
+
+  it('fetches, verifies and uses the package of a vnfdId only the NFVO has, and fetches it once', async () => {
+    const nfvoPkgId = nfvo.addPackage({ vnfdId: OPENSTACK.vnfdId, csar: await buildCsar('openstack-vnf-v1') });
+    const call = client(vnfm);
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: OPENSTACK.vnfdId } });
+    assert.equal(created.status, 201, created.text);
+    const instance = created.body as { id: string; vnfdId: string; vnfProductName: string };
+    assert.equal(instance.vnfdId, OPENSTACK.vnfdId);
+    assert.equal(instance.vnfProductName, OPENSTACK.productName);
+    assert.deepEqual(
+      nfvo
+        .packageExchanges(OPENSTACK.vnfdId)
+        .map((e) => `${e.method} ${e.path.replace(`/vnfpkgm/v2/onboarded_vnf_packages/${OPENSTACK.vnfdId}`, '')} ${e.status}`),
+      ['GET  200', 'GET /package_content 200'],
+    );
+    // Recorded as an onboarded package of the VNFM's own, with what onboarding took from the CSAR.
+    const recorded = await packagesWith(vnfm, OPENSTACK.vnfdId);
+    assert.equal(recorded.length, 1);
+    assert.equal(recorded[0]?.onboardingState, 'ONBOARDED');
+    assert.equal(recorded[0]?.operationalState, 'ENABLED');
+    assert.equal(recorded[0]?.vnfProductName, OPENSTACK.productName);
+    assert.notEqual(recorded[0]?.id, nfvoPkgId);
+
+    // Usable: it instantiates on the OpenStack simulator.
+    const reply = await call('POST', `/vnflcm/v2/vnf_instances/${instance.id}/instantiate`, { body: INSTANTIATE });
+    assert.equal(reply.status, 202, reply.text);
+    await settle(vnfm);
+    const occ = (await call('GET', new URL(reply.headers.get('location') ?? '').pathname)).body as { operationState: string; error?: unknown };
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+
+    // A second create takes the package kept from the first: nothing more is asked of the NFVO.
+    const again = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: OPENSTACK.vnfdId } });
+    assert.equal(again.status, 201, again.text);
+    assert.equal((await packagesWith(vnfm, OPENSTACK.vnfdId)).length, 1);
+    assert.equal(nfvo.packageExchanges(OPENSTACK.vnfdId).length, 2);
+  });
+
+  it('refuses a vnfdId neither the VNFM nor the NFVO has', async () => {
+    const vnfdId = '0b8a5c3e-1111-4e2b-9d4c-000000000000';
+    const reply = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(reply.status, 422, reply.text);
+    assert.match((reply.body as Problem).detail, new RegExp(`no VNF package with vnfdId ${vnfdId} here or at the NFVO`));
+  });
+
+  it('refuses a tampered package from the NFVO with the verification reason, and keeps nothing of it', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['k8s-cnf-v1'];
+    const csar = await buildCsar('k8s-cnf-v1', {
+      mutateAfterManifest: (files) => files.set('Files/kubernetes/deployment.yaml', Buffer.from('kind: Deployment # changed after signing\n')),
+    });
+    nfvo.addPackage({ vnfdId, csar });
+    const call = client(vnfm);
+    const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(reply.status, 422, reply.text);
+    assert.match((reply.body as Problem).detail, /refused: .*Files\/kubernetes\/deployment\.yaml/);
+    assert.match((reply.body as Problem).detail, /hash|digest/i);
+    assert.deepEqual(await packagesWith(vnfm, vnfdId), []);
+  });
+
+  it('answers 422 naming why when the NFVO has the package but not ENABLED', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['openstack-vnf-v2'];
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('openstack-vnf-v2'), operationalState: 'DISABLED' });
+    const reply = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(reply.status, 422, reply.text);
+    assert.match((reply.body as Problem).detail, /ONBOARDED and DISABLED; it must be ONBOARDED and ENABLED/);
+    assert.deepEqual(
+      nfvo.packageExchanges(vnfdId).map((e) => e.path.endsWith('/package_content')),
+      [false],
+    );
+  });
+
+  it('answers 503 with Retry-After while the NFVO cannot answer', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['openstack-vnf-v2'];
+    nfvo.pkgmFailures = 3;
+    const reply = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(reply.status, 503, reply.text);
+    assert.match(reply.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal(nfvo.pkgmFailures, 0);
+  });
+});
