@@ -120,4 +120,38 @@ describe('VNF packages fetched from the NFVO', () => {
     assert.match(reply.headers.get('retry-after') ?? '', /^\d+$/);
     assert.equal(nfvo.pkgmFailures, 0);
   });
+
+  it('onboards once when two creates ask for the same unknown vnfdId at once', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['k8s-cnf-v2'];
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v2') });
+    const call = client(vnfm);
+    const replies = await Promise.all([1, 2].map(() => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } })));
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [201, 201],
+      replies.map((r) => r.text).join('\n'),
+    );
+    assert.equal(nfvo.packageExchanges(vnfdId).filter((e) => e.path.endsWith('/package_content')).length, 1);
+    assert.equal((await packagesWith(vnfm, vnfdId)).length, 1);
+  });
+
+  it('keeps using packages uploaded to the VNFM, without asking the NFVO', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['openstack-vnf-v2'];
+    const call = client(vnfm);
+    const pkg = ((await call('POST', '/vnfpkgm/v1/vnf_packages', { body: {} })).body as { id: string }).id;
+    const upload = await call('PUT', `/vnfpkgm/v1/vnf_packages/${pkg}/package_content`, {
+      raw: await buildCsar('openstack-vnf-v2'),
+      headers: { 'Content-Type': 'application/zip' },
+    });
+    assert.equal(upload.status, 202, upload.text);
+    await settle(vnfm);
+    const asked = nfvo.packageExchanges(vnfdId).length;
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(
+      (await packagesWith(vnfm, vnfdId)).map((p) => p.id),
+      [pkg],
+    );
+    assert.equal(nfvo.packageExchanges(vnfdId).length, asked);
+  });
 });
