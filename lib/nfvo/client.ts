@@ -47,6 +47,9 @@ export interface NfvoSecret {
   privateKey?: string;
   /** PEM CA certificate(s) the NFVO's server certificate is trusted by, instead of the public CAs. */
   caCertificate?: string;
+  /** An OAuth 2.0 client of the VNFM's own issuer, made for the NFVO: it calls back with it (package notifications). */
+  callbackClientId?: string;
+  callbackClientSecret?: string;
 }
 
 /** Stores the NFVO's credentials (a new version of the secret if it exists); returns the secret's id. */

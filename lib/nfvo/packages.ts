@@ -16,10 +16,9 @@ import { ProblemError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { RecordExistsError } from '#lib/store/dynamo.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { EgressDeniedError } from '#lib/egress.ts';
-import { nfvoClient, type NfvoClient } from './client.ts';
+import { nfvoClient, nfvoSettings, type NfvoClient } from './client.ts';
+import { ensurePkgmSubscription, nfvoSourceOf, PKGM_API_VERSION, type NfvoSource } from './package-notifications.ts';
 
-/** The Version header of the NFVO's VNF package management API (SOL003 10.1, API version 2). */
-export const PKGM_API_VERSION = '2.1.0';
 /** How long a create waits for the fetched package's onboarding; the API's own limit is 29 s. */
 const ONBOARDING_WAIT_MS = 20_000;
 const POLL_MS = 200;
@@ -27,17 +26,6 @@ const POLL_MS = 200;
 const RETRY_AFTER_SECONDS = 10;
 /** A fetch this old and not finished was cut off (a timeout, a crash): the next create starts again. */
 const STALE_FETCH_MS = 15 * 60_000;
-
-/** Where a package came from, on its record: the NFVO's own package id, and whether it must be fetched again. */
-export interface NfvoSource {
-  nfvo: true;
-  vnfPkgId: string;
-  /** The NFVO deleted it (PKG_DELETE): no new instance uses it, and the next create fetches the package again. */
-  refetch?: boolean;
-}
-
-export const nfvoSourceOf = (record: VnfPackageRecord): NfvoSource | undefined =>
-  (record.source as NfvoSource | undefined)?.nfvo ? (record.source as NfvoSource) : undefined;
 
 export class NfvoUnavailableError extends ProblemError {
   constructor(detail: string, retryAfterSeconds = RETRY_AFTER_SECONDS) {
@@ -163,9 +151,10 @@ async function download(nfvo: NfvoClient, vnfdId: string, packageId: string, lim
  * about new instances), one being fetched by another request (waited for), or a new fetch. Undefined
  * when no NFVO is configured.
  */
-export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: string): Promise<VnfPackageRecord | undefined> {
+export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: string, baseUrl: string): Promise<VnfPackageRecord | undefined> {
   const nfvo = nfvoClient(deps.secrets);
-  if (!nfvo) return undefined;
+  const settings = nfvoSettings();
+  if (!nfvo || !settings) return undefined;
   const fetched = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId && nfvoSourceOf(p));
   const current = fetched.find((p) => !nfvoSourceOf(p)?.refetch);
   if (current?.onboardingState === 'ONBOARDED') return current;
@@ -183,6 +172,8 @@ export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: st
     );
   }
 
+  // Told of what becomes of the packages from now on: subscribed before the first is downloaded.
+  await ensurePkgmSubscription(deps, nfvo, settings, baseUrl);
   const id = fetchRecordId(caller.tenantId, vnfdId, fetched.length);
   const now = deps.now();
   const record: VnfPackageRecord = {

@@ -2,12 +2,17 @@
 // package (SOL003 GET /vnfpkgm/v2/onboarded_vnf_packages/{vnfdId} and its package_content),
 // verifies and records it as an upload would be, keeps it for later creates, and refuses a package
 // that fails verification without keeping anything. Every exchange the simulated NFVO sees conforms
-// to the SOL003 VNF package management API.
+// to the SOL003 VNF package management API. The NFVO's notifications (to the subscription the VNFM
+// makes at its first fetch, authenticated with a client of the VNFM's own made for the NFVO) disable,
+// re-enable and withdraw the kept package for new instances.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createLocalClient } from '../../local/oauth2.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { startNfvoSimulator, type NfvoSimulator } from '../support/nfvo-simulator.ts';
-import { client, newDataDir, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { accessToken, adminCredentials, client, newDataDir, ROOT, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { waitFor } from '../support/wait.ts';
 
 const OPENSTACK = SAMPLE_PACKAGES['openstack-vnf-v1'];
 const INSTANTIATE = {
@@ -24,6 +29,23 @@ async function packagesWith(vnfm: LocalVnfm, vnfdId: string): Promise<Array<Reco
   return listed.body as Array<Record<string, unknown>>;
 }
 
+/** `npm run nfvo-secret -- set` with `value` on standard input, into this VNFM's Secrets Manager stand-in. */
+async function storeNfvoSecret(vnfm: LocalVnfm, value: Record<string, string>): Promise<void> {
+  const stored = spawn(process.execPath, ['--import', 'tsx', 'scripts/nfvo-secret.ts', 'set'], {
+    cwd: ROOT,
+    env: { ...process.env, VNFM_DATA_DIR: vnfm.dataDir },
+  });
+  let output = '';
+  stored.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  stored.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  stored.stdin.end(JSON.stringify(value));
+  assert.equal(await new Promise((resolve) => stored.once('exit', resolve)), 0, output);
+}
+
 interface Problem {
   status: number;
   detail: string;
@@ -36,6 +58,17 @@ describe('VNF packages fetched from the NFVO', () => {
   before(async () => {
     nfvo = await startNfvoSimulator();
     vnfm = await startVnfm({ dataDir, processGroup: true, env: { VNFM_PARAMETER_OVERRIDES: `NfvoEndpoint=${nfvo.url}` } });
+    // The operator makes the NFVO a client of the VNFM's own (package notifications need vnfpkgm:write)
+    // and stores it with the NFVO's credentials.
+    const callback = createLocalClient(vnfm.dataDir, { tenantId: 'nfvo', scopes: ['vnfpkgm:write'] });
+    await waitFor("the NFVO's client can take a token", async () => {
+      try {
+        return Boolean(await accessToken({ ...callback, tokenUrl: adminCredentials(vnfm).tokenUrl }));
+      } catch {
+        return false;
+      }
+    });
+    await storeNfvoSecret(vnfm, { callbackClientId: callback.clientId, callbackClientSecret: callback.clientSecret });
   });
   after(async () => {
     await vnfm.stop();
@@ -77,6 +110,65 @@ describe('VNF packages fetched from the NFVO', () => {
     assert.equal(again.status, 201, again.text);
     assert.equal((await packagesWith(vnfm, OPENSTACK.vnfdId)).length, 1);
     assert.equal(nfvo.packageExchanges(OPENSTACK.vnfdId).length, 2);
+  });
+
+  it("follows the NFVO's notifications: DISABLED and deleted packages refuse new instances, ENABLED again and re-added ones take them", async () => {
+    const call = client(vnfm);
+    const create = () => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: OPENSTACK.vnfdId } });
+    // Subscribed at the first fetch, to every package change, with the credentials to call back with.
+    assert.equal(nfvo.pkgmSubscriptions.length, 1);
+    const subscription = nfvo.pkgmSubscriptions[0];
+    assert.ok(subscription);
+    assert.equal(new URL(subscription.request.callbackUri).pathname, '/vnfm/v1/nfvo/pkgm_notifications');
+    assert.deepEqual((subscription.request.authentication as { authType?: string[] }).authType, ['OAUTH2_CLIENT_CREDENTIALS']);
+
+    await nfvo.setOperationalState(OPENSTACK.vnfdId, 'DISABLED');
+    assert.deepEqual(subscription.deliveries, [204]);
+    const refused = await create();
+    assert.equal(refused.status, 422, refused.text);
+    assert.match((refused.body as Problem).detail, /DISABLED/);
+    // The instance made from it before is untouched.
+    const instances = (await call('GET', '/vnflcm/v2/vnf_instances')).body as Array<{ vnfdId: string; instantiationState: string }>;
+    assert.ok(instances.some((i) => i.vnfdId === OPENSTACK.vnfdId && i.instantiationState === 'INSTANTIATED'));
+
+    await nfvo.setOperationalState(OPENSTACK.vnfdId, 'ENABLED');
+    assert.equal((await create()).status, 201);
+    const fetchesBefore = nfvo.packageExchanges(OPENSTACK.vnfdId).length;
+    assert.equal(fetchesBefore, 2);
+
+    // Deleted at the NFVO: refused, and fetched again once the NFVO has it again.
+    await nfvo.deletePackage(OPENSTACK.vnfdId);
+    assert.deepEqual(subscription.deliveries, [204, 204, 204]);
+    const gone = await create();
+    assert.equal(gone.status, 422, gone.text);
+    assert.match((gone.body as Problem).detail, /here or at the NFVO/);
+    nfvo.addPackage({ vnfdId: OPENSTACK.vnfdId, csar: await buildCsar('openstack-vnf-v1') });
+    const refetched = await create();
+    assert.equal(refetched.status, 201, refetched.text);
+    assert.ok(
+      nfvo
+        .packageExchanges(OPENSTACK.vnfdId)
+        .slice(fetchesBefore)
+        .some((e) => e.path.endsWith('/package_content') && e.status === 200),
+    );
+    const kept = await packagesWith(vnfm, OPENSTACK.vnfdId);
+    assert.deepEqual(kept.map((p) => p.operationalState).sort(), ['DISABLED', 'ENABLED']);
+  });
+
+  it('refuses notifications from anyone but the NFVO', async () => {
+    const other = createLocalClient(vnfm.dataDir, { tenantId: 'someone', scopes: ['vnfpkgm:write'] });
+    const credentials = { ...other, tokenUrl: adminCredentials(vnfm).tokenUrl };
+    await waitFor('the other client can take a token', async () => {
+      try {
+        return Boolean(await accessToken(credentials));
+      } catch {
+        return false;
+      }
+    });
+    const reply = await client(vnfm, credentials)('POST', '/vnfm/v1/nfvo/pkgm_notifications', {
+      body: { notificationType: 'VnfPackageChangeNotification', vnfPkgId: 'x', vnfdId: OPENSTACK.vnfdId, changeType: 'PKG_DELETE' },
+    });
+    assert.equal(reply.status, 403, reply.text);
   });
 
   it('refuses a vnfdId neither the VNFM nor the NFVO has', async () => {
