@@ -63,11 +63,8 @@ export async function ensurePkgmSubscription(deps: CoreDeps, nfvo: NfvoClient, s
   const leases = new DynamoLeaseStore(table);
   const holder = deps.newId();
   const now = Date.now();
-  if (!(await leases.acquire(SUBSCRIPTION_LEASE, holder, now, now + SUBSCRIBING_MS))) {
-    // Subscribed already, or another request is subscribing.
-    subscribed = true;
-    return;
-  }
+  // Subscribed already, or another request is subscribing (and gives the lease back if it fails).
+  if (!(await leases.acquire(SUBSCRIPTION_LEASE, holder, now, now + SUBSCRIBING_MS))) return;
   try {
     const callback = await callbackClient(deps, settings);
     const request = {

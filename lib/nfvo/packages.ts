@@ -19,8 +19,8 @@ import { EgressDeniedError } from '#lib/egress.ts';
 import { nfvoClient, nfvoSettings, type NfvoClient } from './client.ts';
 import { ensurePkgmSubscription, nfvoSourceOf, PKGM_API_VERSION, type NfvoSource } from './package-notifications.ts';
 
-/** How long a create waits for the fetched package's onboarding; the API's own limit is 29 s. */
-const ONBOARDING_WAIT_MS = 20_000;
+/** How long a create may spend on a package from the NFVO, download and onboarding; the API's own limit is 29 s. */
+const FETCH_WAIT_MS = 20_000;
 const POLL_MS = 200;
 /** Seconds a client is asked to wait while a package is still being fetched or onboarded. */
 const RETRY_AFTER_SECONDS = 10;
@@ -83,8 +83,7 @@ async function discard(deps: CoreDeps, record: VnfPackageRecord): Promise<void> 
  * Waits for the onboarding of a fetched package: ONBOARDED is the package, back to CREATED a
  * refusal (422 with the verification's reason; nothing is kept), still going after the wait a 503.
  */
-async function onboarded(deps: CoreDeps, id: string, vnfdId: string): Promise<VnfPackageRecord> {
-  const until = Date.now() + ONBOARDING_WAIT_MS;
+async function onboarded(deps: CoreDeps, id: string, vnfdId: string, until: number): Promise<VnfPackageRecord> {
   for (;;) {
     const record = await deps.packages.get(id);
     if (!record) throw new NfvoUnavailableError(`The VNF package for vnfdId ${vnfdId} is being fetched from the NFVO again`, 1);
@@ -155,10 +154,11 @@ export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: st
   const nfvo = nfvoClient(deps.secrets);
   const settings = nfvoSettings();
   if (!nfvo || !settings) return undefined;
+  const until = Date.now() + FETCH_WAIT_MS;
   const fetched = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId && nfvoSourceOf(p));
   const current = fetched.find((p) => !nfvoSourceOf(p)?.refetch);
   if (current?.onboardingState === 'ONBOARDED') return current;
-  if (current && Date.parse(current.stateSince ?? current.createdAt) > Date.now() - STALE_FETCH_MS) return onboarded(deps, current.id, vnfdId);
+  if (current && Date.parse(current.stateSince ?? current.createdAt) > Date.now() - STALE_FETCH_MS) return onboarded(deps, current.id, vnfdId, until);
   if (current) await discard(deps, current);
 
   const info = await ask(nfvo, `vnfpkgm/v2/onboarded_vnf_packages/${encodeURIComponent(vnfdId)}`);
@@ -192,7 +192,7 @@ export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: st
     await deps.packages.put(record);
   } catch (error) {
     // Another create is fetching this vnfdId: its package is ours too.
-    if (error instanceof RecordExistsError) return onboarded(deps, id, vnfdId);
+    if (error instanceof RecordExistsError) return onboarded(deps, id, vnfdId, until);
     throw error;
   }
   log.info('fetching a VNF package from the NFVO', { packageId: id, vnfdId, nfvoPackageId: pkgInfo.id });
@@ -208,5 +208,5 @@ export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: st
     throw error;
   }
   // The content's ObjectCreated event onboards it (functions/triggers/package-onboarding.ts).
-  return onboarded(deps, id, vnfdId);
+  return onboarded(deps, id, vnfdId, until);
 }
