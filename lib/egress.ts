@@ -9,6 +9,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
 
 export interface EgressPolicy {
   /** Allow private (RFC 1918, CGNAT, IPv6 ULA) and loopback addresses. */
@@ -151,6 +152,8 @@ export interface EgressRequest {
   maxResponseBytes?: number;
   /** For an https server: a client certificate and its key (mutual TLS), and the CA to trust it by instead of the public ones (PEM). */
   tls?: { cert?: string; key?: string; ca?: string };
+  /** A 2xx answer's body is handed over unread as `stream` (a CSAR); the time limit then applies to idle time only. */
+  stream?: boolean;
 }
 
 export interface EgressResponse {
@@ -159,6 +162,8 @@ export interface EgressResponse {
   body: string;
   /** The body was longer than maxResponseBytes and `body` is only its beginning. */
   truncated?: boolean;
+  /** With `stream` asked for and a 2xx answer: the body, to be read by the caller (`body` is then empty). */
+  stream?: Readable;
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -196,6 +201,11 @@ export async function egressRequest(raw: string, request: EgressRequest, policy:
         agent: false,
       },
       (res) => {
+        const status = res.statusCode ?? 0;
+        if (request.stream && status >= 200 && status < 300) {
+          resolve({ status, headers: res.headers, body: '', stream: res });
+          return;
+        }
         const chunks: Buffer[] = [];
         const limit = request.maxResponseBytes ?? MAX_RESPONSE_BYTES;
         let size = 0;

@@ -2,7 +2,8 @@
 // NFVO with, read from standard input, in Secrets Manager as vnfm/<stage>/nfvo/credentials (stage
 // default dev): the OAuth 2.0 client secret (NfvoTokenUrl, NfvoClientId) as plain text, or a JSON
 // object {"clientSecret", "certificate", "privateKey", "caCertificate"} (PEM: a client certificate
-// for an NFVO asking for mutual TLS, the CA of an NFVO's server certificate from a private CA).
+// for an NFVO asking for mutual TLS, the CA of an NFVO's server certificate from a private CA), and
+// "callbackClientId", "callbackClientSecret": the VNFM's own OAuth 2.0 client the NFVO calls back with.
 // With --aws it writes to AWS (the standard credential chain and region); without, to the running
 // local VNFM's Secrets Manager stand-in (VNFM_DATA_DIR, default ./.vnfm). A running VNFM reads the
 // new value within 5 minutes.
@@ -27,11 +28,12 @@ async function readStdin(): Promise<string> {
 function credentialsOf(text: string): NfvoSecret {
   if (!text.startsWith('{')) return { clientSecret: text };
   const value = JSON.parse(text) as Record<string, unknown>;
-  const known = ['clientSecret', 'certificate', 'privateKey', 'caCertificate'];
+  const known = ['clientSecret', 'certificate', 'privateKey', 'caCertificate', 'callbackClientId', 'callbackClientSecret'];
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   if (unknown.length) throw new Error(`unknown field(s) ${unknown.join(', ')}; expected ${known.join(', ')}`);
   if (Object.values(value).some((v) => typeof v !== 'string' || v === '')) throw new Error('every field must be a non-empty string');
   if (Boolean(value.certificate) !== Boolean(value.privateKey)) throw new Error('a client certificate needs its privateKey, and a privateKey its certificate');
+  if (Boolean(value.callbackClientId) !== Boolean(value.callbackClientSecret)) throw new Error('callbackClientId and callbackClientSecret go together');
   return value as NfvoSecret;
 }
 

@@ -5,6 +5,10 @@ import '#lib/trace.ts';
 import * as z from 'zod';
 import { coreDeps } from '#lib/deps.ts';
 import { createVnfInstance, deleteVnfInstance, getVnfInstance, listVnfInstances, requestModifyInfo } from '#lib/lcm/vnf-instances.ts';
+import { packageFromNfvo } from '#lib/nfvo/packages.ts';
+import { applyPkgmNotification, PKGM_CALLBACK_PATH } from '#lib/nfvo/package-notifications.ts';
+import { nfvoSettings } from '#lib/nfvo/client.ts';
+import { NotFoundError } from '#lib/sol/errors.ts';
 import { renderVnfInstance } from '#lib/sol/model.ts';
 import { createVnfRequest, normaliseV1Modification, vnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import { bothVersions, created, httpApi, pagedList, pageSize, route, type ApiRequest, type RouteTable } from './common/http.ts';
@@ -18,7 +22,9 @@ export const routes: RouteTable = {
       schema: createVnfRequest,
       title: 'CreateVnfRequest',
       handler: async (request) => {
-        const record = await createVnfInstance(coreDeps(), request.caller, request.body);
+        const record = await createVnfInstance(coreDeps(), request.caller, request.body, (deps, caller, vnfdId) =>
+          packageFromNfvo(deps, caller, vnfdId, request.baseUrl),
+        );
         return created(renderVnfInstance(record, version(request), request.baseUrl));
       },
     }),
@@ -52,6 +58,29 @@ export const routes: RouteTable = {
       },
     },
   })),
+};
+
+/** The NFVO configured, or 404: without one there is nothing to be told. */
+function configuredNfvo() {
+  const settings = nfvoSettings();
+  if (!settings) throw new NotFoundError('No NFVO is configured (NfvoEndpoint)');
+  return settings;
+}
+
+// The NFVO's package notifications (lib/nfvo/package-notifications.ts); GET is its test of the callback.
+routes[PKGM_CALLBACK_PATH] = {
+  GET: {
+    handler: async () => {
+      configuredNfvo();
+      return { status: 204 };
+    },
+  },
+  POST: {
+    handler: async (request) => {
+      await applyPkgmNotification(coreDeps(), configuredNfvo(), request.caller, request.body);
+      return { status: 204 };
+    },
+  },
 };
 
 export const handler = httpApi(routes);

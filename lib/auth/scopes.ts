@@ -22,6 +22,8 @@ const RULES: ReadonlyArray<[RegExp, ApiScopeFamily]> = [
   [/^\/(vnflcm|vnfpkgm|vnffm)\/v\d+\/subscriptions(\/|$)/, 'subscriptions'],
   [/^\/vnflcm\//, 'vnflcm'],
   [/^\/vnfpkgm\//, 'vnfpkgm'],
+  // The NFVO's package notifications to the VNFM (lib/nfvo/package-notifications.ts).
+  [/^\/vnfm\/v\d+\/nfvo\/pkgm_notifications$/, 'vnfpkgm'],
   [/^\/(v1\.0\/vims|vnfm\/v\d+\/vims)(\/|\.json|$)/, 'vims'],
   [/^\/(vnffm\/|alert(\/|$)|server_notification(\/|$))/, 'vnffm'],
   // PM jobs and thresholds are their own notification targets (no subscriptions): all of /vnfpm is vnfpm.

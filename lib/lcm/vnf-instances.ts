@@ -46,8 +46,28 @@ export function packageAttributes(
   };
 }
 
-export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest): Promise<VnfInstanceRecord> {
-  const pkg = await enabledPackageFor(deps, caller, request.vnfdId);
+/** Where a package the VNFM does not have may come from (the NFVO, lib/nfvo/packages.ts); undefined: nowhere. */
+export type PackageSource = (deps: CoreDeps, caller: Caller, vnfdId: string) => Promise<VnfPackageRecord | undefined>;
+
+/** The package for a new instance: an onboarded one here, else (none here at all) the one `source` gives. */
+async function packageForNewInstance(deps: CoreDeps, caller: Caller, vnfdId: string, source?: PackageSource): Promise<VnfPackageRecord> {
+  try {
+    return await enabledPackageFor(deps, caller, vnfdId);
+  } catch (error) {
+    if (!(error instanceof UnprocessableEntityError) || !source) throw error;
+    const here = (await deps.packages.findByVnfdId(vnfdId)).filter((p) => p.tenantId === caller.tenantId);
+    // A package uploaded here decides, usable or not; one from the NFVO is the source's to judge.
+    if (here.some((p) => !(p.source as { nfvo?: boolean } | undefined)?.nfvo)) throw error;
+    const fetched = await source(deps, caller, vnfdId);
+    if (!fetched) throw error;
+    if (fetched.operationalState !== 'ENABLED')
+      throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} from the NFVO is ${fetched.operationalState}; it must be ENABLED there`);
+    return fetched;
+  }
+}
+
+export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, source?: PackageSource): Promise<VnfInstanceRecord> {
+  const pkg = await packageForNewInstance(deps, caller, request.vnfdId, source);
   const id = deps.newId();
   const now = deps.now();
   const record: VnfInstanceRecord = {

@@ -47,6 +47,9 @@ export interface NfvoSecret {
   privateKey?: string;
   /** PEM CA certificate(s) the NFVO's server certificate is trusted by, instead of the public CAs. */
   caCertificate?: string;
+  /** An OAuth 2.0 client of the VNFM's own issuer, made for the NFVO: it calls back with it (package notifications). */
+  callbackClientId?: string;
+  callbackClientSecret?: string;
 }
 
 /** Stores the NFVO's credentials (a new version of the secret if it exists); returns the secret's id. */
@@ -68,6 +71,9 @@ export interface NfvoCall {
   /** The Version header of the NFVO's API (SOL013 9.1). */
   version: string;
   body?: unknown;
+  /** What to accept (JSON unless said); with `stream`, a 2xx body is handed over unread (lib/egress.ts). */
+  accept?: string;
+  stream?: boolean;
 }
 
 export interface NfvoClientOptions {
@@ -142,13 +148,14 @@ export class NfvoClient {
         {
           method: call.method,
           headers: {
-            Accept: 'application/json',
+            Accept: call.accept ?? 'application/json',
             Version: call.version,
             ...(call.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
             ...(auth ? { Authorization: `Bearer ${await accessToken(auth, this.policyFor(auth.tokenEndpoint), now())}` } : {}),
           },
           body: call.body !== undefined ? JSON.stringify(call.body) : undefined,
           timeoutMs: NFVO_CALL_TIMEOUT_MS,
+          ...(call.stream ? { stream: true } : {}),
           ...(secret.certificate || secret.caCertificate ? { tls: this.tlsOf(secret) } : {}),
         },
         this.policyFor(url),

@@ -180,8 +180,10 @@ export async function onboardPackage(
     const info = await inspectCsar(opened, { trustAnchors: options.trustAnchors, requireSignature: options.requireSignature });
     const vnfd = await parseVnfd({ readText: (path) => opened.readText(path), has: (path) => opened.has(path) }, info.entryDefinitions);
 
+    // A package the NFVO deleted (kept for its instances, to be fetched again) does not count.
     const others = (await deps.packages.findByVnfdId(vnfd.vnfdId)).filter(
-      (p) => p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED',
+      (p) =>
+        p.id !== packageId && p.tenantId === started.tenantId && p.onboardingState === 'ONBOARDED' && !(p.source as { refetch?: boolean } | undefined)?.refetch,
     );
     if (others.length)
       throw new PackageError(`vnfdId ${vnfd.vnfdId} is already onboarded as VNF package ${others[0]?.id}; a VNFD can be onboarded once`, info.entryDefinitions);

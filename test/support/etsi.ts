@@ -150,6 +150,8 @@ export const ETSI_SCHEMA_CORRECTIONS: readonly string[] = [
   'PkgmNotificationsFilter (SOL005): notificationTypes is a single string, but SOL005 9.5.3.4 gives it ' +
     'cardinality 0..N (as the SOL003 copy of the type has it) -> an array of those strings; the alternatives are ' +
     'corrected as above also in the copies inside PkgmSubscription, whose own description hides the NOTE.',
+  'Checksum (SOL003 General_Definitions): a placeholder string ("#no definition found"), where SOL003 10.5.3.3 ' +
+    'defines the structure {algorithm, hash}, both required (as SOL005 9.5.3.5 does) -> that object.',
   'PkgmSubscription (SOL005): id refers to Uri (format uri), but SOL005 9.5.2.7 makes it an Identifier -> a string.',
   'VnfPackageSoftwareImageInfo: imagePath is listed as required, but its own description (SOL005 9.5.3.2) says it ' +
     'shall be absent for an external image the NFVO has not downloaded -> not required.',
@@ -224,12 +226,24 @@ function atMostOne(names: string[]): Schema {
   return { not: pairs.length === 1 ? pairs[0] : { anyOf: pairs } };
 }
 
+const CHECKSUM = { type: 'object', required: ['algorithm', 'hash'], properties: { algorithm: { type: 'string' }, hash: { type: 'string' } } };
+
 function correctSchema(schema: Schema): void {
   const description = typeof schema.description === 'string' ? schema.description.replace(/\s+/g, ' ') : '';
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
 
   // SOL003 6.5: PM's measured values, unsigned integers, report lists and modification responses.
   if (correctPmSchema(schema, description)) return;
+
+  // SOL003's Checksum: a placeholder string in the YAML, the structure of 10.5.3.3 in the clause; also
+  // where a $ref with its own description made a copy of it (a "checksum" property).
+  const checksum = properties?.checksum;
+  const placeholder = (candidate: Schema) => candidate.type === 'string' && /^Che(c)?ksum\b/.test(String(candidate.description ?? '').trim());
+  if (properties && isRecord(checksum) && placeholder(checksum)) properties.checksum = { description: checksum.description, ...CHECKSUM };
+  if (placeholder(schema) && description.trim() === 'Cheksum description') {
+    Object.assign(schema, CHECKSUM);
+    return;
+  }
 
   // A software image's imagePath is absent for an image outside the package (SOL005 9.5.3.2).
   if (properties && 'imagePath' in properties && 'imageUri' in properties && Array.isArray(schema.required) && schema.required.includes('imagePath')) {

@@ -504,7 +504,12 @@ describe('template.yaml', () => {
       const uploaders = ofType('AWS::Serverless::Function').filter(([id]) =>
         s3Grants(real(), id).some((grant) => grant.action === 's3:PutObject' && globMatches(grant.key, key)),
       );
-      assert.deepEqual(uploaders.map(([id]) => id).sort(), ['PackageFetchFunction', 'PackageOnboardingFunction', 'VnfPackagesFunction']);
+      assert.deepEqual(uploaders.map(([id]) => id).sort(), [
+        'PackageFetchFunction',
+        'PackageOnboardingFunction',
+        'VnfInstancesFunction',
+        'VnfPackagesFunction',
+      ]);
       for (const [id] of uploaders)
         assert.ok(
           s3Grants(real(), id).some((grant) => grant.action === 's3:AbortMultipartUpload' && globMatches(grant.key, key)),
