@@ -10,11 +10,19 @@ import { parseArgs } from 'node:util';
 import { buildCsarFile, SAMPLE_PACKAGES, type SamplePackageName } from '../test/support/csar-builder.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const { values: options } = parseArgs({
-  options: { endpoint: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
-});
+const USAGE = 'usage: npm run demo -- [--endpoint URL] [--keep]   (with `npm start` running; --keep leaves both VNFs instantiated)';
+const options = (() => {
+  try {
+    return parseArgs({
+      options: { endpoint: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    }).values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+})();
 if (options.help) {
-  console.log('usage: npm run demo -- [--endpoint URL] [--keep]   (with `npm start` running; --keep leaves both VNFs instantiated)');
+  console.log(USAGE);
   process.exit(0);
 }
 const endpoint = options.endpoint ?? process.env.VNFM_ENDPOINT ?? 'http://127.0.0.1:9890';
