@@ -271,8 +271,9 @@ export class NotifyingOpOccStore implements VnfLcmOpOccStore {
     return this.inner.get(id);
   }
 
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
-    return this.inner.listPage(scope, limit, after);
+  // Every argument, whatever the store takes (the list plan that picks an index among them).
+  listPage(...args: Parameters<VnfLcmOpOccStore['listPage']>): Promise<Page<VnfLcmOpOccRecord>> {
+    return this.inner.listPage(...args);
   }
 
   listInFlight(): Promise<VnfLcmOpOccRecord[]> {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoreDeps } from '#lib/ports.ts';
+import { NotifyingOpOccStore } from '#lib/lcm/notifications.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
@@ -13,7 +14,7 @@ import { listCollection, type CollectionSpec } from '#lib/sol/listing.ts';
 import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ALL_TENANTS, MARKER_PARAMETER, type TenantScope } from '#lib/sol/paging.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { DynamoVnfLcmOpOccStore, opOccListKey } from '#lib/store/op-occs.ts';
+import { DynamoVnfLcmOpOccStore, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 
 const BASE = 'http://vnfm.test';
@@ -89,15 +90,16 @@ describe('op occ lists read through the instance index', () => {
 
   after(() => stop());
 
-  const deps = () =>
-    ({
-      opOccs: {
-        listPage: (scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan) => {
-          plans.push(plan?.kind ?? 'scan');
-          return store.listPage(scope, limit, after, plan);
-        },
+  /** The stores as the API has them: the notifying store around the DynamoDB one, which notes the plan it is asked to read by. */
+  const deps = () => {
+    const spied = {
+      listPage: (scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan) => {
+        plans.push(plan?.kind ?? 'scan');
+        return store.listPage(scope, limit, after, plan);
       },
-    }) as unknown as CoreDeps;
+    } as unknown as VnfLcmOpOccStore;
+    return { opOccs: new NotifyingOpOccStore(spied, {} as never, {} as never, {} as never) } as unknown as CoreDeps;
+  };
 
   /** The same list read the old way: no index declared. */
   const scanSpec = (scope: TenantScope): CollectionSpec<VnfLcmOpOccRecord> => ({
