@@ -140,6 +140,11 @@ export interface ListIndex {
   sortKey: string;
 }
 
+/** Attribute -> index name, what the listing planner takes, for indexes keyed by the attribute the API shows. */
+export function listIndexesByAttribute(indexes: readonly ListIndex[]): Readonly<Record<string, string>> {
+  return Object.fromEntries(indexes.map((index) => [index.partitionKey, index.name]));
+}
+
 /**
  * One page of the records whose `index.partitionKey` is `keyValue`, in sort-key order, limited to
  * the scope's tenant by a filter (for ALL_TENANTS, to records that have a tenant, as tenantPage).

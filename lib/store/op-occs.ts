@@ -6,7 +6,7 @@
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { allItems, indexPage, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, listIndexesByAttribute, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -39,30 +39,19 @@ export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROC
  * holds for every op occ of a tenant's instance and for none of another tenant's, instance ids
  * being generated here), and an admin's all-tenant list reads the same index without it.
  */
-const LIST_INDEXES: Readonly<Record<string, ListIndex>> = {
-  byVnfInstance: { name: 'byVnfInstance', partitionKey: 'vnfInstanceId', sortKey: 'startSeq' },
-};
-export const OP_OCC_LIST_INDEXES: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.values(LIST_INDEXES).map((index) => [index.partitionKey, index.name]),
-);
+const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfInstance', partitionKey: 'vnfInstanceId', sortKey: 'startSeq' }];
+export const OP_OCC_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
 export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRecord> implements VnfLcmOpOccStore {
   constructor(table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {
-    super(table);
+    super(table, LIST_INDEXES);
   }
 
   override async create(record: VnfLcmOpOccRecord): Promise<void> {
     const item: VnfLcmOpOccRecord & { sweep?: string } = IN_FLIGHT_STATES.includes(record.operationState) ? { ...record, sweep: IN_FLIGHT } : record;
     await super.create(item);
-  }
-
-  override listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfLcmOpOccRecord>> {
-    if (plan?.kind !== 'index') return super.listPage(scope, limit, after);
-    const index = LIST_INDEXES[plan.index];
-    if (index === undefined) throw new Error(`Op occs have no list index "${plan.index}"`);
-    return indexPage(this.table, index, plan.keyValue, scope, limit, after);
   }
 
   async transition(id: string, t: Transition): Promise<VnfLcmOpOccRecord | undefined> {
