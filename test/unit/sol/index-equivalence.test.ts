@@ -1,20 +1,22 @@
-// A filtered op occ list read through an index shows exactly what the same list read the old way
-// (the whole collection in scope, filtered) shows, in the same order, on the local DynamoDB with
-// the template's table: random op occs of several tenants and instances, random filters that pin
-// an instance plus random further conditions, random page sizes followed marker after marker. A
-// marker issued by one way of reading is refused by the other.
+// A filtered op occ (or VNF instance) list read through an index shows exactly what the same list
+// read the old way (the whole collection in scope, filtered) shows, in the same order, on the local
+// DynamoDB with the template's tables: random records of several tenants, random filters that pin
+// an instance (a VNFD) plus random further conditions, random page sizes followed marker after
+// marker. A marker issued by one way of reading is refused by the other.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoreDeps } from '#lib/ports.ts';
-import { NotifyingOpOccStore } from '#lib/lcm/notifications.ts';
+import { NotifyingInstanceStore, NotifyingOpOccStore } from '#lib/lcm/notifications.ts';
+import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
-import { listCollection, type CollectionSpec } from '#lib/sol/listing.ts';
-import { renderVnfLcmOpOcc, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
-import { ALL_TENANTS, MARKER_PARAMETER, type TenantScope } from '#lib/sol/paging.ts';
+import { listCollection, type CollectionSpec, type ListResult } from '#lib/sol/listing.ts';
+import { renderVnfInstance, renderVnfLcmOpOcc, type VnfInstanceRecord, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoVnfLcmOpOccStore, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { DynamoVnfInstanceStore, vnfInstanceListKey, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 
 const BASE = 'http://vnfm.test';
@@ -77,27 +79,50 @@ function randomFilter(): string {
   return parts.join(';');
 }
 
+/** Every id of the list, page after page of random sizes, following the markers; a repeat would show as a duplicate. */
+async function everyPage(filter: string, list: (query: string, pageSize: number) => Promise<ListResult>): Promise<string[]> {
+  const ids: string[] = [];
+  let query = new URLSearchParams({ filter }).toString();
+  for (;;) {
+    const page = await list(query, between(1, 12));
+    ids.push(...page.items.map((item) => item.id as string));
+    if (!page.marker) return ids;
+    query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
+  }
+}
+
+let stop: () => Promise<void>;
+before(async () => {
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable']);
+});
+after(() => stop());
+
+type ListPage<R> = (scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan) => Promise<Page<R>>;
+
+/** A store that only lists, through `listPage`, noting the kind of plan it is asked to read by. */
+function notingPlans<R>(listPage: ListPage<R>, plans: ListPlan['kind'][]): { listPage: ListPage<R> } {
+  return {
+    listPage: (scope, limit, after, plan) => {
+      plans.push(plan?.kind ?? 'scan');
+      return listPage(scope, limit, after, plan);
+    },
+  };
+}
+
+const callerOf = (scope: TenantScope) => (scope === ALL_TENANTS ? { tenantId: 'ops', admin: true } : { tenantId: scope });
+
 describe('op occ lists read through the instance index', () => {
-  let stop: () => Promise<void>;
   let store: DynamoVnfLcmOpOccStore;
   const plans: ListPlan['kind'][] = [];
 
   before(async () => {
-    stop = await startTemplateTables(['VnfLcmOpOccsTable']);
     store = new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable');
     for (const record of records) await store.create(record);
   });
 
-  after(() => stop());
-
   /** The stores as the API has them: the notifying store around the DynamoDB one, which notes the plan it is asked to read by. */
   const deps = () => {
-    const spied = {
-      listPage: (scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan) => {
-        plans.push(plan?.kind ?? 'scan');
-        return store.listPage(scope, limit, after, plan);
-      },
-    } as unknown as VnfLcmOpOccStore;
+    const spied = notingPlans((...args) => store.listPage(...args), plans) as VnfLcmOpOccStore;
     return { opOccs: new NotifyingOpOccStore(spied, {} as never, {} as never, {} as never) } as unknown as CoreDeps;
   };
 
@@ -113,19 +138,8 @@ describe('op occ lists read through the instance index', () => {
     keyOf: opOccListKey,
   });
 
-  const callerOf = (scope: TenantScope) => (scope === ALL_TENANTS ? { tenantId: 'ops', admin: true } : { tenantId: scope });
-
-  /** Every id of the list, page after page of random sizes; a repeat would show as a duplicate. */
-  async function idsThroughIndex(scope: TenantScope, filter: string): Promise<string[]> {
-    const ids: string[] = [];
-    let query = new URLSearchParams({ filter }).toString();
-    for (;;) {
-      const page = await listOpOccs(deps(), callerOf(scope), 2, BASE, query, between(1, 12));
-      ids.push(...page.items.map((item) => item.id as string));
-      if (!page.marker) return ids;
-      query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
-    }
-  }
+  const idsThroughIndex = (scope: TenantScope, filter: string) =>
+    everyPage(filter, (query, pageSize) => listOpOccs(deps(), callerOf(scope), 2, BASE, query, pageSize));
 
   async function idsByScan(scope: TenantScope, filter: string): Promise<string[]> {
     return (await listCollection(scanSpec(scope), new URLSearchParams({ filter }).toString(), 10_000)).items.map((item) => item.id as string);
@@ -172,5 +186,89 @@ describe('op occ lists read through the instance index', () => {
     await assert.rejects(listOpOccs(deps(), callerOf(instance.tenantId), 2, BASE, withMarker(scanned.marker), 1), BadRequestError);
     // Each still resumes its own list.
     assert.equal((await listOpOccs(deps(), callerOf(instance.tenantId), 2, BASE, withMarker(indexed.marker), 1)).items.length, 1);
+  });
+});
+
+// VNFDs shared by tenants (each onboarded its own package of it), so the index holds other tenants' instances too.
+const VNFDS = ['vnfd-1', 'vnfd-2', 'vnfd-3', 'vnfd-4', 'vnfd-5'];
+const vnfInstances: VnfInstanceRecord[] = Array.from({ length: 150 }, (_, n) => {
+  const createdAt = pick(startTimes);
+  const id = `vnf-${String(n).padStart(4, '0')}-${Math.floor(random() * 1e6)}`;
+  return {
+    id,
+    tenantId: pick(TENANTS),
+    createdAt,
+    createdSeq: `${createdAt}#${id}`,
+    vnfdId: pick(VNFDS),
+    vnfProvider: 'p',
+    vnfProductName: pick(['fw', 'lb']),
+    vnfSoftwareVersion: '1',
+    vnfdVersion: '1',
+    vnfPkgId: 'pkg',
+    instantiationState: pick(['NOT_INSTANTIATED', 'INSTANTIATED']),
+    vnfInstanceName: `name-${between(0, 9)}`,
+    revision: 1,
+  } as unknown as VnfInstanceRecord;
+});
+
+const instanceResiduals = [
+  () => `(eq,instantiationState,${pick(['NOT_INSTANTIATED', 'INSTANTIATED'])})`,
+  () => `(neq,vnfProductName,${pick(['fw', 'lb'])})`,
+  () => `(cont,vnfInstanceName,${between(0, 9)})`,
+  () => `(in,vnfInstanceName,name-${between(0, 9)},name-${between(0, 9)})`,
+];
+
+function randomInstanceFilter(): string {
+  const pinned = random() < 0.1 ? 'vnfd-none' : pick(VNFDS);
+  const parts = Array.from({ length: between(0, 2) }, () => pick(instanceResiduals)());
+  parts.splice(between(0, parts.length), 0, `(eq,vnfdId,${pinned})`);
+  return parts.join(';');
+}
+
+describe('VNF instance lists read through the VNFD index', () => {
+  let store: DynamoVnfInstanceStore;
+  const plans: ListPlan['kind'][] = [];
+
+  before(async () => {
+    store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    for (const record of vnfInstances) await store.create(record);
+  });
+
+  const deps = () => {
+    const spied = notingPlans((...args) => store.listPage(...args), plans) as VnfInstanceStore;
+    return { instances: new NotifyingInstanceStore(spied, {} as never, () => '', {} as never) } as unknown as CoreDeps;
+  };
+
+  const scanSpec = (scope: TenantScope): CollectionSpec<VnfInstanceRecord> => ({
+    resource: 'v2/vnf_instances',
+    attributes: ['id', 'vnfdId', 'instantiationState', 'vnfProductName', 'vnfInstanceName'],
+    defaultExcluded: [],
+    alwaysIncluded: ['id', '_links'],
+    scope,
+    fetch: (s, limit, after) => store.listPage(s, limit, after),
+    render: (record) => renderVnfInstance(record, 2, BASE),
+    keyOf: vnfInstanceListKey,
+  });
+
+  const expected = (scope: TenantScope, filter: string) =>
+    vnfInstances
+      .filter((r) => (scope === ALL_TENANTS || r.tenantId === scope) && matchesFilter(parseFilter(filter), renderVnfInstance(r, 2, BASE)))
+      .sort((a, b) => (a.createdSeq < b.createdSeq ? -1 : 1))
+      .map((r) => r.id);
+
+  it("shows a tenant exactly its scan's instances in the same order, and an admin every tenant's, page after page", async () => {
+    let matched = 0;
+    for (let round = 0; round < 50; round++) {
+      const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
+      const filter = randomInstanceFilter();
+      plans.length = 0;
+      const viaIndex = await everyPage(filter, (query, pageSize) => listVnfInstances(deps(), callerOf(scope), 2, BASE, query, pageSize));
+      assert.deepEqual(new Set(plans), new Set(['index']), filter);
+      assert.deepEqual(viaIndex, expected(scope, filter), `${String(scope)} ${filter}`);
+      const scanned = (await listCollection(scanSpec(scope), new URLSearchParams({ filter }).toString(), 10_000)).items.map((item) => item.id as string);
+      assert.deepEqual(scope === ALL_TENANTS ? [...viaIndex].sort() : viaIndex, scope === ALL_TENANTS ? scanned.sort() : scanned, filter);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 50, `the filters matched something (${matched} instances)`);
   });
 });
