@@ -32,13 +32,15 @@ export const planIndex = (plan: ListPlan): string | undefined => (plan.kind === 
  * The first conjunct `(eq,attr,v)` (or `(in,attr,v)`) with a single value on a top-level indexed
  * attribute decides an index read. Several values would need one read per value merged in list
  * order, which paging cannot resume cheaply, so they are scanned like everything else (neq, cont,
- * ranges, nested paths, unindexed attributes).
+ * ranges, nested paths, unindexed attributes, an empty value).
  */
 export function planListing(filter: Filter | undefined, indexes: ListIndexes): ListPlan {
   if (filter === undefined) return { kind: 'scan' };
   for (const expression of filter.expressions) {
     if (expression.op !== 'eq' && expression.op !== 'in') continue;
     if (expression.path.length !== 1 || expression.values.length !== 1) continue;
+    // DynamoDB refuses an empty string as a key value in a query.
+    if (expression.values[0] === '') continue;
     const attribute = expression.path[0] as string;
     if (!Object.hasOwn(indexes, attribute)) continue;
     return { kind: 'index', index: indexes[attribute] as string, attribute, keyValue: expression.values[0] as string, residual: filter };

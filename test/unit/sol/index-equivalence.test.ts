@@ -73,7 +73,7 @@ const residuals = [
 
 /** An instance filter (of any tenant's instance, or of none) with up to three further conditions, in random order. */
 function randomFilter(): string {
-  const pinned = random() < 0.1 ? 'vnf-none' : pick(instances).id;
+  const pinned = random() < 0.1 ? pick(['vnf-none', "''"]) : pick(instances).id;
   const parts = Array.from({ length: between(0, 3) }, () => pick(residuals)());
   parts.splice(between(0, parts.length), 0, `(${random() < 0.8 ? 'eq' : 'in'},vnfInstanceId,${pinned})`);
   return parts.join(';');
@@ -158,7 +158,8 @@ describe('op occ lists read through the instance index', () => {
       const filter = randomFilter();
       plans.length = 0;
       const viaIndex = await idsThroughIndex(scope, filter);
-      assert.deepEqual(new Set(plans), new Set(['index']), filter);
+      // An empty instance id cannot be a key: that list is read whole.
+      assert.deepEqual(new Set(plans), new Set([filter.includes("vnfInstanceId,'')") ? 'scan' : 'index']), filter);
       assert.deepEqual(viaIndex, await idsByScan(scope, filter), `${scope} ${filter}`);
       assert.deepEqual(viaIndex, expected(scope, filter), `${scope} ${filter}`);
       matched += viaIndex.length;

@@ -44,6 +44,7 @@ describe('the listing planner', () => {
       '(eq,vnfInstanceId/id,x)',
       '(eq,operation,SCALE)',
       '(eq,id,x);(neq,operationState,FAILED)',
+      "(eq,vnfInstanceId,'')",
     ]) {
       assert.equal(plan(raw).kind, 'scan', raw);
       assert.deepEqual(plan(raw).residual, parseFilter(raw), raw);
