@@ -22,6 +22,9 @@ export interface IndexPlan {
 
 export type ListPlan = ScanPlan | IndexPlan;
 
+// A DynamoDB partition key value is at most 2,048 bytes; no stored record has a longer one.
+const MAX_KEY_BYTES = 2048;
+
 /** Top-level attribute (as the API shows it) -> the index keyed by it. */
 export type ListIndexes = Readonly<Record<string, string>>;
 
@@ -32,18 +35,19 @@ export const planIndex = (plan: ListPlan): string | undefined => (plan.kind === 
  * The first conjunct `(eq,attr,v)` (or `(in,attr,v)`) with a single value on a top-level indexed
  * attribute decides an index read. Several values would need one read per value merged in list
  * order, which paging cannot resume cheaply, so they are scanned like everything else (neq, cont,
- * ranges, nested paths, unindexed attributes, an empty value).
+ * ranges, nested paths, unindexed attributes, a value no key can hold).
  */
 export function planListing(filter: Filter | undefined, indexes: ListIndexes): ListPlan {
   if (filter === undefined) return { kind: 'scan' };
   for (const expression of filter.expressions) {
     if (expression.op !== 'eq' && expression.op !== 'in') continue;
     if (expression.path.length !== 1 || expression.values.length !== 1) continue;
-    // DynamoDB refuses an empty string as a key value in a query.
-    if (expression.values[0] === '') continue;
+    // DynamoDB refuses an empty string, or one longer than a partition key can be, as a key value in a query.
+    const value = expression.values[0] as string;
+    if (value === '' || Buffer.byteLength(value) > MAX_KEY_BYTES) continue;
     const attribute = expression.path[0] as string;
     if (!Object.hasOwn(indexes, attribute)) continue;
-    return { kind: 'index', index: indexes[attribute] as string, attribute, keyValue: expression.values[0] as string, residual: filter };
+    return { kind: 'index', index: indexes[attribute] as string, attribute, keyValue: value, residual: filter };
   }
   return { kind: 'scan', residual: filter };
 }

@@ -28,6 +28,10 @@ describe('the listing planner', () => {
     );
   });
 
+  it('reads through the index a value as long as a key can be', () => {
+    assert.equal(plan(`(eq,vnfInstanceId,${'x'.repeat(2048)})`).kind, 'index');
+  });
+
   it('keeps a quoted value exactly as the filter compares it', () => {
     assert.equal((plan("(eq,vnfInstanceId,'a,b''c')") as { keyValue: string }).keyValue, "a,b'c");
   });
@@ -45,6 +49,7 @@ describe('the listing planner', () => {
       '(eq,operation,SCALE)',
       '(eq,id,x);(neq,operationState,FAILED)',
       "(eq,vnfInstanceId,'')",
+      `(eq,vnfInstanceId,${'é'.repeat(1025)})`,
     ]) {
       assert.equal(plan(raw).kind, 'scan', raw);
       assert.deepEqual(plan(raw).residual, parseFilter(raw), raw);
