@@ -1,7 +1,8 @@
 // `npm run bench`: latency of POST /vnf_instances and of one list page of 100 with 10,000
 // instances in the local runtime, and the runtime's peak memory, beside Tacker's figures.
 // BENCH_INSTANCES, BENCH_SEQUENTIAL, BENCH_CONCURRENCY and BENCH_LIST_SAMPLES change the sizes;
-// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, pm, credentials, soak or bundles runs one part.
+// BENCH_ONLY=instances, onboarding, downloads, lcm, operations, notifications, health, pm, credentials, soak, bundles or list-filters runs one part.
+// BENCH_OP_OCCS sets how many op occs (and VNF instances) the filtered lists of list-filters read among.
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
 import { benchOnboarding } from './onboarding.ts';
 import { benchDownloads } from './downloads.ts';
@@ -15,6 +16,7 @@ import { heapOf, residentMiB } from './openstack-lifecycles.ts';
 import { benchCredentials } from './credentials.ts';
 import { summary } from './stats.ts';
 import { benchBundles } from './bundles.ts';
+import { benchListFilters } from './list-filters.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -105,3 +107,4 @@ if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'pm') await benchPm();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'credentials') await benchCredentials();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'soak') await benchSoak();
 if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'bundles') await benchBundles();
+if (!process.env.BENCH_ONLY || process.env.BENCH_ONLY === 'list-filters') await benchListFilters();

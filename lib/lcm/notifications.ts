@@ -26,7 +26,7 @@ import {
   type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
 import { instanceMatches, instanceSnapshot, nonEmpty, vnfInstanceSubscriptionFilter, type InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
-import type { Page, TenantScope } from '#lib/store/dynamo.ts';
+import type { Page } from '#lib/store/dynamo.ts';
 import type { Transition, VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
@@ -271,8 +271,9 @@ export class NotifyingOpOccStore implements VnfLcmOpOccStore {
     return this.inner.get(id);
   }
 
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>> {
-    return this.inner.listPage(scope, limit, after);
+  // Every argument, whatever the store takes (the list plan that picks an index among them).
+  listPage(...args: Parameters<VnfLcmOpOccStore['listPage']>): Promise<Page<VnfLcmOpOccRecord>> {
+    return this.inner.listPage(...args);
   }
 
   listInFlight(): Promise<VnfLcmOpOccRecord[]> {
@@ -339,8 +340,8 @@ export class NotifyingInstanceStore implements VnfInstanceStore {
     return this.inner.get(id);
   }
 
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>> {
-    return this.inner.listPage(scope, limit, after);
+  listPage(...args: Parameters<VnfInstanceStore['listPage']>): Promise<Page<VnfInstanceRecord>> {
+    return this.inner.listPage(...args);
   }
 
   acquireLock(id: string, lock: LockRequest): Promise<boolean> {

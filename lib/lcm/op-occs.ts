@@ -12,7 +12,7 @@ import {
   type ProblemDetailsRecord,
   type VnfLcmOpOccRecord,
 } from '#lib/sol/model.ts';
-import { opOccListKey, type Transition } from '#lib/store/op-occs.ts';
+import { OP_OCC_LIST_INDEXES, opOccListKey, type Transition } from '#lib/store/op-occs.ts';
 import type { DriverState } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
@@ -33,7 +33,8 @@ export function listOpOccs(deps: CoreDeps, caller: Caller, version: ApiMajorVers
       defaultExcluded: VNF_LCM_OP_OCC_DEFAULT_EXCLUDED,
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
-      fetch: (scope, limit, after) => deps.opOccs.listPage(scope, limit, after),
+      indexes: OP_OCC_LIST_INDEXES,
+      fetch: (scope, limit, after, plan) => deps.opOccs.listPage(scope, limit, after, plan),
       render: (record) => renderVnfLcmOpOcc(record, version, baseUrl),
       keyOf: opOccListKey,
     },

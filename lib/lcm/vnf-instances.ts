@@ -13,7 +13,7 @@ import {
 } from '#lib/sol/model.ts';
 import { vimConnectionInfo as vimConnectionInfoSchema, describeIssues, type CreateVnfRequest, type VnfInfoModificationRequest } from '#lib/sol/requests.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
-import { vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
+import { VNF_INSTANCE_LIST_INDEXES, vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -116,7 +116,8 @@ export function listVnfInstances(
       defaultExcluded: VNF_INSTANCE_DEFAULT_EXCLUDED,
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
-      fetch: (scope, limit, after) => deps.instances.listPage(scope, limit, after),
+      indexes: VNF_INSTANCE_LIST_INDEXES,
+      fetch: (scope, limit, after, plan) => deps.instances.listPage(scope, limit, after, plan),
       render: (record) => renderVnfInstance(record, version, baseUrl),
       keyOf: vnfInstanceListKey,
     },

@@ -8,6 +8,7 @@ import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
 import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
 import { pagingKey } from '#lib/secrets/paging-key.ts';
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
+import { planIndex, planListing, type ListIndexes, type ListPlan } from '#lib/sol/plan.ts';
 
 export interface CollectionSpec<R> {
   /** Marker scope, e.g. "vnf_instances". */
@@ -17,7 +18,10 @@ export interface CollectionSpec<R> {
   alwaysIncluded: readonly string[];
   /** Whose records are listed (lib/lcm/vnf-instances.ts listScope); markers are valid only in the scope that issued them. */
   scope: TenantScope;
-  fetch(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<R>>;
+  /** Attributes (as the API shows them) the store can read through an index; a filter pinning one to a value reads just those records. */
+  indexes?: ListIndexes;
+  /** A page in list order; `plan` says whether to read the whole scope or one index key (always a scan without `indexes`). */
+  fetch(scope: TenantScope, limit: number, after: Record<string, string | number> | undefined, plan: ListPlan): Promise<Page<R>>;
   render(record: R): Record<string, unknown>;
   keyOf(record: R): Record<string, string>;
 }
@@ -51,6 +55,7 @@ function parseQuery(rawQuery: string): URLSearchParams {
 export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: string, pageSize: number): Promise<ListResult> {
   let params = parseQuery(rawQuery);
   let after: Record<string, string | number> | undefined;
+  let markerIndex: string | undefined;
   const rawMarker = params.get(MARKER_PARAMETER);
   if (rawMarker !== null) {
     const state = decodeMarker(rawMarker, await markerKey(spec.resource, spec.scope), spec.resource);
@@ -63,6 +68,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
     }
     params = fromMarker;
     after = state.after;
+    markerIndex = state.index;
   }
   for (const name of params.keys()) {
     if (!SELECTOR_PARAMETERS.has(name) && name !== MARKER_PARAMETER) throw new BadRequestError(`Unknown query parameter "${name}"`);
@@ -72,18 +78,30 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   const filter: Filter | undefined = filters[0] === undefined ? undefined : parseFilter(filters[0], { attributes: spec.attributes });
   const selectors = parseSelectors(params, { attributes: spec.attributes });
   const query = new URLSearchParams([...params].filter(([name]) => name !== MARKER_PARAMETER)).toString();
+  const plan = planListing(filter, spec.indexes ?? {});
+  const index = planIndex(plan);
+  // The plan follows from the query the marker carries, so this differs only for a marker issued
+  // before the resource's indexes changed: its start key belongs to another index.
+  if (rawMarker !== null && markerIndex !== index) {
+    throw new BadRequestError(
+      `Invalid ${MARKER_PARAMETER}: it was issued for a list read ${markerIndex ? `through index "${markerIndex}"` : 'without an index'}; repeat the query without the marker`,
+    );
+  }
 
   const items: Record<string, unknown>[] = [];
   let last: R | undefined;
   let chunk = filter ? FILTERED_CHUNK : pageSize + 1;
   for (;;) {
-    const page = await spec.fetch(spec.scope, chunk, after);
+    const page = await spec.fetch(spec.scope, chunk, after, plan);
     for (const record of page.items) {
       const representation = spec.render(record);
       if (filter && !matchesFilter(filter, representation)) continue;
       if (items.length === pageSize) {
         // One more match exists beyond this page: the next page starts after the last one shown.
-        const marker = encodeMarker({ v: 1, resource: spec.resource, query, after: spec.keyOf(last as R) }, await markerKey(spec.resource, spec.scope));
+        const marker = encodeMarker(
+          { v: 1, resource: spec.resource, query, after: spec.keyOf(last as R), ...(index && { index }) },
+          await markerKey(spec.resource, spec.scope),
+        );
         return { items, marker };
       }
       items.push(applySelectors(representation, selectors, spec.defaultExcluded, spec.alwaysIncluded));

@@ -12,6 +12,8 @@ export interface MarkerState {
   query: string;
   /** DynamoDB ExclusiveStartKey of the next page. */
   after: Record<string, string | number>;
+  /** The index the list reads through (lib/sol/plan.ts), absent when it reads the whole collection: a start key fits only its own index. */
+  index?: string;
 }
 
 const markerStateSchema: z.ZodType<MarkerState> = z.strictObject({
@@ -19,6 +21,7 @@ const markerStateSchema: z.ZodType<MarkerState> = z.strictObject({
   resource: z.string().min(1),
   query: z.string(),
   after: z.record(z.string(), z.union([z.string(), z.number()])),
+  index: z.string().min(1).optional(),
 });
 
 export type MarkerKey = BinaryLike | KeyObject;

@@ -133,6 +133,47 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
 }
 
+/** A secondary index a list can read one key of: its partition key and the sort key it shares with the table's list order. */
+export interface ListIndex {
+  name: string;
+  partitionKey: string;
+  sortKey: string;
+}
+
+/** Attribute -> index name, what the listing planner takes, for indexes keyed by the attribute the API shows. */
+export function listIndexesByAttribute(indexes: readonly ListIndex[]): Readonly<Record<string, string>> {
+  return Object.fromEntries(indexes.map((index) => [index.partitionKey, index.name]));
+}
+
+/**
+ * One page of the records whose `index.partitionKey` is `keyValue`, in sort-key order, limited to
+ * the scope's tenant by a filter (for ALL_TENANTS, to records that have a tenant, as tenantPage).
+ * `after` is a key the list issued (id and sort key; the partition key is `keyValue`) or this
+ * index's LastEvaluatedKey. A page may hold fewer than `limit` records, even none, and still go on.
+ */
+export async function indexPage<T>(
+  table: string,
+  index: ListIndex,
+  keyValue: string,
+  scope: TenantScope,
+  limit: number,
+  after?: Record<string, string | number>,
+): Promise<Page<T>> {
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: index.name,
+      KeyConditionExpression: '#k = :k',
+      FilterExpression: scope === ALL_TENANTS ? 'attribute_exists(tenantId)' : 'tenantId = :t',
+      ExpressionAttributeNames: { '#k': index.partitionKey },
+      ExpressionAttributeValues: { ':k': keyValue, ...(scope !== ALL_TENANTS && { ':t': scope }) },
+      Limit: limit,
+      ExclusiveStartKey: after && { id: after.id, [index.partitionKey]: keyValue, [index.sortKey]: after[index.sortKey] },
+    }),
+  );
+  return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
+}
+
 /** Every item a Query (with `IndexName`/`KeyConditionExpression`) or a Scan finds, page after page. */
 export async function allItems<T>(input: QueryCommandInput | ScanCommandInput): Promise<T[]> {
   const all: T[] = [];

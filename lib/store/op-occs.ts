@@ -5,7 +5,8 @@
 // just them however long the history grows.
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
-import { allItems, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
+import { allItems, listIndexesByAttribute, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -19,7 +20,8 @@ export interface Transition {
 export interface VnfLcmOpOccStore {
   create(record: VnfLcmOpOccRecord): Promise<void>;
   get(id: string): Promise<VnfLcmOpOccRecord | undefined>;
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfLcmOpOccRecord>>;
+  /** A page in start order of the scope's op occs, or of those `plan` pins through one of OP_OCC_LIST_INDEXES. */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfLcmOpOccRecord>>;
   /** Moves the op occ to `to` if it is in one of `from`; returns the new record, or undefined when it was not. */
   transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined>;
   /** Every op occ STARTING, PROCESSING or ROLLING_BACK, of every tenant. */
@@ -29,11 +31,22 @@ export interface VnfLcmOpOccStore {
 /** States in which an execution drives the op occ (SOL003 5.4.1.2); FAILED_TEMP waits for the NFVO. */
 export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
 
+/**
+ * The indexes an op occ list can read through (lib/sol/plan.ts), by the attribute they pin. The
+ * instance index is the table's `byVnfInstance` (the instance's operation history), sorted like the
+ * tenant list by startSeq. It is keyed by the instance alone, so it needs no tenant-scoped copy
+ * and no back-fill: the read keeps only the scope's tenant (a condition on what it reads, which
+ * holds for every op occ of a tenant's instance and for none of another tenant's, instance ids
+ * being generated here), and an admin's all-tenant list reads the same index without it.
+ */
+const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfInstance', partitionKey: 'vnfInstanceId', sortKey: 'startSeq' }];
+export const OP_OCC_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
 export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRecord> implements VnfLcmOpOccStore {
   constructor(table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {
-    super(table);
+    super(table, LIST_INDEXES);
   }
 
   override async create(record: VnfLcmOpOccRecord): Promise<void> {

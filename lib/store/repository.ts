@@ -10,13 +10,18 @@ import {
   type UpdateCommandInput,
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { documentClient, getById, ifConditionHeld, putNew, tenantPage, type Page, type TenantScope } from './dynamo.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
+import { documentClient, getById, ifConditionHeld, indexPage, putNew, tenantPage, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
 
 /** A command's input without the table, which the repository fills in. */
 type OnTable<Input> = Omit<Input, 'TableName'>;
 
 export class TenantRecordRepository<T extends { id: string }> {
-  constructor(protected readonly table: string) {}
+  constructor(
+    protected readonly table: string,
+    /** The secondary indexes a filtered list can read through instead of the whole scope (lib/sol/plan.ts). */
+    private readonly listIndexes: readonly ListIndex[] = [],
+  ) {}
 
   async create(record: T): Promise<void> {
     await putNew(this.table, record);
@@ -26,8 +31,12 @@ export class TenantRecordRepository<T extends { id: string }> {
     return getById<T>(this.table, id);
   }
 
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
-    return tenantPage<T>(this.table, scope, limit, after);
+  /** A page of the scope's records in list order, or of those `plan` pins through one of the list indexes. */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<T>> {
+    if (plan?.kind !== 'index') return tenantPage<T>(this.table, scope, limit, after);
+    const index = this.listIndexes.find((candidate) => candidate.name === plan.index);
+    if (index === undefined) throw new Error(`${this.table} has no list index "${plan.index}"`);
+    return indexPage<T>(this.table, index, plan.keyValue, scope, limit, after);
   }
 
   protected updateItem(input: OnTable<UpdateCommandInput>): Promise<UpdateCommandOutput> {

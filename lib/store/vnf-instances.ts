@@ -12,7 +12,20 @@
 // `{"markUnmonitored": true}` event).
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import { allItems, conditionHeld, documentClient, ifConditionHeld, putNew, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
+import {
+  allItems,
+  conditionHeld,
+  documentClient,
+  ifConditionHeld,
+  listIndexesByAttribute,
+  putNew,
+  requiredEnv,
+  updateExpression,
+  type ListIndex,
+  type Page,
+  type TenantScope,
+} from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface LockRequest {
@@ -32,7 +45,8 @@ export interface InstanceUpdate {
 export interface VnfInstanceStore {
   create(record: VnfInstanceRecord): Promise<void>;
   get(id: string): Promise<VnfInstanceRecord | undefined>;
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfInstanceRecord>>;
+  /** A page in creation order of the scope's instances, or of those `plan` pins through one of VNF_INSTANCE_LIST_INDEXES. */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfInstanceRecord>>;
   /** True when taken; false when the condition failed (caller reads the record to explain why). */
   acquireLock(id: string, lock: LockRequest): Promise<boolean>;
   releaseLock(id: string, opOccId: string): Promise<void>;
@@ -173,11 +187,19 @@ export async function markUnmonitored(table = requiredEnv('VNF_INSTANCES_TABLE')
   return marked;
 }
 
+/**
+ * The indexes an instance list can read through (lib/sol/plan.ts), by the attribute they pin. A
+ * VNFD's instances are keyed by vnfdId alone, which tenants may share (each onboards its own
+ * package of the same VNFD): the read keeps only the scope's tenant, so a tenant sees just its own.
+ */
+const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfd', partitionKey: 'vnfdId', sortKey: 'createdSeq' }];
+export const VNF_INSTANCE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
 export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRecord> implements VnfInstanceStore {
   constructor(table = requiredEnv('VNF_INSTANCES_TABLE')) {
-    super(table);
+    super(table, LIST_INDEXES);
   }
 
   override async create(record: VnfInstanceRecord): Promise<void> {

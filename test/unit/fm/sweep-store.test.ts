@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '#local/dynamodb.ts';
-import { loadTemplate } from '#local/template.ts';
+import { templateTable as tableInput } from '../support/template-tables.ts';
 import { SWEEP_LEASE, sweep, vnfcsOfInstance } from '#lib/fm/monitor.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
@@ -33,20 +33,7 @@ import {
   withMonitoredAttributes,
 } from '#lib/store/vnf-instances.ts';
 
-const template = loadTemplate(join(import.meta.dirname, '..', '..', '..', 'template.yaml'));
 const NOW = '2026-12-02T12:00:00.000Z';
-
-/** A table as the template declares it (its keys and indexes). */
-function tableInput(logicalId: string): CreateTableCommandInput {
-  const props = template.Resources[logicalId]?.Properties as Record<string, unknown>;
-  return {
-    TableName: logicalId,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: props.AttributeDefinitions,
-    KeySchema: props.KeySchema,
-    GlobalSecondaryIndexes: props.GlobalSecondaryIndexes,
-  } as CreateTableCommandInput;
-}
 
 const instance = (n: number, padding = 0): VnfInstanceRecord =>
   ({

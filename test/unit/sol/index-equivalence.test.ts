@@ -1,0 +1,275 @@
+// A filtered op occ (or VNF instance) list read through an index shows exactly what the same list
+// read the old way (the whole collection in scope, filtered) shows, in the same order, on the local
+// DynamoDB with the template's tables: random records of several tenants, random filters that pin
+// an instance (a VNFD) plus random further conditions, random page sizes followed marker after
+// marker. A marker issued by one way of reading is refused by the other.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CoreDeps } from '#lib/ports.ts';
+import { NotifyingInstanceStore, NotifyingOpOccStore } from '#lib/lcm/notifications.ts';
+import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
+import { listOpOccs } from '#lib/lcm/op-occs.ts';
+import { BadRequestError } from '#lib/sol/errors.ts';
+import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
+import { listCollection, type CollectionSpec, type ListResult } from '#lib/sol/listing.ts';
+import { renderVnfInstance, renderVnfLcmOpOcc, type VnfInstanceRecord, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
+import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib/sol/paging.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
+import { DynamoVnfLcmOpOccStore, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { DynamoVnfInstanceStore, vnfInstanceListKey, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { startTemplateTables } from '../support/template-tables.ts';
+
+const BASE = 'http://vnfm.test';
+const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'];
+const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'OPERATE'];
+const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'];
+
+/** mulberry32: the same sequence every run. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = prng(22);
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
+
+// Instance ids are generated per tenant; a few times are shared so that start times tie.
+const instances = TENANTS.flatMap((tenantId, t) => Array.from({ length: 4 }, (_, i) => ({ tenantId, id: `vnf-${t}-${i}` })));
+const startTimes = Array.from({ length: 40 }, (_, i) => `2026-12-02T10:${String(i).padStart(2, '0')}:00.000Z`);
+const records: VnfLcmOpOccRecord[] = Array.from({ length: 300 }, (_, n) => {
+  const instance = pick(instances);
+  const startTime = pick(startTimes);
+  const id = `op-${String(n).padStart(4, '0')}-${Math.floor(random() * 1e6)}`;
+  return {
+    id,
+    tenantId: instance.tenantId,
+    vnfInstanceId: instance.id,
+    operation: pick(OPERATIONS),
+    operationState: pick(STATES),
+    stateEnteredTime: startTime,
+    startTime,
+    startSeq: `${startTime}#${id}`,
+    isAutomaticInvocation: random() < 0.3,
+    isCancelPending: false,
+    apiMajorVersion: 2,
+    revision: 1,
+  } as unknown as VnfLcmOpOccRecord;
+});
+
+const residuals = [
+  () => `(eq,operationState,${pick(STATES)})`,
+  () => `(neq,operation,${pick(OPERATIONS)})`,
+  () => `(in,operation,${pick(OPERATIONS)},${pick(OPERATIONS)})`,
+  () => `(eq,isAutomaticInvocation,${random() < 0.5})`,
+  () => `(gte,startTime,${pick(startTimes)})`,
+  () => `(lt,startTime,${pick(startTimes)})`,
+  () => `(cont,id,${between(0, 9)})`,
+];
+
+/** An instance filter (of any tenant's instance, or of none) with up to three further conditions, in random order. */
+function randomFilter(): string {
+  const pinned = random() < 0.1 ? pick(['vnf-none', "''"]) : pick(instances).id;
+  const parts = Array.from({ length: between(0, 3) }, () => pick(residuals)());
+  parts.splice(between(0, parts.length), 0, `(${random() < 0.8 ? 'eq' : 'in'},vnfInstanceId,${pinned})`);
+  return parts.join(';');
+}
+
+/** Every id of the list, page after page of random sizes, following the markers; a repeat would show as a duplicate. */
+async function everyPage(filter: string, list: (query: string, pageSize: number) => Promise<ListResult>): Promise<string[]> {
+  const ids: string[] = [];
+  let query = new URLSearchParams({ filter }).toString();
+  for (;;) {
+    const page = await list(query, between(1, 12));
+    ids.push(...page.items.map((item) => item.id as string));
+    if (!page.marker) return ids;
+    query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
+  }
+}
+
+let stop: () => Promise<void>;
+before(async () => {
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable']);
+});
+after(() => stop());
+
+type ListPage<R> = (scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan) => Promise<Page<R>>;
+
+/** A store that only lists, through `listPage`, noting the kind of plan it is asked to read by. */
+function notingPlans<R>(listPage: ListPage<R>, plans: ListPlan['kind'][]): { listPage: ListPage<R> } {
+  return {
+    listPage: (scope, limit, after, plan) => {
+      plans.push(plan?.kind ?? 'scan');
+      return listPage(scope, limit, after, plan);
+    },
+  };
+}
+
+const callerOf = (scope: TenantScope) => (scope === ALL_TENANTS ? { tenantId: 'ops', admin: true } : { tenantId: scope });
+
+describe('op occ lists read through the instance index', () => {
+  let store: DynamoVnfLcmOpOccStore;
+  const plans: ListPlan['kind'][] = [];
+
+  before(async () => {
+    store = new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable');
+    for (const record of records) await store.create(record);
+  });
+
+  /** The stores as the API has them: the notifying store around the DynamoDB one, which notes the plan it is asked to read by. */
+  const deps = () => {
+    const spied = notingPlans((...args) => store.listPage(...args), plans) as VnfLcmOpOccStore;
+    return { opOccs: new NotifyingOpOccStore(spied, {} as never, {} as never, {} as never) } as unknown as CoreDeps;
+  };
+
+  /** The same list read the old way: no index declared. */
+  const scanSpec = (scope: TenantScope): CollectionSpec<VnfLcmOpOccRecord> => ({
+    resource: 'v2/vnf_lcm_op_occs',
+    attributes: Object.keys(renderVnfLcmOpOcc(records[0] as VnfLcmOpOccRecord, 2, BASE)),
+    defaultExcluded: [],
+    alwaysIncluded: ['id', '_links'],
+    scope,
+    fetch: (s, limit, after) => store.listPage(s, limit, after),
+    render: (record) => renderVnfLcmOpOcc(record, 2, BASE),
+    keyOf: opOccListKey,
+  });
+
+  const idsThroughIndex = (scope: TenantScope, filter: string) =>
+    everyPage(filter, (query, pageSize) => listOpOccs(deps(), callerOf(scope), 2, BASE, query, pageSize));
+
+  async function idsByScan(scope: TenantScope, filter: string): Promise<string[]> {
+    return (await listCollection(scanSpec(scope), new URLSearchParams({ filter }).toString(), 10_000)).items.map((item) => item.id as string);
+  }
+
+  const expected = (scope: TenantScope, filter: string) =>
+    records
+      .filter((r) => (scope === ALL_TENANTS || r.tenantId === scope) && matchesFilter(parseFilter(filter), renderVnfLcmOpOcc(r, 2, BASE)))
+      .sort((a, b) => (a.startSeq < b.startSeq ? -1 : 1))
+      .map((r) => r.id);
+
+  it("shows a tenant exactly its scan's items in the same order, page after page, never another tenant's", async () => {
+    let matched = 0;
+    for (let round = 0; round < 60; round++) {
+      const scope = pick(TENANTS);
+      const filter = randomFilter();
+      plans.length = 0;
+      const viaIndex = await idsThroughIndex(scope, filter);
+      // An empty instance id cannot be a key: that list is read whole.
+      assert.deepEqual(new Set(plans), new Set([filter.includes("vnfInstanceId,'')") ? 'scan' : 'index']), filter);
+      assert.deepEqual(viaIndex, await idsByScan(scope, filter), `${scope} ${filter}`);
+      assert.deepEqual(viaIndex, expected(scope, filter), `${scope} ${filter}`);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 60, `the filters matched something (${matched} items)`);
+  });
+
+  it("shows an admin every tenant's matching items, in start order", async () => {
+    for (let round = 0; round < 20; round++) {
+      const filter = randomFilter();
+      const viaIndex = await idsThroughIndex(ALL_TENANTS, filter);
+      assert.deepEqual(viaIndex, expected(ALL_TENANTS, filter), filter);
+      assert.deepEqual([...viaIndex].sort(), (await idsByScan(ALL_TENANTS, filter)).sort(), filter);
+    }
+  });
+
+  it('refuses a marker issued by the other way of reading the same list', async () => {
+    const instance = instances.find((i) => records.filter((r) => r.vnfInstanceId === i.id).length > 2) ?? (instances[0] as { id: string; tenantId: string });
+    const query = new URLSearchParams({ filter: `(eq,vnfInstanceId,${instance.id})` }).toString();
+    const indexed = await listOpOccs(deps(), callerOf(instance.tenantId), 2, BASE, query, 1);
+    const scanned = await listCollection(scanSpec(instance.tenantId), query, 1);
+    assert.ok(indexed.marker && scanned.marker);
+    const withMarker = (marker: string) => new URLSearchParams({ [MARKER_PARAMETER]: marker }).toString();
+    await assert.rejects(listCollection(scanSpec(instance.tenantId), withMarker(indexed.marker), 1), BadRequestError);
+    await assert.rejects(listOpOccs(deps(), callerOf(instance.tenantId), 2, BASE, withMarker(scanned.marker), 1), BadRequestError);
+    // Each still resumes its own list.
+    assert.equal((await listOpOccs(deps(), callerOf(instance.tenantId), 2, BASE, withMarker(indexed.marker), 1)).items.length, 1);
+  });
+});
+
+// VNFDs shared by tenants (each onboarded its own package of it), so the index holds other tenants' instances too.
+const VNFDS = ['vnfd-1', 'vnfd-2', 'vnfd-3', 'vnfd-4', 'vnfd-5'];
+const vnfInstances: VnfInstanceRecord[] = Array.from({ length: 150 }, (_, n) => {
+  const createdAt = pick(startTimes);
+  const id = `vnf-${String(n).padStart(4, '0')}-${Math.floor(random() * 1e6)}`;
+  return {
+    id,
+    tenantId: pick(TENANTS),
+    createdAt,
+    createdSeq: `${createdAt}#${id}`,
+    vnfdId: pick(VNFDS),
+    vnfProvider: 'p',
+    vnfProductName: pick(['fw', 'lb']),
+    vnfSoftwareVersion: '1',
+    vnfdVersion: '1',
+    vnfPkgId: 'pkg',
+    instantiationState: pick(['NOT_INSTANTIATED', 'INSTANTIATED']),
+    vnfInstanceName: `name-${between(0, 9)}`,
+    revision: 1,
+  } as unknown as VnfInstanceRecord;
+});
+
+const instanceResiduals = [
+  () => `(eq,instantiationState,${pick(['NOT_INSTANTIATED', 'INSTANTIATED'])})`,
+  () => `(neq,vnfProductName,${pick(['fw', 'lb'])})`,
+  () => `(cont,vnfInstanceName,${between(0, 9)})`,
+  () => `(in,vnfInstanceName,name-${between(0, 9)},name-${between(0, 9)})`,
+];
+
+function randomInstanceFilter(): string {
+  const pinned = random() < 0.1 ? 'vnfd-none' : pick(VNFDS);
+  const parts = Array.from({ length: between(0, 2) }, () => pick(instanceResiduals)());
+  parts.splice(between(0, parts.length), 0, `(eq,vnfdId,${pinned})`);
+  return parts.join(';');
+}
+
+describe('VNF instance lists read through the VNFD index', () => {
+  let store: DynamoVnfInstanceStore;
+  const plans: ListPlan['kind'][] = [];
+
+  before(async () => {
+    store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    for (const record of vnfInstances) await store.create(record);
+  });
+
+  const deps = () => {
+    const spied = notingPlans((...args) => store.listPage(...args), plans) as VnfInstanceStore;
+    return { instances: new NotifyingInstanceStore(spied, {} as never, () => '', {} as never) } as unknown as CoreDeps;
+  };
+
+  const scanSpec = (scope: TenantScope): CollectionSpec<VnfInstanceRecord> => ({
+    resource: 'v2/vnf_instances',
+    attributes: ['id', 'vnfdId', 'instantiationState', 'vnfProductName', 'vnfInstanceName'],
+    defaultExcluded: [],
+    alwaysIncluded: ['id', '_links'],
+    scope,
+    fetch: (s, limit, after) => store.listPage(s, limit, after),
+    render: (record) => renderVnfInstance(record, 2, BASE),
+    keyOf: vnfInstanceListKey,
+  });
+
+  const expected = (scope: TenantScope, filter: string) =>
+    vnfInstances
+      .filter((r) => (scope === ALL_TENANTS || r.tenantId === scope) && matchesFilter(parseFilter(filter), renderVnfInstance(r, 2, BASE)))
+      .sort((a, b) => (a.createdSeq < b.createdSeq ? -1 : 1))
+      .map((r) => r.id);
+
+  it("shows a tenant exactly its scan's instances in the same order, and an admin every tenant's, page after page", async () => {
+    let matched = 0;
+    for (let round = 0; round < 50; round++) {
+      const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
+      const filter = randomInstanceFilter();
+      plans.length = 0;
+      const viaIndex = await everyPage(filter, (query, pageSize) => listVnfInstances(deps(), callerOf(scope), 2, BASE, query, pageSize));
+      assert.deepEqual(new Set(plans), new Set(['index']), filter);
+      assert.deepEqual(viaIndex, expected(scope, filter), `${String(scope)} ${filter}`);
+      const scanned = (await listCollection(scanSpec(scope), new URLSearchParams({ filter }).toString(), 10_000)).items.map((item) => item.id as string);
+      assert.deepEqual(scope === ALL_TENANTS ? [...viaIndex].sort() : viaIndex, scope === ALL_TENANTS ? scanned.sort() : scanned, filter);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 50, `the filters matched something (${matched} instances)`);
+  });
+});
