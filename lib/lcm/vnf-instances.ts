@@ -276,6 +276,21 @@ export async function applyModifyInfo(deps: CoreDeps, opOcc: VnfLcmOpOccRecord):
     }
     set.vimConnectionInfo = connections;
     set.vimAccessSecrets = secrets;
+    // The VIM the VNF runs on, when it is one of these connections, follows its new credentials and
+    // interface: the sweeps (health, PM) and the next operation read it, and the old secret goes below.
+    const running = instance.vimResources?.vim;
+    const now = running ? connections[running.connectionId] : undefined;
+    if (running && now && secrets[running.connectionId] && params.vimConnectionInfo[running.connectionId] !== undefined) {
+      set.vimResources = {
+        ...instance.vimResources,
+        vim: {
+          ...running,
+          accessSecret: secrets[running.connectionId] as string,
+          ...(now.interfaceInfo ? { interfaceInfo: now.interfaceInfo } : {}),
+          ...(now.extra ? { extra: now.extra } : {}),
+        },
+      };
+    }
     // SOL003 VnfInfoModifications: each changed connection as it now is (a VimConnectionInfo, with its vimType).
     changedInfo.vimConnectionInfo = Object.fromEntries(
       Object.keys(params.vimConnectionInfo)

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { SFNClient, ListExecutionsCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { assertEtsiResponse } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
-import { client, holdExecutions, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, holdExecutions, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
@@ -352,6 +352,33 @@ describe('VIM and grant', () => {
     assert.deepEqual(Object.keys(instance.vimConnectionInfo), ['vim1']);
     assert.ok(!('accessInfo' in (instance.vimConnectionInfo.vim1 ?? {})));
     assert.ok(!shown.text.includes(os.password) && !JSON.stringify(occ).includes(os.password));
+
+    // New credentials for the VIM it runs on (a new secret; the old one is deleted): the health sweep
+    // reads the VNF's VIM with them, where it used to look for the deleted secret.
+    const modified = await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, {
+      body: {
+        vimConnectionInfo: {
+          vim1: {
+            accessInfo: {
+              username: os.username,
+              password: os.password,
+              project: os.project,
+              projectDomain: os.projectDomain,
+              userDomain: os.userDomain,
+              region: os.region,
+            },
+          },
+        },
+      },
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    assert.equal(modified.status, 202, modified.text);
+    await settle(vnfm);
+    assert.equal((await opOcc(new URL(modified.headers.get('location') ?? '').pathname)).operationState, 'COMPLETED');
+    const sweep = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
+    const report = (await sweep.json()) as { vimFailures: unknown[]; instances: number };
+    assert.deepEqual(report.vimFailures, [], 'the sweep reaches the VIM with the new credentials');
+    assert.ok(report.instances >= 1);
     await operate(`/vnflcm/v2/vnf_instances/${id}/terminate`, { terminationType: 'FORCEFUL' });
     await settle(vnfm);
     assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
