@@ -325,6 +325,8 @@ describe('VIM and grant', () => {
     >;
     const os = vims['local-openstack'];
     assert.ok(os);
+    const { username, password, project, projectDomain, userDomain, region } = os;
+    const accessInfo = { username, password, project, projectDomain, userDomain, region };
     const id = await createInstance();
     const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
       ...INSTANTIATE,
@@ -333,14 +335,7 @@ describe('VIM and grant', () => {
           vimId: 'my-openstack',
           vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
           interfaceInfo: { endpoint: os.authUrl },
-          accessInfo: {
-            username: os.username,
-            password: os.password,
-            project: os.project,
-            projectDomain: os.projectDomain,
-            userDomain: os.userDomain,
-            region: os.region,
-          },
+          accessInfo,
         },
       },
     });
@@ -359,14 +354,7 @@ describe('VIM and grant', () => {
       body: {
         vimConnectionInfo: {
           vim1: {
-            accessInfo: {
-              username: os.username,
-              password: os.password,
-              project: os.project,
-              projectDomain: os.projectDomain,
-              userDomain: os.userDomain,
-              region: os.region,
-            },
+            accessInfo,
           },
         },
       },
