@@ -28,6 +28,7 @@ import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compi
 import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
 import { followLocalClients } from './oauth2.ts';
+import { isRecord } from '#lib/json.ts';
 import { TOKEN_PATH } from '#lib/auth/issuer.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
@@ -150,6 +151,8 @@ class LocalNames {
 }
 
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  /** Everything the start-up reconciliation may take for interrupted entered its state before this. */
+  const startedAt = new Date().toISOString();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const templatePath = resolve(options.templatePath ?? 'template.yaml');
   const root = dirname(templatePath);
@@ -616,8 +619,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           const atStart = (template.Resources[fn.logicalId]?.Metadata as { LocalRuntime?: { InvokeAtStart?: unknown } } | undefined)?.LocalRuntime
             ?.InvokeAtStart;
           if (atStart === undefined) continue;
-          // What it finds it logs itself; a failure leaves the sweep to its schedule.
-          await invoke(fn, resolveValue(atStart)).catch((error: unknown) =>
+          // What it finds it logs itself; a failure leaves the sweep to its schedule. A reconciliation
+          // looks only at what the crash left: nothing that entered its state since this start.
+          const event = resolveValue(atStart) as Record<string, unknown>;
+          if (isRecord(event.reconcile)) event.reconcile = { ...event.reconcile, startedBefore: startedAt };
+          await invoke(fn, event).catch((error: unknown) =>
             log(`Start-up invocation of ${fn.logicalId} failed: ${error instanceof Error ? error.stack : String(error)}`),
           );
         }

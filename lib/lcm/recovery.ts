@@ -68,6 +68,11 @@ export interface ReconcileOptions {
   onboardingDeadlineSeconds?: number;
   /** Packages UPLOADING longer than this never got their content (a presigned upload URL lasts an hour). */
   uploadDeadlineSeconds?: number;
+  /**
+   * ISO time: only what entered its state before it is looked at (the local runtime's start, whose
+   * sweep with no deadlines must not take an upload made since, while it runs, for one the crash left).
+   */
+  startedBefore?: string;
 }
 
 export interface ReconcileReport {
@@ -81,7 +86,7 @@ export interface ReconcileReport {
   notifications: string[];
 }
 
-const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDeadlineSeconds: 960, uploadDeadlineSeconds: 4500 };
+const DEFAULTS: Required<Omit<ReconcileOptions, 'startedBefore'>> = { graceSeconds: 120, onboardingDeadlineSeconds: 960, uploadDeadlineSeconds: 4500 };
 
 /**
  * The reconciliation sweep (scheduled on AWS, and at every start of the local runtime): an op occ
@@ -94,7 +99,8 @@ const DEFAULTS: Required<ReconcileOptions> = { graceSeconds: 120, onboardingDead
 export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds } = { ...DEFAULTS, ...options };
   const now = Date.parse(deps.now());
-  const olderThan = (time: string | undefined, seconds: number) => !time || Date.parse(time) <= now - seconds * 1000;
+  const before = options.startedBefore ? Date.parse(options.startedBefore) : Number.POSITIVE_INFINITY;
+  const olderThan = (time: string | undefined, seconds: number) => !time || (Date.parse(time) <= now - seconds * 1000 && Date.parse(time) < before);
   const report: ReconcileReport = { checked: 0, recovered: [], packages: [], notifications: [] };
   // First the notifications of changes already made, so that they go out before those of the recoveries.
   report.notifications = (await deps.republishUnsent?.(new Date(now - graceSeconds * 1000).toISOString())) ?? [];

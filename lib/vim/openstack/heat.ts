@@ -4,6 +4,8 @@
 // /stacks/<name>/<id>, which fetch follows; either form of reference works everywhere here.
 import * as z from 'zod';
 import type { OpenStackSession } from './keystone.ts';
+import { VimError } from './errors.ts';
+import { log } from '#lib/log.ts';
 
 const stackSchema = z
   .object({
@@ -96,22 +98,34 @@ export class HeatClient {
 
   /**
    * Starts an update that keeps what the request does not name (PATCH, what `openstack stack update
-   * --existing` sends). Heat answers 202 and the stack goes UPDATE_IN_PROGRESS; 409 (an action is in
-   * progress) and validation errors throw.
+   * --existing` sends). Heat answers 202 and the stack goes UPDATE_IN_PROGRESS: true. A 409 because an
+   * action is in progress answers false: under the instance's lock that action is this operation's own
+   * update, asked again by a step resumed after a crash (Heat took the first request, the step died
+   * before recording it), and is polled like one just started. Other 409s and validation errors throw.
    */
-  async patchStack(ref: string, patch: StackPatch): Promise<void> {
-    const response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}`, {
-      method: 'PATCH',
-      what: `updating stack ${ref}`,
-      accept: [202],
-      json: {
-        parameters: patch.parameters,
-        disable_rollback: patch.disableRollback,
-        ...(patch.template !== undefined ? { template: patch.template } : {}),
-        ...(patch.files !== undefined ? { files: patch.files } : {}),
-      },
-    });
+  async patchStack(ref: string, patch: StackPatch): Promise<boolean> {
+    let response: Response;
+    try {
+      response = await this.session.request('heat', 'orchestration', `/stacks/${stackPath(ref)}`, {
+        method: 'PATCH',
+        what: `updating stack ${ref}`,
+        accept: [202],
+        json: {
+          parameters: patch.parameters,
+          disable_rollback: patch.disableRollback,
+          ...(patch.template !== undefined ? { template: patch.template } : {}),
+          ...(patch.files !== undefined ? { files: patch.files } : {}),
+        },
+      });
+    } catch (error) {
+      if (error instanceof VimError && error.vimStatus === 409 && /in progress/i.test(error.vimMessage ?? '')) {
+        log.warn('stack update asked again while an update is in progress: polling the one under way', { stack: ref });
+        return false;
+      }
+      throw error;
+    }
     await response.body?.cancel();
+    return true;
   }
 
   /** The stack's template as Heat holds it (parsed). */
