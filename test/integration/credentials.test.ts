@@ -34,6 +34,17 @@ async function clientsCommandWith(env: Record<string, string>, ...args: string[]
 }
 const clientsCommand = (...args: string[]): Promise<string> => clientsCommandWith({}, ...args);
 
+/** The environment `npm run clients` works on a clients table with, as on AWS: this VNFM's table and stand-in. */
+function clientsTableEnv(): Record<string, string> {
+  return {
+    CLIENTS_TABLE: 'ClientsTable',
+    AWS_ENDPOINT_URL_DYNAMODB: vnfm.endpoints.dynamodb,
+    AWS_REGION: vnfm.endpoints.region,
+    AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
+  };
+}
+
 const basicOf = (c: { clientId: string; clientSecret: string }): string => `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`;
 const withBasic = (c: ClientCredentials): Promise<Reply> => client(vnfm)('GET', PATH, { token: null, headers: { Authorization: basicOf(c) } });
 const withToken = (token: string): Promise<Reply> => client(vnfm)('GET', PATH, { token });
@@ -73,27 +84,13 @@ describe('rotation and deletion take effect at once', () => {
     const target = newClient();
     const token = await accessToken(target);
     assert.equal((await withToken(token)).status, 200);
-    const { dynamodb, region } = vnfm.endpoints;
-    const aws = {
-      CLIENTS_TABLE: 'ClientsTable',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb,
-      AWS_REGION: region,
-      AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
-    };
+    const aws = clientsTableEnv();
     assert.match(await clientsCommandWith(aws, 'rotated', target.clientId), /Recorded in ClientsTable/);
     await waitFor('the token to be refused', async () => (await withToken(token)).status === 401);
   });
 
   it('creates, rotates and deletes a client in the clients table itself, as on AWS (CLIENTS_TABLE set)', async () => {
-    const { dynamodb, region } = vnfm.endpoints;
-    const aws = {
-      CLIENTS_TABLE: 'ClientsTable',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb,
-      AWS_REGION: region,
-      AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
-    };
+    const aws = clientsTableEnv();
     const created = JSON.parse(await clientsCommandWith(aws, 'create', '--tenant', 'tenant-t', '--scopes', 'vnflcm:read')) as {
       clientId: string;
       clientSecret: string;

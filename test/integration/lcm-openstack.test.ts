@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { SFNClient, ListExecutionsCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { assertEtsiResponse } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
-import { client, holdExecutions, localControl, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, holdExecutions, localControl, openStackAccessInfo, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
@@ -325,8 +325,7 @@ describe('VIM and grant', () => {
     >;
     const os = vims['local-openstack'];
     assert.ok(os);
-    const { username, password, project, projectDomain, userDomain, region } = os;
-    const accessInfo = { username, password, project, projectDomain, userDomain, region };
+    const accessInfo = openStackAccessInfo(os);
     const id = await createInstance();
     const path = await operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, {
       ...INSTANTIATE,

@@ -15,6 +15,7 @@ import { createLocalClient } from '../../local/oauth2.ts';
 import {
   accessToken,
   deploymentSigningKey,
+  openStackAccessInfo,
   adminCredentials,
   client,
   localControl,
@@ -499,14 +500,7 @@ describe('tenant isolation', () => {
       vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
       interfaceInfo: { endpoint: os.authUrl },
       isDefault: true,
-      accessInfo: {
-        username: os.username,
-        password: os.password,
-        project: os.project,
-        projectDomain: os.projectDomain,
-        userDomain: os.userDomain,
-        region: os.region,
-      },
+      accessInfo: openStackAccessInfo(os),
     });
     // Both tenants register a VIM of the same name (names are unique per tenant) as their default.
     const registeredA = await a('POST', '/vnfm/v1/vims', { body: registration('isolated-openstack') });

@@ -140,6 +140,12 @@ export async function instanceRecord(vnfm: LocalVnfm, id: string): Promise<Recor
   return (await documents(vnfm).send(new GetCommand({ TableName: 'VnfInstancesTable', Key: { id } }))).Item;
 }
 
+/** A SOL003 accessInfo for the local OpenStack simulator, from its entry in $VNFM_DATA_DIR/vims.json. */
+export function openStackAccessInfo(os: Record<string, unknown>): Record<string, unknown> {
+  const { username, password, project, projectDomain, userDomain, region } = os;
+  return { username, password, project, projectDomain, userDomain, region };
+}
+
 /** The runtime's simulators as a driver reaches them ($VNFM_DATA_DIR/vims.json), each with its /_sim/ control URL. */
 export function localVims(vnfm: LocalVnfm): Record<'openstack' | 'kubernetes', { vim: VimConnection; control: string }> {
   const vims = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'));
@@ -151,14 +157,7 @@ export function localVims(vnfm: LocalVnfm): Record<'openstack' | 'kubernetes', {
         vimId: 'local-openstack',
         vimType: os.vimType,
         interfaceInfo: { endpoint: os.authUrl },
-        accessInfo: {
-          username: os.username,
-          password: os.password,
-          project: os.project,
-          projectDomain: os.projectDomain,
-          userDomain: os.userDomain,
-          region: os.region,
-        },
+        accessInfo: openStackAccessInfo(os),
       },
       control: os.control,
     },
