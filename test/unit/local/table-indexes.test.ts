@@ -66,6 +66,20 @@ async function gone(table: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+/** Until the table is ACTIVE (the local DynamoDB creates it after answering CreateTable, CREATING). */
+async function active(table: string): Promise<void> {
+  for (;;) {
+    const status = await client.send(new DescribeTableCommand({ TableName: table })).then(
+      (out) => out.Table?.TableStatus,
+      (error: Error) => {
+        if (error.name !== 'ResourceNotFoundException') throw error;
+        return undefined;
+      },
+    );
+    if (status === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 const RECORDS = Array.from({ length: 60 }, (_, n) => `record-${String(n).padStart(2, '0')}`);
 
 before(async () => {
@@ -83,6 +97,7 @@ after(async () => {
 
 it('rebuilds a table that lacks an index of the template, keeping every record, and then leaves it alone', async () => {
   await client.send(new CreateTableCommand(base));
+  await active('Records');
   for (const id of RECORDS) await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: id }, watched: { S: 'yes' } } }));
   let noted = 0;
   const note = () => {
@@ -104,6 +119,7 @@ it('finishes a rebuild the previous start was killed in: every record from the s
   await client.send(new DeleteTableCommand({ TableName: 'Records' }));
   await gone('Records');
   await client.send(new CreateTableCommand(withIndex));
+  await active('Records');
   await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: RECORDS[0] as string }, watched: { S: 'yes' } } }));
   assert.equal(await ensureTable(client, withIndex, dataDir), true);
   assert.deepEqual(await ids(), RECORDS);
