@@ -6,7 +6,8 @@
 // needs little memory.
 import type { Context } from 'aws-lambda';
 import { stepDeps } from '#lib/deps.ts';
-import { pollStep, runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
+import { pollStep, runStep, type StepResult } from '#lib/lcm/engine/run.ts';
+import { runChain, type ChainedStep } from '#lib/lcm/engine/chain.ts';
 import { isVimPoll } from '#lib/lcm/engine/step.ts';
 import { pollUntilSettled } from '#lib/lcm/engine/poll-loop.ts';
 import { instrumented } from '#lib/metrics.ts';
@@ -14,12 +15,15 @@ import { instrumented } from '#lib/metrics.ts';
 /** Without a Lambda context (a direct call), a poll step waits as if it had a whole invocation. */
 const POLL_FALLBACK_MS = 900_000;
 
-const handle = async (input: { opOccId: string; action: StepAction; polls?: number }, context?: Context): Promise<StepResult> => {
+const handle = async (input: ChainedStep, context?: Context): Promise<StepResult> => {
   const deps = stepDeps();
-  if (!isVimPoll(input.action)) return runStep(deps, input.opOccId, input.action, input.polls ?? 0);
-  return pollUntilSettled(pollStep(deps, input.opOccId, input.action), input.polls ?? 0, {
-    remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
-  });
+  const first = isVimPoll(input.action)
+    ? () =>
+        pollUntilSettled(pollStep(deps, input.opOccId, input.action), input.polls ?? 0, {
+          remainingMs: () => context?.getRemainingTimeInMillis() ?? POLL_FALLBACK_MS,
+        })
+    : () => runStep(deps, input.opOccId, input.action, input.polls ?? 0);
+  return runChain(deps, input, first, (action, polls) => runStep(deps, input.opOccId, action, polls));
 };
 
 export const handler = instrumented(handle, (input) => ({ opOccId: input.opOccId }));

@@ -15,10 +15,18 @@ export interface TransitionInput {
   /** The Catch output of the failed step, for FAILED_TEMP and ROLLED_BACK. */
   failure?: TaskFailure;
   changedInfo?: Record<string, unknown>;
+  /**
+   * Where the op occ goes instead when it is PROCESSING already: a task that ran the grant and the
+   * start together (lib/lcm/engine/chain.ts) fails in STARTING (-> ROLLED_BACK) or, past the grant,
+   * in PROCESSING (-> FAILED_TEMP), SOL003 5.4.1.2.
+   */
+  ifProcessing?: StepTarget;
 }
 
 const handle = async (input: TransitionInput): Promise<{ opOccId: string; operationState: string }> => {
-  const record = await finishOperation(coreDeps(), input.opOccId, input.to, {
+  const deps = coreDeps();
+  const to = input.ifProcessing && (await deps.opOccs.get(input.opOccId))?.operationState === 'PROCESSING' ? input.ifProcessing : input.to;
+  const record = await finishOperation(deps, input.opOccId, to, {
     error: input.failure ? problemFromTaskFailure(input.failure) : undefined,
     changedInfo: input.changedInfo,
   });

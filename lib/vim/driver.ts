@@ -355,8 +355,13 @@ export interface InfraDriver {
    * disk usage, CP traffic), with as few VIM calls as the VIM allows.
    */
   measure(vim: VimConnection, targets: MeasureTarget[]): Promise<MeasureReport>;
-  /** Starts creating the VNF's resources (images, stack, ...). */
-  instantiateStart(ctx: OperationContext): Promise<DriverState>;
+  /**
+   * Starts creating the VNF's resources (images, stack, ...). Nothing that runs (servers, pods) is
+   * created before `ready` resolves (the instantiate_start hook, which runs meanwhile); what is
+   * inert until then (software images stored in the VIM) may be prepared while it runs. A `ready`
+   * that rejects is thrown, after removing what was prepared.
+   */
+  instantiateStart(ctx: OperationContext, ready?: Promise<void>): Promise<DriverState>;
   instantiatePoll(ctx: OperationContext, state: DriverState): Promise<Progress>;
   /** Reads what was created, for instantiatedVnfInfo. */
   collect(ctx: OperationContext, state: DriverState): Promise<CollectedResources>;

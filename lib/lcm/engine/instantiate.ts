@@ -4,7 +4,7 @@
 import type { VimReference } from '#lib/sol/model.ts';
 import type { InstantiateVnfRequest } from '#lib/sol/requests.ts';
 import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
-import type { CollectedResources, OperationContext } from '#lib/vim/driver.ts';
+import type { CollectedResources, DriverState, OperationContext } from '#lib/vim/driver.ts';
 import { flavourOf } from '#lib/vim/flavour.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
@@ -39,9 +39,20 @@ function instantiatedVnfInfo(flavour: FlavourInfo, levelId: string | undefined, 
 const start: Step = async (deps, loaded) => {
   const { opOcc } = loaded;
   const ctx = await requestContext(deps, loaded, opOcc.vim);
-  await hook(deps, loaded, ctx, 'start');
-  const state = await (await driverOf(opOcc.vim)).instantiateStart(ctx);
+  // The instantiate_start hook runs while the driver prepares what is inert (the software images
+  // stored in the VIM); nothing that runs is created before it succeeded (InfraDriver.instantiateStart).
+  const hookRan = hook(deps, loaded, ctx, 'start');
+  // Handled from now on: a hook that fails while the images upload is not an unhandled rejection.
+  const hookSettled = hookRan.catch(() => undefined);
+  let state: DriverState;
+  try {
+    state = await (await driverOf(opOcc.vim)).instantiateStart(ctx, hookRan);
+  } finally {
+    // Settled either way: a driver that failed first does not leave the hook running past the step.
+    await hookSettled;
+  }
   await saveDriverState(deps, opOcc, state);
+  await hookRan;
   if (state.warnings?.length) await updateOpOcc(deps, opOcc, { warnings: state.warnings });
   return started();
 };

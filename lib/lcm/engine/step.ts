@@ -35,6 +35,10 @@ export interface StepResult {
   polls?: number;
   /** Seconds the machine's Wait state waits before the next poll, where the other side says (a grant's Retry-After). */
   waitSeconds?: number;
+  /** The grant was decided at once and the operation's start step ran in the same invocation (chain.ts). */
+  started?: boolean;
+  /** The operation's finish step ran and the op occ is COMPLETED, in the same invocation (chain.ts). */
+  completed?: boolean;
 }
 
 /**
@@ -85,14 +89,15 @@ export async function load(deps: CoreDeps, opOccId: string, packages: PackageAcc
 }
 
 /**
- * How long to wait before poll number `polls` of the VIM: 100 ms for the first 5 s (the operation
+ * How long to wait before poll number `polls` of the VIM: 50 ms for the first 5 s (the operation
  * ends on average half an interval after the VIM's work does, and many stacks are done within
- * seconds), 500 ms to 30 s, 1 s to about three minutes, then 2 s to spare the VIM's API. A poll
+ * seconds: one cheap GET of the stack per poll), 500 ms to 30 s, 1 s to about three minutes, then
+ * 2 s to spare the VIM's API. A poll
  * step polls at these intervals itself within one invocation (poll-loop.ts); the state machine's
  * Wait state comes between invocations only.
  */
 export function pollIntervalMs(polls: number): number {
-  return polls < 50 ? 100 : polls < 100 ? 500 : polls < 250 ? 1000 : 2000;
+  return polls < 100 ? 50 : polls < 150 ? 500 : polls < 300 ? 1000 : 2000;
 }
 
 export function nextPoll(polls: number): string {

@@ -117,7 +117,7 @@ async function readWorkload(
 // ---------------------------------------------------------------------------------------------
 // Steps
 
-async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
+async function instantiateStart(ctx: OperationContext, ready?: Promise<void>): Promise<DriverState> {
   const client = new KubeClient(ctx.vim);
   const flavour = flavourOf(ctx.vnfd, ctx.flavourId);
   // Package and request problems show before anything is created.
@@ -127,6 +127,8 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
   const label = labelOf(ctx);
   const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
   const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
+  // Nothing of a CNF is inert: every object is applied after the instantiate_start hook succeeded.
+  await ready;
   const state: KubernetesState = {
     namespace,
     objects: [],

@@ -66,7 +66,7 @@ async function deleteStateImages(ctx: OperationContext, glance: GlanceClient, st
 
 // ---------------------------------------------------------------------------------------------
 
-async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
+async function instantiateStart(ctx: OperationContext, ready?: Promise<void>): Promise<DriverState> {
   const session = new OpenStackSession(ctx.vim);
   // Package and request problems show before anything is uploaded.
   parseTemplate(await loadBaseHot(ctx.files, ctx.flavourId));
@@ -75,9 +75,11 @@ async function instantiateStart(ctx: OperationContext): Promise<DriverState> {
   const state: OpenStackState = { stackName: stackNameOf(ctx.vnfInstanceId), images: [] };
   try {
     await resolveImages(ctx, glance, state.images);
-    const ready = await imagesReady(glance, state.images);
-    if (ready.failed) throw new VimError('glance', ready.failed);
-    if (!ready.pending) Object.assign(state, await createStack(ctx, new HeatClient(session), state));
+    const stored = await imagesReady(glance, state.images);
+    if (stored.failed) throw new VimError('glance', stored.failed);
+    // The images are stored while the instantiate_start hook runs; the stack waits for it.
+    await ready;
+    if (!stored.pending) Object.assign(state, await createStack(ctx, new HeatClient(session), state));
   } catch (error) {
     // A start step that throws leaves no driver state to roll back from, so it cleans up after itself.
     if (!state.stackId) {

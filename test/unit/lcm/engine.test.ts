@@ -3,7 +3,8 @@
 // the instance's records after each, and that each operation answers only its own steps.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { runStep, type StepAction } from '#lib/lcm/engine/run.ts';
+import { runStep, type StepAction, type StepResult } from '#lib/lcm/engine/run.ts';
+import { runChain } from '#lib/lcm/engine/chain.ts';
 import { finishOperation, startOperation } from '#lib/lcm/operations.ts';
 import type { PackageAccess } from '#lib/packages/access.ts';
 import type { FlavourInfo, ParsedVnfd } from '#lib/packages/vnfd/model.ts';
@@ -451,6 +452,63 @@ describe('the LCM step engine', () => {
     const instance = w.instances.records.get('vnf-1')!;
     assert.equal(instance.instantiationState, 'NOT_INSTANTIATED');
     assert.equal(instance.lockOpOccId, undefined);
+  });
+
+  it('chained as the machines run it: a grant decided at once, PROCESSING and the start in one task; the poll that finds the VIM done, the finish and COMPLETED in another', async () => {
+    const w = world();
+    registerDriver(FAKE_VIM, w.driver);
+    await newInstance(w);
+    const occ = await startOperation(w.deps, {
+      tenantId: 't1',
+      vnfInstanceId: 'vnf-1',
+      operation: 'INSTANTIATE',
+      operationParams: { flavourId: 'simple' },
+      apiMajorVersion: 2,
+      requireState: 'NOT_INSTANTIATED',
+      internal: { vim: VIM },
+    });
+    const step = (action: StepAction, polls: number) => runStep(w.deps, occ.id, action, polls, PACKAGES);
+    const started = await runChain(w.deps, { opOccId: occ.id, action: 'grant', thenStart: 'instantiate-start' }, () => step('grant', 0), step);
+    assert.equal(started.started, true);
+    assert.equal(started.status, 'IN_PROGRESS');
+    assert.equal(w.opOccs.records.get(occ.id)?.operationState, 'PROCESSING');
+    assert.deepEqual(w.driver.calls, ['instantiateStart']);
+    const chain = { opOccId: occ.id, action: 'instantiate-poll' as const, thenFinish: 'instantiate-finish' as const, complete: true };
+    let polled = await runChain(w.deps, chain, () => step('instantiate-poll', 0), step);
+    assert.equal(polled.completed, undefined, 'still in progress: nothing chained');
+    assert.equal(w.opOccs.records.get(occ.id)?.operationState, 'PROCESSING');
+    polled = await runChain(w.deps, chain, () => step('instantiate-poll', polled.polls ?? 0), step);
+    assert.equal(polled.completed, true);
+    assert.equal(w.opOccs.records.get(occ.id)?.operationState, 'COMPLETED');
+    assert.equal(w.instances.records.get('vnf-1')?.instantiationState, 'INSTANTIATED');
+    assert.equal(w.instances.records.get('vnf-1')?.lockOpOccId, undefined, 'COMPLETED releases the lock');
+  });
+
+  it('chains nothing past a grant still pending or a start that must wait, and hands a COMPLETED it cannot record to the transition task', async () => {
+    const w = world();
+    registerDriver(FAKE_VIM, w.driver);
+    const pending = { status: 'IN_PROGRESS' as const, waitUntil: new Date().toISOString(), waitSeconds: 5 };
+    const never = async (): Promise<StepResult> => assert.fail('no step may run after a pending grant');
+    assert.deepEqual(await runChain(w.deps, { opOccId: 'x', action: 'grant', thenStart: 'terminate-start' }, async () => pending, never), pending);
+    const granted = { status: 'DONE' as const, waitUntil: new Date().toISOString() };
+    assert.deepEqual(
+      await runChain(w.deps, { opOccId: 'x', action: 'grant', thenStart: 'terminate-start', startAfterSeconds: 30 }, async () => granted, never),
+      granted,
+      'a graceful termination waits between PROCESSING and its start',
+    );
+    const id = await instantiate(w);
+    const id2 = await begin(w, 'OPERATE', { changeStateTo: 'STOPPED' }, { vim: VIM });
+    const transition = w.deps.opOccs.transition.bind(w.deps.opOccs);
+    w.deps.opOccs.transition = async (opOccId, t) => {
+      if (t.to === 'COMPLETED') throw new Error('ProvisionedThroughputExceededException');
+      return transition(opOccId, t);
+    };
+    await assert.rejects(
+      runChain(w.deps, { opOccId: id2, action: 'update-finish', complete: true }, async () => granted, never),
+      (error: Error) => error.name === 'CompletionPending' && /ProvisionedThroughputExceeded/.test(error.message),
+    );
+    assert.equal(w.opOccs.records.get(id2)?.operationState, 'PROCESSING', 'left for the Complete task, not failed');
+    assert.equal(w.opOccs.records.get(id)?.operationState, 'COMPLETED');
   });
 
   it('an operation answers only the steps of its own table', async () => {
