@@ -67,6 +67,11 @@ export interface NfvoSimulator {
   pkgmSubscriptions: NfvoPkgmSubscription[];
   /** The next this many package management requests are answered 503 (Retry-After: 1). */
   pkgmFailures: number;
+  /**
+   * The zones every Grant names (SOL003 ZoneInfo: `zoneId` is the VIM's zone) and, by VDU id, the
+   * ZoneInfo `id` its addResources place that VDU's new VNFCs in (a VDU not listed: no zoneId).
+   */
+  grantZones: { zones: Array<{ id: string; zoneId: string }>; vdus: Record<string, string> };
   /** How the next grant requests are answered; a grant keeps the behaviour it was asked with. */
   behaviour: GrantBehaviour;
   exchanges: NfvoExchange[];
@@ -113,6 +118,7 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
   const sim: NfvoSimulator = {
     url: '',
     behaviour: { kind: 'sync' },
+    grantZones: { zones: [{ id: 'zone-1', zoneId: 'nova' }], vdus: {} },
     exchanges: [],
     grantExchanges: () => sim.exchanges.filter((e) => e.path.startsWith('/grant/v1/grants')),
     addPackage: (pkg) => {
@@ -162,11 +168,17 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
       sim.nonConforming.push(`${what}: ${(error as Error).message}`);
     }
   };
+  /** The Grant's addResources (GrantInfo): each COMPUTE resource of a VDU grantZones places, with its zone. */
+  const placements = (request: Record<string, unknown>) =>
+    ((request.addResources ?? []) as Array<{ id: string; type?: string; resourceTemplateId?: string }>)
+      .filter((resource) => resource.type === 'COMPUTE' && resource.resourceTemplateId && Object.hasOwn(sim.grantZones.vdus, resource.resourceTemplateId))
+      .map((resource) => ({ resourceDefinitionId: resource.id, zoneId: sim.grantZones.vdus[resource.resourceTemplateId as string] as string }));
   const grantOf = (id: string, request: Record<string, unknown>) => ({
     id,
     vnfInstanceId: request.vnfInstanceId,
     vnfLcmOpOccId: request.vnfLcmOpOccId,
-    zones: [{ id: 'zone-1', zoneId: 'nova' }],
+    zones: sim.grantZones.zones.map((zone) => ({ ...zone })),
+    ...(placements(request).length ? { addResources: placements(request) } : {}),
     _links: {
       self: { href: `${sim.url}/grant/v1/grants/${id}` },
       vnfLcmOpOcc: { href: String((request._links as { vnfLcmOpOcc?: { href?: string } } | undefined)?.vnfLcmOpOcc?.href ?? '') },
