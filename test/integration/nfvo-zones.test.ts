@@ -158,5 +158,21 @@ describe('grant zones per VDU', () => {
     };
     assert.ok(pods.items.length > 0);
     assert.deepEqual([...new Set(pods.items.map((pod) => pod.spec.nodeName))], ['node-2']);
+
+    // A scale-out granted in the same zone: the new pod runs there too.
+    const out = await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' });
+    assert.equal(out.operationState, 'COMPLETED', JSON.stringify(out.error));
+    const scaled = (await kube(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(`vnf-instance-id=${id}`)}`)) as typeof pods;
+    assert.equal(scaled.items.length, pods.items.length + 1);
+    assert.deepEqual([...new Set(scaled.items.map((pod) => pod.spec.nodeName))], ['node-2']);
+
+    // One granted in the other zone would move the pods the Deployment has: refused, nothing changed.
+    nfvo.grantZones = { zones: ZONES, vdus: { VDU1: 'zone-a' } };
+    const split = await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' });
+    assert.equal(split.operationState, 'FAILED_TEMP');
+    assert.match(split.error?.detail ?? '', /new pods of VDU1 in zone az-1, but its 2 pods are in zone az-2/);
+    const unchanged = (await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)) as typeof deployment & { spec: { replicas?: number } };
+    assert.equal(unchanged.spec.replicas, 2);
+    assert.deepEqual(unchanged.spec.template.spec.affinity, deployment.spec.template.spec.affinity);
   });
 });
