@@ -2,12 +2,12 @@
 // fetch the VNFM subscribes to the NFVO's VnfPackageChangeNotifications (one subscription for the
 // deployment, all packages; made again at a later fetch when the NFVO has dropped it), with a
 // callback the VNFM serves (POST /vnfm/v1/nfvo/pkgm_notifications, GET answering 204 for the NFVO's
-// test). The NFVO authenticates there as any API client does: with
-// an OAuth 2.0 client of the VNFM's own issuer created for it by the operator, whose id and secret
-// sit in the NFVO secret (callbackClientId, callbackClientSecret) and travel in the subscription's
-// `authentication`. A change to DISABLED, or a deletion, makes the kept package refuse new
-// instances (a deleted one is fetched again by the next create); ENABLED again re-enables it.
-// Existing instances are never touched.
+// test). The NFVO authenticates there as any API client does: with an OAuth 2.0 client of the
+// VNFM's own issuer created for it by the operator, whose id and secret sit in the NFVO secret
+// (callbackClientId, callbackClientSecret) and travel in the subscription's `authentication`. A
+// change to DISABLED, or a deletion, makes the kept package refuse new instances (a deleted one is
+// fetched again by the next create); ENABLED again re-enables it. Existing instances are never
+// touched.
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { log } from '#lib/log.ts';
