@@ -158,6 +158,10 @@ describe('grant zones per VDU', () => {
     };
     assert.ok(pods.items.length > 0);
     assert.deepEqual([...new Set(pods.items.map((pod) => pod.spec.nodeName))], ['node-2']);
+    assert.deepEqual(
+      (await vnfcs(id)).map((vnfc) => vnfc.zoneId),
+      pods.items.map(() => 'az-2'),
+    );
 
     // A scale-out granted in the same zone: the new pod runs there too.
     const out = await operate(`/vnflcm/v2/vnf_instances/${id}/scale`, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' });

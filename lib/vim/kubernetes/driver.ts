@@ -201,6 +201,8 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
         id: nameOf(pod),
         vduId: vdu.id,
         computeResource: { vimConnectionId: ctx.vim.vimId, resourceId: nameOf(pod), vimLevelResourceType: ref.kind },
+        // The zone its required node affinity holds the pod to (no node read: the VNF's token may not list nodes).
+        ...(state.zones?.[vdu.name] !== undefined ? { zoneId: state.zones[vdu.name] } : {}),
         vnfcCpInfo: [cp.vnfcCp],
         metadata: {
           creation_time: pod.metadata?.creationTimestamp ?? null,
