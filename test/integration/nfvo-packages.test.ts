@@ -251,6 +251,19 @@ describe('VNF packages fetched from the NFVO', () => {
     assert.deepEqual(await packagesWith(vnfm, vnfdId), []);
     const instances = (await client(vnfm)('GET', '/vnflcm/v2/vnf_instances')).body as Array<{ vnfdId: string }>;
     assert.ok(!instances.some((i) => i.vnfdId === vnfdId));
+
+    // ONBOARDED by its VnfPkgInfo, but its content answered 409 (back to onboarding meanwhile): the same,
+    // and the record the download had started is gone again.
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v1') });
+    nfvo.contentConflicts = 1;
+    const conflict = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(conflict.status, 503, conflict.text);
+    assert.equal(conflict.headers.get('retry-after'), '10');
+    assert.match((conflict.body as Problem).detail, /still onboarding the VNF package .*its package content answered 409/);
+    assert.equal(nfvo.contentConflicts, 0);
+    assert.deepEqual(await packagesWith(vnfm, vnfdId), []);
+    // The NFVO is left with it still onboarding, for the next test.
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v1'), onboardingState: 'PROCESSING', operationalState: 'DISABLED' });
   });
 
   it('fetches the package a change_vnfpkg names from the NFVO, subscribing again first when the NFVO dropped the subscription', async () => {

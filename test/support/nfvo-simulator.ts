@@ -69,6 +69,8 @@ export interface NfvoSimulator {
   dropPkgmSubscriptions(): void;
   /** The next this many package management requests are answered 503 (Retry-After: 1). */
   pkgmFailures: number;
+  /** The next this many package_content requests are answered 409, as for a package gone back to onboarding since its VnfPkgInfo was read. */
+  contentConflicts: number;
   /**
    * The zones every Grant names (SOL003 ZoneInfo: `zoneId` is the VIM's zone) and, by VDU id, the
    * ZoneInfo `id` its addResources place that VDU's new VNFCs in (a VDU not listed: no zoneId).
@@ -155,6 +157,7 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
       sim.pkgmSubscriptions = [];
     },
     pkgmFailures: 0,
+    contentConflicts: 0,
     tokenRequests: 0,
     release: () => {
       released = true;
@@ -345,6 +348,10 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
         return { status: 200, body: info };
       }
       // SOL003 10.4.5.3.2: 409 while the package is not ONBOARDED.
+      if (sim.contentConflicts > 0) {
+        sim.contentConflicts--;
+        return { status: 409, body: { status: 409, detail: `VNF package ${pkg.id} is PROCESSING` } };
+      }
       if (pkg.onboardingState !== 'ONBOARDED') return { status: 409, body: { status: 409, detail: `VNF package ${pkg.id} is ${pkg.onboardingState}` } };
       if (!/application\/zip|\*\/\*/.test(req.headers.accept ?? ''))
         sim.nonConforming.push(`GET ${path}: Accept ${req.headers.accept} does not take application/zip`);
