@@ -1,5 +1,6 @@
 // `npm run nfvo-simulator -- [--port 9990] [--grant sync|async|refuse] [--async-polls N]
-// [--retry-after S] [--refuse-detail TEXT] [--client-id ID --client-secret SECRET]`: the reference
+// [--retry-after S] [--refuse-detail TEXT] [--client-id ID --client-secret SECRET]
+// [--zone VDU=ZONE ...]`: the reference
 // NFVO the tests use (test/support/nfvo-simulator.ts), on its own. It serves SOL003 granting (and,
 // with a client id and secret, the OAuth 2.0 token endpoint its grant API then demands), prints how
 // to point `npm start` at it and logs each request it answers (method, path, status, and what did
@@ -11,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { type GrantBehaviour, startNfvoSimulator } from '../test/support/nfvo-simulator.ts';
 
 const USAGE =
-  'usage: npm run nfvo-simulator -- [--port 9990] [--host 127.0.0.1] [--grant sync|async|refuse] [--async-polls N] [--retry-after S] [--refuse-detail TEXT] [--client-id ID --client-secret SECRET]';
+  'usage: npm run nfvo-simulator -- [--port 9990] [--host 127.0.0.1] [--grant sync|async|refuse] [--async-polls N] [--retry-after S] [--refuse-detail TEXT] [--client-id ID --client-secret SECRET] [--zone VDU=ZONE ...]';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -36,6 +37,7 @@ const parsed = (() => {
         'refuse-detail': { type: 'string', default: 'refused by the NFVO simulator' },
         'client-id': { type: 'string' },
         'client-secret': { type: 'string' },
+        zone: { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -65,6 +67,15 @@ const sim = await startNfvoSimulator({
   waitScale: Number(process.env.VNFM_WAIT_SCALE ?? 0.2),
 });
 sim.behaviour = behaviour;
+// --zone VDU1=az-1 --zone VDU2=az-2: each Grant lists the zones and places each VDU's new VNFCs in its own.
+if (parsed.zone.length) {
+  const placements = parsed.zone.map((entry) => /^([^=\s]+)=([^=\s]+)$/.exec(entry) ?? fail(`--zone "${entry}" is not VDU=ZONE`));
+  const zoneIds = [...new Set(placements.map((match) => match[2] as string))];
+  sim.grantZones = {
+    zones: zoneIds.map((zoneId, n) => ({ id: `zone-${n + 1}`, zoneId })),
+    vdus: Object.fromEntries(placements.map((match) => [match[1] as string, `zone-${zoneIds.indexOf(match[2] as string) + 1}`])),
+  };
+}
 const backend = new URL(sim.url);
 let reported = 0;
 

@@ -9,6 +9,7 @@ import { requestTerminate } from '#lib/lcm/requests/terminate.ts';
 import { failOperation, retryOperation, rollbackOperation } from '#lib/lcm/requests/op-occ-tasks.ts';
 import { requestHeal, requestScale } from '#lib/lcm/requests/scale-heal.ts';
 import { requestChangeVnfpkg } from '#lib/lcm/requests/change-vnfpkg.ts';
+import { packageFromNfvo } from '#lib/nfvo/packages.ts';
 import { requestScaleToLevel } from '#lib/lcm/requests/scale-to-level.ts';
 import { requestChangeExtConn } from '#lib/lcm/requests/change-ext-conn.ts';
 import { cancelOperation } from '#lib/lcm/requests/cancel.ts';
@@ -75,7 +76,18 @@ export const routes: RouteTable = {
     POST: task(healVnfRequest, 'HealVnfRequest', requestHeal),
   }),
   '/vnflcm/v2/vnf_instances/{vnfInstanceId}/change_vnfpkg': {
-    POST: task(changeCurrentVnfPkgRequest, 'ChangeCurrentVnfPkgRequest', requestChangeVnfpkg),
+    // A vnfdId the VNFM has no package for is fetched from the NFVO, as for a create.
+    POST: route({
+      schema: changeCurrentVnfPkgRequest,
+      title: 'ChangeCurrentVnfPkgRequest',
+      handler: async (request) =>
+        accepted(
+          request,
+          await requestChangeVnfpkg(coreDeps(), request.caller, instanceId(request), request.body, version(request), (deps, caller, vnfdId) =>
+            packageFromNfvo(deps, caller, vnfdId, request.baseUrl),
+          ),
+        ),
+    }),
   },
   ...bothVersions('/vnf_instances/{vnfInstanceId}/change_ext_conn', (major) => ({
     // v1 (SOL003 V2.6.1) writes vimConnectionInfo and cpConfig as arrays, as in its InstantiateVnfRequest.

@@ -134,6 +134,35 @@ export function decisionOf(grant: Record<string, unknown>): GrantDecision {
   };
 }
 
+/**
+ * The VIM zone the Grant places each VDU's new VNFCs in (SOL003 9.5.2.3 Grant.addResources[].zoneId,
+ * a ZoneInfo id, on the resource definition whose resourceTemplateId is the VDU). The first one named
+ * for a VDU wins: a VDU's VNFCs share one zone in the templates the drivers deploy.
+ */
+export function vduZonesOf(grant: Record<string, unknown> | undefined, grantRequest: Record<string, unknown> | undefined): Record<string, string> {
+  const zones = new Map(((grant?.zones ?? []) as Array<{ id?: unknown; zoneId?: unknown }>).map((zone) => [String(zone.id), zone.zoneId]));
+  const definitions = new Map(
+    ((grantRequest?.addResources ?? []) as Array<{ id?: unknown; type?: unknown; resourceTemplateId?: unknown }>)
+      .filter((definition) => definition.type === 'COMPUTE')
+      .map((definition) => [String(definition.id), definition.resourceTemplateId]),
+  );
+  const placed: Record<string, string> = {};
+  for (const info of (grant?.addResources ?? []) as Array<{ resourceDefinitionId?: unknown; zoneId?: unknown }>) {
+    const vduId = definitions.get(String(info.resourceDefinitionId));
+    const zoneId = info.zoneId === undefined ? undefined : zones.get(String(info.zoneId));
+    if (typeof vduId === 'string' && typeof zoneId === 'string' && !Object.hasOwn(placed, vduId))
+      Object.defineProperty(placed, vduId, { value: zoneId, enumerable: true, writable: true, configurable: true });
+  }
+  return placed;
+}
+
+/** What a driver takes from the op occ's Grant: the decision recorded with it, and where it places each VDU. */
+export function grantDecisionOf(opOcc: Pick<VnfLcmOpOccRecord, 'grant' | 'grantRequest'>): GrantDecision {
+  const decision = (opOcc.grant?.decision ?? {}) as GrantDecision;
+  const vduZones = vduZonesOf(opOcc.grant, opOcc.grantRequest);
+  return Object.keys(vduZones).length ? { ...decision, vduZones } : decision;
+}
+
 /** A grant the NFVO decides later (202): where to ask, and when it suggests asking again. */
 export interface PendingGrant {
   location: string;

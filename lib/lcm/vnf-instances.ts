@@ -49,8 +49,11 @@ export function packageAttributes(
 /** Where a package the VNFM does not have may come from (the NFVO, lib/nfvo/packages.ts); undefined: nowhere. */
 export type PackageSource = (deps: CoreDeps, caller: Caller, vnfdId: string) => Promise<VnfPackageRecord | undefined>;
 
-/** The package for a new instance: an onboarded one here, else (none here at all) the one `source` gives. */
-async function packageForNewInstance(deps: CoreDeps, caller: Caller, vnfdId: string, source?: PackageSource): Promise<VnfPackageRecord> {
+/**
+ * The package for a new instance, or for a package change: an onboarded one here, else (none here at
+ * all) the one `source` gives.
+ */
+export async function usablePackageFor(deps: CoreDeps, caller: Caller, vnfdId: string, source?: PackageSource): Promise<VnfPackageRecord> {
   try {
     return await enabledPackageFor(deps, caller, vnfdId);
   } catch (error) {
@@ -67,7 +70,7 @@ async function packageForNewInstance(deps: CoreDeps, caller: Caller, vnfdId: str
 }
 
 export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, source?: PackageSource): Promise<VnfInstanceRecord> {
-  const pkg = await packageForNewInstance(deps, caller, request.vnfdId, source);
+  const pkg = await usablePackageFor(deps, caller, request.vnfdId, source);
   const id = deps.newId();
   const now = deps.now();
   const record: VnfInstanceRecord = {

@@ -1,13 +1,14 @@
 // The NFVO's word on the packages the VNFM took from it (SOL003 10.4.7, 10.5.2.9): at the first
 // fetch the VNFM subscribes to the NFVO's VnfPackageChangeNotifications (one subscription for the
-// deployment, all packages), with a callback the VNFM serves (POST /vnfm/v1/nfvo/pkgm_notifications,
-// GET answering 204 for the NFVO's test). The NFVO authenticates there as any API client does: with
-// an OAuth 2.0 client of the VNFM's own issuer created for it by the operator, whose id and secret
-// sit in the NFVO secret (callbackClientId, callbackClientSecret) and travel in the subscription's
-// `authentication`. A change to DISABLED, or a deletion, makes the kept package refuse new
-// instances (a deleted one is fetched again by the next create); ENABLED again re-enables it.
-// Existing instances are never touched.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+// deployment, all packages; made again at a later fetch when the NFVO has dropped it), with a
+// callback the VNFM serves (POST /vnfm/v1/nfvo/pkgm_notifications, GET answering 204 for the NFVO's
+// test). The NFVO authenticates there as any API client does: with an OAuth 2.0 client of the
+// VNFM's own issuer created for it by the operator, whose id and secret sit in the NFVO secret
+// (callbackClientId, callbackClientSecret) and travel in the subscription's `authentication`. A
+// change to DISABLED, or a deletion, makes the kept package refuse new instances (a deleted one is
+// fetched again by the next create); ENABLED again re-enables it. Existing instances are never
+// touched.
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { log } from '#lib/log.ts';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -37,8 +38,6 @@ const SUBSCRIPTION_LEASE = 'nfvo-pkgm-subscription';
 const SUBSCRIBING_MS = 60_000;
 const FOREVER_MS = 100 * 365 * 24 * 3600_000;
 
-let subscribed = false;
-
 /** The OAuth 2.0 client the NFVO calls back with, from the NFVO secret; undefined without one. */
 async function callbackClient(deps: CoreDeps, settings: NfvoSettings): Promise<{ clientId: string; clientSecret: string } | undefined> {
   try {
@@ -52,14 +51,52 @@ async function callbackClient(deps: CoreDeps, settings: NfvoSettings): Promise<{
   }
 }
 
+/** The id of the subscription the deployment made (on its lease item), if it made one. */
+async function recordedSubscription(table: string): Promise<string | undefined> {
+  const item = await documentClient().send(new GetCommand({ TableName: table, Key: { id: leaseId(SUBSCRIPTION_LEASE) }, ConsistentRead: true }));
+  const id = item.Item?.subscriptionId;
+  return typeof id === 'string' && id ? id : undefined;
+}
+
+/**
+ * Whether the NFVO still has the subscription (SOL003 10.4.8.3.2 GET: 404 once it is gone). Only a
+ * 404 says it is gone: an NFVO that cannot answer now is taken to still have it.
+ */
+async function subscriptionHeld(nfvo: NfvoClient, subscriptionId: string): Promise<boolean> {
+  try {
+    const response = await nfvo.call(`vnfpkgm/v2/subscriptions/${encodeURIComponent(subscriptionId)}`, { method: 'GET', version: PKGM_API_VERSION });
+    return response.status !== 404;
+  } catch (error) {
+    log.warn("could not check the VNFM's subscription at the NFVO; taken to be there", { subscriptionId, error });
+    return true;
+  }
+}
+
 /**
  * Subscribes to the NFVO's package change notifications, once for the deployment: a lease in the
- * packages table (no tenant sees it) is taken while subscribing and kept once subscribed. A failure
- * is logged and gives the lease back, so the next fetch tries again; the fetch itself goes on.
+ * packages table (no tenant sees it) is taken while subscribing and kept once subscribed, with the
+ * subscription's id. Each package fetch first asks the NFVO for that subscription: one the NFVO
+ * dropped (404) is forgotten and made again. A failure is logged and gives the lease back, so the
+ * next fetch tries again; the fetch itself goes on.
  */
 export async function ensurePkgmSubscription(deps: CoreDeps, nfvo: NfvoClient, settings: NfvoSettings, baseUrl: string): Promise<void> {
-  if (subscribed) return;
   const table = requiredEnv('VNF_PACKAGES_TABLE');
+  const recorded = await recordedSubscription(table);
+  if (recorded) {
+    if (await subscriptionHeld(nfvo, recorded)) return;
+    log.warn("the NFVO no longer has the VNFM's package notification subscription; subscribing again", { subscriptionId: recorded });
+    // Only the lease that records the dropped one: a request that subscribed again meanwhile keeps its own.
+    await conditionHeld(() =>
+      documentClient().send(
+        new DeleteCommand({
+          TableName: table,
+          Key: { id: leaseId(SUBSCRIPTION_LEASE) },
+          ConditionExpression: 'subscriptionId = :s',
+          ExpressionAttributeValues: { ':s': recorded },
+        }),
+      ),
+    );
+  }
   const leases = new DynamoLeaseStore(table);
   const holder = deps.newId();
   const now = Date.now();
@@ -93,7 +130,6 @@ export async function ensurePkgmSubscription(deps: CoreDeps, nfvo: NfvoClient, s
         }),
       ),
     );
-    subscribed = true;
     log.info("subscribed to the NFVO's VNF package notifications", { subscriptionId, authenticated: Boolean(callback) });
   } catch (error) {
     log.warn("could not subscribe to the NFVO's VNF package notifications; the next fetch tries again", { error });

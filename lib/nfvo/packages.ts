@@ -105,10 +105,22 @@ async function onboarded(deps: CoreDeps, id: string, vnfdId: string, until: numb
   }
 }
 
+/** The onboardingStates (SOL005 PackageOnboardingStateType) of a package the NFVO is still onboarding. */
+const ONBOARDING_AT_NFVO = new Set(['CREATED', 'UPLOADING', 'PROCESSING']);
+
+/** 503 with Retry-After: the NFVO has the package but has not onboarded it yet (a create or change_vnfpkg is to be tried again). */
+function stillOnboarding(vnfdId: string, how: string): NfvoUnavailableError {
+  return new NfvoUnavailableError(`The NFVO is still onboarding the VNF package with vnfdId ${vnfdId} (${how}); try again shortly`);
+}
+
 /** Streams the NFVO's CSAR to the package's content key, refusing more bytes than `limit`. */
 async function download(nfvo: NfvoClient, vnfdId: string, packageId: string, limit: number): Promise<void> {
   const target = `vnfpkgm/v2/onboarded_vnf_packages/${encodeURIComponent(vnfdId)}/package_content`;
   const response = await ask(nfvo, target, { accept: 'application/zip', stream: true });
+  // SOL003 10.4.5.3.2: 409 while the package is not ONBOARDED (it went back to onboarding since its VnfPkgInfo was read).
+  if (response.status === 409) {
+    throw stillOnboarding(vnfdId, `its package content answered 409: ${nfvoReason(response.body)}`);
+  }
   if (response.status !== 200 || !response.stream) {
     throw new UnprocessableEntityError(`The NFVO did not give the package content of vnfdId ${vnfdId} (${response.status}): ${nfvoReason(response.body)}`);
   }
@@ -166,6 +178,9 @@ export async function packageFromNfvo(deps: CoreDeps, caller: Caller, vnfdId: st
   if (info.status !== 200)
     throw new UnprocessableEntityError(`The NFVO refused to give the VNF package of vnfdId ${vnfdId} (${info.status}): ${nfvoReason(info.body)}`);
   const pkgInfo = JSON.parse(info.body) as { id?: string; onboardingState?: string; operationalState?: string };
+  // Still on its way at the NFVO: it will be there, so the client is asked to come back, and nothing is kept.
+  if (pkgInfo.onboardingState && ONBOARDING_AT_NFVO.has(pkgInfo.onboardingState))
+    throw stillOnboarding(vnfdId, `its VNF package ${pkgInfo.id} is ${pkgInfo.onboardingState}`);
   if (pkgInfo.onboardingState !== 'ONBOARDED' || pkgInfo.operationalState !== 'ENABLED') {
     throw new UnprocessableEntityError(
       `The NFVO's VNF package ${pkgInfo.id} with vnfdId ${vnfdId} is ${pkgInfo.onboardingState} and ${pkgInfo.operationalState}; it must be ONBOARDED and ENABLED`,

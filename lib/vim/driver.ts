@@ -26,6 +26,12 @@ export interface GrantDecision {
   images?: Record<string, string>;
   flavours?: Record<string, string>;
   zones?: Array<{ id: string; zoneId: string }>;
+  /**
+   * VDU id -> the VIM zone (a `zones[].zoneId`) the Grant places the VDU's new VNFCs in: each of its
+   * `addResources` names the GrantRequest's resource definition (whose resourceTemplateId is the VDU)
+   * and a `zones[].id`. Absent for a VDU the Grant does not place.
+   */
+  vduZones?: Record<string, string>;
 }
 
 export interface OperationContext {

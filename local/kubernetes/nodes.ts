@@ -1,7 +1,7 @@
 // Simulated nodes and what decides whether a pod may run on one: the Node objects the simulator
 // starts with (Ready, with addresses, capacity and a pod CIDR), the defaults a Node created through
 // the API gets, and the scheduler's predicates (readiness, unschedulable, taints and tolerations,
-// nodeSelector) shared by the scheduler and the DaemonSet controller.
+// nodeSelector, required node affinity) shared by the scheduler and the DaemonSet controller.
 import { isObject, timestamp, type Json, type JsonObject, type KObject } from './store.ts';
 
 export const DEFAULT_NODES = ['node-1', 'node-2'];
@@ -90,11 +90,58 @@ function tolerates(tolerations: JsonObject[], taint: JsonObject): boolean {
   });
 }
 
+/** One node selector requirement (matchExpressions on labels, matchFields on metadata.name) against a value, or its absence. */
+function requirementHolds(requirement: JsonObject, value: string | undefined): boolean {
+  const values = Array.isArray(requirement.values) ? requirement.values.map(String) : [];
+  switch (requirement.operator) {
+    case 'In':
+      return value !== undefined && values.includes(value);
+    case 'NotIn':
+      return value === undefined || !values.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+    case 'Lt': {
+      const [bound] = values;
+      if (value === undefined || bound === undefined || !/^-?\d+$/.test(value) || !/^-?\d+$/.test(bound)) return false;
+      return requirement.operator === 'Gt' ? Number(value) > Number(bound) : Number(value) < Number(bound);
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: the node must match one
+ * of the terms (an empty term matches no node), each term all its requirements. Preferred terms only
+ * rank nodes, which the simulator's scheduler does not.
+ */
+function nodeAffinityHolds(podSpec: JsonObject, node: KObject): boolean {
+  const affinity = isObject(podSpec.affinity) && isObject(podSpec.affinity.nodeAffinity) ? podSpec.affinity.nodeAffinity : undefined;
+  const required =
+    affinity && isObject(affinity.requiredDuringSchedulingIgnoredDuringExecution) ? affinity.requiredDuringSchedulingIgnoredDuringExecution : undefined;
+  if (!required) return true;
+  const terms = Array.isArray(required.nodeSelectorTerms) ? required.nodeSelectorTerms.filter(isObject) : [];
+  const labels = node.metadata.labels ?? {};
+  return terms.some((term) => {
+    const expressions = Array.isArray(term.matchExpressions) ? term.matchExpressions.filter(isObject) : [];
+    const fields = Array.isArray(term.matchFields) ? term.matchFields.filter(isObject) : [];
+    if (!expressions.length && !fields.length) return false;
+    return (
+      expressions.every((e) => requirementHolds(e, Object.hasOwn(labels, String(e.key)) ? String(labels[String(e.key)]) : undefined)) &&
+      fields.every((f) => requirementHolds(f, f.key === 'metadata.name' ? node.metadata.name : undefined))
+    );
+  });
+}
+
 /** Whether a pod with this spec may be placed on the node (ignoring readiness, which only the scheduler minds). */
 export function podFitsNode(podSpec: JsonObject, node: KObject): boolean {
   const selector = isObject(podSpec.nodeSelector) ? podSpec.nodeSelector : {};
   const labels = node.metadata.labels ?? {};
   if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) return false;
+  if (!nodeAffinityHolds(podSpec, node)) return false;
   const tolerations = Array.isArray(podSpec.tolerations) ? podSpec.tolerations.filter(isObject) : [];
   const taints = Array.isArray(node.spec?.taints) ? node.spec.taints.filter(isObject) : [];
   return taints.filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute').every((t) => tolerates(tolerations, t));

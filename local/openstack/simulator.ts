@@ -300,6 +300,21 @@ export async function startOpenStackSimulator(opts: OpenStackSimulatorOptions = 
       return json(200, { settled: true });
     }
     if (path === '/tokens/expire' && req.method === 'POST') return json(200, { expired: control_.expireTokens() });
+    // A compute host moved to another availability zone, as an operator's host aggregate with an
+    // availability_zone would; like Nova, only a host without servers.
+    const zoned = /^\/hosts\/([^/]+)\/zone$/.exec(path);
+    if (zoned && req.method === 'POST') {
+      const body = await req.json();
+      const zone = isRecord(body) ? body.zone : undefined;
+      if (typeof zone !== 'string' || !/^[A-Za-z0-9_.-]{1,255}$/.test(zone)) return json(400, { error: 'body must be {"zone": "<availability zone name>"}' });
+      const host = cloud.nova.hosts.find((h) => h.name === decodeURIComponent(zoned[1] as string));
+      if (!host) return json(404, { error: `no compute host ${zoned[1]}` });
+      if ([...cloud.nova.servers.values()].some((server) => server.host === host.name))
+        return json(409, { error: `compute host ${host.name} has servers; it cannot change availability zone` });
+      host.zone = zone;
+      log(`simulator: compute host ${host.name} is in availability zone ${zone}`);
+      return json(200, { host: host.name, zone });
+    }
     // A server's status forced from outside, as a hypervisor failure (ERROR) or a guest shutdown (SHUTOFF) would.
     const forced = /^\/servers\/([^/]+)\/status$/.exec(path);
     if (forced && req.method === 'POST') {

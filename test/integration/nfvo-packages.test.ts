@@ -4,7 +4,9 @@
 // that fails verification without keeping anything. Every exchange the simulated NFVO sees conforms
 // to the SOL003 VNF package management API. The NFVO's notifications (to the subscription the VNFM
 // makes at its first fetch, authenticated with a client of the VNFM's own made for the NFVO) disable,
-// re-enable and withdraw the kept package for new instances.
+// re-enable and withdraw the kept package for new instances; a subscription the NFVO dropped is made
+// again at the next fetch. A change_vnfpkg to a vnfdId only the NFVO has fetches it as a create does,
+// and a package the NFVO is still onboarding is a 503 with Retry-After, with nothing kept.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -225,6 +227,102 @@ describe('VNF packages fetched from the NFVO', () => {
     );
     assert.equal(nfvo.packageExchanges(vnfdId).filter((e) => e.path.endsWith('/package_content')).length, 1);
     assert.equal((await packagesWith(vnfm, vnfdId)).length, 1);
+  });
+
+  it('answers 503 with Retry-After while the NFVO is still onboarding the package, and keeps nothing of it', async () => {
+    const { vnfdId } = SAMPLE_PACKAGES['k8s-cnf-v1'];
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v1'), onboardingState: 'PROCESSING', operationalState: 'DISABLED' });
+    const asked = nfvo.packageExchanges(vnfdId).length;
+    const reply = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(reply.status, 503, reply.text);
+    assert.equal(reply.headers.get('retry-after'), '10');
+    assert.match(
+      (reply.body as Problem).detail,
+      new RegExp(`The NFVO is still onboarding the VNF package with vnfdId ${vnfdId} \\(its VNF package \\S+ is PROCESSING\\)`),
+    );
+    // Its VnfPkgInfo only: no content asked for, no record kept, no instance made.
+    assert.deepEqual(
+      nfvo
+        .packageExchanges(vnfdId)
+        .slice(asked)
+        .map((e) => `${e.method} ${e.path.endsWith('/package_content')} ${e.status}`),
+      ['GET false 200'],
+    );
+    assert.deepEqual(await packagesWith(vnfm, vnfdId), []);
+    const instances = (await client(vnfm)('GET', '/vnflcm/v2/vnf_instances')).body as Array<{ vnfdId: string }>;
+    assert.ok(!instances.some((i) => i.vnfdId === vnfdId));
+
+    // ONBOARDED by its VnfPkgInfo, but its content answered 409 (back to onboarding meanwhile): the same,
+    // and the record the download had started is gone again.
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v1') });
+    nfvo.contentConflicts = 1;
+    const conflict = await client(vnfm)('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId } });
+    assert.equal(conflict.status, 503, conflict.text);
+    assert.equal(conflict.headers.get('retry-after'), '10');
+    assert.match((conflict.body as Problem).detail, /still onboarding the VNF package .*its package content answered 409/);
+    assert.equal(nfvo.contentConflicts, 0);
+    assert.deepEqual(await packagesWith(vnfm, vnfdId), []);
+    // The NFVO is left with it still onboarding, for the next test.
+    nfvo.addPackage({ vnfdId, csar: await buildCsar('k8s-cnf-v1'), onboardingState: 'PROCESSING', operationalState: 'DISABLED' });
+  });
+
+  it('fetches the package a change_vnfpkg names from the NFVO, subscribing again first when the NFVO dropped the subscription', async () => {
+    const v1 = SAMPLE_PACKAGES['k8s-cnf-v1'].vnfdId;
+    const v2 = SAMPLE_PACKAGES['k8s-cnf-v2'].vnfdId;
+    const call = client(vnfm);
+    const defFiles = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/service.yaml'];
+    // A CNF on the package of v2 kept from the NFVO.
+    const id = ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: v2 } })).body as { id: string }).id;
+    const instantiate = await call('POST', `/vnflcm/v2/vnf_instances/${id}/instantiate`, {
+      body: { flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': defFiles, namespace: 'nfvo-change' } },
+    });
+    assert.equal(instantiate.status, 202, instantiate.text);
+    await settle(vnfm);
+    const instantiated = (await call('GET', new URL(instantiate.headers.get('location') ?? '').pathname)).body as { operationState: string; error?: unknown };
+    assert.equal(instantiated.operationState, 'COMPLETED', JSON.stringify(instantiated.error));
+
+    // The NFVO loses the VNFM's subscription, and finishes onboarding v1.
+    const dropped = nfvo.pkgmSubscriptions[0]?.id;
+    assert.ok(dropped);
+    nfvo.dropPkgmSubscriptions();
+    nfvo.addPackage({ vnfdId: v1, csar: await buildCsar('k8s-cnf-v1') });
+    const asked = nfvo.exchanges.length;
+
+    const change = await call('POST', `/vnflcm/v2/vnf_instances/${id}/change_vnfpkg`, {
+      body: { vnfdId: v1, additionalParams: { upgrade_type: 'RollingUpdate', 'lcm-kubernetes-def-files': defFiles } },
+    });
+    assert.equal(change.status, 202, change.text);
+    await settle(vnfm);
+    const occ = (await call('GET', new URL(change.headers.get('location') ?? '').pathname)).body as { operationState: string; error?: unknown };
+    assert.equal(occ.operationState, 'COMPLETED', JSON.stringify(occ.error));
+    assert.equal(((await call('GET', `/vnflcm/v2/vnf_instances/${id}`)).body as { vnfdId: string }).vnfdId, v1);
+
+    // Fetched, verified and kept as a create would; the dropped subscription was noticed at that fetch and made again.
+    const since = nfvo.exchanges.slice(asked).map((e) => `${e.method} ${e.path} ${e.status}`);
+    assert.deepEqual(since, [
+      `GET /vnfpkgm/v2/onboarded_vnf_packages/${v1} 200`,
+      `GET /vnfpkgm/v2/subscriptions/${dropped} 404`,
+      'POST /vnfpkgm/v2/subscriptions 201',
+      `GET /vnfpkgm/v2/onboarded_vnf_packages/${v1}/package_content 200`,
+      // The change's grant.
+      'POST /grant/v1/grants 201',
+    ]);
+    const kept = await packagesWith(vnfm, v1);
+    assert.deepEqual(
+      kept.map((p) => `${p.onboardingState} ${p.operationalState} ${p.usageState}`),
+      ['ONBOARDED ENABLED IN_USE'],
+    );
+    assert.equal(nfvo.pkgmSubscriptions.length, 1);
+    assert.notEqual(nfvo.pkgmSubscriptions[0]?.id, dropped);
+
+    // The new subscription carries the NFVO's word again.
+    await nfvo.setOperationalState(v1, 'DISABLED');
+    assert.deepEqual(nfvo.pkgmSubscriptions[0]?.deliveries, [204]);
+    assert.deepEqual(
+      (await packagesWith(vnfm, v1)).map((p) => p.operationalState),
+      ['DISABLED'],
+    );
+    await nfvo.setOperationalState(v1, 'ENABLED');
   });
 
   it('keeps using packages uploaded to the VNFM, without asking the NFVO', async () => {

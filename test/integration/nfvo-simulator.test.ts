@@ -100,6 +100,30 @@ describe('npm run nfvo-simulator', () => {
     assert.equal(await sim.stop(), 0);
   });
 
+  it("places each VDU in the zone --zone names: the Grant lists the zones and a zoneId on the VDU's resources", async () => {
+    const sim = await startSimulator(['--zone', 'VDU1=az-1', '--zone', 'VDU2=az-2']);
+    const request = grantRequest();
+    request.addResources = [
+      { id: 'r1', type: 'COMPUTE', resourceTemplateId: 'VDU1' },
+      { id: 'r2', type: 'COMPUTE', resourceTemplateId: 'VDU2' },
+      { id: 'r3', type: 'VL', resourceTemplateId: 'internalVL1' },
+    ];
+    const reply = await fetch(`${sim.url}/grant/v1/grants`, { method: 'POST', headers: HEADERS, body: JSON.stringify(request) });
+    assert.equal(reply.status, 201);
+    const grant = (await reply.json()) as { zones: unknown; addResources: unknown };
+    assert.deepEqual(grant.zones, [
+      { id: 'zone-1', zoneId: 'az-1' },
+      { id: 'zone-2', zoneId: 'az-2' },
+    ]);
+    assert.deepEqual(grant.addResources, [
+      { resourceDefinitionId: 'r1', zoneId: 'zone-1' },
+      { resourceDefinitionId: 'r2', zoneId: 'zone-2' },
+    ]);
+    await waitFor('the log line', () => sim.output().includes('POST /grant/v1/grants 201'));
+    assert.ok(!sim.output().includes('not SOL003'), sim.output());
+    assert.equal(await sim.stop(), 0);
+  });
+
   it('refuses an unknown --grant with the usage', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/nfvo-simulator.ts', '--grant', 'maybe'], {
       cwd: ROOT,

@@ -1,8 +1,8 @@
 // A test NFVO serving SOL003 granting (clause 9) and VNF package management (clause 10: a
 // catalogue of onboarded packages by vnfdId, their content, and subscriptions whose callbacks it
-// tests and notifies of operational state changes and deletions): grants answered at once (201), asynchronously
-// (202 and a Location, then 202 with Retry-After a number of times, then 200 with the Grant; some
-// polls may first be answered 503),
+// tests and notifies of operational state changes and deletions, and may drop): grants answered
+// at once (201), asynchronously (202 and a Location, then 202 with Retry-After a number of times,
+// then 200 with the Grant; some polls may first be answered 503),
 // refused (403 ProblemDetails, at once or once asked for), never decided, or after 5xx/429 answers;
 // and an OAuth 2.0 token endpoint (client credentials) whose bearer tokens the grant API then
 // demands. It records every exchange, checks each against the SOL003 Granting schemas and notes a
@@ -65,8 +65,17 @@ export interface NfvoSimulator {
   packageExchanges(vnfdId: string): NfvoExchange[];
   /** The VNFM's package management subscriptions. */
   pkgmSubscriptions: NfvoPkgmSubscription[];
+  /** Forgets every subscription without telling anyone, as an NFVO that lost or purged them does (a GET of one is then 404). */
+  dropPkgmSubscriptions(): void;
   /** The next this many package management requests are answered 503 (Retry-After: 1). */
   pkgmFailures: number;
+  /** The next this many package_content requests are answered 409, as for a package gone back to onboarding since its VnfPkgInfo was read. */
+  contentConflicts: number;
+  /**
+   * The zones every Grant names (SOL003 ZoneInfo: `zoneId` is the VIM's zone) and, by VDU id, the
+   * ZoneInfo `id` its addResources place that VDU's new VNFCs in (a VDU not listed: no zoneId).
+   */
+  grantZones: { zones: Array<{ id: string; zoneId: string }>; vdus: Record<string, string> };
   /** How the next grant requests are answered; a grant keeps the behaviour it was asked with. */
   behaviour: GrantBehaviour;
   exchanges: NfvoExchange[];
@@ -113,6 +122,7 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
   const sim: NfvoSimulator = {
     url: '',
     behaviour: { kind: 'sync' },
+    grantZones: { zones: [{ id: 'zone-1', zoneId: 'nova' }], vdus: {} },
     exchanges: [],
     grantExchanges: () => sim.exchanges.filter((e) => e.path.startsWith('/grant/v1/grants')),
     addPackage: (pkg) => {
@@ -143,7 +153,11 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
     },
     packageExchanges: (vnfdId) => sim.exchanges.filter((e) => e.path.startsWith(`${PKGM}/onboarded_vnf_packages/${vnfdId}`)),
     pkgmSubscriptions: [],
+    dropPkgmSubscriptions: () => {
+      sim.pkgmSubscriptions = [];
+    },
     pkgmFailures: 0,
+    contentConflicts: 0,
     tokenRequests: 0,
     release: () => {
       released = true;
@@ -162,11 +176,17 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
       sim.nonConforming.push(`${what}: ${(error as Error).message}`);
     }
   };
+  /** The Grant's addResources (GrantInfo): each COMPUTE resource of a VDU grantZones places, with its zone. */
+  const placements = (request: Record<string, unknown>) =>
+    ((request.addResources ?? []) as Array<{ id: string; type?: string; resourceTemplateId?: string }>)
+      .filter((resource) => resource.type === 'COMPUTE' && resource.resourceTemplateId && Object.hasOwn(sim.grantZones.vdus, resource.resourceTemplateId))
+      .map((resource) => ({ resourceDefinitionId: resource.id, zoneId: sim.grantZones.vdus[resource.resourceTemplateId as string] as string }));
   const grantOf = (id: string, request: Record<string, unknown>) => ({
     id,
     vnfInstanceId: request.vnfInstanceId,
     vnfLcmOpOccId: request.vnfLcmOpOccId,
-    zones: [{ id: 'zone-1', zoneId: 'nova' }],
+    zones: sim.grantZones.zones.map((zone) => ({ ...zone })),
+    ...(placements(request).length ? { addResources: placements(request) } : {}),
     _links: {
       self: { href: `${sim.url}/grant/v1/grants/${id}` },
       vnfLcmOpOcc: { href: String((request._links as { vnfLcmOpOcc?: { href?: string } } | undefined)?.vnfLcmOpOcc?.href ?? '') },
@@ -190,6 +210,17 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
       vnfmInfo: ['Tacker'],
       _links: { self: { href: self }, vnfd: { href: `${self}/vnfd` }, packageContent: { href: `${self}/package_content` } },
     };
+  };
+  /** A subscription as the NFVO shows it (SOL003 PkgmSubscription), checked against the schema. */
+  const subscriptionBody = async (subscription: NfvoPkgmSubscription) => {
+    const body = {
+      id: subscription.id,
+      callbackUri: subscription.request.callbackUri,
+      ...(subscription.request.filter ? { filter: subscription.request.filter } : {}),
+      _links: { self: { href: `${sim.url}${PKGM}/subscriptions/${subscription.id}` } },
+    };
+    await conform('PkgmSubscription', 'PkgmSubscription', body, 'vnfpkgm-sol003');
+    return body;
   };
   /** Delivers a VnfPackageChangeNotification to every subscription whose filter takes the package; SOL013 8.3.4 authentication as subscribed. */
   const notify = async (pkg: NfvoPackage, changeType: 'OP_STATE_CHANGE' | 'PKG_DELETE') => {
@@ -317,6 +348,10 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
         return { status: 200, body: info };
       }
       // SOL003 10.4.5.3.2: 409 while the package is not ONBOARDED.
+      if (sim.contentConflicts > 0) {
+        sim.contentConflicts--;
+        return { status: 409, body: { status: 409, detail: `VNF package ${pkg.id} is PROCESSING` } };
+      }
       if (pkg.onboardingState !== 'ONBOARDED') return { status: 409, body: { status: 409, detail: `VNF package ${pkg.id} is ${pkg.onboardingState}` } };
       if (!/application\/zip|\*\/\*/.test(req.headers.accept ?? ''))
         sim.nonConforming.push(`GET ${path}: Accept ${req.headers.accept} does not take application/zip`);
@@ -334,14 +369,14 @@ export async function startNfvoSimulator(options: NfvoSimulatorOptions = {}): Pr
         return { status: 422, body: { status: 422, detail: `the callback URI answered ${test.status} to GET; 204 was expected` }, exchange: { body: request } };
       }
       sim.pkgmSubscriptions.push(subscription);
-      const body = {
-        id,
-        callbackUri: request.callbackUri,
-        ...(request.filter ? { filter: request.filter } : {}),
-        _links: { self: { href: `${sim.url}${PKGM}/subscriptions/${id}` } },
-      };
-      await conform('PkgmSubscription', 'PkgmSubscription', body, 'vnfpkgm-sol003');
+      const body = await subscriptionBody(subscription);
       return { status: 201, headers: { Location: body._links.self.href }, body, exchange: { body: request } };
+    }
+    const individual = new RegExp(`^${PKGM}/subscriptions/([^/]+)$`).exec(path);
+    if (req.method === 'GET' && individual) {
+      const subscription = sim.pkgmSubscriptions.find((candidate) => candidate.id === decodeURIComponent(individual[1] as string));
+      if (!subscription) return { status: 404, body: { status: 404, detail: `no subscription ${individual[1]}` } };
+      return { status: 200, body: await subscriptionBody(subscription) };
     }
     const polled = /^\/grant\/v1\/grants\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && polled) {

@@ -508,6 +508,8 @@ describe('template.yaml', () => {
         'PackageFetchFunction',
         'PackageOnboardingFunction',
         'VnfInstancesFunction',
+        // change_vnfpkg fetches a package only the NFVO has, as a create does.
+        'VnfLcmOperationsFunction',
         'VnfPackagesFunction',
       ]);
       for (const [id] of uploaders)

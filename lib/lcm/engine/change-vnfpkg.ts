@@ -12,6 +12,7 @@ import type { Coordination, InfraDriver, OperationContext, PackageChange, Progre
 import type { CoreDeps } from '#lib/ports.ts';
 import { saveDriverState, updateOpOcc } from '#lib/lcm/op-occs.ts';
 import { resourceDiff } from '#lib/lcm/scale-heal.ts';
+import { grantDecisionOf } from '#lib/lcm/grant.ts';
 import { changedAttributes, coordinate, instantiateRequestAfter, type ChangePlan } from '#lib/lcm/change-package.ts';
 import { driverOf, hook, instanceContext } from './context.ts';
 import { collectedOf, infoAfter, lostLock } from './records.ts';
@@ -47,7 +48,7 @@ async function packageChangeOf(deps: CoreDeps, loaded: Loaded): Promise<Change> 
     flavourId: ctx.flavourId,
     vduIds: plan.vduIds.length ? plan.vduIds : flavour.vdus.map((vdu) => vdu.id),
     ...(plan.defFiles ? { defFiles: plan.defFiles } : {}),
-    grant: (opOcc.grant?.decision ?? {}) as PackageChange['grant'],
+    grant: grantDecisionOf(opOcc),
   };
   return { driver, ctx, newCtx: { ...ctx, vnfd: change.vnfd, files: change.files }, pkg, plan, change };
 }

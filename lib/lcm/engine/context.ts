@@ -9,6 +9,7 @@ import { loadDriver } from '#lib/vim/registry.ts';
 import type { InfraDriver, OperationContext, PackageFiles, VimConnection } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { runHook, scriptRequest } from '#lib/lcm/scripts.ts';
+import { grantDecisionOf } from '#lib/lcm/grant.ts';
 import type { Loaded } from './step.ts';
 
 const VIM_CREDENTIALS_MAX_AGE_MS = 60_000;
@@ -48,7 +49,7 @@ export async function operationContext(
     instantiateRequest,
     files: loaded.files,
     vim: await vimConnection(deps, vim),
-    grant: (loaded.opOcc.grant?.decision ?? {}) as OperationContext['grant'],
+    grant: grantDecisionOf(loaded.opOcc),
   };
 }
 

@@ -12,7 +12,7 @@ import type { Caller } from '#lib/auth/tenancy.ts';
 import { allowancesOf } from '#lib/scripts/network.ts';
 import { checkDefinitionFiles, packageFiles, parsedVnfd } from '#lib/packages/access.ts';
 import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
-import { enabledPackageFor, getVnfInstance } from '#lib/lcm/vnf-instances.ts';
+import { getVnfInstance, usablePackageFor, type PackageSource } from '#lib/lcm/vnf-instances.ts';
 import { packagePath } from '#lib/lcm/scripts.ts';
 import { vduParamsOf, type ChangePlan, type CoordinateScript } from '#lib/lcm/change-package.ts';
 import { isRecord } from '#lib/json.ts';
@@ -46,6 +46,7 @@ export async function requestChangeVnfpkg(
   id: string,
   request: ChangeCurrentVnfPkgRequest,
   version: ApiMajorVersion,
+  source?: PackageSource,
 ): Promise<VnfLcmOpOccRecord> {
   const instance = await getVnfInstance(deps, caller, id);
   if (instance.instantiationState !== 'INSTANTIATED' || !instance.vimResources)
@@ -55,7 +56,8 @@ export async function requestChangeVnfpkg(
   if (request.extManagedVirtualLinks?.length) throw new UnprocessableEntityError('extManagedVirtualLinks are not supported');
   const params = request.additionalParams ?? {};
   const upgradeType = upgradeTypeOf(params.upgrade_type);
-  const pkg = await enabledPackageFor(deps, caller, request.vnfdId);
+  // A vnfdId the VNFM has no package for comes from the NFVO, as for a create.
+  const pkg = await usablePackageFor(deps, caller, request.vnfdId, source);
   const vnfd = await parsedVnfd(pkg.id);
   const flavourId = String(instance.instantiatedVnfInfo?.flavourId ?? '');
   const flavour = vnfd.flavours.find((candidate) => candidate.flavourId === flavourId);

@@ -12,7 +12,7 @@ import { desiredCapacity, flavourOf } from '#lib/vim/flavour.ts';
 import { describeRef, KubeClient, type ObjectRef } from './client.ts';
 import { namespaceOf, prepareObjects, readManifests, vdusWithoutWorkload, WORKLOAD_KINDS } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, removalOrder, rollouts } from './objects.ts';
-import { currentDefFiles, lasting, objectRefSchema, stateOf, type KubernetesState } from './state.ts';
+import { currentDefFiles, grantedZones, lasting, objectRefSchema, stateOf, type KubernetesState } from './state.ts';
 import { isTerminating } from './workloads.ts';
 
 const recordSchema = z.object({
@@ -49,7 +49,9 @@ export async function flavourStart(ctx: OperationContext, raw: DriverState, chan
   const skipped = vdusWithoutWorkload(flavour, manifests);
   const namespace = base.namespace ?? namespaceOf(ctx.instantiateRequest, manifests);
   const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, change.capacities?.[vdu.id] ?? desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
-  const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
+  // The VDUs stay in their zones; the new flavour's grant places the VDUs it adds.
+  const zones = { ...base.zones, ...(change.rollback ? {} : grantedZones(ctx, flavour)) };
+  const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas, zones });
   log.info('kubernetes: applying the manifests of another deployment flavour', {
     vnfInstanceId: ctx.vnfInstanceId,
     flavourId: ctx.flavourId,
@@ -69,7 +71,7 @@ export async function flavourStart(ctx: OperationContext, raw: DriverState, chan
     log.info('kubernetes: deleting what the flavour lacks', { vnfInstanceId: ctx.vnfInstanceId, object: describeRef(ref), existed });
   }
   // Every VDU runs on the workload of its own name again (what a blue-green renamed is gone).
-  const next: KubernetesState = { namespace, objects: [...namespaces, ...applied], defFiles };
+  const next: KubernetesState = { namespace, objects: [...namespaces, ...applied], defFiles, ...(Object.keys(zones).length ? { zones } : {}) };
   const record: FlavourRecord = { opOccId: ctx.opOccId, previous: { ...base }, removing };
   return {
     ...next,

@@ -125,6 +125,8 @@ interface Shape {
   names: Record<string, string>;
   revisions: Record<string, string>;
   replicas: Record<string, number>;
+  /** VDU name -> zone: the pods of a VDU stay in the zone its grant placed them in. */
+  zones: Record<string, string>;
 }
 
 function withRevision(object: ManifestObject, revision: string): void {
@@ -140,7 +142,7 @@ function withRevision(object: ManifestObject, revision: string): void {
 
 /** The manifests' objects for this VNF: its namespace and label, workloads under their names on the cluster, with their revision labels and replica counts. */
 function shaped(manifests: ManifestObject[], shape: Shape): ManifestObject[] {
-  return prepareObjects(manifests, { namespace: shape.namespace, labelValue: shape.label, replicas: new Map() }).map((object) => {
+  return prepareObjects(manifests, { namespace: shape.namespace, labelValue: shape.label, replicas: new Map(), zones: shape.zones }).map((object) => {
     if (!WORKLOAD_KINDS.has(object.kind)) return object;
     const name = shape.names[object.metadata.name] ?? object.metadata.name;
     object.metadata.name = name;
@@ -169,7 +171,14 @@ function selectorOf(object: ManifestObject | KubeObject): unknown {
 }
 
 function newShape(ctx: OperationContext, state: KubernetesState, plan: Plan): Shape {
-  return { namespace: state.namespace ?? 'default', label: labelOf(ctx), names: plan.names, revisions: plan.revisions, replicas: plan.replicas };
+  return {
+    namespace: state.namespace ?? 'default',
+    label: labelOf(ctx),
+    names: plan.names,
+    revisions: plan.revisions,
+    replicas: plan.replicas,
+    zones: state.zones ?? {},
+  };
 }
 
 /** The old package's objects as the VNF had them (for a rollback). */
@@ -180,6 +189,7 @@ function oldShape(ctx: OperationContext, state: KubernetesState, plan: Plan): Sh
     names: state.workloads ?? {},
     revisions: state.revisions ?? {},
     replicas: plan.replicas,
+    zones: state.zones ?? {},
   };
 }
 

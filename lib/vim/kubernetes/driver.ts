@@ -36,9 +36,10 @@ import {
   REPLICATED_KINDS,
   VNF_INSTANCE_LABEL,
   WORKLOAD_KINDS,
+  withZoneAffinity,
 } from './manifests.ts';
 import { applyObject, deleteObject, keyOf, labelOf, ownedBy, podRef, progressOf, refOf, removalOrder, rollouts } from './objects.ts';
-import { currentDefFiles, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
+import { currentDefFiles, grantedZones, lasting, stateOf, workloadRef, type KubernetesState, type ReplacedPod } from './state.ts';
 import { isTerminating, nameOf, podIps, podsOf, uidOf } from './workloads.ts';
 import { kubernetesHealth } from './health.ts';
 import { kubernetesMeasure } from './measure.ts';
@@ -126,12 +127,14 @@ async function instantiateStart(ctx: OperationContext, ready?: Promise<void>): P
   const namespace = namespaceOf(ctx.request, manifests);
   const label = labelOf(ctx);
   const replicas = new Map(flavour.vdus.map((vdu) => [vdu.name, desiredCapacity(flavour, vdu.id, ctx.instantiationLevelId)]));
-  const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas });
+  const zones = grantedZones(ctx, flavour);
+  const objects = prepareObjects(manifests, { namespace, labelValue: label, replicas, zones });
   // Nothing of a CNF is inert: every object is applied after the instantiate_start hook succeeded.
   await ready;
   const state: KubernetesState = {
     namespace,
     objects: [],
+    ...(Object.keys(zones).length ? { zones } : {}),
     ...(skipped.length
       ? { warnings: skipped.map((vdu) => `VDU ${vdu.id} (${vdu.name}) was not deployed: the lcm-kubernetes-def-files hold no workload of that name`) }
       : {}),
@@ -200,6 +203,8 @@ async function collect(ctx: OperationContext, raw: DriverState): Promise<Collect
         id: nameOf(pod),
         vduId: vdu.id,
         computeResource: { vimConnectionId: ctx.vim.vimId, resourceId: nameOf(pod), vimLevelResourceType: ref.kind },
+        // The zone its required node affinity holds the pod to (no node read: the VNF's token may not list nodes).
+        ...(state.zones?.[vdu.name] !== undefined ? { zoneId: state.zones[vdu.name] } : {}),
         vnfcCpInfo: [cp.vnfcCp],
         metadata: {
           creation_time: pod.metadata?.creationTimestamp ?? null,
@@ -349,9 +354,28 @@ async function deletePod(
 async function scaleStart(ctx: OperationContext, client: KubeClient, state: KubernetesState, change: Scaling): Promise<ReplacedPod[]> {
   const label = labelOf(ctx);
   const replaced: ReplacedPod[] = [];
+  const read = new Map<string, Awaited<ReturnType<typeof readWorkload>>>();
+  const moved: Record<string, string> = {};
+  const granted = grantedZones(ctx, flavourOf(ctx.vnfd, ctx.flavourId));
+  for (const vduId of Object.keys(change.targets)) {
+    const found = await readWorkload(client, ctx, state, vduId);
+    if (!REPLICATED_KINDS.has(found.ref.kind)) throw new UnprocessableEntityError(`VDU ${vduId} is a ${found.ref.kind}, which has no replica count to scale`);
+    read.set(vduId, found);
+    // The pods a scale-out adds go where its grant says; all of a workload's pods share its template,
+    // so a VDU that has pods elsewhere cannot take new ones in another zone without moving them all.
+    const { name } = vduOf(ctx, vduId);
+    const zone = Object.hasOwn(granted, name) ? granted[name] : undefined;
+    if (zone === undefined || zone === state.zones?.[name]) continue;
+    const current = Number((found.workload.spec as { replicas?: unknown } | undefined)?.replicas ?? 0);
+    if (current > 0) {
+      throw new UnprocessableEntityError(
+        `the grant places the new pods of ${vduId} in zone ${zone}, but its ${current} pods are ${state.zones?.[name] ? `in zone ${state.zones[name]}` : 'in no zone'} and one workload's pods share one placement`,
+      );
+    }
+    Object.defineProperty(moved, name, { value: zone, enumerable: true, writable: true, configurable: true });
+  }
   for (const [vduId, replicas] of Object.entries(change.targets)) {
-    const { ref, workload } = await readWorkload(client, ctx, state, vduId);
-    if (!REPLICATED_KINDS.has(ref.kind)) throw new UnprocessableEntityError(`VDU ${vduId} is a ${ref.kind}, which has no replica count to scale`);
+    const { ref, workload } = read.get(vduId) as Awaited<ReturnType<typeof readWorkload>>;
     const removed = change.remove.filter((vnfc) => vnfc.vduId === vduId).map((vnfc) => vnfc.resourceId);
     if (ref.kind === 'StatefulSet') {
       // A StatefulSet always removes its highest ordinals; collect lists them last, so they are what the engine names.
@@ -378,9 +402,14 @@ async function scaleStart(ctx: OperationContext, client: KubeClient, state: Kube
         }
       }
     }
-    log.info('kubernetes: scaling', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas, removing: removed });
-    await client.mergePatch(ref, { spec: { replicas } });
+    const zone = moved[vduOf(ctx, vduId).name];
+    log.info('kubernetes: scaling', { vnfInstanceId: ctx.vnfInstanceId, vduId, workload: describeRef(ref), replicas, removing: removed, zone });
+    const template = (workload.spec as { template?: { spec?: unknown } } | undefined)?.template;
+    await client.mergePatch(ref, {
+      spec: { replicas, ...(zone !== undefined ? { template: { spec: { affinity: withZoneAffinity(template?.spec, zone).affinity } } } : {}) },
+    });
   }
+  if (Object.keys(moved).length) state.zones = { ...state.zones, ...moved };
   return replaced;
 }
 
@@ -414,6 +443,7 @@ async function recreatePod(ctx: OperationContext, client: KubeClient, state: Kub
       namespace: state.namespace ?? namespaceOf(ctx.instantiateRequest, manifests),
       labelValue: labelOf(ctx),
       replicas: new Map(),
+      ...(state.zones ? { zones: state.zones } : {}),
     },
   );
   const [object] = objects;

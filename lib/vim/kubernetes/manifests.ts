@@ -233,6 +233,47 @@ export interface PrepareOptions {
   labelValue: string;
   /** Workload name -> replicas (the VDUs' instance counts). */
   replicas: ReadonlyMap<string, number>;
+  /** Workload name (the VDU's name) -> the zone the grant places its pods in. */
+  zones?: Readonly<Record<string, string>>;
+}
+
+/** The well-known node label of a node's zone (Kubernetes topology.kubernetes.io/zone). */
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
+/**
+ * A pod spec whose pods may only run on nodes of `zone`: a required node affinity on the zone label,
+ * added to each of the manifest's own node selector terms (terms are alternatives, so every one must
+ * hold the zone), or as the one term when the manifest has none.
+ */
+export function withZoneAffinity(podSpec: unknown, zone: string): Json {
+  const spec: Json = isObj(podSpec) ? { ...podSpec } : {};
+  const affinity: Json = isObj(spec.affinity) ? { ...spec.affinity } : {};
+  const nodeAffinity: Json = isObj(affinity.nodeAffinity) ? { ...affinity.nodeAffinity } : {};
+  const required: Json = isObj(nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution)
+    ? { ...nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution }
+    : {};
+  const expression = { key: ZONE_LABEL, operator: 'In', values: [zone] };
+  const terms = Array.isArray(required.nodeSelectorTerms) && required.nodeSelectorTerms.length ? required.nodeSelectorTerms : [{}];
+  required.nodeSelectorTerms = terms.map((term: unknown) => {
+    const own = isObj(term) ? term : {};
+    const expressions = (Array.isArray(own.matchExpressions) ? own.matchExpressions : []).filter(
+      (candidate: unknown) => !(isObj(candidate) && candidate.key === ZONE_LABEL),
+    );
+    return { ...own, matchExpressions: [...expressions, expression] };
+  });
+  nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = required;
+  affinity.nodeAffinity = nodeAffinity;
+  spec.affinity = affinity;
+  return spec;
+}
+
+/** A workload (or bare Pod) whose pods are placed in `zone`. */
+function placed(object: ManifestObject, spec: Json, zone: string): void {
+  if (object.kind === 'Pod') {
+    Object.assign(spec, withZoneAffinity(spec, zone));
+  } else if (isObj(spec.template)) {
+    spec.template = { ...spec.template, spec: withZoneAffinity(spec.template.spec, zone) };
+  }
 }
 
 function labelled(metadata: unknown, label: string): Json {
@@ -249,7 +290,7 @@ function labelTemplate(template: unknown, label: string): unknown {
 /**
  * Copies of the objects as this VNF applies them, in apply order: namespaced ones in the VNF's
  * namespace, every object, pod template and volume claim template labelled with the instance,
- * and the VDUs' workloads at their instance counts.
+ * and the VDUs' workloads at their instance counts, their pods in the zones the grant chose.
  */
 export function prepareObjects(objects: ManifestObject[], options: PrepareOptions): ManifestObject[] {
   const prepared = objects.map((original) => {
@@ -269,6 +310,8 @@ export function prepareObjects(objects: ManifestObject[], options: PrepareOption
       }
       const replicas = options.replicas.get(object.metadata.name);
       if (REPLICATED_KINDS.has(object.kind) && replicas !== undefined) spec.replicas = replicas;
+      const zone = options.zones && Object.hasOwn(options.zones, object.metadata.name) ? options.zones[object.metadata.name] : undefined;
+      if (zone !== undefined && WORKLOAD_KINDS.has(object.kind)) placed(object, spec, zone);
       object.spec = spec;
     }
     return object;

@@ -4,6 +4,7 @@
 // It comes back from outside, so it is parsed, and a state that does not parse is an empty one.
 import * as z from 'zod';
 import type { DriverState, OperationContext } from '#lib/vim/driver.ts';
+import type { FlavourInfo } from '#lib/packages/vnfd/model.ts';
 import type { ObjectRef } from './client.ts';
 import { defFilesOf, WORKLOAD_KINDS } from './manifests.ts';
 
@@ -25,6 +26,7 @@ const stateSchema = z
     workloads: z.record(z.string(), z.string()).optional(),
     revisions: z.record(z.string(), z.string()).optional(),
     defFiles: z.array(z.string()).optional(),
+    zones: z.record(z.string(), z.string()).optional(),
     /** Terminate: what must disappear, namespaces last. */
     deleting: z.array(objectRefSchema).optional(),
     /** Scale-in and heal: the pods that must be gone before the update is done. */
@@ -50,6 +52,8 @@ export interface KubernetesState {
   revisions?: Record<string, string>;
   /** The manifests the VNF runs since its last package change (else the instantiate request's). */
   defFiles?: string[];
+  /** VDU name -> the zone the grants placed its pods in (a required node affinity on topology.kubernetes.io/zone). */
+  zones?: Record<string, string>;
   deleting?: ObjectRef[];
   replaced?: ReplacedPod[];
   /** CHANGE_VNFPKG in progress (change-package.ts parses it). */
@@ -72,6 +76,16 @@ export function lasting(state: KubernetesState): DriverState {
 export function workloadRef(state: KubernetesState, vduName: string): ObjectRef | undefined {
   const name = state.workloads?.[vduName] ?? vduName;
   return state.objects.find((ref) => WORKLOAD_KINDS.has(ref.kind) && ref.name === name);
+}
+
+/** VDU name -> zone: where the operation's grant places each VDU's pods (its addResources' zones). */
+export function grantedZones(ctx: Pick<OperationContext, 'vnfd' | 'flavourId' | 'grant'>, flavour: FlavourInfo): Record<string, string> {
+  const zones: Record<string, string> = {};
+  for (const vdu of flavour.vdus) {
+    const zone = ctx.grant.vduZones && Object.hasOwn(ctx.grant.vduZones, vdu.id) ? ctx.grant.vduZones[vdu.id] : undefined;
+    if (zone !== undefined) Object.defineProperty(zones, vdu.name, { value: zone, enumerable: true, writable: true, configurable: true });
+  }
+  return zones;
 }
 
 /** The package paths of the manifests the VNF runs now. */

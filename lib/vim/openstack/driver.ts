@@ -39,8 +39,10 @@ import { OpenStackSession, openStackAccess, verifyAccess } from './keystone.ts';
 import { collectResources, serverPlacement, VOLUME, withPortAddresses } from './resources.ts';
 import {
   createStack,
+  defaultZoneOf,
   grantChoicesOf,
   nfvOf,
+  scaleChoices,
   RESOURCE_NESTED_DEPTH,
   stackNameOf,
   stackDeletion,
@@ -231,9 +233,12 @@ async function updateStart(ctx: OperationContext, raw: DriverState, change: Upda
     const unknown = Object.keys(scaling.targets).filter((vduId) => !flavour.vdus.some((vdu) => vdu.id === vduId));
     if (unknown.length) throw new UnprocessableEntityError(`flavour ${ctx.flavourId} has no VDU ${unknown.join(', ')} to scale`);
     // A state from before capacities were recorded: the stack knows them.
-    state.capacities = { ...(state.capacities ?? capacitiesOf(stack.parameters?.nfv)), ...scaling.targets };
-    // Rebuilt from the instantiate inputs, so that only the capacities differ from what the stack has.
-    parameters.nfv = nfvOf(ctx, state, await loadBaseHot(ctx.files, ctx.flavourId), state.instantiateGrant ?? grantChoicesOf(ctx.grant));
+    const before = state.capacities ?? capacitiesOf(stack.parameters?.nfv);
+    state.capacities = { ...before, ...scaling.targets };
+    // Rebuilt from the instantiate inputs, so that only the capacities (and the zone of a VDU that had
+    // no VNFC, as this grant places it) differ from what the stack has.
+    state.instantiateGrant = scaleChoices(state.instantiateGrant ?? grantChoicesOf(ctx.grant), ctx.grant, before, defaultZoneOf(ctx));
+    parameters.nfv = nfvOf(ctx, state, await loadBaseHot(ctx.files, ctx.flavourId), state.instantiateGrant);
   }
 
   const named = change.kind === 'HEAL' ? change.vnfcs : (scaling?.remove ?? []);

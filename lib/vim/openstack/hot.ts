@@ -202,6 +202,18 @@ function set(parent: Json, key: string, value: unknown): void {
   Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/**
+ * The availability zone of a VDU's servers (Tacker's per-VDU `locationConstraints`): the zone the
+ * grant's addResources name for it, else the grant's first zone, else the VIM's default. A zone must
+ * always be given: a nested template's zone parameter rarely has a default, and Heat refuses a null
+ * for it ("Property zone not assigned").
+ */
+export function vduZone(grant: Pick<GrantDecision, 'zones' | 'vduZones'>, vduId: string, defaultZone?: string): string {
+  return (
+    (grant.vduZones && Object.hasOwn(grant.vduZones, vduId) ? grant.vduZones[vduId] : undefined) ?? grant.zones?.[0]?.zoneId ?? defaultZone ?? DEFAULT_ZONE
+  );
+}
+
 export function buildNfv(inputs: NfvInputs): Json {
   const { flavour } = inputs;
   if (inputs.instantiationLevelId !== undefined && !Object.hasOwn(flavour.instantiationLevels.levels, inputs.instantiationLevelId)) {
@@ -216,17 +228,13 @@ export function buildNfv(inputs: NfvInputs): Json {
     if (!Object.hasOwn(parent, last)) set(parent, last, null);
   }
   const vdus = child(nfv, 'VDU');
-  // The grant's zones carry no per-VDU placement here, so the first one places every VDU; without
-  // one, a zone must still be given: a nested template's zone parameter rarely has a default, and
-  // Heat refuses a null for it ("Property zone not assigned").
-  const zone = inputs.grant.zones?.[0]?.zoneId ?? inputs.defaultZone ?? DEFAULT_ZONE;
   for (const vdu of flavour.vdus) {
     const entry = child(vdus, vdu.id);
     const compute = inputs.grant.flavours?.[vdu.id] ?? vdu.virtualCompute?.requestedAdditionalCapabilityName;
     set(entry, 'computeFlavourId', compute ?? null);
     if (Object.hasOwn(inputs.images, vdu.id)) set(entry, 'vcImageId', inputs.images[vdu.id]);
     set(entry, 'desired_capacity', desiredCapacity(flavour, vdu.id, inputs.instantiationLevelId));
-    set(entry, 'locationConstraints', zone);
+    set(entry, 'locationConstraints', vduZone(inputs.grant, vdu.id, inputs.defaultZone));
   }
   for (const storage of flavour.storages) {
     if (Object.hasOwn(inputs.images, storage.id)) set(child(vdus, storage.id), 'vcImageId', inputs.images[storage.id]);

@@ -30,6 +30,7 @@ const serverBody = z
         id: z.string(),
         status: z.string(),
         'OS-EXT-STS:task_state': z.string().nullish(),
+        'OS-EXT-AZ:availability_zone': z.string().nullish(),
         fault: z.object({ message: z.string().optional() }).passthrough().nullish(),
       })
       .passthrough(),
@@ -166,22 +167,29 @@ export async function operatePoll(ctx: OperationContext, raw: DriverState, chang
 /** Nova requests collect has in flight at once for a VNF's servers. */
 const READ_CONCURRENCY = 8;
 
-/** vnfcInfo with each VNFC's state as Nova has it: a SHUTOFF server is a STOPPED VNFC, any other a STARTED one. */
+/** vnfcInfo with each VNFC's state as Nova has it (a SHUTOFF server is a STOPPED VNFC, any other a STARTED one), and each VNFC's zone. */
 export async function withPowerStates(ctx: OperationContext, collected: CollectedResources): Promise<CollectedResources> {
   if (!collected.vnfcInfo?.length) return collected;
   const session = new OpenStackSession(ctx.vim);
   const statuses = new Map<string, string | undefined>();
+  const zones = new Map<string, string>();
   const queue = [...collected.vnfcResourceInfo];
   await Promise.all(
     Array.from({ length: Math.min(READ_CONCURRENCY, queue.length) }, async () => {
       for (let vnfc = queue.shift(); vnfc; vnfc = queue.shift()) {
         const id = String((vnfc.computeResource as { resourceId?: unknown } | undefined)?.resourceId ?? vnfc.id);
-        statuses.set(String(vnfc.id), (await readServer(session, id))?.status);
+        const server = await readServer(session, id);
+        statuses.set(String(vnfc.id), server?.status);
+        // Nova names the zone once the server is scheduled (empty before).
+        const zone = server?.['OS-EXT-AZ:availability_zone'];
+        if (zone) zones.set(String(vnfc.id), zone);
       }
     }),
   );
   return {
     ...collected,
+    // SOL003 VnfcResourceInfo.zoneId: where the VIM placed the server.
+    vnfcResourceInfo: collected.vnfcResourceInfo.map((vnfc) => (zones.has(String(vnfc.id)) ? { ...vnfc, zoneId: zones.get(String(vnfc.id)) } : vnfc)),
     vnfcInfo: collected.vnfcInfo.map((info) => ({ ...info, vnfcState: statuses.get(String(info.vnfcResourceInfoId)) === 'SHUTOFF' ? 'STOPPED' : 'STARTED' })),
   };
 }

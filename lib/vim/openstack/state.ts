@@ -7,7 +7,8 @@ import { log } from '#lib/log.ts';
 import type { DriverState, GrantDecision, OperationContext, Progress } from '#lib/vim/driver.ts';
 import { VimError } from './errors.ts';
 import type { HeatClient, HeatStack } from './heat.ts';
-import { buildNfv, capacitiesOf, flavourOf, loadBaseHot, parseTemplate, type BaseHot } from './hot.ts';
+import { buildNfv, capacitiesOf, flavourOf, loadBaseHot, parseTemplate, vduZone, type BaseHot } from './hot.ts';
+import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { imageRecord, type ImageRecord } from './images.ts';
 
 /** Deep enough for a member of an AutoScalingGroup (depth 2) whose template nests further, up to Heat's own default limit. */
@@ -17,6 +18,7 @@ export const RESOURCE_NESTED_DEPTH = 5;
 export const grantChoices = z.object({
   flavours: z.record(z.string(), z.string()).optional(),
   zones: z.array(z.object({ id: z.string(), zoneId: z.string() })).optional(),
+  vduZones: z.record(z.string(), z.string()).optional(),
 });
 export type GrantChoices = z.infer<typeof grantChoices>;
 
@@ -56,10 +58,37 @@ export const stackRef = (state: Pick<OpenStackState, 'stackName' | 'stackId'>): 
 export const grantChoicesOf = (grant: GrantDecision): GrantChoices => ({
   ...(grant.flavours ? { flavours: grant.flavours } : {}),
   ...(grant.zones ? { zones: grant.zones.map(({ id, zoneId }) => ({ id, zoneId })) } : {}),
+  ...(grant.vduZones && Object.keys(grant.vduZones).length ? { vduZones: { ...grant.vduZones } } : {}),
 });
+
+/**
+ * The grant choices a scale rebuilds `nfv` with: the VNF's own, so its VDUs stay where they are,
+ * and for a VDU with no VNFC yet the zone the scale's grant places its new VNFCs in. A VDU's VNFCs
+ * share one zone (one `locationConstraints` per VDU, as the scaling group's member definition): a
+ * grant that places new VNFCs of a VDU in another zone than the one its VNFCs are in is refused
+ * before the stack is touched, as Heat would replace the existing servers to move them.
+ */
+export function scaleChoices(placed: GrantChoices, grant: GrantDecision, capacities: Record<string, number>, defaultZone?: string): GrantChoices {
+  const vduZones = { ...(placed.vduZones ?? {}) };
+  for (const [vduId, zoneId] of Object.entries(grant.vduZones ?? {})) {
+    const current = vduZone(placed, vduId, defaultZone);
+    if (current === zoneId) continue;
+    if ((capacities[vduId] ?? 0) > 0) {
+      throw new UnprocessableEntityError(
+        `the grant places the new VNFCs of ${vduId} in zone ${zoneId}, but its VNFCs are in zone ${current} and the Heat template places all VNFCs of a VDU in one zone`,
+      );
+    }
+    Object.defineProperty(vduZones, vduId, { value: zoneId, enumerable: true, writable: true, configurable: true });
+  }
+  return { ...placed, ...(Object.keys(vduZones).length ? { vduZones } : {}) };
+}
 
 /** The inputs of a stack's `nfv` besides the state: the package (VNFD, flavour), the instantiate request and the VIM. */
 export type NfvContext = Pick<OperationContext, 'vnfd' | 'flavourId' | 'instantiationLevelId' | 'instantiateRequest' | 'vim'>;
+
+/** The VIM's own zone for servers the grant places nowhere (its `extra.availabilityZone`). */
+export const defaultZoneOf = (ctx: Pick<OperationContext, 'vim'>): string | undefined =>
+  typeof ctx.vim.extra?.availabilityZone === 'string' ? ctx.vim.extra.availabilityZone : undefined;
 
 /** The stack's `nfv` parameter, from the instantiate request and grant, the images in the state and the capacities a scale set. */
 export function nfvOf(ctx: NfvContext, state: Pick<OpenStackState, 'images' | 'capacities'>, hot: BaseHot, grant: GrantChoices): Record<string, unknown> {
@@ -70,7 +99,7 @@ export function nfvOf(ctx: NfvContext, state: Pick<OpenStackState, 'images' | 'c
     grant,
     images: Object.fromEntries(state.images.map((image) => [image.imageId, image.id])),
     template: parseTemplate(hot),
-    ...(typeof ctx.vim.extra?.availabilityZone === 'string' ? { defaultZone: ctx.vim.extra.availabilityZone } : {}),
+    ...(defaultZoneOf(ctx) !== undefined ? { defaultZone: defaultZoneOf(ctx) } : {}),
     ...(state.capacities ? { capacities: state.capacities } : {}),
   });
 }

@@ -563,6 +563,42 @@ test('nodes: the nodes option sets the cluster; pods spread over Ready nodes and
   assert.ok(ready(picky));
 });
 
+test('nodes: a required node affinity places pods on the nodes one of its terms matches, and keeps them Pending while none does', async (t) => {
+  const { sim, k } = await start(t, { nodes: 3 });
+  await k('PATCH', '/api/v1/nodes/node-1', { metadata: { labels: { 'topology.kubernetes.io/zone': 'az-1' } } });
+  await k('PATCH', '/api/v1/nodes/node-3', { metadata: { labels: { 'topology.kubernetes.io/zone': 'az-2', disk: 'ssd' } } });
+  const affine = (name: string, terms: J[]) =>
+    k('POST', '/api/v1/namespaces/default/pods', {
+      metadata: { name },
+      spec: {
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } },
+        containers: [{ name: 'main', image: 'nginx:1' }],
+      },
+    });
+  const zone = (op: string, values?: string[]) => ({ key: 'topology.kubernetes.io/zone', operator: op, ...(values ? { values } : {}) });
+  await affine('in-az-2', [{ matchExpressions: [zone('In', ['az-2'])] }]);
+  await affine('ssd-or-az-1', [
+    { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }, zone('In', ['az-1'])] },
+    { matchExpressions: [zone('In', ['az-1'])] },
+  ]);
+  await affine('zoneless', [{ matchExpressions: [zone('DoesNotExist')] }]);
+  await affine('by-name', [{ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['node-1', 'node-2'] }] }]);
+  await affine('nowhere', [{ matchExpressions: [zone('In', ['az-9'])] }]);
+  await affine('empty-term', [{}]);
+  await sim.settled();
+  const nodeOf = async (name: string) => (await k('GET', `/api/v1/namespaces/default/pods/${name}`)).body.spec.nodeName;
+  assert.equal(await nodeOf('in-az-2'), 'node-3');
+  assert.equal(await nodeOf('ssd-or-az-1'), 'node-1');
+  assert.equal(await nodeOf('zoneless'), 'node-2');
+  assert.equal(await nodeOf('by-name'), 'node-3');
+  assert.equal(await nodeOf('nowhere'), undefined, 'no node is in az-9');
+  assert.equal(await nodeOf('empty-term'), undefined, 'an empty term matches no node');
+  // The affinity is kept as given.
+  assert.deepEqual((await k('GET', '/api/v1/namespaces/default/pods/in-az-2')).body.spec.affinity, {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [zone('In', ['az-2'])] }] } },
+  });
+});
+
 test('server-side apply: fieldManager required, 201 on create, merge on update, drops fields no longer applied, conflicts and force', async (t) => {
   const { k } = await start(t);
   const url = '/apis/apps/v1/namespaces/default/deployments/api';

@@ -306,6 +306,30 @@ test('nova: devstack flavors; server BUILD -> ACTIVE with addresses from its por
   assert.equal(sim.faults.state().servers.count, 0);
 });
 
+test('nova: a compute host moved to another availability zone (control API) takes the servers asking for that zone', async (t) => {
+  const { sim, s } = await start(t);
+  const move = (host: string, body: unknown) => send<J>(`${sim.url}/_sim/hosts/${host}/zone`, { method: 'POST', body });
+  assert.equal((await move('sim-compute-2', { zone: 'az-1' })).status, 200);
+  assert.equal((await move('sim-compute-9', { zone: 'az-1' })).status, 404);
+  assert.equal((await move('sim-compute-3', { zone: '' })).status, 400);
+  const zones = await s.request<J>('compute', '/os-availability-zone');
+  assert.deepEqual(zones.body.availabilityZoneInfo.map((z: J) => z.zoneName).sort(), ['az-1', 'nova']);
+  const { net } = await network(s, 'net0', '10.10.0.0/24');
+  const boot = async (name: string, zone?: string) =>
+    s.request<J>('compute', '/servers', {
+      method: 'POST',
+      body: { server: { name, imageRef: await cirros(s), flavorRef: '1', networks: [{ uuid: net.id }], ...(zone ? { availability_zone: zone } : {}) } },
+    });
+  const inZone = await boot('vm-az-1', 'az-1');
+  assert.equal(inZone.status, 202, inZone.text);
+  assert.equal((await boot('vm-az-9', 'az-9')).status, 400);
+  await sim.settled();
+  const server = (await s.request<J>('compute', `/servers/${inZone.body.server.id}`)).body.server;
+  assert.equal(server['OS-EXT-AZ:availability_zone'], 'az-1');
+  // A host with servers stays where it is.
+  assert.equal((await move('sim-compute-2', { zone: 'nova' })).status, 409);
+});
+
 test('nova: "No valid host was found" for a flavor too big and for an injected fault; quota exceeded is 403', async (t) => {
   const { sim, s } = await start(t);
   const image = await cirros(s);

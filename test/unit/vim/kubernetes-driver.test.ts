@@ -13,6 +13,7 @@ import { UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { driverFor } from '#lib/vim/registry.ts';
 import type { DriverState, OperationContext, PackageFiles, Progress, UpdateChange, VimConnection } from '#lib/vim/driver.ts';
 import { KubernetesError, kubeConfigOf, kubernetesDriver, POD_DELETION_COST, VNF_INSTANCE_LABEL } from '#lib/vim/kubernetes/index.ts';
+import { ZONE_LABEL } from '#lib/vim/kubernetes/manifests.ts';
 import { startKubernetesSimulator, type KubernetesSimulator } from '#local/kubernetes/simulator.ts';
 import { openSamplePackage } from '../../support/sample-package.ts';
 import { pollToEnd } from '../../support/driver-steps.ts';
@@ -391,6 +392,51 @@ describe('Kubernetes driver on the simulator', () => {
       kubernetesDriver.updateStart(ctx, state, { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'x', steps: 1, targets: { VDU9: 1 }, remove: [] }),
       /no VDU VDU9/,
     );
+    await terminate(ctx, state);
+  });
+
+  it("places a VDU's pods in its granted zone: at instantiate, and at a scale-out from no pod; refuses to split a VDU across zones", async () => {
+    const label = await fetch(new URL('/api/v1/nodes/node-2', sim.url), {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { labels: { [ZONE_LABEL]: 'az-b' } } }),
+    });
+    assert.equal(label.status, 200);
+    const affinityOf = async (namespace: string) =>
+      (await kube(`/apis/apps/v1/namespaces/${namespace}/deployments/vdu1`)).body.spec.template.spec.affinity?.nodeAffinity
+        ?.requiredDuringSchedulingIgnoredDuringExecution;
+    const inZone = (zone: string) => ({ nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE_LABEL, operator: 'In', values: [zone] }] }] });
+
+    // Granted at instantiate.
+    const placed = context({ namespace: 'cnf-zoned', overrides: { grant: { vduZones: { VDU1: 'az-b' } } } });
+    const placedState = await instantiate(placed);
+    assert.deepEqual(await affinityOf('cnf-zoned'), inZone('az-b'));
+    assert.deepEqual(placedState.zones, { vdu1: 'az-b' });
+    const pods = await items('/api/v1/namespaces/cnf-zoned/pods', labelled(placed.vnfInstanceId));
+    assert.deepEqual(
+      pods.map((pod) => pod.spec?.nodeName),
+      ['node-2'],
+    );
+    await terminate(placed, placedState);
+
+    // No pod at first, no zone at instantiate: the scale-out's grant places the workload.
+    const ctx = context({ namespace: 'cnf-zoned-later', overrides: { vnfd: vnfdWithInitial(0) } });
+    let state = await instantiate(ctx);
+    assert.equal(await affinityOf('cnf-zoned-later'), undefined);
+    const out: UpdateChange = { kind: 'SCALE', scaleType: 'SCALE_OUT', aspectId: 'vdu1_aspect', steps: 1, targets: { VDU1: 1 }, remove: [] };
+    state = await update({ ...ctx, grant: { vduZones: { VDU1: 'az-b' } } }, state, out);
+    assert.deepEqual(await affinityOf('cnf-zoned-later'), inZone('az-b'));
+    assert.deepEqual(state.zones, { vdu1: 'az-b' });
+    assert.deepEqual(
+      (await items('/api/v1/namespaces/cnf-zoned-later/pods', labelled(ctx.vnfInstanceId))).map((pod) => pod.spec?.nodeName),
+      ['node-2'],
+    );
+    // Its pods are in az-b now: another zone for the next ones is refused before anything changes.
+    await assert.rejects(
+      kubernetesDriver.updateStart({ ...ctx, grant: { vduZones: { VDU1: 'az-c' } } }, state, { ...out, targets: { VDU1: 2 } }),
+      (error: unknown) => error instanceof UnprocessableEntityError && /new pods of VDU1 in zone az-c, but its 1 pods are in zone az-b/.test(error.message),
+    );
+    assert.equal((await kube('/apis/apps/v1/namespaces/cnf-zoned-later/deployments/vdu1')).body.spec.replicas, 1);
     await terminate(ctx, state);
   });
 

@@ -14,6 +14,7 @@ import type { HeatResource } from '#lib/vim/openstack/heat.ts';
 import { resourceStackId } from '#lib/vim/openstack/heat.ts';
 import { buildNfv, capacitiesOf, desiredCapacity, fixedIpsOf, flavourOf, loadBaseHot, nfvParamPaths, parseTemplate } from '#lib/vim/openstack/hot.ts';
 import { collectResources } from '#lib/vim/openstack/resources.ts';
+import { scaleChoices } from '#lib/vim/openstack/state.ts';
 import { serviceMessage } from '#lib/vim/openstack/errors.ts';
 import { buildCsar } from '../../support/csar-builder.ts';
 
@@ -199,6 +200,32 @@ describe('the nfv parameter', () => {
     const template = parseTemplate(await loadBaseHot(sample.files, 'simple'));
     const nfv = buildNfv({ flavour, request: {}, grant: {}, images: {}, template, defaultZone: 'az-1' }) as { VDU: Record<string, Record<string, unknown>> };
     assert.deepEqual([nfv.VDU.VDU1?.locationConstraints, nfv.VDU.VDU2?.locationConstraints], ['az-1', 'az-1']);
+  });
+
+  it('places each VDU in the zone the grant names for it, the others in its first zone', async () => {
+    const template = parseTemplate(await loadBaseHot(sample.files, 'simple'));
+    const zones = [
+      { id: 'z', zoneId: 'zone-a' },
+      { id: 'y', zoneId: 'zone-b' },
+    ];
+    const nfv = (vduZones: Record<string, string>) =>
+      buildNfv({ flavour, request: {}, grant: { zones, vduZones }, images: {}, template, defaultZone: 'az-1' }) as {
+        VDU: Record<string, Record<string, unknown>>;
+      };
+    const both = nfv({ VDU1: 'zone-b', VDU2: 'zone-a' });
+    assert.deepEqual([both.VDU.VDU1?.locationConstraints, both.VDU.VDU2?.locationConstraints], ['zone-b', 'zone-a']);
+    const one = nfv({ VDU2: 'zone-b' });
+    assert.deepEqual([one.VDU.VDU1?.locationConstraints, one.VDU.VDU2?.locationConstraints], ['zone-a', 'zone-b']);
+  });
+
+  it("keeps a scaled VDU's zone, moves one without VNFCs where the scale's grant says, and refuses to split one", () => {
+    const placed = { zones: [{ id: 'z', zoneId: 'zone-a' }], vduZones: { VDU2: 'zone-b' } };
+    assert.deepEqual(scaleChoices(placed, { vduZones: { VDU1: 'zone-a' } }, { VDU1: 1, VDU2: 1 }), placed, 'the same zone: nothing changes');
+    assert.deepEqual(scaleChoices(placed, { vduZones: { VDU1: 'zone-c' } }, { VDU1: 0, VDU2: 1 }).vduZones, { VDU2: 'zone-b', VDU1: 'zone-c' });
+    assert.throws(
+      () => scaleChoices(placed, { vduZones: { VDU2: 'zone-a' } }, { VDU1: 1, VDU2: 2 }),
+      (error: unknown) => error instanceof UnprocessableEntityError && /new VNFCs of VDU2 in zone zone-a, but its VNFCs are in zone zone-b/.test(error.message),
+    );
   });
 
   it('counts instances by level, then initial delta, then the profile minimum', () => {

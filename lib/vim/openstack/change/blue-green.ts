@@ -52,7 +52,9 @@ const newStackRef = (change: ChangeState): string =>
 function blueGreenContext(env: Env, state: OpenStackState): OperationContext {
   const pkg = newPackageContext(env.ctx, env.change);
   const zones = env.change.grant.zones ?? state.instantiateGrant?.zones;
-  return { ...pkg, grant: { ...env.change.grant, ...(zones ? { zones } : {}) } };
+  // Each VDU where the change's grant places its new VNFCs, else where the VNF's are.
+  const vduZones = { ...state.instantiateGrant?.vduZones, ...env.change.grant.vduZones };
+  return { ...pkg, grant: { ...env.change.grant, ...(zones ? { zones } : {}), ...(Object.keys(vduZones).length ? { vduZones } : {}) } };
 }
 
 async function createNewStack(env: Env, working: Working): Promise<void> {

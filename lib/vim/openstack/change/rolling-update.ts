@@ -168,7 +168,13 @@ function rollingResult(env: Env, state: OpenStackState, change: ChangeState): Op
     }
   }
   const zones = grantChoicesOf(env.change.grant).zones ?? state.instantiateGrant?.zones;
-  const instantiateGrant: GrantChoices = { ...(Object.keys(flavours).length ? { flavours } : {}), ...(zones ? { zones } : {}) };
+  // The VNFCs are updated where they are: each VDU keeps its zone.
+  const vduZones = state.instantiateGrant?.vduZones;
+  const instantiateGrant: GrantChoices = {
+    ...(Object.keys(flavours).length ? { flavours } : {}),
+    ...(zones ? { zones } : {}),
+    ...(vduZones ? { vduZones } : {}),
+  };
   return { ...withoutChange(state), images: owned(images, state.images), instantiateGrant };
 }
 
