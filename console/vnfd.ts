@@ -2,7 +2,8 @@
 // deployment flavours, each with its VDUs, instantiation levels and scaling aspects. A VNFD of
 // several files comes as a ZIP, read here with the browser's own deflate (DecompressionStream).
 import { parse } from 'yaml';
-import { send } from './api.ts';
+import { list, send } from './api.ts';
+import type { VnfPackage } from './types.ts';
 
 export interface FlavourSummary {
   id: string;
@@ -98,4 +99,11 @@ export async function packageFlavours(packageId: string): Promise<FlavourSummary
   if (type.startsWith('text/plain')) return summarize([await response.text()]);
   const files = await unzip(await response.arrayBuffer());
   return summarize([...files].filter(([path]) => /\.ya?ml$/i.test(path)).map(([, text]) => text));
+}
+
+/** The flavours of the VNFD `vnfdId`, from its onboarded package (v2 VNF instances name the VNFD, not the package). */
+export async function vnfdFlavours(vnfdId: string): Promise<FlavourSummary[]> {
+  const packages = await list<VnfPackage>(`/vnfpkgm/v2/vnf_packages?filter=${encodeURIComponent(`(eq,vnfdId,${vnfdId})`)}`);
+  const onboarded = packages.find((pkg) => pkg.onboardingState === 'ONBOARDED');
+  return onboarded ? packageFlavours(onboarded.id) : [];
 }

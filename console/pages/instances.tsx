@@ -3,8 +3,8 @@
 import { useState } from 'preact/hooks';
 import { api, list, send } from '../api.ts';
 import type { VnfInstance, VnfPackage } from '../types.ts';
-import { packageFlavours } from '../vnfd.ts';
-import { ActionDialog, Badge, Choice, Field, Json, jsonField, Loading, short, Table, useLoad } from '../ui.tsx';
+import { vnfdFlavours } from '../vnfd.ts';
+import { ActionDialog, Badge, Choice, ErrorBox, Field, Json, jsonField, Loading, short, Table, useLoad } from '../ui.tsx';
 
 const instancePath = (id: string) => `/vnflcm/v2/vnf_instances/${encodeURIComponent(id)}`;
 
@@ -105,7 +105,7 @@ export function Instances() {
 type Action = 'instantiate' | 'scale' | 'heal' | 'operate' | 'change_vnfpkg' | 'terminate' | 'delete';
 
 function InstantiateDialog({ vnf, onClose }: { vnf: VnfInstance; onClose: () => void }) {
-  const flavours = useLoad(() => (vnf.vnfPkgId ? packageFlavours(vnf.vnfPkgId) : Promise.resolve([])), [vnf.vnfPkgId]);
+  const flavours = useLoad(() => vnfdFlavours(vnf.vnfdId), [vnf.vnfdId]);
   const [flavourId, setFlavourId] = useState<string>('');
   const flavour = flavours.data?.find((candidate) => candidate.id === (flavourId || flavours.data?.[0]?.id));
   return (
@@ -150,9 +150,11 @@ function InstantiateDialog({ vnf, onClose }: { vnf: VnfInstance; onClose: () => 
             </select>
           </Field>
         </>
+      ) : !flavours.data && !flavours.error ? (
+        <Loading loaded={flavours} />
       ) : (
         <>
-          <Loading loaded={flavours} />
+          <ErrorBox error={flavours.error} />
           <Field label="Deployment flavour" hint="The VNFD could not be read here: type the flavour's id">
             <input name="flavourId" required />
           </Field>

@@ -39,7 +39,7 @@ function Upload({ onChange }: { onChange: () => void }) {
     <section aria-labelledby="upload-title">
       <h2 id="upload-title">Upload a package</h2>
       <section
-        aria-label="Drop zone for a VNF package file"
+        aria-label="Drop zone"
         class={`drop ${over ? 'over' : ''}`}
         onDragOver={(event) => {
           event.preventDefault();

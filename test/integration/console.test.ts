@@ -1,0 +1,178 @@
+// The operator's console driven in a real browser (Debian's Chromium through playwright-core), as
+// an operator would use it against the local runtime: sign in with the client's credentials, upload
+// the sample OpenStack package and see it ONBOARDED with its flavours, create an instance,
+// instantiate it with the simulator's external network, follow the operation to COMPLETED on its
+// timeline, scale out, terminate. A screenshot of each page goes to test-artifacts/console/.
+// Without Chromium the test is skipped, unless VNFM_REQUIRE_BROWSER=1 (CI) makes that a failure.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildCsarFile, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
+import { adminCredentials, ROOT, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+
+/** Chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium, or whichever `chromium` is on the PATH. */
+function findChromium(): string | undefined {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const executablePath = findChromium();
+const skip =
+  executablePath || process.env.VNFM_REQUIRE_BROWSER === '1'
+    ? false
+    : 'no Chromium found (set CHROMIUM_PATH, or apt-get install chromium); VNFM_REQUIRE_BROWSER=1 makes this a failure';
+const SHOTS = join(ROOT, 'test-artifacts', 'console');
+/** An LCM operation on the simulators takes seconds; a loaded machine may take much longer. */
+const OPERATION_TIMEOUT = 240_000;
+const EXT_VL = [
+  {
+    id: 'ext-public',
+    resourceId: 'public',
+    extCps: [{ cpdId: 'VDU1_CP1', cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+  },
+];
+
+let vnfm: LocalVnfm;
+let browser: Browser;
+let page: Page;
+let csar: string;
+const problems: string[] = [];
+
+before(async () => {
+  if (skip) return;
+  assert.ok(executablePath, 'VNFM_REQUIRE_BROWSER=1 and no Chromium found (CHROMIUM_PATH, /usr/bin/chromium, chromium on the PATH)');
+  mkdirSync(SHOTS, { recursive: true });
+  csar = (await buildCsarFile('openstack-vnf-v1', join(mkdtempSync(join(tmpdir(), 'vnfm-console-')), 'openstack-vnf-v1.zip'))).path;
+  vnfm = await startVnfm();
+  browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  // What the page logs as an error (a CSP violation, an exception) fails the test at the end.
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+});
+
+after(async () => {
+  await browser?.close();
+  await vnfm?.stop();
+});
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+/** Waits on the operation page until the operation's heading shows `state`. */
+async function operationReaches(operation: string, state: string): Promise<void> {
+  await page.getByRole('heading', { name: new RegExp(`^${operation} ${state}$`) }).waitFor({ timeout: OPERATION_TIMEOUT });
+  await page.getByRole('list').filter({ hasText: state }).first().waitFor();
+}
+
+it('signs in, onboards a package, and instantiates, scales and terminates a VNF through the console', { skip, timeout: 900_000 }, async () => {
+  const { clientId, clientSecret } = adminCredentials(vnfm);
+  const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
+
+  // Sign in with the client credentials grant.
+  await page.goto(`${vnfm.url}/console/`);
+  await page.getByLabel('Client ID').fill(clientId);
+  await page.getByLabel('Client secret').fill(clientSecret);
+  await shot('01-sign-in');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await page.getByRole('table', { name: 'VIMs' }).getByText('local-openstack').first().waitFor();
+
+  // Upload the package and see it onboarded, with its VNFD's flavours.
+  await page.getByRole('link', { name: 'Packages' }).click();
+  await page.getByLabel('VNF package file', { exact: true }).setInputFiles(csar);
+  const row = page.getByRole('row').filter({ hasText: vnfdId });
+  await row.getByText('ONBOARDED').waitFor({ timeout: OPERATION_TIMEOUT });
+  await shot('02-packages');
+  await row.getByRole('link').click();
+  const flavours = page.getByRole('table', { name: 'Deployment flavours (from the VNFD)' });
+  await flavours.getByRole('row').filter({ hasText: 'simple' }).filter({ hasText: 'instantiation_level_1' }).waitFor();
+  await shot('03-package');
+
+  // Create an instance of it.
+  await page.getByRole('button', { name: 'Create instance' }).click();
+  const create = page.getByRole('dialog', { name: 'Create a VNF instance' });
+  await create.getByLabel('Instance name').fill('console-vnf');
+  await create.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name: 'Instance console-vnf' }).waitFor();
+  await page.getByText('NOT_INSTANTIATED', { exact: true }).waitFor();
+
+  // Instantiate with the simulator's external network, and follow the operation.
+  await page.getByRole('button', { name: 'Instantiate' }).click();
+  const instantiate = page.getByRole('dialog', { name: 'Instantiate' });
+  await instantiate.getByLabel('Deployment flavour').selectOption('simple');
+  await instantiate.getByLabel('Instantiation level').selectOption('instantiation_level_1');
+  await instantiate.getByLabel('External virtual links (JSON)').fill(JSON.stringify(EXT_VL));
+  await shot('04-instantiate');
+  await instantiate.getByRole('button', { name: 'Instantiate' }).click();
+  await operationReaches('INSTANTIATE', 'COMPLETED');
+  await shot('05-operation');
+
+  // The instance now has its VNFCs, with the VIM's resource ids, and a scale status.
+  await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+  await page.getByRole('heading', { name: 'Instance console-vnf' }).waitFor();
+  await page.getByRole('table', { name: 'VNFCs of VDU1' }).waitFor();
+  await page
+    .getByRole('table', { name: 'Scale status' })
+    .getByRole('row')
+    .filter({ hasText: 'VDU1_scale' })
+    .filter({ hasText: /^VDU1_scale0/ })
+    .waitFor();
+  await shot('06-instance');
+
+  // Scale out one step.
+  await page.getByRole('button', { name: 'Scale' }).click();
+  const scale = page.getByRole('dialog', { name: 'Scale' });
+  await scale.getByLabel('Aspect').selectOption('VDU1_scale');
+  await scale.getByLabel('Direction').selectOption('SCALE_OUT');
+  await scale.getByRole('button', { name: 'Scale' }).click();
+  await operationReaches('SCALE', 'COMPLETED');
+  await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+  await page
+    .getByRole('table', { name: 'Scale status' })
+    .getByRole('row')
+    .filter({ hasText: /^VDU1_scale1/ })
+    .waitFor();
+
+  // Terminate.
+  await page.getByRole('button', { name: 'Terminate' }).click();
+  await page.getByRole('dialog', { name: 'Terminate' }).getByRole('button', { name: 'Terminate' }).click();
+  await operationReaches('TERMINATE', 'COMPLETED');
+
+  // The lists: every operation COMPLETED, and the other pages.
+  await page.getByRole('link', { name: 'Operations' }).click();
+  const operations = page.getByRole('table', { name: /LCM operation occurrences/ });
+  await operations.getByRole('row').filter({ hasText: 'TERMINATE' }).getByText('COMPLETED').waitFor();
+  for (const operation of ['INSTANTIATE', 'SCALE']) await operations.getByRole('row').filter({ hasText: operation }).getByText('COMPLETED').waitFor();
+  await shot('07-operations');
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await page.getByRole('table', { name: 'VIMs' }).waitFor();
+  await shot('08-overview');
+  for (const [link, heading] of [
+    ['Alarms', 'Alarms'],
+    ['Subscriptions', 'Subscriptions'],
+    ['VIMs', 'VIMs'],
+  ] as const) {
+    await page.getByRole('navigation').getByRole('link', { name: link }).click();
+    await page.getByRole('heading', { name: heading }).waitFor();
+  }
+  await page.getByRole('table', { name: 'VIMs' }).getByText('local-openstack').first().waitFor();
+  await shot('09-vims');
+
+  // Signing out forgets the token.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Client ID').waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+  assert.deepEqual(problems, [], 'the page logged no error');
+});
