@@ -1,6 +1,8 @@
 // The console's one way to the API: every request carries the signed-in client's bearer token and
 // the SOL013 Version header its API family wants, lists are followed through `Link: rel="next"`,
 // and a non-2xx answer becomes an ApiError whose message is the ProblemDetails an operator reads.
+// Requests go without the browser's credentials (`credentials: 'omit'`): the console uses no
+// cookies, and a 401's `WWW-Authenticate: Basic` challenge then shows no browser login prompt.
 
 import { apiVersionFor, problemLine } from '../cli/http-common.ts';
 
@@ -76,7 +78,7 @@ export async function send(method: string, path: string, options: RequestOptions
     extra['Content-Type'] = options.contentType ?? 'application/json';
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   }
-  const response = await fetch(path, { method, headers: headersFor(path, extra), body });
+  const response = await fetch(path, { method, headers: headersFor(path, extra), body, credentials: 'omit' });
   if (!response.ok) throw await failed(response);
   return response;
 }
@@ -104,6 +106,7 @@ export async function signIn(clientId: string, clientSecret: string): Promise<vo
       Accept: 'application/json',
     },
     body: 'grant_type=client_credentials',
+    credentials: 'omit',
   });
   const text = await response.text();
   if (!response.ok) throw new ApiError(response.status, problemMessage(response.status, response.statusText, text));

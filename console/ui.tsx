@@ -184,12 +184,14 @@ export function ActionDialog({
 /** A labelled field. */
 export function Field({ label, children, hint }: { label: string; children: ComponentChildren; hint?: string }) {
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child the caller passes, which the label wraps.
-    <label class="field">
-      <span>{label}</span>
-      {children}
+    <div class="field">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: the control is the child the caller passes, which the label wraps. */}
+      <label>
+        <span>{label}</span>
+        {children}
+      </label>
       {hint ? <small>{hint}</small> : null}
-    </label>
+    </div>
   );
 }
 

@@ -413,19 +413,21 @@ export function InstanceDetail({ id }: { id: string }) {
               { title: 'Level', cell: (status) => `${status.scaleLevel}${maxLevel(vnf, status.aspectId)}` },
             ]}
           />
-          {[...vdus].map(([vdu, vnfcs]) => (
-            <Table
-              key={vdu}
-              caption={`VNFCs of ${vdu}`}
-              rows={vnfcs ?? []}
-              columns={[
-                { title: 'VNFC', cell: (vnfc) => <code>{vnfc.id}</code> },
-                { title: 'VIM resource', cell: (vnfc) => <code>{vnfc.computeResource?.resourceId ?? '—'}</code> },
-                { title: 'Resource type', cell: (vnfc) => vnfc.computeResource?.vimLevelResourceType ?? '—' },
-                { title: 'VIM', cell: (vnfc) => vnfc.computeResource?.vimConnectionId ?? '—' },
-              ]}
-            />
-          ))}
+          {[...vdus]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([vdu, vnfcs]) => (
+              <Table
+                key={vdu}
+                caption={`VNFCs of ${vdu}`}
+                rows={vnfcs ?? []}
+                columns={[
+                  { title: 'VNFC', cell: (vnfc) => <code>{vnfc.id}</code> },
+                  { title: 'VIM resource', cell: (vnfc) => <code>{vnfc.computeResource?.resourceId ?? '—'}</code> },
+                  { title: 'Resource type', cell: (vnfc) => vnfc.computeResource?.vimLevelResourceType ?? '—' },
+                  { title: 'VIM', cell: (vnfc) => vnfc.computeResource?.vimConnectionId ?? '—' },
+                ]}
+              />
+            ))}
         </>
       ) : null}
       <Json label="Metadata" value={vnf.metadata} />

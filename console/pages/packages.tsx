@@ -5,7 +5,7 @@ import { api, list, upload } from '../api.ts';
 import type { VnfPackage } from '../types.ts';
 import { CreateInstanceDialog } from './instances.tsx';
 import { packageFlavours } from '../vnfd.ts';
-import { Badge, ErrorBox, Json, Loading, short, Table, useLoad } from '../ui.tsx';
+import { Badge, ErrorBox, Field, Json, Loading, short, Table, useLoad } from '../ui.tsx';
 
 const pkgPath = (id: string) => `/vnfpkgm/v2/vnf_packages/${encodeURIComponent(id)}`;
 
@@ -53,8 +53,7 @@ function Upload({ onChange }: { onChange: () => void }) {
         }}
       >
         <p>Drop a VNF package (CSAR, .zip) here, or</p>
-        <label class="field">
-          <span>VNF package file</span>
+        <Field label="VNF package file">
           <input
             type="file"
             accept=".zip,.csar,application/zip"
@@ -65,7 +64,7 @@ function Upload({ onChange }: { onChange: () => void }) {
               });
             }}
           />
-        </label>
+        </Field>
       </section>
       {progress !== undefined ? (
         <progress max={1} value={progress} aria-label="Upload progress">

@@ -2,7 +2,7 @@
 // an operator would use it against the local runtime: sign in with the client's credentials, upload
 // the sample OpenStack package and see it ONBOARDED with its flavours, create an instance,
 // instantiate it with the simulator's external network, follow the operation to COMPLETED on its
-// timeline, scale out, terminate. A screenshot of each page goes to test-artifacts/console/.
+// timeline, scale out (once failed by the simulator and rolled back from the timeline), terminate. A screenshot of each page goes to test-artifacts/console/.
 // Without Chromium the test is skipped, unless VNFM_REQUIRE_BROWSER=1 (CI) makes that a failure.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildCsarFile, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
-import { adminCredentials, ROOT, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { adminCredentials, localVims, ROOT, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 /** Chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium, or whichever `chromium` is on the PATH. */
 function findChromium(): string | undefined {
@@ -76,14 +76,31 @@ async function operationReaches(operation: string, state: string): Promise<void>
 }
 
 it('signs in, onboards a package, and instantiates, scales and terminates a VNF through the console', { skip, timeout: 900_000 }, async () => {
+  try {
+    await operatorSession();
+  } catch (error) {
+    // What the page showed when a step gave up, beside the others.
+    await shot('failure').catch(() => {});
+    throw error;
+  }
+});
+
+async function operatorSession(): Promise<void> {
   const { clientId, clientSecret } = adminCredentials(vnfm);
   const vnfdId = SAMPLE_PACKAGES['openstack-vnf-v1'].vnfdId;
 
-  // Sign in with the client credentials grant.
+  // A wrong secret is refused plainly; the right one signs in (the client credentials grant).
   await page.goto(`${vnfm.url}/console/`);
   await page.getByLabel('Client ID').fill(clientId);
+  await page.getByLabel('Client secret').fill('not-the-secret');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page
+    .getByRole('alert')
+    .filter({ hasText: /^Error 401: / })
+    .waitFor();
+  problems.length = 0; // the browser logs the 401 itself
   await page.getByLabel('Client secret').fill(clientSecret);
-  await shot('01-sign-in');
+  await shot('00-sign-in');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
   await page.getByRole('table', { name: 'VIMs' }).getByText('local-openstack').first().waitFor();
@@ -93,11 +110,11 @@ it('signs in, onboards a package, and instantiates, scales and terminates a VNF 
   await page.getByLabel('VNF package file', { exact: true }).setInputFiles(csar);
   const row = page.getByRole('row').filter({ hasText: vnfdId });
   await row.getByText('ONBOARDED').waitFor({ timeout: OPERATION_TIMEOUT });
-  await shot('02-packages');
+  await shot('01-packages');
   await row.getByRole('link').click();
   const flavours = page.getByRole('table', { name: 'Deployment flavours (from the VNFD)' });
   await flavours.getByRole('row').filter({ hasText: 'simple' }).filter({ hasText: 'instantiation_level_1' }).waitFor();
-  await shot('03-package');
+  await shot('02-package');
 
   // Create an instance of it.
   await page.getByRole('button', { name: 'Create instance' }).click();
@@ -113,10 +130,10 @@ it('signs in, onboards a package, and instantiates, scales and terminates a VNF 
   await instantiate.getByLabel('Deployment flavour').selectOption('simple');
   await instantiate.getByLabel('Instantiation level').selectOption('instantiation_level_1');
   await instantiate.getByLabel('External virtual links (JSON)').fill(JSON.stringify(EXT_VL));
-  await shot('04-instantiate');
+  await shot('03-instantiate');
   await instantiate.getByRole('button', { name: 'Instantiate' }).click();
   await operationReaches('INSTANTIATE', 'COMPLETED');
-  await shot('05-operation');
+  await shot('04-operation');
 
   // The instance now has its VNFCs, with the VIM's resource ids, and a scale status.
   await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
@@ -128,7 +145,25 @@ it('signs in, onboards a package, and instantiates, scales and terminates a VNF 
     .filter({ hasText: 'VDU1_scale' })
     .filter({ hasText: /^VDU1_scale0/ })
     .waitFor();
-  await shot('06-instance');
+  await shot('05-instance');
+
+  // A scale the VIM fails ends FAILED_TEMP, with its error, and is rolled back from the timeline.
+  const fault = await fetch(`${localVims(vnfm).openstack.control}faults`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ kind: 'stack-update-fail', reason: 'injected scale failure', count: 1 }),
+  });
+  assert.ok(fault.ok);
+  await page.getByRole('button', { name: 'Scale' }).click();
+  await page.getByRole('dialog', { name: 'Scale' }).getByRole('button', { name: 'Scale' }).click();
+  await operationReaches('SCALE', 'FAILED_TEMP');
+  await page.getByRole('alert').filter({ hasText: 'injected scale failure' }).waitFor();
+  await page.getByRole('button', { name: 'Retry' }).waitFor();
+  await shot('06-failed-operation');
+  await page.getByRole('button', { name: 'Roll back' }).click();
+  await page.getByRole('dialog', { name: 'Roll back' }).getByRole('button', { name: 'Roll back' }).click();
+  await operationReaches('SCALE', 'ROLLED_BACK');
+  await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
 
   // Scale out one step.
   await page.getByRole('button', { name: 'Scale' }).click();
@@ -153,7 +188,9 @@ it('signs in, onboards a package, and instantiates, scales and terminates a VNF 
   await page.getByRole('link', { name: 'Operations' }).click();
   const operations = page.getByRole('table', { name: /LCM operation occurrences/ });
   await operations.getByRole('row').filter({ hasText: 'TERMINATE' }).getByText('COMPLETED').waitFor();
-  for (const operation of ['INSTANTIATE', 'SCALE']) await operations.getByRole('row').filter({ hasText: operation }).getByText('COMPLETED').waitFor();
+  await operations.getByRole('row').filter({ hasText: 'INSTANTIATE' }).getByText('COMPLETED').waitFor();
+  await operations.getByRole('row').filter({ hasText: 'SCALE' }).getByText('ROLLED_BACK').waitFor();
+  await operations.getByRole('row').filter({ hasText: 'SCALE' }).getByText('COMPLETED').waitFor();
   await shot('07-operations');
   await page.getByRole('link', { name: 'Overview' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
@@ -175,4 +212,4 @@ it('signs in, onboards a package, and instantiates, scales and terminates a VNF 
   await page.getByLabel('Client ID').waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.length), 0);
   assert.deepEqual(problems, [], 'the page logged no error');
-});
+}
