@@ -68,6 +68,10 @@ function App() {
     const title = NAV.find(([name]) => name === section)?.[1] ?? 'Overview';
     document.title = token ? `${title} · VNF manager` : 'Sign in · VNF manager';
   }, [section, token]);
+  // A new page: keyboard and screen reader users continue from its content, not the link they left.
+  useEffect(() => {
+    if (document.activeElement && document.activeElement !== document.body) document.getElementById('main')?.focus({ preventScroll: true });
+  }, [section, id]);
   if (!token) return <SignIn />;
   return (
     <>

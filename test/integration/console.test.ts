@@ -2,7 +2,8 @@
 // an operator would use it against the local runtime: sign in with the client's credentials, upload
 // the sample OpenStack package and see it ONBOARDED with its flavours, create an instance,
 // instantiate it with the simulator's external network, follow the operation to COMPLETED on its
-// timeline, scale out (once failed by the simulator and rolled back from the timeline), terminate. A screenshot of each page goes to test-artifacts/console/.
+// timeline, scale out (once failed by the simulator and rolled back from the timeline), heal a
+// VNFC, terminate. A screenshot of each page goes to test-artifacts/console/.
 // Without Chromium the test is skipped, unless VNFM_REQUIRE_BROWSER=1 (CI) makes that a failure.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -178,6 +179,18 @@ async function operatorSession(): Promise<void> {
     .getByRole('row')
     .filter({ hasText: /^VDU1_scale1/ })
     .waitFor();
+
+  // Heal one VNFC of VDU1: the VIM gives it a new server.
+  const vdu1 = page.getByRole('table', { name: 'VNFCs of VDU1' });
+  const vnfcId = (await vdu1.getByRole('row').nth(1).getByRole('cell').first().textContent()) ?? '';
+  await page.getByRole('button', { name: 'Heal' }).click();
+  const heal = page.getByRole('dialog', { name: 'Heal' });
+  await heal.getByLabel(new RegExp(`VDU1 ${vnfcId}`)).check();
+  await heal.getByLabel('Cause').fill('console test');
+  await heal.getByRole('button', { name: 'Heal' }).click();
+  await operationReaches('HEAL', 'COMPLETED');
+  await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+  await page.getByRole('table', { name: 'VNFCs of VDU1' }).waitFor();
 
   // Terminate.
   await page.getByRole('button', { name: 'Terminate' }).click();
