@@ -67,6 +67,7 @@ export interface Alarm {
   id: string;
   managedObjectId: string;
   alarmRaisedTime: string;
+  alarmClearedTime?: string;
   ackState: 'ACKNOWLEDGED' | 'UNACKNOWLEDGED';
   perceivedSeverity: string;
   eventType?: string;

@@ -236,3 +236,18 @@ export function Choice({ label, name, options }: { label: string; name: string; 
     </Field>
   );
 }
+
+/** An action a page runs outside a dialog (a button in a table): its failure, for an ErrorBox, and the reload after it. */
+export function useAction(after: () => void): { error: Error | undefined; run: (action: () => Promise<unknown>) => Promise<void> } {
+  const [error, setError] = useState<Error | undefined>(undefined);
+  const run = async (action: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await action();
+      after();
+    } catch (caught) {
+      setError(caught instanceof Error ? caught : new Error(String(caught)));
+    }
+  };
+  return { error, run };
+}

@@ -2,27 +2,19 @@
 import { useState } from 'preact/hooks';
 import { api, list } from '../api.ts';
 import type { Alarm, Subscription, Vim } from '../types.ts';
-import { Badge, ErrorBox, Loading, short, Table, useLoad, when } from '../ui.tsx';
+import { ActionDialog, Badge, ErrorBox, Loading, short, Table, useAction, useLoad, when } from '../ui.tsx';
 
 export function Alarms() {
   const loaded = useLoad(() => list<Alarm>('/vnffm/v1/alarms'), [], 5000);
-  const [error, setError] = useState<Error | undefined>(undefined);
-  const acknowledge = async (alarm: Alarm) => {
-    setError(undefined);
-    try {
-      await api('PATCH', `/vnffm/v1/alarms/${encodeURIComponent(alarm.id)}`, {
-        body: { ackState: 'ACKNOWLEDGED' },
-        contentType: 'application/merge-patch+json',
-      });
-      loaded.reload();
-    } catch (caught) {
-      setError(caught as Error);
-    }
-  };
+  const action = useAction(loaded.reload);
+  const acknowledge = (alarm: Alarm) =>
+    action.run(() =>
+      api('PATCH', `/vnffm/v1/alarms/${encodeURIComponent(alarm.id)}`, { body: { ackState: 'ACKNOWLEDGED' }, contentType: 'application/merge-patch+json' }),
+    );
   return (
     <>
       <h1>Alarms</h1>
-      <ErrorBox error={error} />
+      <ErrorBox error={action.error} />
       <Loading loaded={loaded} />
       {loaded.data ? (
         <Table
@@ -35,6 +27,7 @@ export function Alarms() {
             { title: 'Event', cell: (alarm) => alarm.eventType ?? '—' },
             { title: 'Cause', cell: (alarm) => alarm.probableCause ?? '—' },
             { title: 'Raised', cell: (alarm) => when(alarm.alarmRaisedTime) },
+            { title: 'Cleared', cell: (alarm) => when(alarm.alarmClearedTime) },
             {
               title: 'Acknowledgement',
               cell: (alarm) =>
@@ -93,20 +86,10 @@ export function Subscriptions() {
     [],
     10000,
   );
-  const [error, setError] = useState<Error | undefined>(undefined);
-  const remove = async (path: string, id: string) => {
-    if (!window.confirm(`Delete subscription ${id}?`)) return;
-    try {
-      await api('DELETE', `${path}/${encodeURIComponent(id)}`);
-      loaded.reload();
-    } catch (caught) {
-      setError(caught as Error);
-    }
-  };
+  const [deleting, setDeleting] = useState<{ path: string; id: string } | undefined>(undefined);
   return (
     <>
       <h1>Subscriptions</h1>
-      <ErrorBox error={error} />
       <Loading loaded={loaded} />
       {(loaded.data ?? []).map(({ api: name, items }, index) => (
         <Table
@@ -125,7 +108,7 @@ export function Subscriptions() {
                   type="button"
                   class="danger"
                   aria-label={`Delete subscription ${subscription.id}`}
-                  onClick={() => void remove(SUBSCRIPTION_APIS[index]?.[1] ?? '', subscription.id)}
+                  onClick={() => setDeleting({ path: SUBSCRIPTION_APIS[index]?.[1] ?? '', id: subscription.id })}
                 >
                   Delete
                 </button>
@@ -134,6 +117,22 @@ export function Subscriptions() {
           ]}
         />
       ))}
+      {deleting ? (
+        <ActionDialog
+          title="Delete subscription"
+          confirm="Delete"
+          danger
+          onClose={() => {
+            setDeleting(undefined);
+            loaded.reload();
+          }}
+          action={async () => {
+            await api('DELETE', `${deleting.path}/${encodeURIComponent(deleting.id)}`);
+          }}
+        >
+          <p>{`Delete subscription ${deleting.id}? Its notifications stop.`}</p>
+        </ActionDialog>
+      ) : null}
     </>
   );
 }

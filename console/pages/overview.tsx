@@ -1,4 +1,4 @@
-// Overview: instances by instantiation state, operations under way or failed, active alarms, VIMs.
+// Overview: instances by instantiation state, operations under way or failed, active (not cleared) alarms, VIMs.
 import { list } from '../api.ts';
 import type { Alarm, OpOcc, Vim, VnfInstance } from '../types.ts';
 import { Badge, Loading, short, Table, useLoad, when } from '../ui.tsx';
@@ -23,7 +23,7 @@ export function Overview() {
   if (!data) return <Loading loaded={loaded} />;
   const count = (state: string) => data.instances.filter((instance) => instance.instantiationState === state).length;
   const attention = data.opOccs.filter((op) => RUNNING.has(op.operationState) || op.operationState === 'FAILED_TEMP');
-  const active = data.alarms.filter((alarm) => alarm.ackState === 'UNACKNOWLEDGED');
+  const active = data.alarms.filter((alarm) => !alarm.alarmClearedTime);
   return (
     <>
       <h1>Overview</h1>
@@ -73,12 +73,13 @@ export function Overview() {
       <Table
         caption="Active alarms"
         rows={active}
-        empty="No unacknowledged alarm"
+        empty="No alarm that is not cleared"
         columns={[
           { title: 'Severity', cell: (alarm) => <Badge value={alarm.perceivedSeverity} /> },
           { title: 'Instance', cell: (alarm) => <a href={`#/instances/${alarm.managedObjectId}`}>{short(alarm.managedObjectId)}</a> },
           { title: 'Cause', cell: (alarm) => alarm.probableCause ?? '—' },
           { title: 'Raised', cell: (alarm) => when(alarm.alarmRaisedTime) },
+          { title: 'Acknowledged', cell: (alarm) => (alarm.ackState === 'ACKNOWLEDGED' ? 'yes' : 'no') },
         ]}
       />
       <Table

@@ -3,7 +3,7 @@
 // the sample OpenStack package and see it ONBOARDED with its flavours, create an instance,
 // instantiate it with the simulator's external network, follow the operation to COMPLETED on its
 // timeline, scale out (once failed by the simulator and rolled back from the timeline), heal a
-// VNFC, terminate. A screenshot of each page goes to test-artifacts/console/.
+// VNFC, acknowledge the alarm a stopped server raises, delete a subscription, terminate. A screenshot of each page goes to test-artifacts/console/.
 // Without Chromium the test is skipped, unless VNFM_REQUIRE_BROWSER=1 (CI) makes that a failure.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildCsarFile, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
-import { adminCredentials, localVims, ROOT, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { startNfvoSink, type NfvoSink } from '../support/nfvo-sink.ts';
+import { adminCredentials, client, localControl, localVims, ROOT, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
 /** Chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium, or whichever `chromium` is on the PATH. */
 function findChromium(): string | undefined {
@@ -46,6 +47,7 @@ let vnfm: LocalVnfm;
 let browser: Browser;
 let page: Page;
 let csar: string;
+let sink: NfvoSink;
 const problems: string[] = [];
 
 before(async () => {
@@ -54,6 +56,7 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   csar = (await buildCsarFile('openstack-vnf-v1', join(mkdtempSync(join(tmpdir(), 'vnfm-console-')), 'openstack-vnf-v1.zip'))).path;
   vnfm = await startVnfm();
+  sink = await startNfvoSink();
   browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   // What the page logs as an error (a CSP violation, an exception) fails the test at the end.
@@ -66,6 +69,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await vnfm?.stop();
+  await sink?.close();
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
@@ -192,33 +196,56 @@ async function operatorSession(): Promise<void> {
   await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
   await page.getByRole('table', { name: 'VNFCs of VDU1' }).waitFor();
 
+  // A server the VIM reports SHUTOFF: the health sweep raises an alarm, which the overview counts and the operator acknowledges.
+  const subscribed = await client(vnfm)('POST', '/vnffm/v1/subscriptions', { version: '1.5.0', body: { callbackUri: `${sink.url}/fm` } });
+  assert.equal(subscribed.status, 201, subscribed.text);
+  const server = (await vdu1.getByRole('row').nth(1).getByRole('cell').nth(1).textContent()) ?? '';
+  const stopped = await fetch(`${localVims(vnfm).openstack.control}servers/${server}/status`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ status: 'SHUTOFF' }),
+  });
+  assert.ok(stopped.ok, await stopped.text());
+  const sweep = await localControl(vnfm, 'POST', '/_local/schedules/VnfHealthMonitorFunction/run');
+  assert.equal(sweep.status, 200, await sweep.text());
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await page.getByRole('link', { name: /^1 active alarms$/ }).waitFor();
+  await page.getByRole('table', { name: 'Active alarms' }).getByRole('row').filter({ hasText: 'MAJOR' }).waitFor();
+  await shot('07-overview');
+  await page.getByRole('navigation').getByRole('link', { name: 'Alarms' }).click();
+  await page.getByRole('button', { name: /^Acknowledge alarm / }).click();
+  await page.getByRole('table', { name: 'Alarms' }).getByText('ACKNOWLEDGED', { exact: true }).waitFor();
+  await shot('08-alarms');
+
+  // The FM subscription is listed, and deleted after a confirmation.
+  await page.getByRole('navigation').getByRole('link', { name: 'Subscriptions' }).click();
+  const fm = page.getByRole('table', { name: 'VNF faults notifications' });
+  await fm
+    .getByRole('row')
+    .filter({ hasText: `${sink.url}/fm` })
+    .getByRole('button', { name: /^Delete subscription / })
+    .click();
+  await page.getByRole('dialog', { name: 'Delete subscription' }).getByRole('button', { name: 'Delete' }).click();
+  await fm.getByText('No subscription').waitFor();
+  await page.getByRole('navigation').getByRole('link', { name: 'Instances' }).click();
+  await page.getByRole('link', { name: 'console-vnf' }).click();
+
   // Terminate.
   await page.getByRole('button', { name: 'Terminate' }).click();
   await page.getByRole('dialog', { name: 'Terminate' }).getByRole('button', { name: 'Terminate' }).click();
   await operationReaches('TERMINATE', 'COMPLETED');
 
-  // The lists: every operation COMPLETED, and the other pages.
+  // The operations list: each one as it ended; and the VIMs.
   await page.getByRole('link', { name: 'Operations' }).click();
   const operations = page.getByRole('table', { name: /LCM operation occurrences/ });
   await operations.getByRole('row').filter({ hasText: 'TERMINATE' }).getByText('COMPLETED').waitFor();
   await operations.getByRole('row').filter({ hasText: 'INSTANTIATE' }).getByText('COMPLETED').waitFor();
   await operations.getByRole('row').filter({ hasText: 'SCALE' }).getByText('ROLLED_BACK').waitFor();
   await operations.getByRole('row').filter({ hasText: 'SCALE' }).getByText('COMPLETED').waitFor();
-  await shot('07-operations');
-  await page.getByRole('link', { name: 'Overview' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
-  await page.getByRole('table', { name: 'VIMs' }).waitFor();
-  await shot('08-overview');
-  for (const [link, heading] of [
-    ['Alarms', 'Alarms'],
-    ['Subscriptions', 'Subscriptions'],
-    ['VIMs', 'VIMs'],
-  ] as const) {
-    await page.getByRole('navigation').getByRole('link', { name: link }).click();
-    await page.getByRole('heading', { name: heading }).waitFor();
-  }
+  await shot('09-operations');
+  await page.getByRole('navigation').getByRole('link', { name: 'VIMs' }).click();
   await page.getByRole('table', { name: 'VIMs' }).getByText('local-openstack').first().waitFor();
-  await shot('09-vims');
+  await shot('10-vims');
 
   // Signing out forgets the token.
   await page.getByRole('button', { name: 'Sign out' }).click();
