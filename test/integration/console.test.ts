@@ -59,6 +59,8 @@ before(async () => {
   sink = await startNfvoSink();
   browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  // Auto-waiting locators wait this long for the page (a busy two-core machine runs three test files at once).
+  page.setDefaultTimeout(120_000);
   // What the page logs as an error (a CSP violation, an exception) fails the test at the end.
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(message.text());
