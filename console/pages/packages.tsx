@@ -27,7 +27,24 @@ function Upload({ onChange }: { onChange: () => void }) {
       setProgress(0);
       await upload(`${pkgPath(created.id)}/package_content`, file, setProgress);
       setProgress(undefined);
-      setStatus(`Package ${short(created.id)} uploaded; onboarding follows (its state is in the list).`);
+      setStatus(`Package ${short(created.id)} uploaded; onboarding it…`);
+      onChange();
+      // Followed until onboarding ends: ONBOARDED, or back in CREATED with the reason it failed.
+      for (;;) {
+        await new Promise((resolve) => window.setTimeout(resolve, 1000));
+        const pkg = await api<VnfPackage>('GET', `${pkgPath(created.id)}?fields=onboardingFailureDetails`);
+        if (pkg.onboardingState === 'ONBOARDED') {
+          setStatus(`Package ${short(created.id)} is ONBOARDED.`);
+          break;
+        }
+        if (pkg.onboardingState === 'CREATED' && pkg.onboardingFailureDetails) {
+          setStatus('');
+          setError(
+            new Error(`Onboarding of package ${short(created.id)} failed: ${pkg.onboardingFailureDetails.detail ?? pkg.onboardingFailureDetails.title ?? ''}`),
+          );
+          break;
+        }
+      }
       onChange();
     } catch (caught) {
       setProgress(undefined);
@@ -78,7 +95,8 @@ function Upload({ onChange }: { onChange: () => void }) {
 }
 
 export function Packages() {
-  const loaded = useLoad(() => list<VnfPackage>('/vnfpkgm/v2/vnf_packages'), [], 2000);
+  // onboardingFailureDetails is left out of lists unless asked for (SOL005 exclude_default).
+  const loaded = useLoad(() => list<VnfPackage>('/vnfpkgm/v2/vnf_packages?fields=onboardingFailureDetails'), [], 2000);
   return (
     <>
       <h1>VNF packages</h1>
@@ -98,7 +116,15 @@ export function Packages() {
             },
             { title: 'Provider', cell: (pkg) => pkg.vnfProvider ?? '—' },
             { title: 'VNFD', cell: (pkg) => <code>{pkg.vnfdId ?? '—'}</code> },
-            { title: 'Onboarding', cell: (pkg) => <Badge value={pkg.onboardingState} /> },
+            {
+              title: 'Onboarding',
+              cell: (pkg) => (
+                <>
+                  <Badge value={pkg.onboardingState} />
+                  {pkg.onboardingFailureDetails?.detail ? <p class="failure">{pkg.onboardingFailureDetails.detail}</p> : null}
+                </>
+              ),
+            },
             { title: 'Operational', cell: (pkg) => <Badge value={pkg.operationalState} /> },
             { title: 'Usage', cell: (pkg) => pkg.usageState },
           ]}

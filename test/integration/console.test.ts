@@ -1,6 +1,7 @@
 // The operator's console driven in a real browser (Debian's Chromium through playwright-core), as
 // an operator would use it against the local runtime: sign in with the client's credentials, upload
-// the sample OpenStack package and see it ONBOARDED with its flavours, create an instance,
+// the sample OpenStack package and see it ONBOARDED with its flavours (and a damaged one refused
+// with the reason), create an instance,
 // instantiate it with the simulator's external network, follow the operation to COMPLETED on its
 // timeline, scale out (once failed by the simulator and rolled back from the timeline), heal a
 // VNFC, acknowledge the alarm a stopped server raises, delete a subscription, terminate. A screenshot of each page goes to test-artifacts/console/.
@@ -47,6 +48,7 @@ let vnfm: LocalVnfm;
 let browser: Browser;
 let page: Page;
 let csar: string;
+let broken: string;
 let sink: NfvoSink;
 const problems: string[] = [];
 
@@ -54,7 +56,14 @@ before(async () => {
   if (skip) return;
   assert.ok(executablePath, 'VNFM_REQUIRE_BROWSER=1 and no Chromium found (CHROMIUM_PATH, /usr/bin/chromium, chromium on the PATH)');
   mkdirSync(SHOTS, { recursive: true });
-  csar = (await buildCsarFile('openstack-vnf-v1', join(mkdtempSync(join(tmpdir(), 'vnfm-console-')), 'openstack-vnf-v1.zip'))).path;
+  const work = mkdtempSync(join(tmpdir(), 'vnfm-console-'));
+  csar = (await buildCsarFile('openstack-vnf-v1', join(work, 'openstack-vnf-v1.zip'))).path;
+  // A file changed after the manifest's digests were taken: onboarding refuses it.
+  broken = (
+    await buildCsarFile('k8s-cnf-v1', join(work, 'broken.zip'), {
+      mutateAfterManifest: (files) => files.set('Files/kubernetes/deployment.yaml', Buffer.from('changed\n')),
+    })
+  ).path;
   vnfm = await startVnfm();
   sink = await startNfvoSink();
   browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
@@ -117,6 +126,17 @@ async function operatorSession(): Promise<void> {
   await page.getByLabel('VNF package file', { exact: true }).setInputFiles(csar);
   const row = page.getByRole('row').filter({ hasText: vnfdId });
   await row.getByText('ONBOARDED').waitFor({ timeout: OPERATION_TIMEOUT });
+  // A damaged package: its onboarding failure, with the file it names, is in the list.
+  await page.getByLabel('VNF package file', { exact: true }).setInputFiles(broken);
+  await page
+    .getByRole('alert')
+    .filter({ hasText: /^Onboarding of package \S+ failed: .*Files\/kubernetes\/deployment\.yaml/ })
+    .waitFor();
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'CREATED' })
+    .getByText(/Files\/kubernetes\/deployment\.yaml/)
+    .waitFor();
   await shot('01-packages');
   await row.getByRole('link').click();
   const flavours = page.getByRole('table', { name: 'Deployment flavours (from the VNFD)' });
