@@ -2,6 +2,10 @@
 // run, fetched again on a 401), the SOL013 Version header each API family wants, ProblemDetails
 // turned into errors an operator can read, and lists followed through their `Link: rel="next"`.
 
+import { apiVersionFor, problemLine } from './http-common.ts';
+
+export { apiVersionFor, problemLine };
+
 /** What a client authenticates with: the token endpoint and the client's id and secret. */
 export interface ClientCredentials {
   clientId: string;
@@ -31,19 +35,6 @@ export class ApiError extends CliError {
   }
 }
 
-/** `Error <status>: <title>: <detail>`, with what there is when the answer is no ProblemDetails. */
-export function problemLine(status: number, statusText: string, problem: Record<string, unknown> | undefined, text = ''): string {
-  const title = typeof problem?.title === 'string' ? problem.title : statusText || 'Error';
-  // The token endpoint answers OAuth's {"error", "error_description"} (RFC 6749 5.2), not ProblemDetails.
-  const detail =
-    typeof problem?.detail === 'string'
-      ? problem.detail
-      : typeof problem?.error === 'string'
-        ? [problem.error, problem.error_description].filter((part) => typeof part === 'string').join(': ')
-        : text.trim().slice(0, 500);
-  return detail ? `Error ${status}: ${title}: ${detail}` : `Error ${status}: ${title}`;
-}
-
 export interface Reply<T = unknown> {
   status: number;
   headers: Headers;
@@ -56,16 +47,6 @@ export interface RequestOptions {
   /** Content type of `body` (default application/json). */
   contentType?: string;
   query?: Record<string, string | undefined>;
-}
-
-/** SOL013 4.9: the Version each path's API wants (required on /vnflcm/v2 and /vnffm/v1). */
-export function apiVersionFor(path: string): string | undefined {
-  if (path.startsWith('/vnflcm/v2/')) return '2.0.0';
-  if (path.startsWith('/vnflcm/v1/')) return '1.3.0';
-  if (path.startsWith('/vnffm/v1/')) return '1.5.0';
-  if (path.startsWith('/vnfpkgm/v2/')) return '2.1.0';
-  if (path.startsWith('/vnfpkgm/v1/')) return '1.3.0';
-  return undefined;
 }
 
 export interface VnfmClientOptions {

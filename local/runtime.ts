@@ -33,6 +33,7 @@ import { TOKEN_PATH } from '#lib/auth/issuer.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
 import { usage } from './metering.ts';
+import { buildConsole } from './console-build.ts';
 import { admitSigned, newAwsCredentials, refuseAsJson, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
 
 export interface RuntimeOptions {
@@ -357,6 +358,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       });
     }
     for (const [name, { value }] of Object.entries(environment)) process.env[name] = value;
+    // The console function serves the console's files from a module built from console/.
+    // (From this checkout's console/, when the function runs from its source rather than a bundle.)
+    if (functions.get('ConsoleFunction')?.file.endsWith(join('functions', 'api', 'console.ts'))) await buildConsole();
     for (const fn of functions.values()) {
       const module = (await import(pathToFileURL(fn.file).href)) as Record<string, unknown>;
       const exported = module[fn.exportName];

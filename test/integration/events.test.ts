@@ -37,6 +37,12 @@ const expectations: Record<string, (invocation: Promise<unknown>) => Promise<voi
     assert.equal(result.statusCode, 200);
     assert.equal(JSON.parse(result.body).uriPrefix, '/vnflcm/v2');
   },
+  ConsoleFunction: async (invocation) => {
+    const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };
+    assert.equal(result.statusCode, 200);
+    assert.equal(result.headers['Content-Type'], 'text/html; charset=utf-8');
+    assert.match(result.body, /<div id="app">/);
+  },
   OAuth2Function: async (invocation) => {
     // A client the clients table does not hold: refused as RFC 6749 5.2 says.
     const result = (await invocation) as { statusCode: number; body: string; headers: Record<string, string> };

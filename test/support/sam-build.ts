@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { build, type BuildResult, type OutputFile } from 'esbuild';
 import { loadTemplate } from '#local/template.ts';
 import { ROOT } from './runtime.ts';
+import { buildConsole } from '#local/console-build.ts';
 
 export interface SamBuildProperties {
   EntryPoints: string[];
@@ -50,6 +51,8 @@ export interface SamBundle {
  */
 export async function samBuild(fn: SamFunction, root = ROOT): Promise<SamBundle> {
   const { props } = fn;
+  // The console function embeds the console built from this checkout's console/, as `npm run build-console` leaves it for sam build.
+  if (fn.logicalId === 'ConsoleFunction') await buildConsole();
   const outExtension = Object.fromEntries((props.OutExtension ?? []).map((entry) => entry.split('=') as [string, string]));
   const result = await build({
     absWorkingDir: root,

@@ -26,6 +26,7 @@ const UNTRACED = new Set([
   'VnfPmFunction',
   'VnfPmCollectorFunction',
   'ScriptRunnerFunction',
+  'ConsoleFunction',
 ]);
 
 for (const fn of samFunctions()) {
