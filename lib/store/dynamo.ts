@@ -11,6 +11,7 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  UpdateCommand,
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -207,6 +208,63 @@ export function shardedKeyChanges(
 export function withShardedKeys<T extends { id: string; tenantId: string }>(indexes: readonly ListIndex[], record: T): T {
   const keys = shardedKeyChanges(indexes, record, record as unknown as Record<string, unknown>);
   return Object.keys(keys.set).length ? { ...record, ...keys.set } : record;
+}
+
+/**
+ * Writes the tenant-scoped list index keys of the records written before those indexes existed
+ * (once, after an upgrade; a second run finds none): a Scan, then for each record missing a key, a
+ * write of it conditional on the attributes it derives from being still as read, so a record changed
+ * meanwhile (whose own write set its keys) is left alone. Answers how many records it wrote.
+ */
+export async function backfillShardedKeys(table: string, indexes: readonly ListIndex[]): Promise<number> {
+  const sharded = indexes.filter((index) => index.sharded);
+  let written = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(tenantId)', ExclusiveStartKey: start }));
+    for (const item of (page.Items ?? []) as Array<Record<string, unknown> & { id: string; tenantId: string }>) {
+      const keys = withShardedKeys(sharded, item);
+      const missing = sharded.filter((index) => keys[index.partitionKey as keyof typeof keys] !== item[index.partitionKey]);
+      if (missing.length === 0) continue;
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets = missing.map((index, i) => {
+        names[`#k${i}`] = index.partitionKey;
+        names[`#a${i}`] = attributeOf(index);
+        values[`:k${i}`] = keys[index.partitionKey as keyof typeof keys];
+        values[`:a${i}`] = item[attributeOf(index)];
+        return `#k${i} = :k${i}`;
+      });
+      const held = await conditionHeld(() =>
+        documentClient().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { id: item.id },
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: missing.map((_, i) => `#a${i} = :a${i}`).join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+      if (held) written++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return written;
+}
+
+/**
+ * A store's tenant-scoped list index keys outside its writes: `keysOf` gives a stored item (a plain
+ * object, as a local table rebuild hands it) its keys, items without a tenant (outbox entries) as
+ * they are; `backfill` writes the keys of the records from before the indexes.
+ */
+export function shardedKeyTools(indexes: readonly ListIndex[], tableVariable: string) {
+  return {
+    keysOf: (item: Record<string, unknown>): Record<string, unknown> =>
+      typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(indexes, item as { id: string; tenantId: string }) : item,
+    backfill: (table = requiredEnv(tableVariable)): Promise<number> => backfillShardedKeys(table, indexes),
+  };
 }
 
 type Key = Record<string, string | number>;

@@ -6,7 +6,7 @@
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { allItems, listIndexesByAttribute, withShardedKeys, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, listIndexesByAttribute, shardedKeyTools, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -49,9 +49,10 @@ const LIST_INDEXES: readonly ListIndex[] = [
 ];
 export const OP_OCC_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
 
-/** A stored item with its tenant-scoped list index keys (what a rebuild of the local table puts back; items without a tenant, such as outbox entries, as they are). */
-export const opOccListKeys = (item: Record<string, unknown>): Record<string, unknown> =>
-  typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(LIST_INDEXES, item as { id: string; tenantId: string }) : item;
+/** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
+const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_LCM_OP_OCCS_TABLE');
+export const opOccListKeys = KEY_TOOLS.keysOf;
+export const backfillOpOccListKeys = KEY_TOOLS.backfill;
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 

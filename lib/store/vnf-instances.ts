@@ -19,7 +19,7 @@ import {
   documentClient,
   ifConditionHeld,
   listIndexesByAttribute,
-  withShardedKeys,
+  shardedKeyTools,
   requiredEnv,
   updateExpression,
   type ListIndex,
@@ -204,9 +204,10 @@ const LIST_INDEXES: readonly ListIndex[] = [
 ];
 export const VNF_INSTANCE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
 
-/** A stored item with its tenant-scoped list index keys (what a rebuild of the local table puts back; items without a tenant, such as outbox entries, as they are). */
-export const vnfInstanceListKeys = (item: Record<string, unknown>): Record<string, unknown> =>
-  typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(LIST_INDEXES, item as { id: string; tenantId: string }) : item;
+/** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
+const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_INSTANCES_TABLE');
+export const vnfInstanceListKeys = KEY_TOOLS.keysOf;
+export const backfillVnfInstanceListKeys = KEY_TOOLS.backfill;
 
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 

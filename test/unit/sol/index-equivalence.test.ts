@@ -20,7 +20,15 @@ import { renderVnfInstance, renderVnfLcmOpOcc, type VnfInstanceRecord, type VnfL
 import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoVnfLcmOpOccStore, OP_OCC_LIST_INDEXES, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
-import { DynamoVnfInstanceStore, VNF_INSTANCE_LIST_INDEXES, vnfInstanceListKey, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '#lib/store/dynamo.ts';
+import {
+  backfillVnfInstanceListKeys,
+  DynamoVnfInstanceStore,
+  VNF_INSTANCE_LIST_INDEXES,
+  vnfInstanceListKey,
+  type VnfInstanceStore,
+} from '#lib/store/vnf-instances.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 
 const BASE = 'http://vnfm.test';
@@ -331,5 +339,34 @@ describe('VNF instance lists read through their indexes', () => {
       matched += viaIndex.length;
     }
     assert.ok(matched > 50, `the filters matched something (${matched} instances)`);
+  });
+});
+
+describe('records written before the tenant-scoped indexes', () => {
+  it('are listed through them once their keys are back-filled, and a second back-fill writes none', async () => {
+    const store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    const old = Array.from({ length: 12 }, (_, n) => {
+      const createdAt = `2026-12-01T00:00:${String(n).padStart(2, '0')}.000Z`;
+      const id = `old-${n}`;
+      return {
+        ...(vnfInstances[0] as VnfInstanceRecord),
+        id,
+        tenantId: 'tenant-old',
+        createdAt,
+        createdSeq: `${createdAt}#${id}`,
+        vnfInstanceName: `old-${n % 3}`,
+      };
+    });
+    // Written as an older version wrote them: no index keys.
+    for (const record of old) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
+    const deps = { instances: store } as unknown as CoreDeps;
+    const names = async () =>
+      (
+        await listVnfInstances(deps, { tenantId: 'tenant-old' }, 2, BASE, new URLSearchParams({ filter: '(eq,vnfInstanceName,old-1)' }).toString(), 100)
+      ).items.map((item) => item.id);
+    assert.deepEqual(await names(), [], 'not in the index before the back-fill');
+    assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 12);
+    assert.deepEqual(await names(), ['old-1', 'old-4', 'old-7', 'old-10']);
+    assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 0);
   });
 });
