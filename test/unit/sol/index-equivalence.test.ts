@@ -22,6 +22,10 @@ import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoVnfLcmOpOccStore, OP_OCC_LIST_INDEXES, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#lib/store/dynamo.ts';
+import { ALARM_LIST_INDEXES, DynamoAlarmStore, type AlarmRecord } from '#lib/store/alarms.ts';
+import { listAlarms } from '#lib/fm/alarms.ts';
+import { renderAlarm } from '#lib/fm/model.ts';
+import type { FmDeps } from '#lib/fm/ports.ts';
 import {
   backfillVnfInstanceListKeys,
   DynamoVnfInstanceStore,
@@ -115,7 +119,7 @@ async function everyPage(filter: string, list: (query: string, pageSize: number)
 
 let stop: () => Promise<void>;
 before(async () => {
-  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable']);
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable']);
 });
 after(() => stop());
 
@@ -368,5 +372,56 @@ describe('records written before the tenant-scoped indexes', () => {
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 12);
     assert.deepEqual(await names(), ['old-1', 'old-4', 'old-7', 'old-10']);
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 0);
+  });
+});
+
+describe('alarm lists read through the instance index', () => {
+  const SEVERITIES = ['CRITICAL', 'MAJOR', 'MINOR', 'CLEARED'];
+  const alarms = Array.from({ length: 120 }, (_, n) => {
+    const instance = pick(instances);
+    const raised = pick(startTimes);
+    const id = `alarm-${String(n).padStart(4, '0')}`;
+    return {
+      id,
+      tenantId: instance.tenantId,
+      managedObjectId: instance.id,
+      vnfcInstanceIds: [],
+      rootCauseFaultyResource: {},
+      alarmRaisedTime: raised,
+      ackState: pick(['ACKNOWLEDGED', 'UNACKNOWLEDGED']),
+      perceivedSeverity: pick(SEVERITIES),
+      eventTime: raised,
+      eventType: 'EQUIPMENT_ALARM',
+      probableCause: 'down',
+      isRootCause: true,
+      raisedSeq: `${raised}#${id}`,
+      revision: 1,
+    } as unknown as AlarmRecord;
+  });
+
+  it("shows a tenant exactly the alarms the scan shows, in raise order, page after page, and an admin every tenant's", async () => {
+    const store = new DynamoAlarmStore('AlarmsTable');
+    for (const alarm of alarms) await store.create(alarm);
+    const deps = { alarms: store } as unknown as FmDeps;
+    let matched = 0;
+    for (let round = 0; round < 30; round++) {
+      const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
+      const parts = random() < 0.5 ? [`(eq,perceivedSeverity,${pick(SEVERITIES)})`] : [];
+      parts.splice(
+        between(0, parts.length),
+        0,
+        pin('managedObjectId', () => (random() < 0.1 ? 'vnf-none' : pick(instances).id)),
+      );
+      const filter = parts.join(';');
+      assert.equal(planListing(parseFilter(filter), ALARM_LIST_INDEXES, { allTenants: scope === ALL_TENANTS }).kind, 'index');
+      const viaIndex = await everyPage(filter, (query, pageSize) => listAlarms(deps, callerOf(scope), BASE, query, pageSize));
+      const expected = alarms
+        .filter((a) => (scope === ALL_TENANTS || a.tenantId === scope) && matchesFilter(parseFilter(filter), renderAlarm(a, BASE)))
+        .sort((a, b) => (a.raisedSeq < b.raisedSeq ? -1 : 1))
+        .map((a) => a.id);
+      assert.deepEqual(viaIndex, expected, `${String(scope)} ${filter}`);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 20, `the filters matched something (${matched} alarms)`);
   });
 });
