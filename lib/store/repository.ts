@@ -50,12 +50,13 @@ export class TenantRecordRepository<T extends { id: string }> {
   /**
    * The tenant of a record, which never changes: what a write that moves a record in a tenant-scoped
    * list index needs to name its new key. Remembered for the few hundred records written last (a
-   * record's writes come in runs); read otherwise, eventually consistent (0.5 read unit).
+   * record's writes come in runs); read otherwise, strongly consistent (1 read unit): a record
+   * created a moment ago by another process must be found, or its key would not move.
    */
   protected async tenantOf(id: string): Promise<string | undefined> {
     const known = tenants.get(`${this.table}\u0000${id}`);
     if (known !== undefined) return known;
-    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ProjectionExpression: 'tenantId' }));
+    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ProjectionExpression: 'tenantId', ConsistentRead: true }));
     const tenantId = out.Item?.tenantId as string | undefined;
     if (tenantId !== undefined) this.rememberTenant(id, tenantId);
     return tenantId;
