@@ -11,7 +11,9 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { ensureTable } from './table-indexes.ts';
+import { ensureTable, type PrepareItem } from './table-indexes.ts';
+import { opOccListKeys } from '#lib/store/op-occs.ts';
+import { vnfInstanceListKeys } from '#lib/store/vnf-instances.ts';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -63,6 +65,9 @@ export interface Runtime {
   resume(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The list index keys a table's records get when a rebuild puts them back (records from before those indexes). */
+const LIST_KEYS: Record<string, PrepareItem> = { VnfInstancesTable: vnfInstanceListKeys, VnfLcmOpOccsTable: opOccListKeys };
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
@@ -282,7 +287,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Instances instantiated before the health sweep's index existed are marked for it after the
         // rebuild; the note of it outlives a start killed in between.
         const noteMarking = logicalId === 'VnfInstancesTable' ? () => writeFileSync(markingNote, '') : undefined;
-        if (await ensureTable(dynamoClient, input as unknown as CreateTableCommandInput, dataDir, noteMarking)) {
+        if (await ensureTable(dynamoClient, input as unknown as CreateTableCommandInput, dataDir, noteMarking, LIST_KEYS[logicalId])) {
           log(`Rebuilt table ${logicalId} with the template's indexes; its records are kept`);
         }
       } else if (resource.Type === 'AWS::S3::Bucket') {

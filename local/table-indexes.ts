@@ -4,7 +4,10 @@
 // a table whose indexes differ from the template's is rebuilt: its items are first written to a
 // file in the data folder, then the table is made anew and the items put back, and only then is
 // the file removed. A start that finds such a file (the previous one was killed half-way) puts
-// its items back before anything else reads the table, so no record is lost either way.
+// its items back before anything else reads the table, so no record is lost either way. Each item
+// put back gets the attributes the template's indexes are keyed by that its store derives (the
+// tenant-scoped list indexes' keys, lib/store/dynamo.ts withShardedKeys): the back-fill of records
+// written before an index existed.
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -39,9 +42,20 @@ async function scanAll(client: DynamoDBClient, table: string): Promise<Item[]> {
   return items;
 }
 
-async function putAll(client: DynamoDBClient, table: string, items: Item[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    let pending = items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } }));
+/** What a rebuild does to each item it puts back: the attributes the new indexes are keyed by, derived from the rest. */
+export type PrepareItem = (item: Record<string, unknown>) => Record<string, unknown>;
+
+/** The item with the string attributes `prepare` adds or changes, given the item's string attributes (index keys are strings). */
+function prepared(item: Item, prepare: PrepareItem): Item {
+  const strings = Object.fromEntries(Object.entries(item).flatMap(([name, value]) => (value.S === undefined ? [] : [[name, value.S]])));
+  const changed = Object.entries(prepare(strings)).filter(([name, value]) => typeof value === 'string' && strings[name] !== value);
+  return changed.length ? { ...item, ...Object.fromEntries(changed.map(([name, value]) => [name, { S: value as string }])) } : item;
+}
+
+async function putAll(client: DynamoDBClient, table: string, items: Item[], prepare?: PrepareItem): Promise<void> {
+  const ready = prepare ? items.map((item) => prepared(item, prepare)) : items;
+  for (let i = 0; i < ready.length; i += 25) {
+    let pending = ready.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item } }));
     while (pending.length) {
       const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
       pending = (out.UnprocessedItems?.[table] ?? []) as typeof pending;
@@ -83,13 +97,19 @@ async function recreate(client: DynamoDBClient, input: CreateTableCommandInput):
  * indexes, calling `beforeRebuild` first (to note what must follow a rebuild, should this start be
  * killed before it). Returns whether the table's indexes were rebuilt (its items are all back in it).
  */
-export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput, dataDir: string, beforeRebuild?: () => void): Promise<boolean> {
+export async function ensureTable(
+  client: DynamoDBClient,
+  input: CreateTableCommandInput,
+  dataDir: string,
+  beforeRebuild?: () => void,
+  prepare?: PrepareItem,
+): Promise<boolean> {
   const table = input.TableName as string;
   const backup = backupPath(dataDir, table);
   if (existsSync(backup)) {
     // The last start was killed while rebuilding this table: the file holds every item.
     await recreate(client, input);
-    await putAll(client, table, JSON.parse(readFileSync(backup, 'utf8')) as Item[]);
+    await putAll(client, table, JSON.parse(readFileSync(backup, 'utf8')) as Item[], prepare);
     rmSync(backup);
     return true;
   }
@@ -108,7 +128,7 @@ export async function ensureTable(client: DynamoDBClient, input: CreateTableComm
   writeFileSync(`${backup}.tmp`, JSON.stringify(items), { mode: 0o600 });
   renameSync(`${backup}.tmp`, backup);
   await recreate(client, input);
-  await putAll(client, table, items);
+  await putAll(client, table, items, prepare);
   rmSync(backup);
   return true;
 }

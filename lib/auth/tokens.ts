@@ -99,8 +99,34 @@ function ownKeySet(): JWTVerifyGetKey {
  */
 const MAX_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 
+/**
+ * Tokens verified lately, by issuer, key set and the token's exact text: a client sends the same
+ * token with every request for its lifetime, and its signature verifies the same way each time. An
+ * entry is used until the token expires (with the verification's clock tolerance) and for at most
+ * a minute (a key withdrawn from the key set stops verifying the tokens it signed within a minute,
+ * sooner than the key set is read again, every 10 minutes); the client's revocation is checked per
+ * request as before (assertClientCurrent). A few hundred entries, the least recently verified go.
+ */
+const verifiedTokens = new Map<string, { verified: VerifiedToken; until: number }>();
+const REMEMBERED_TOKENS = 512;
+const REMEMBER_TOKEN_MS = 60_000;
+
 /** Checks signature (JWKS), issuer, expiry (required, and within the longest lifetime) and that it is an access token. */
 export async function verifyAccessToken(config: AuthConfig, token: string): Promise<VerifiedToken> {
+  const key = `${config.issuer}\u0000${config.jwksUrl}\u0000${token}`;
+  const known = verifiedTokens.get(key);
+  if (known !== undefined) {
+    if (known.until > Date.now()) return known.verified;
+    verifiedTokens.delete(key);
+  }
+  const verified = await verifyAccessTokenNow(config, token);
+  const expiresAt = ((verified.claims.exp as number) + 5) * 1000;
+  verifiedTokens.set(key, { verified, until: Math.min(expiresAt, Date.now() + REMEMBER_TOKEN_MS) });
+  if (verifiedTokens.size > REMEMBERED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value as string);
+  return verified;
+}
+
+async function verifyAccessTokenNow(config: AuthConfig, token: string): Promise<VerifiedToken> {
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, keySet(config.jwksUrl), { issuer: config.issuer, clockTolerance: 5, requiredClaims: ['exp'] }));

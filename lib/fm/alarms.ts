@@ -12,7 +12,7 @@ import {
   readSubscriptionRecord,
 } from '#lib/notify/subscriptions.ts';
 import { ConflictError, NotFoundError } from '#lib/sol/errors.ts';
-import { alarmListKey } from '#lib/store/alarms.ts';
+import { ALARM_LIST_INDEXES, alarmListKey } from '#lib/store/alarms.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import {
   ALARM_ATTRIBUTES,
@@ -34,7 +34,8 @@ export function listAlarms(deps: FmDeps, caller: Caller, baseUrl: string, rawQue
       defaultExcluded: [],
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
-      fetch: (scope, limit, after) => deps.alarms.listPage(scope, limit, after),
+      indexes: ALARM_LIST_INDEXES,
+      fetch: (scope, limit, after, plan) => deps.alarms.listPage(scope, limit, after, plan),
       render: (record) => renderAlarm(record, baseUrl),
       keyOf: alarmListKey,
     },

@@ -69,8 +69,36 @@ export async function usablePackageFor(deps: CoreDeps, caller: Caller, vnfdId: s
   }
 }
 
+/** Tenant and VNFD -> the package the last instance of them was created from (a few hundred, the most recent). */
+const packagesInUse = new Map<string, string>();
+const REMEMBERED_PACKAGES = 256;
+
+/**
+ * The package for a new instance, taken into use (its instance count up). The package the tenant's
+ * last instance of this VNFD took is tried first: taking it into use is the conditional write that
+ * checks it is still ONBOARDED and ENABLED, and returns it as it is now, so the query for the VNFD's
+ * packages is needed only when it fails (disabled or deleted since) or for a VNFD not seen yet.
+ */
+async function takePackageForNewInstance(deps: CoreDeps, caller: Caller, vnfdId: string, source?: PackageSource): Promise<VnfPackageRecord> {
+  const key = `${caller.tenantId}\u0000${vnfdId}`;
+  const remembered = packagesInUse.get(key);
+  if (remembered !== undefined) {
+    const taken = await deps.packages.acquireUse(remembered);
+    if (taken && taken.tenantId === caller.tenantId && taken.vnfdId === vnfdId) return taken;
+    if (taken) await deps.packages.releaseUse(remembered);
+    packagesInUse.delete(key);
+  }
+  const pkg = await usablePackageFor(deps, caller, vnfdId, source);
+  // The package counts its instances; taking it into use fails if it was disabled meanwhile.
+  if (!(await deps.packages.acquireUse(pkg.id))) throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} is no longer ONBOARDED and ENABLED`);
+  packagesInUse.delete(key);
+  packagesInUse.set(key, pkg.id);
+  if (packagesInUse.size > REMEMBERED_PACKAGES) packagesInUse.delete(packagesInUse.keys().next().value as string);
+  return pkg;
+}
+
 export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, source?: PackageSource): Promise<VnfInstanceRecord> {
-  const pkg = await usablePackageFor(deps, caller, request.vnfdId, source);
+  const pkg = await takePackageForNewInstance(deps, caller, request.vnfdId, source);
   const id = deps.newId();
   const now = deps.now();
   const record: VnfInstanceRecord = {
@@ -85,9 +113,6 @@ export async function createVnfInstance(deps: CoreDeps, caller: Caller, request:
     metadata: redactSecrets(request.metadata),
     revision: 1,
   };
-  // The package counts its instances; taking it into use fails if it was disabled meanwhile.
-  if (!(await deps.packages.acquireUse(pkg.id)))
-    throw new UnprocessableEntityError(`The VNF package with VNFD ${request.vnfdId} is no longer ONBOARDED and ENABLED`);
   try {
     await deps.instances.create(record);
   } catch (error) {

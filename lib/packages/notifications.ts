@@ -238,7 +238,7 @@ export class NotifyingPackageStore implements VnfPackageStore {
     return this.inner.listPage(scope, limit, after);
   }
 
-  acquireUse(id: string): Promise<boolean> {
+  acquireUse(id: string): Promise<VnfPackageRecord | undefined> {
     return this.inner.acquireUse(id);
   }
 

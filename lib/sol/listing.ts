@@ -18,7 +18,7 @@ export interface CollectionSpec<R> {
   alwaysIncluded: readonly string[];
   /** Whose records are listed (lib/lcm/vnf-instances.ts listScope); markers are valid only in the scope that issued them. */
   scope: TenantScope;
-  /** Attributes (as the API shows them) the store can read through an index; a filter pinning one to a value reads just those records. */
+  /** Attributes (as the API shows them) the store can read through an index; a filter pinning one to some values reads just those records. */
   indexes?: ListIndexes;
   /** A page in list order; `plan` says whether to read the whole scope or one index key (always a scan without `indexes`). */
   fetch(scope: TenantScope, limit: number, after: Record<string, string | number> | undefined, plan: ListPlan): Promise<Page<R>>;
@@ -78,7 +78,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   const filter: Filter | undefined = filters[0] === undefined ? undefined : parseFilter(filters[0], { attributes: spec.attributes });
   const selectors = parseSelectors(params, { attributes: spec.attributes });
   const query = new URLSearchParams([...params].filter(([name]) => name !== MARKER_PARAMETER)).toString();
-  const plan = planListing(filter, spec.indexes ?? {});
+  const plan = planListing(filter, spec.indexes ?? {}, { allTenants: spec.scope === ALL_TENANTS });
   const index = planIndex(plan);
   // The plan follows from the query the marker carries, so this differs only for a marker issued
   // before the resource's indexes changed: its start key belongs to another index.
@@ -90,7 +90,8 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
 
   const items: Record<string, unknown>[] = [];
   let last: R | undefined;
-  let chunk = filter ? FILTERED_CHUNK : pageSize + 1;
+  // An index read finds only candidates for its key, most often matches: its first read asks for a page's worth.
+  let chunk = filter && plan.kind === 'scan' ? FILTERED_CHUNK : pageSize + 1;
   for (;;) {
     const page = await spec.fetch(spec.scope, chunk, after, plan);
     for (const record of page.items) {

@@ -4,7 +4,8 @@
 // ones history holds; clearing removes them in the same conditional write that sets the clear time.
 import type { InstanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { allItems, documentClient, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, documentClient, listIndexesByAttribute, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 /** SOL003 7.5.4.3 PerceivedSeverityType */
@@ -73,7 +74,8 @@ export interface AlarmRecord {
 export interface AlarmStore {
   create(record: AlarmRecord): Promise<void>;
   get(id: string): Promise<AlarmRecord | undefined>;
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<AlarmRecord>>;
+  /** A page in raise order of the scope's alarms, or of those `plan` pins through one of ALARM_LIST_INDEXES. */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<AlarmRecord>>;
   /** Every alarm not cleared yet, of every tenant. */
   listActive(): Promise<AlarmRecord[]>;
   /** Whether any alarm is active (one item read from the index, at most). */
@@ -90,9 +92,16 @@ export interface AlarmStore {
 
 export const alarmListKey = (r: AlarmRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, raisedSeq: r.raisedSeq });
 
+/**
+ * The index an alarm list can read through (lib/sol/plan.ts): an instance's alarms (`byVnfInstance`,
+ * keyed by managedObjectId, in raise order like the tenant list), the read keeping the scope's tenant.
+ */
+const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfInstance', partitionKey: 'managedObjectId', sortKey: 'raisedSeq' }];
+export const ALARM_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
 export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implements AlarmStore {
   constructor(table = requiredEnv('ALARMS_TABLE')) {
-    super(table);
+    super(table, LIST_INDEXES);
   }
 
   listActive(): Promise<AlarmRecord[]> {

@@ -4,15 +4,19 @@
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
+  type BatchGetCommandOutput,
   GetCommand,
   PutCommand,
   QueryCommand,
   ScanCommand,
+  UpdateCommand,
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { tracedClient } from '#lib/tracing.ts';
+import type { ListIndexes } from '#lib/sol/plan.ts';
 
 // The scope and page types are the API's (SOL013 paging); the stores speak them.
 export { ALL_TENANTS, type Page, type TenantScope };
@@ -133,45 +137,233 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
 }
 
-/** A secondary index a list can read one key of: its partition key and the sort key it shares with the table's list order. */
+/**
+ * A secondary index a list can read some keys of, in the table's list order (its sort key). Two kinds:
+ * - keyed by the attribute itself (`partitionKey` is the attribute, projection ALL): one partition
+ *   per value, shared by every tenant; the read keeps the scope's tenant by a filter.
+ * - `sharded`: tenant-scoped, its partition key the derived attribute `partitionKey` holding
+ *   shardKey(tenant, value, shard), KEYS_ONLY (the read fetches the items by id). A tenant's records
+ *   of one value are spread over LIST_SHARDS partitions, read together and merged in sort-key order.
+ */
 export interface ListIndex {
   name: string;
+  /** The top-level attribute (as the record and the API hold it) the index pins; defaults to partitionKey. */
+  attribute?: string;
   partitionKey: string;
   sortKey: string;
+  sharded?: boolean;
 }
 
-/** Attribute -> index name, what the listing planner takes, for indexes keyed by the attribute the API shows. */
-export function listIndexesByAttribute(indexes: readonly ListIndex[]): Readonly<Record<string, string>> {
-  return Object.fromEntries(indexes.map((index) => [index.partitionKey, index.name]));
+/** Partitions per tenant and value of a sharded index (README "Architecture": why, and what it limits). */
+export const LIST_SHARDS = 4;
+/** A value longer than this is no key of a sharded index (its record is not in it; the planner scans for it). */
+export const MAX_SHARDED_VALUE_BYTES = 1024;
+
+const attributeOf = (index: ListIndex) => index.attribute ?? index.partitionKey;
+
+/** The shard of a record: a hash of its id (FNV-1a), so a record stays in one shard for good. */
+export function shardOf(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % LIST_SHARDS;
+}
+
+/** A sharded index's key: the tenant (length-prefixed, so no tenant and value pair reads as another), the value, the shard. */
+export const shardKey = (tenantId: string, value: string, shard: number): string => `${tenantId.length}:${tenantId}#${value}#${shard}`;
+
+/** Whether a value can be a sharded index key (DynamoDB refuses an empty key; keys are at most 2,048 bytes). */
+export const isShardableValue = (value: unknown): value is string =>
+  typeof value === 'string' && value !== '' && Buffer.byteLength(value) <= MAX_SHARDED_VALUE_BYTES;
+
+/** Attribute -> index, what the listing planner takes (most selective first: the planner prefers earlier ones). */
+export function listIndexesByAttribute(indexes: readonly ListIndex[]): ListIndexes {
+  return Object.fromEntries(indexes.map((index) => [attributeOf(index), index.sharded ? { index: index.name, tenantScoped: true } : index.name]));
 }
 
 /**
- * One page of the records whose `index.partitionKey` is `keyValue`, in sort-key order, limited to
- * the scope's tenant by a filter (for ALL_TENANTS, to records that have a tenant, as tenantPage).
- * `after` is a key the list issued (id and sort key; the partition key is `keyValue`) or this
- * index's LastEvaluatedKey. A page may hold fewer than `limit` records, even none, and still go on.
+ * The sharded index keys of a record as it is after a write of `set` (and `remove`): for each
+ * sharded index whose attribute the write sets or removes, the key to set, or the key attribute to
+ * remove (no value, or none a key can hold). `tenantId` and `id` are the record's.
+ */
+export function shardedKeyChanges(
+  indexes: readonly ListIndex[],
+  record: { id: string; tenantId: string },
+  set: Record<string, unknown>,
+  remove: readonly string[] = [],
+): { set: Record<string, string>; remove: string[] } {
+  const out = { set: {} as Record<string, string>, remove: [] as string[] };
+  for (const index of indexes) {
+    if (!index.sharded) continue;
+    const attribute = attributeOf(index);
+    if (Object.hasOwn(set, attribute)) {
+      const value = set[attribute];
+      if (isShardableValue(value)) out.set[index.partitionKey] = shardKey(record.tenantId, value, shardOf(record.id));
+      else out.remove.push(index.partitionKey);
+    } else if (remove.includes(attribute)) out.remove.push(index.partitionKey);
+  }
+  return out;
+}
+
+/** A new record with its sharded index keys. */
+export function withShardedKeys<T extends { id: string; tenantId: string }>(indexes: readonly ListIndex[], record: T): T {
+  const keys = shardedKeyChanges(indexes, record, record as unknown as Record<string, unknown>);
+  return Object.keys(keys.set).length ? { ...record, ...keys.set } : record;
+}
+
+/**
+ * Writes the tenant-scoped list index keys of the records written before those indexes existed
+ * (once, after an upgrade; a second run finds none): a Scan, then for each record missing a key, a
+ * write of it conditional on the attributes it derives from being still as read, so a record changed
+ * meanwhile (whose own write set its keys) is left alone. Answers how many records it wrote.
+ */
+export async function backfillShardedKeys(table: string, indexes: readonly ListIndex[]): Promise<number> {
+  const sharded = indexes.filter((index) => index.sharded);
+  let written = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(tenantId)', ExclusiveStartKey: start }));
+    for (const item of (page.Items ?? []) as Array<Record<string, unknown> & { id: string; tenantId: string }>) {
+      const keys = withShardedKeys(sharded, item);
+      const missing = sharded.filter((index) => keys[index.partitionKey as keyof typeof keys] !== item[index.partitionKey]);
+      if (missing.length === 0) continue;
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets = missing.map((index, i) => {
+        names[`#k${i}`] = index.partitionKey;
+        names[`#a${i}`] = attributeOf(index);
+        values[`:k${i}`] = keys[index.partitionKey as keyof typeof keys];
+        values[`:a${i}`] = item[attributeOf(index)];
+        return `#k${i} = :k${i}`;
+      });
+      const held = await conditionHeld(() =>
+        documentClient().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { id: item.id },
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: missing.map((_, i) => `#a${i} = :a${i}`).join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+      if (held) written++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return written;
+}
+
+/**
+ * A store's tenant-scoped list index keys outside its writes: `keysOf` gives a stored item (a plain
+ * object, as a local table rebuild hands it) its keys, items without a tenant (outbox entries) as
+ * they are; `backfill` writes the keys of the records from before the indexes.
+ */
+export function shardedKeyTools(indexes: readonly ListIndex[], tableVariable: string) {
+  return {
+    keysOf: (item: Record<string, unknown>): Record<string, unknown> =>
+      typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(indexes, item as { id: string; tenantId: string }) : item,
+    backfill: (table = requiredEnv(tableVariable)): Promise<number> => backfillShardedKeys(table, indexes),
+  };
+}
+
+type Key = Record<string, string | number>;
+
+/** One partition of an index being read: what it has read and not yet handed out, and where it goes on. */
+interface Cursor<T> {
+  value: string;
+  buffer: T[];
+  next?: Record<string, unknown>;
+  done: boolean;
+}
+
+/**
+ * One page of the records whose `index` attribute is one of `keyValues`, in sort-key order, of the
+ * scope's tenant (for ALL_TENANTS, of every tenant: only an index keyed by the attribute itself can).
+ * Each partition (a value, or a value's shard) is queried from just after `after`'s sort key and the
+ * partitions are merged, so a page resumes from the last record shown whichever partition it came
+ * from. A page may hold fewer than `limit` records, even none, and still go on.
  */
 export async function indexPage<T>(
   table: string,
   index: ListIndex,
-  keyValue: string,
+  keyValues: readonly string[],
   scope: TenantScope,
   limit: number,
-  after?: Record<string, string | number>,
+  after?: Key,
 ): Promise<Page<T>> {
-  const out = await documentClient().send(
-    new QueryCommand({
-      TableName: table,
-      IndexName: index.name,
-      KeyConditionExpression: '#k = :k',
-      FilterExpression: scope === ALL_TENANTS ? 'attribute_exists(tenantId)' : 'tenantId = :t',
-      ExpressionAttributeNames: { '#k': index.partitionKey },
-      ExpressionAttributeValues: { ':k': keyValue, ...(scope !== ALL_TENANTS && { ':t': scope }) },
-      Limit: limit,
-      ExclusiveStartKey: after && { id: after.id, [index.partitionKey]: keyValue, [index.sortKey]: after[index.sortKey] },
-    }),
-  );
-  return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
+  if (index.sharded && scope === ALL_TENANTS) throw new Error(`${index.name} is tenant-scoped: it cannot list every tenant's records`);
+  const partitions = index.sharded
+    ? keyValues.flatMap((value) => Array.from({ length: LIST_SHARDS }, (_, shard) => shardKey(scope as string, value, shard)))
+    : [...keyValues];
+  const cursors: Cursor<Record<string, unknown>>[] = partitions.map((value) => ({ value, buffer: [], done: false }));
+  const each = Math.min(limit, Math.max(10, Math.ceil((limit * 1.25) / cursors.length)));
+  const values: Record<string, unknown> = {};
+  const names: Record<string, string> = { '#k': index.partitionKey };
+  if (after !== undefined) {
+    names['#s'] = index.sortKey;
+    values[':after'] = after[index.sortKey];
+  }
+  if (!index.sharded && scope !== ALL_TENANTS) values[':t'] = scope;
+  const read = async (cursor: Cursor<Record<string, unknown>>) => {
+    while (!cursor.done && cursor.buffer.length === 0) {
+      const out = await documentClient().send(
+        new QueryCommand({
+          TableName: table,
+          IndexName: index.name,
+          KeyConditionExpression: after === undefined ? '#k = :k' : '#k = :k AND #s > :after',
+          ...(!index.sharded && { FilterExpression: scope === ALL_TENANTS ? 'attribute_exists(tenantId)' : 'tenantId = :t' }),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ...values, ':k': cursor.value },
+          Limit: each,
+          ExclusiveStartKey: cursor.next,
+        }),
+      );
+      cursor.buffer.push(...((out.Items ?? []) as Record<string, unknown>[]));
+      cursor.next = out.LastEvaluatedKey;
+      cursor.done = out.LastEvaluatedKey === undefined;
+    }
+  };
+  const merged: Record<string, unknown>[] = [];
+  while (merged.length < limit) {
+    await Promise.all(cursors.map(read));
+    let first: Cursor<Record<string, unknown>> | undefined;
+    for (const cursor of cursors) {
+      const head = cursor.buffer[0];
+      if (
+        head !== undefined &&
+        (first === undefined || (head[index.sortKey] as string) < ((first.buffer[0] as Record<string, unknown>)[index.sortKey] as string))
+      ) {
+        first = cursor;
+      }
+    }
+    if (first === undefined) break;
+    merged.push(first.buffer.shift() as Record<string, unknown>);
+  }
+  const more = cursors.some((cursor) => cursor.buffer.length > 0 || !cursor.done);
+  const last = merged[merged.length - 1];
+  const items = index.sharded ? await itemsByKeys<T>(table, merged, scope as string) : (merged as T[]);
+  return { items, after: more && last ? { id: last.id as string, [index.sortKey]: last[index.sortKey] as string } : undefined };
+}
+
+/**
+ * The records a KEYS_ONLY index read found, read by id (eventually consistent, as the index is) in
+ * the order found; one deleted since, or (never expected) of another tenant, is left out.
+ */
+async function itemsByKeys<T>(table: string, keys: readonly Record<string, unknown>[], tenantId: string): Promise<T[]> {
+  const found = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100).map((key) => ({ id: key.id }));
+    while (pending?.length) {
+      const out: BatchGetCommandOutput = await documentClient().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      for (const item of out.Responses?.[table] ?? []) found.set(item.id as string, item);
+      pending = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return keys.flatMap((key) => {
+    const item = found.get(key.id as string);
+    return item && item.tenantId === tenantId ? [item as T] : [];
+  });
 }
 
 /** Every item a Query (with `IndexName`/`KeyConditionExpression`) or a Scan finds, page after page. */

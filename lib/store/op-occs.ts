@@ -6,7 +6,7 @@
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { allItems, listIndexesByAttribute, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, listIndexesByAttribute, shardedKeyTools, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -37,10 +37,22 @@ export const IN_FLIGHT_STATES: readonly LcmOperationState[] = ['STARTING', 'PROC
  * tenant list by startSeq. It is keyed by the instance alone, so it needs no tenant-scoped copy
  * and no back-fill: the read keeps only the scope's tenant (a condition on what it reads, which
  * holds for every op occ of a tenant's instance and for none of another tenant's, instance ids
- * being generated here), and an admin's all-tenant list reads the same index without it.
+ * being generated here), and an admin's all-tenant list reads the same index without it. The state
+ * and operation indexes are a tenant's own (a tenant's FAILED_TEMP op occs are not another's).
  */
-const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfInstance', partitionKey: 'vnfInstanceId', sortKey: 'startSeq' }];
+const LIST_INDEXES: readonly ListIndex[] = [
+  { name: 'byVnfInstance', partitionKey: 'vnfInstanceId', sortKey: 'startSeq' },
+  // Tenant-scoped and sharded (lib/store/dynamo.ts ListIndex): KEYS_ONLY, keyed by derived attributes
+  // every create writes and every state change moves.
+  { name: 'byOperationState', attribute: 'operationState', partitionKey: 'operationStateKey', sortKey: 'startSeq', sharded: true },
+  { name: 'byOperation', attribute: 'operation', partitionKey: 'operationKey', sortKey: 'startSeq', sharded: true },
+];
 export const OP_OCC_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
+/** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
+const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_LCM_OP_OCCS_TABLE');
+export const opOccListKeys = KEY_TOOLS.keysOf;
+export const backfillOpOccListKeys = KEY_TOOLS.backfill;
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 
@@ -62,14 +74,17 @@ export class DynamoVnfLcmOpOccStore extends TenantRecordRepository<VnfLcmOpOccRe
       values[`:f${i}`] = state;
       return `:f${i}`;
     });
+    // A change of state moves the op occ in the state index (an attribute update keeps it where it is).
+    const moves = !(t.from.length === 1 && t.from[0] === t.to);
+    const keys = moves ? await this.shardedKeysOf(id, { operationState: t.to }, []) : { set: {}, remove: [] };
     const parts = updateExpression(
       {
         sets: ['#state = :to', 'stateEnteredTime = :now', 'revision = revision + :one', ...(inFlight ? ['sweep = :sweep'] : [])],
         names: { '#state': 'operationState' },
         values,
       },
-      t.set ?? {},
-      [...(t.remove ?? []), ...(inFlight ? [] : ['sweep'])],
+      { ...t.set, ...keys.set },
+      [...(t.remove ?? []), ...keys.remove, ...(inFlight ? [] : ['sweep'])],
     );
     return this.updatedRecord({
       Key: { id },

@@ -68,8 +68,8 @@ export interface VnfPackageStore {
   change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined>;
   /** Deletes the package if it is DISABLED and NOT_IN_USE; false when the condition failed. */
   deleteUnused(id: string): Promise<boolean>;
-  /** Counts one more instance on an ONBOARDED, ENABLED package (IN_USE); false if not usable. */
-  acquireUse(id: string): Promise<boolean>;
+  /** Counts one more instance on an ONBOARDED, ENABLED package (IN_USE) and returns it as it is now; undefined if not usable. */
+  acquireUse(id: string): Promise<VnfPackageRecord | undefined>;
   /** Counts one instance less; the package becomes NOT_IN_USE with its last one. */
   releaseUse(id: string): Promise<void>;
   /** Every package of every tenant being uploaded or onboarded (UPLOADING, PROCESSING); packages are few, so a Scan. */
@@ -154,15 +154,13 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
     );
   }
 
-  acquireUse(id: string): Promise<boolean> {
-    return conditionHeld(() =>
-      this.updateItem({
-        Key: { id },
-        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
-        ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
-        ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
-      }),
-    );
+  acquireUse(id: string): Promise<VnfPackageRecord | undefined> {
+    return this.updatedRecord({
+      Key: { id },
+      UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+      ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
+      ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
+    });
   }
 
   async releaseUse(id: string): Promise<void> {

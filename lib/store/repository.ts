@@ -4,6 +4,7 @@
 // answer ("not in that state") rather than a fault. Each store adds its own state changes.
 import {
   DeleteCommand,
+  GetCommand,
   UpdateCommand,
   type DeleteCommandInput,
   type DeleteCommandOutput,
@@ -11,7 +12,23 @@ import {
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { documentClient, getById, ifConditionHeld, indexPage, putNew, tenantPage, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import {
+  documentClient,
+  getById,
+  ifConditionHeld,
+  indexPage,
+  putNew,
+  shardedKeyChanges,
+  tenantPage,
+  withShardedKeys,
+  type ListIndex,
+  type Page,
+  type TenantScope,
+} from './dynamo.ts';
+
+/** Record -> tenant, for the records written last (tenantOf), across the stores of a process. */
+const tenants = new Map<string, string>();
+const REMEMBERED_TENANTS = 500;
 
 /** A command's input without the table, which the repository fills in. */
 type OnTable<Input> = Omit<Input, 'TableName'>;
@@ -20,11 +37,56 @@ export class TenantRecordRepository<T extends { id: string }> {
   constructor(
     protected readonly table: string,
     /** The secondary indexes a filtered list can read through instead of the whole scope (lib/sol/plan.ts). */
-    private readonly listIndexes: readonly ListIndex[] = [],
+    protected readonly listIndexes: readonly ListIndex[] = [],
   ) {}
 
+  /** Writes a new record with its tenant-scoped list index keys. */
   async create(record: T): Promise<void> {
-    await putNew(this.table, record);
+    const { tenantId } = record as { tenantId?: string };
+    await putNew(this.table, tenantId === undefined ? record : withShardedKeys(this.listIndexes, { ...record, tenantId }));
+    if (tenantId !== undefined) this.rememberTenant(record.id, tenantId);
+  }
+
+  /**
+   * The tenant of a record, which never changes: what a write that moves a record in a tenant-scoped
+   * list index needs to name its new key. Remembered for the few hundred records written last (a
+   * record's writes come in runs); read otherwise, strongly consistent (1 read unit): a record
+   * created a moment ago by another process must be found, or its key would not move.
+   */
+  protected async tenantOf(id: string): Promise<string | undefined> {
+    const known = tenants.get(`${this.table}\u0000${id}`);
+    if (known !== undefined) return known;
+    const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id }, ProjectionExpression: 'tenantId', ConsistentRead: true }));
+    const tenantId = out.Item?.tenantId as string | undefined;
+    if (tenantId !== undefined) this.rememberTenant(id, tenantId);
+    return tenantId;
+  }
+
+  protected rememberTenant(id: string, tenantId: string): void {
+    const key = `${this.table}\u0000${id}`;
+    tenants.delete(key);
+    tenants.set(key, tenantId);
+    if (tenants.size > REMEMBERED_TENANTS) tenants.delete(tenants.keys().next().value as string);
+  }
+
+  /** The sharded list index keys a write of `set`/`remove` moves the record to (none when it touches no indexed attribute). */
+  protected async shardedKeysOf(
+    id: string,
+    set: Record<string, unknown>,
+    remove: readonly string[],
+  ): Promise<{ set: Record<string, string>; remove: string[] }> {
+    const touched = this.listIndexes.some(
+      (index) =>
+        index.sharded &&
+        [set, remove].some((part) =>
+          Array.isArray(part) ? part.includes(index.attribute ?? index.partitionKey) : Object.hasOwn(part, index.attribute ?? index.partitionKey),
+        ),
+    );
+    if (!touched) return { set: {}, remove: [] };
+    const tenantId = await this.tenantOf(id);
+    // No tenant: no such record (the write's own condition fails on it).
+    if (tenantId === undefined) return { set: {}, remove: [] };
+    return shardedKeyChanges(this.listIndexes, { id, tenantId }, set, remove);
   }
 
   get(id: string): Promise<T | undefined> {
@@ -36,7 +98,7 @@ export class TenantRecordRepository<T extends { id: string }> {
     if (plan?.kind !== 'index') return tenantPage<T>(this.table, scope, limit, after);
     const index = this.listIndexes.find((candidate) => candidate.name === plan.index);
     if (index === undefined) throw new Error(`${this.table} has no list index "${plan.index}"`);
-    return indexPage<T>(this.table, index, plan.keyValue, scope, limit, after);
+    return indexPage<T>(this.table, index, plan.keyValues, scope, limit, after);
   }
 
   protected updateItem(input: OnTable<UpdateCommandInput>): Promise<UpdateCommandOutput> {

@@ -19,7 +19,7 @@ import {
   documentClient,
   ifConditionHeld,
   listIndexesByAttribute,
-  putNew,
+  shardedKeyTools,
   requiredEnv,
   updateExpression,
   type ListIndex,
@@ -191,9 +191,23 @@ export async function markUnmonitored(table = requiredEnv('VNF_INSTANCES_TABLE')
  * The indexes an instance list can read through (lib/sol/plan.ts), by the attribute they pin. A
  * VNFD's instances are keyed by vnfdId alone, which tenants may share (each onboards its own
  * package of the same VNFD): the read keeps only the scope's tenant, so a tenant sees just its own.
+ * The name, product, provider and state indexes are tenant-scoped and sharded (lib/store/dynamo.ts
+ * ListIndex): KEYS_ONLY, keyed by derived attributes `create` writes and `updateUnderLock` moves.
  */
-const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfd', partitionKey: 'vnfdId', sortKey: 'createdSeq' }];
+const LIST_INDEXES: readonly ListIndex[] = [
+  // Most selective first: the planner reads through the first one a filter pins.
+  { name: 'byName', attribute: 'vnfInstanceName', partitionKey: 'vnfInstanceNameKey', sortKey: 'createdSeq', sharded: true },
+  { name: 'byVnfd', partitionKey: 'vnfdId', sortKey: 'createdSeq' },
+  { name: 'byProductName', attribute: 'vnfProductName', partitionKey: 'vnfProductNameKey', sortKey: 'createdSeq', sharded: true },
+  { name: 'byProvider', attribute: 'vnfProvider', partitionKey: 'vnfProviderKey', sortKey: 'createdSeq', sharded: true },
+  { name: 'byInstantiationState', attribute: 'instantiationState', partitionKey: 'instantiationStateKey', sortKey: 'createdSeq', sharded: true },
+];
 export const VNF_INSTANCE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
+/** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
+const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_INSTANCES_TABLE');
+export const vnfInstanceListKeys = KEY_TOOLS.keysOf;
+export const backfillVnfInstanceListKeys = KEY_TOOLS.backfill;
 
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
@@ -204,7 +218,7 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
 
   override async create(record: VnfInstanceRecord): Promise<void> {
     const { set } = withMonitoredAttributes({ set: { ...record }, remove: [] });
-    await putNew(this.table, set as unknown as VnfInstanceRecord);
+    await super.create(set as unknown as VnfInstanceRecord);
   }
 
   acquireLock(id: string, lock: LockRequest): Promise<boolean> {
@@ -241,9 +255,13 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
     );
   }
 
-  updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
+  async updateUnderLock(id: string, opOccId: string, update: InstanceUpdate): Promise<boolean> {
     const { set, remove } = withMonitoredAttributes(update);
-    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, set, remove);
+    const keys = await this.shardedKeysOf(id, set, remove);
+    const parts = updateExpression({ sets: ['revision = revision + :one'], values: { ':op': opOccId, ':one': 1 } }, { ...set, ...keys.set }, [
+      ...remove,
+      ...keys.remove,
+    ]);
     return conditionHeld(() =>
       this.updateItem({
         Key: { id },

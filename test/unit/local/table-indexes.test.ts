@@ -132,3 +132,21 @@ it('creates a table that does not exist yet', async () => {
   assert.equal(await ensureTable(client, fresh, dataDir), false);
   assert.equal(((await client.send(new ScanCommand({ TableName: 'Fresh' }))).Items ?? []).length, 0);
 });
+
+it('gives every record put back the attributes its store derives for the new index (the back-fill of records from before it)', async () => {
+  const older = { ...base, TableName: 'Derived' };
+  await client.send(new CreateTableCommand(older));
+  await active('Derived');
+  for (const id of RECORDS)
+    await client.send(new PutItemCommand({ TableName: 'Derived', Item: { id: { S: id }, state: { S: id.endsWith('0') ? 'yes' : 'no' }, n: { N: '1' } } }));
+  const derive = (item: Record<string, unknown>) => ({ ...item, watched: item.state });
+  assert.equal(await ensureTable(client, { ...withIndex, TableName: 'Derived' }, dataDir, undefined, derive), true);
+  const out = await client.send(
+    new QueryCommand({ TableName: 'Derived', IndexName: 'watched', KeyConditionExpression: 'watched = :w', ExpressionAttributeValues: { ':w': { S: 'yes' } } }),
+  );
+  assert.deepEqual(
+    (out.Items ?? []).map((item) => item.id?.S).sort(),
+    RECORDS.filter((id) => id.endsWith('0')),
+  );
+  assert.deepEqual(out.Items?.[0]?.n, { N: '1' }, 'attributes of other types are kept as they were');
+});

@@ -1,8 +1,11 @@
 // A filtered op occ (or VNF instance) list read through an index shows exactly what the same list
 // read the old way (the whole collection in scope, filtered) shows, in the same order, on the local
 // DynamoDB with the template's tables: random records of several tenants, random filters that pin
-// an instance (a VNFD) plus random further conditions, random page sizes followed marker after
-// marker. A marker issued by one way of reading is refused by the other.
+// an indexed attribute (an instance, a state, an operation; a VNFD, a name, a product, a provider,
+// an instantiation state) by eq or by in with several values, plus random further conditions,
+// random page sizes followed marker after marker (so a skipped or repeated item would show), and
+// again after writes that move records between index keys. A marker issued by one way of reading
+// is refused by the other.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -11,12 +14,25 @@ import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter } from '#lib/sol/filter.ts';
+import { planListing } from '#lib/sol/plan.ts';
 import { listCollection, type CollectionSpec, type ListResult } from '#lib/sol/listing.ts';
 import { renderVnfInstance, renderVnfLcmOpOcc, type VnfInstanceRecord, type VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import type { ListPlan } from '#lib/sol/plan.ts';
-import { DynamoVnfLcmOpOccStore, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
-import { DynamoVnfInstanceStore, vnfInstanceListKey, type VnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { DynamoVnfLcmOpOccStore, OP_OCC_LIST_INDEXES, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '#lib/store/dynamo.ts';
+import { ALARM_LIST_INDEXES, DynamoAlarmStore, type AlarmRecord } from '#lib/store/alarms.ts';
+import { listAlarms } from '#lib/fm/alarms.ts';
+import { renderAlarm } from '#lib/fm/model.ts';
+import type { FmDeps } from '#lib/fm/ports.ts';
+import {
+  backfillVnfInstanceListKeys,
+  DynamoVnfInstanceStore,
+  VNF_INSTANCE_LIST_INDEXES,
+  vnfInstanceListKey,
+  type VnfInstanceStore,
+} from '#lib/store/vnf-instances.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 
 const BASE = 'http://vnfm.test';
@@ -71,11 +87,21 @@ const residuals = [
   () => `(cont,id,${between(0, 9)})`,
 ];
 
-/** An instance filter (of any tenant's instance, or of none) with up to three further conditions, in random order. */
+/** `(eq,attr,v)` or `(in,attr,v1,v2,...)` with values drawn by `value`. */
+function pin(attribute: string, value: () => string): string {
+  if (random() < 0.6) return `(eq,${attribute},${value()})`;
+  return `(in,${attribute},${Array.from({ length: between(1, 3) }, value).join(',')})`;
+}
+
+/** An instance, state or operation filter (values of any tenant's records, or of none) with up to three further conditions, in random order. */
 function randomFilter(): string {
-  const pinned = random() < 0.1 ? pick(['vnf-none', "''"]) : pick(instances).id;
+  const pinned = pick([
+    () => pin('vnfInstanceId', () => (random() < 0.1 ? pick(['vnf-none', "''"]) : pick(instances).id)),
+    () => pin('operationState', () => (random() < 0.1 ? 'NO_SUCH_STATE' : pick(STATES))),
+    () => pin('operation', () => pick(OPERATIONS)),
+  ])();
   const parts = Array.from({ length: between(0, 3) }, () => pick(residuals)());
-  parts.splice(between(0, parts.length), 0, `(${random() < 0.8 ? 'eq' : 'in'},vnfInstanceId,${pinned})`);
+  parts.splice(between(0, parts.length), 0, pinned);
   return parts.join(';');
 }
 
@@ -93,7 +119,7 @@ async function everyPage(filter: string, list: (query: string, pageSize: number)
 
 let stop: () => Promise<void>;
 before(async () => {
-  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable']);
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable']);
 });
 after(() => stop());
 
@@ -119,6 +145,16 @@ describe('op occ lists read through the instance index', () => {
     store = new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable');
     for (const record of records) await store.create(record);
   });
+
+  /** A third of the op occs move to another state through the store's transition, as the LCM moves them. */
+  async function moveSomeOpOccs(): Promise<void> {
+    for (const record of records.filter((_, n) => n % 3 === 0)) {
+      const to = pick(STATES) as VnfLcmOpOccRecord['operationState'];
+      const moved = await store.transition(record.id, { from: [record.operationState], to, now: record.startTime });
+      assert.ok(moved, record.id);
+      Object.assign(record, { operationState: to });
+    }
+  }
 
   /** The stores as the API has them: the notifying store around the DynamoDB one, which notes the plan it is asked to read by. */
   const deps = () => {
@@ -153,25 +189,34 @@ describe('op occ lists read through the instance index', () => {
 
   it("shows a tenant exactly its scan's items in the same order, page after page, never another tenant's", async () => {
     let matched = 0;
-    for (let round = 0; round < 60; round++) {
+    let indexed = 0;
+    for (let round = 0; round < 80; round++) {
+      // Half-way, op occs change state (moving in the state index) as the LCM moves them.
+      if (round === 40) await moveSomeOpOccs();
       const scope = pick(TENANTS);
       const filter = randomFilter();
       plans.length = 0;
       const viaIndex = await idsThroughIndex(scope, filter);
-      // An empty instance id cannot be a key: that list is read whole.
-      assert.deepEqual(new Set(plans), new Set([filter.includes("vnfInstanceId,'')") ? 'scan' : 'index']), filter);
+      // An empty value cannot be a key: a list pinned only by one is read whole.
+      const planned = planListing(parseFilter(filter), OP_OCC_LIST_INDEXES).kind;
+      assert.deepEqual(new Set(plans), new Set([planned]), filter);
+      indexed += planned === 'index' ? 1 : 0;
       assert.deepEqual(viaIndex, await idsByScan(scope, filter), `${scope} ${filter}`);
       assert.deepEqual(viaIndex, expected(scope, filter), `${scope} ${filter}`);
       matched += viaIndex.length;
     }
     assert.ok(matched > 60, `the filters matched something (${matched} items)`);
+    assert.ok(indexed > 60, `most lists were read through an index (${indexed} of 80)`);
   });
 
-  it("shows an admin every tenant's matching items, in start order", async () => {
+  it("shows an admin every tenant's matching items, in start order when read through an index", async () => {
     for (let round = 0; round < 20; round++) {
       const filter = randomFilter();
       const viaIndex = await idsThroughIndex(ALL_TENANTS, filter);
-      assert.deepEqual(viaIndex, expected(ALL_TENANTS, filter), filter);
+      // The tenant-scoped indexes serve no all-tenant list: that is a scan, in no particular order.
+      const ordered = planListing(parseFilter(filter), OP_OCC_LIST_INDEXES, { allTenants: true }).kind === 'index';
+      if (ordered) assert.deepEqual(viaIndex, expected(ALL_TENANTS, filter), filter);
+      else assert.deepEqual([...viaIndex].sort(), expected(ALL_TENANTS, filter).sort(), filter);
       assert.deepEqual([...viaIndex].sort(), (await idsByScan(ALL_TENANTS, filter)).sort(), filter);
     }
   });
@@ -191,6 +236,7 @@ describe('op occ lists read through the instance index', () => {
 });
 
 // VNFDs shared by tenants (each onboarded its own package of it), so the index holds other tenants' instances too.
+const PROVIDERS = ['acme', 'globex'];
 const VNFDS = ['vnfd-1', 'vnfd-2', 'vnfd-3', 'vnfd-4', 'vnfd-5'];
 const vnfInstances: VnfInstanceRecord[] = Array.from({ length: 150 }, (_, n) => {
   const createdAt = pick(startTimes);
@@ -201,7 +247,7 @@ const vnfInstances: VnfInstanceRecord[] = Array.from({ length: 150 }, (_, n) => 
     createdAt,
     createdSeq: `${createdAt}#${id}`,
     vnfdId: pick(VNFDS),
-    vnfProvider: 'p',
+    vnfProvider: pick(PROVIDERS),
     vnfProductName: pick(['fw', 'lb']),
     vnfSoftwareVersion: '1',
     vnfdVersion: '1',
@@ -220,13 +266,19 @@ const instanceResiduals = [
 ];
 
 function randomInstanceFilter(): string {
-  const pinned = random() < 0.1 ? 'vnfd-none' : pick(VNFDS);
+  const pinned = pick([
+    () => pin('vnfdId', () => (random() < 0.1 ? 'vnfd-none' : pick(VNFDS))),
+    () => pin('vnfInstanceName', () => `name-${between(0, 10)}`),
+    () => pin('vnfProductName', () => pick(['fw', 'lb', 'none'])),
+    () => pin('vnfProvider', () => pick(PROVIDERS)),
+    () => pin('instantiationState', () => pick(['NOT_INSTANTIATED', 'INSTANTIATED'])),
+  ])();
   const parts = Array.from({ length: between(0, 2) }, () => pick(instanceResiduals)());
-  parts.splice(between(0, parts.length), 0, `(eq,vnfdId,${pinned})`);
+  parts.splice(between(0, parts.length), 0, pinned);
   return parts.join(';');
 }
 
-describe('VNF instance lists read through the VNFD index', () => {
+describe('VNF instance lists read through their indexes', () => {
   let store: DynamoVnfInstanceStore;
   const plans: ListPlan['kind'][] = [];
 
@@ -235,6 +287,21 @@ describe('VNF instance lists read through the VNFD index', () => {
     for (const record of vnfInstances) await store.create(record);
   });
 
+  /** A third of the instances change state and name (or lose it) under their lock, as LCM and modify-info write them. */
+  async function changeSomeInstances(): Promise<void> {
+    for (const record of vnfInstances.filter((_, n) => n % 3 === 1)) {
+      const opOccId = `op-${record.id}`;
+      assert.ok(await store.acquireLock(record.id, { opOccId, now: record.createdAt }));
+      const state = record.instantiationState === 'INSTANTIATED' ? 'NOT_INSTANTIATED' : 'INSTANTIATED';
+      const name = random() < 0.2 ? undefined : `name-${between(0, 10)}`;
+      const update = { set: { instantiationState: state, ...(name && { vnfInstanceName: name }) }, remove: name ? [] : ['vnfInstanceName'] };
+      assert.ok(await store.updateUnderLock(record.id, opOccId, update));
+      await store.releaseLock(record.id, opOccId);
+      Object.assign(record, { instantiationState: state, vnfInstanceName: name });
+      if (!name) delete (record as { vnfInstanceName?: string }).vnfInstanceName;
+    }
+  }
+
   const deps = () => {
     const spied = notingPlans((...args) => store.listPage(...args), plans) as VnfInstanceStore;
     return { instances: new NotifyingInstanceStore(spied, {} as never, () => '', {} as never) } as unknown as CoreDeps;
@@ -242,7 +309,7 @@ describe('VNF instance lists read through the VNFD index', () => {
 
   const scanSpec = (scope: TenantScope): CollectionSpec<VnfInstanceRecord> => ({
     resource: 'v2/vnf_instances',
-    attributes: ['id', 'vnfdId', 'instantiationState', 'vnfProductName', 'vnfInstanceName'],
+    attributes: ['id', 'vnfdId', 'instantiationState', 'vnfProductName', 'vnfInstanceName', 'vnfProvider'],
     defaultExcluded: [],
     alwaysIncluded: ['id', '_links'],
     scope,
@@ -259,17 +326,102 @@ describe('VNF instance lists read through the VNFD index', () => {
 
   it("shows a tenant exactly its scan's instances in the same order, and an admin every tenant's, page after page", async () => {
     let matched = 0;
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < 80; round++) {
+      if (round === 40) await changeSomeInstances();
       const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
       const filter = randomInstanceFilter();
       plans.length = 0;
       const viaIndex = await everyPage(filter, (query, pageSize) => listVnfInstances(deps(), callerOf(scope), 2, BASE, query, pageSize));
-      assert.deepEqual(new Set(plans), new Set(['index']), filter);
-      assert.deepEqual(viaIndex, expected(scope, filter), `${String(scope)} ${filter}`);
+      // A tenant's list reads through an index; an admin's too when the VNFD pins it (the others are tenant-scoped).
+      const planned = planListing(parseFilter(filter), VNF_INSTANCE_LIST_INDEXES, { allTenants: scope === ALL_TENANTS }).kind;
+      assert.deepEqual(new Set(plans), new Set([planned]), filter);
+      if (scope !== ALL_TENANTS) assert.equal(planned, 'index', filter);
+      if (planned === 'index') assert.deepEqual(viaIndex, expected(scope, filter), `${String(scope)} ${filter}`);
+      else assert.deepEqual([...viaIndex].sort(), expected(scope, filter).sort(), `${String(scope)} ${filter}`);
       const scanned = (await listCollection(scanSpec(scope), new URLSearchParams({ filter }).toString(), 10_000)).items.map((item) => item.id as string);
       assert.deepEqual(scope === ALL_TENANTS ? [...viaIndex].sort() : viaIndex, scope === ALL_TENANTS ? scanned.sort() : scanned, filter);
       matched += viaIndex.length;
     }
     assert.ok(matched > 50, `the filters matched something (${matched} instances)`);
+  });
+});
+
+describe('records written before the tenant-scoped indexes', () => {
+  it('are listed through them once their keys are back-filled, and a second back-fill writes none', async () => {
+    const store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    const old = Array.from({ length: 12 }, (_, n) => {
+      const createdAt = `2026-12-01T00:00:${String(n).padStart(2, '0')}.000Z`;
+      const id = `old-${n}`;
+      return {
+        ...(vnfInstances[0] as VnfInstanceRecord),
+        id,
+        tenantId: 'tenant-old',
+        createdAt,
+        createdSeq: `${createdAt}#${id}`,
+        vnfInstanceName: `old-${n % 3}`,
+      };
+    });
+    // Written as an older version wrote them: no index keys.
+    for (const record of old) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
+    const deps = { instances: store } as unknown as CoreDeps;
+    const names = async () =>
+      (
+        await listVnfInstances(deps, { tenantId: 'tenant-old' }, 2, BASE, new URLSearchParams({ filter: '(eq,vnfInstanceName,old-1)' }).toString(), 100)
+      ).items.map((item) => item.id);
+    assert.deepEqual(await names(), [], 'not in the index before the back-fill');
+    assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 12);
+    assert.deepEqual(await names(), ['old-1', 'old-4', 'old-7', 'old-10']);
+    assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 0);
+  });
+});
+
+describe('alarm lists read through the instance index', () => {
+  const SEVERITIES = ['CRITICAL', 'MAJOR', 'MINOR', 'CLEARED'];
+  const alarms = Array.from({ length: 120 }, (_, n) => {
+    const instance = pick(instances);
+    const raised = pick(startTimes);
+    const id = `alarm-${String(n).padStart(4, '0')}`;
+    return {
+      id,
+      tenantId: instance.tenantId,
+      managedObjectId: instance.id,
+      vnfcInstanceIds: [],
+      rootCauseFaultyResource: {},
+      alarmRaisedTime: raised,
+      ackState: pick(['ACKNOWLEDGED', 'UNACKNOWLEDGED']),
+      perceivedSeverity: pick(SEVERITIES),
+      eventTime: raised,
+      eventType: 'EQUIPMENT_ALARM',
+      probableCause: 'down',
+      isRootCause: true,
+      raisedSeq: `${raised}#${id}`,
+      revision: 1,
+    } as unknown as AlarmRecord;
+  });
+
+  it("shows a tenant exactly the alarms the scan shows, in raise order, page after page, and an admin every tenant's", async () => {
+    const store = new DynamoAlarmStore('AlarmsTable');
+    for (const alarm of alarms) await store.create(alarm);
+    const deps = { alarms: store } as unknown as FmDeps;
+    let matched = 0;
+    for (let round = 0; round < 30; round++) {
+      const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
+      const parts = random() < 0.5 ? [`(eq,perceivedSeverity,${pick(SEVERITIES)})`] : [];
+      parts.splice(
+        between(0, parts.length),
+        0,
+        pin('managedObjectId', () => (random() < 0.1 ? 'vnf-none' : pick(instances).id)),
+      );
+      const filter = parts.join(';');
+      assert.equal(planListing(parseFilter(filter), ALARM_LIST_INDEXES, { allTenants: scope === ALL_TENANTS }).kind, 'index');
+      const viaIndex = await everyPage(filter, (query, pageSize) => listAlarms(deps, callerOf(scope), BASE, query, pageSize));
+      const expected = alarms
+        .filter((a) => (scope === ALL_TENANTS || a.tenantId === scope) && matchesFilter(parseFilter(filter), renderAlarm(a, BASE)))
+        .sort((a, b) => (a.raisedSeq < b.raisedSeq ? -1 : 1))
+        .map((a) => a.id);
+      assert.deepEqual(viaIndex, expected, `${String(scope)} ${filter}`);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 20, `the filters matched something (${matched} alarms)`);
   });
 });

@@ -1,0 +1,242 @@
+// `BENCH_ONLY=instances npm run bench`: the VNF instance collection at scale in one local runtime.
+// Creates BENCH_INSTANCES (default 100,000) instances through POST /vnflcm/v2/vnf_instances (the
+// first BENCH_SEQUENTIAL with one client, the rest with BENCH_CONCURRENCY clients), writes as many op
+// occs straight into the op occ table (an LCM operation each would take hours), then times list
+// pages, filtered pages read through an index and the runtime's memory, each beside its target and
+// Tacker's figure. The DynamoDB read units of one page are those the store's own queries consume
+// (ReturnConsumedCapacity on the same calls, made from this process against the runtime's tables).
+// The last line printed is one JSON object with the headline figures.
+import type { CoreDeps } from '#lib/ports.ts';
+import { listOpOccs } from '#lib/lcm/op-occs.ts';
+import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
+import { documentClient } from '#lib/store/dynamo.ts';
+import { DynamoVnfLcmOpOccStore } from '#lib/store/op-occs.ts';
+import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import { createLocalClient } from '../local/oauth2.ts';
+import { adminCredentials, client, seedPackage, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
+import { heapOf, residentMiB } from './openstack-lifecycles.ts';
+import { percentile, summary } from './stats.ts';
+
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 100_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2_000);
+const LIST_SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 200);
+const MATCHES = 10;
+const PAGE_SIZE = 100;
+
+const TARGETS = { postP50Ms: 10, postPerSecond8: 300, listPageP50Ms: 3.5, filteredPageP50Ms: 5, filteredNoMatchP50Ms: 5, rssMiB: 400 };
+const TACKER = { post: '97 ms', list: '3.5 ms' };
+
+const p50 = (samples: number[]) =>
+  percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
+const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
+
+/** An op occ of `vnfInstanceId`, as the LCM writes it (COMPLETED, or FAILED_TEMP for the watched ones). */
+function opOcc(n: number, vnfInstanceId: string, operationState: string): Record<string, unknown> {
+  const startTime = new Date(Date.UTC(2026, 11, 1) + n * 1000).toISOString();
+  const id = `bench-op-${String(n).padStart(7, '0')}`;
+  return {
+    id,
+    tenantId: 'default',
+    vnfInstanceId,
+    operation: 'SCALE',
+    operationState,
+    stateEnteredTime: startTime,
+    startTime,
+    startSeq: `${startTime}#${id}`,
+    isAutomaticInvocation: false,
+    isCancelPending: false,
+    apiMajorVersion: 2,
+    revision: 1,
+  };
+}
+
+/** Writes the op occs through the store's own create (so they carry every key the store derives), a few at a time. */
+async function seedOpOccs(instanceIds: string[], watched: string): Promise<void> {
+  const store = new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable');
+  const every = Math.floor(INSTANCES / MATCHES);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < INSTANCES) {
+        const n = next++;
+        const pinned = n % every === 0;
+        await store.create(opOcc(n, pinned ? watched : (instanceIds[n % (instanceIds.length - 1)] as string), pinned ? 'FAILED_TEMP' : 'COMPLETED') as never);
+      }
+    }),
+  );
+}
+
+/** Points this process's store clients at the runtime's DynamoDB, and counts the read units their calls consume. */
+function meterStores(vnfm: LocalVnfm): { units(): number; reset(): void } {
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_DYNAMODB: vnfm.endpoints.dynamodb,
+    AWS_REGION: vnfm.endpoints.region,
+    AWS_ACCESS_KEY_ID: vnfm.awsCredentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: vnfm.awsCredentials.secretAccessKey,
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  let units = 0;
+  documentClient().middlewareStack.add(
+    (next) => async (args) => {
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      units += (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      return out;
+    },
+    { step: 'initialize', name: 'benchReadUnits' },
+  );
+  return { units: () => units, reset: () => (units = 0) };
+}
+
+export async function benchInstances(): Promise<void> {
+  const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: `PageSize=${PAGE_SIZE} LogLevel=warn` } });
+  try {
+    // An NFVO's client of the tenant (an admin's lists span every tenant, which the tenant-scoped indexes do not serve).
+    const nfvo = {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'default', scopes: ['vnflcm:read', 'vnflcm:write'] }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    };
+    const call = client(vnfm, nfvo);
+    const pkg = await seedPackage(vnfm);
+    const ids: string[] = [];
+    // Every INSTANCES/MATCHES-th instance is named "bench-match": the indexed filter's 10 matches.
+    const every = Math.floor(INSTANCES / MATCHES);
+    const create = async (n: number, into?: number[]) => {
+      const body = { vnfdId: pkg.vnfdId, vnfInstanceName: n % every === 0 ? 'bench-match' : `bench-${n}`, metadata: { site: 'bench' } };
+      const started = performance.now();
+      const reply = await call('POST', '/vnflcm/v2/vnf_instances', { body });
+      into?.push(performance.now() - started);
+      if (reply.status !== 201) throw new Error(`POST answered ${reply.status}: ${reply.text}`);
+      ids.push((reply.body as { id: string }).id);
+    };
+    let n = 0;
+    for (; n < 50; n += 1) await create(n); // warm-up
+
+    // One client: the latency an NFVO sees. Then several clients: latency and throughput under load.
+    const sequential: number[] = [];
+    for (const end = Math.min(INSTANCES, n + SEQUENTIAL); n < end; n += 1) await create(n, sequential);
+    const concurrent: number[] = [];
+    const loadStarted = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (n < INSTANCES) await create(n++, concurrent);
+      }),
+    );
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    const perSecond = concurrent.length / loadSeconds;
+
+    const meter = meterStores(vnfm);
+    const watchedInstance = ids[ids.length - 1] as string;
+    const seedStarted = performance.now();
+    await seedOpOccs(ids, watchedInstance);
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+    const timed = async (path: string, expected: number | undefined, samples = LIST_SAMPLES): Promise<number[]> => {
+      const times: number[] = [];
+      for (let i = 0; i < samples; i += 1) {
+        const started = performance.now();
+        const reply = await call('GET', path);
+        times.push(performance.now() - started);
+        if (reply.status !== 200) throw new Error(`${path} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+        const length = (reply.body as unknown[]).length;
+        if (expected !== undefined && length !== expected) throw new Error(`${path} answered ${length} items, not ${expected}`);
+      }
+      return times;
+    };
+    const filtered = (collection: string, filter: string) => `/vnflcm/v2/${collection}?filter=${encodeURIComponent(filter)}`;
+
+    const firstPage = await timed('/vnflcm/v2/vnf_instances', PAGE_SIZE);
+    // A page deep in the collection, reached through its marker.
+    let link = '/vnflcm/v2/vnf_instances';
+    for (let i = 0; i < 50; i += 1) {
+      const reply = await call('GET', link);
+      link = /<([^>]+)>; rel="next"/.exec(reply.headers.get('link') ?? '')?.[1] ?? link;
+    }
+    const deepPage = await timed(link, PAGE_SIZE);
+    const byName = await timed(filtered('vnf_instances', '(eq,vnfInstanceName,bench-match)'), MATCHES);
+    const byNameNone = await timed(filtered('vnf_instances', '(eq,vnfInstanceName,no-such-name)'), 0);
+    const byState = await timed(filtered('vnf_instances', '(eq,instantiationState,INSTANTIATED)'), 0);
+    const opsOfInstance = await timed(filtered('vnf_lcm_op_occs', `(eq,vnfInstanceId,${watchedInstance})`), MATCHES);
+    const opsFailed = await timed(filtered('vnf_lcm_op_occs', '(eq,operationState,FAILED_TEMP)'), MATCHES);
+    const opPage = await timed('/vnflcm/v2/vnf_lcm_op_occs', PAGE_SIZE);
+    const memory = residentMiB(vnfm.pid);
+    const heap = await heapOf(vnfm);
+
+    // Read units of one page, as the store's queries consume them (the same lister, run here).
+    const deps = { instances: new DynamoVnfInstanceStore('VnfInstancesTable'), opOccs: new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable') } as unknown as CoreDeps;
+    const tenant = { tenantId: 'default' };
+    const unitsOf = async (list: () => Promise<unknown>) => {
+      meter.reset();
+      await list();
+      return meter.units();
+    };
+    const q = (filter?: string) => (filter ? new URLSearchParams({ filter }).toString() : '');
+    const units = {
+      listPage: await unitsOf(() => listVnfInstances(deps, tenant, 2, vnfm.url, q(), PAGE_SIZE)),
+      filteredPage: await unitsOf(() => listVnfInstances(deps, tenant, 2, vnfm.url, q('(eq,vnfInstanceName,bench-match)'), PAGE_SIZE)),
+      noMatchPage: await unitsOf(() => listVnfInstances(deps, tenant, 2, vnfm.url, q('(eq,vnfInstanceName,no-such-name)'), PAGE_SIZE)),
+      opOccsOfInstance: await unitsOf(() => listOpOccs(deps, tenant, 2, vnfm.url, q(`(eq,vnfInstanceId,${watchedInstance})`), PAGE_SIZE)),
+      opOccsFailed: await unitsOf(() => listOpOccs(deps, tenant, 2, vnfm.url, q('(eq,operationState,FAILED_TEMP)'), PAGE_SIZE)),
+      unindexed: await unitsOf(() => listVnfInstances(deps, tenant, 2, vnfm.url, q('(cont,vnfInstanceName,no-such)'), PAGE_SIZE)),
+    };
+    documentClient().destroy();
+
+    const result = {
+      instances: INSTANCES,
+      postP50Ms: Number(p50(sequential).toFixed(2)),
+      postPerSecond8: Math.round(perSecond),
+      listPageP50Ms: Number(p50(firstPage).toFixed(2)),
+      filteredPageP50Ms: Number(p50(byName).toFixed(2)),
+      filteredNoMatchP50Ms: Number(p50(byNameNone).toFixed(2)),
+      rssMiB: Math.round(memory.now),
+    };
+    const line = (label: string, figures: string, target: string) => console.log(`${label.padEnd(58)} ${figures.padEnd(40)} ${target}`);
+    console.log(
+      `VNF instances at scale: ${INSTANCES} instances created through the API by a tenant's client, ${INSTANCES} op occs (local runtime, page size ${PAGE_SIZE})`,
+    );
+    line(
+      'POST /vnf_instances, 1 client',
+      summary(sequential),
+      `target p50 <= ${TARGETS.postP50Ms} ms (${verdict(result.postP50Ms <= TARGETS.postP50Ms)}); Tacker ${TACKER.post}`,
+    );
+    line(
+      `POST /vnf_instances, ${CONCURRENCY} clients`,
+      `${summary(concurrent)}  ${result.postPerSecond8}/s`,
+      `target >= ${TARGETS.postPerSecond8}/s (${verdict(result.postPerSecond8 >= TARGETS.postPerSecond8)})`,
+    );
+    line(
+      'GET /vnf_instances first page',
+      summary(firstPage),
+      `target p50 <= ${TARGETS.listPageP50Ms} ms (${verdict(result.listPageP50Ms <= TARGETS.listPageP50Ms)}); Tacker ${TACKER.list}; ${units.listPage} RCU`,
+    );
+    line('GET /vnf_instances page 51 via marker', summary(deepPage), `Tacker ${TACKER.list}`);
+    line(
+      `GET /vnf_instances (eq,vnfInstanceName,X) ${MATCHES} match`,
+      summary(byName),
+      `target p50 <= ${TARGETS.filteredPageP50Ms} ms (${verdict(result.filteredPageP50Ms <= TARGETS.filteredPageP50Ms)}); ${units.filteredPage} RCU`,
+    );
+    line(
+      'GET /vnf_instances (eq,vnfInstanceName,X) no match',
+      summary(byNameNone),
+      `target p50 <= ${TARGETS.filteredNoMatchP50Ms} ms (${verdict(result.filteredNoMatchP50Ms <= TARGETS.filteredNoMatchP50Ms)}); ${units.noMatchPage} RCU`,
+    );
+    line('GET /vnf_instances (eq,instantiationState,INSTANTIATED) none', summary(byState), '');
+    line(`GET /vnf_lcm_op_occs (eq,vnfInstanceId,X) ${MATCHES} match`, summary(opsOfInstance), `${units.opOccsOfInstance} RCU`);
+    line(`GET /vnf_lcm_op_occs (eq,operationState,FAILED_TEMP) ${MATCHES}`, summary(opsFailed), `${units.opOccsFailed} RCU`);
+    line('GET /vnf_lcm_op_occs first page', summary(opPage), '');
+    line('GET /vnf_instances (cont,vnfInstanceName,X): no index', '(not timed)', `${units.unindexed} RCU: the whole collection`);
+    line(
+      `runtime RSS at ${INSTANCES} instances and op occs`,
+      `${result.rssMiB} MiB (peak ${memory.peak.toFixed(0)} MiB)`,
+      `target <= ${TARGETS.rssMiB} MiB (${verdict(result.rssMiB <= TARGETS.rssMiB)}); JS heap ${(heap.heapUsed / 2 ** 20).toFixed(0)} MiB, external ${(heap.external / 2 ** 20).toFixed(0)} MiB; Tacker two processes of ~205 MiB`,
+    );
+    console.log(`(op occs written straight to the table in ${seedSeconds.toFixed(0)} s)`);
+    console.log(JSON.stringify(result));
+  } finally {
+    await vnfm.stop();
+  }
+}
