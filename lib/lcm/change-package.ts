@@ -9,7 +9,7 @@ import type { VnfInstanceRecord, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import type { Coordination, PackageChange, PackageFiles } from '#lib/vim/driver.ts';
 import type { CoreDeps } from '#lib/ports.ts';
-import { packageAttributes } from './vnf-instances.ts';
+import { packageAttributes } from './instance-records.ts';
 import { runScript, scriptRequest, scriptView } from './scripts.ts';
 import { lcmCoordRequestSkeleton } from './coordination.ts';
 

@@ -16,6 +16,9 @@ import type { VnfPackageRecord } from '#lib/store/packages.ts';
 import { VNF_INSTANCE_LIST_INDEXES, vnfInstanceListKey } from '#lib/store/vnf-instances.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
+import { getVnfInstance, packageAttributes } from './instance-records.ts';
+
+export { getVnfInstance, packageAttributes };
 import type { CoreDeps } from '#lib/ports.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
@@ -31,19 +34,6 @@ export async function enabledPackageFor(deps: CoreDeps, caller: Caller, vnfdId: 
   throw new UnprocessableEntityError(
     `The VNF package with VNFD ${vnfdId} is not usable (onboardingState ${candidates[0]?.onboardingState}, operationalState ${candidates[0]?.operationalState}); it must be ONBOARDED and ENABLED`,
   );
-}
-
-export function packageAttributes(
-  pkg: VnfPackageRecord,
-): Pick<VnfInstanceRecord, 'vnfdId' | 'vnfPkgId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'> {
-  return {
-    vnfdId: pkg.vnfdId ?? '',
-    vnfPkgId: pkg.id,
-    vnfProvider: pkg.vnfProvider ?? '',
-    vnfProductName: pkg.vnfProductName ?? '',
-    vnfSoftwareVersion: pkg.vnfSoftwareVersion ?? '',
-    vnfdVersion: pkg.vnfdVersion ?? '',
-  };
 }
 
 /** Where a package the VNFM does not have may come from (the NFVO, lib/nfvo/packages.ts); undefined: nowhere. */
@@ -119,13 +109,6 @@ export async function createVnfInstance(deps: CoreDeps, caller: Caller, request:
     await deps.packages.releaseUse(pkg.id);
     throw error;
   }
-  return record;
-}
-
-export async function getVnfInstance(deps: CoreDeps, caller: Caller, id: string): Promise<VnfInstanceRecord> {
-  const record = await deps.instances.get(id);
-  // Another tenant's instance looks exactly like a missing one.
-  if (!record || !canSee(caller, record.tenantId)) throw new NotFoundError(`VNF instance ${id} does not exist`);
   return record;
 }
 

@@ -6,11 +6,13 @@
 import * as z from 'zod';
 import { subscriptionAuthentication } from '#lib/notify/model.ts';
 import type { PmJobRecord, PmReportRecord, ThresholdRecord } from '#lib/store/pm.ts';
+import { PM_NOTIFICATION_API_VERSION, reportHref } from './links.ts';
+
+export { PM_NOTIFICATION_API_VERSION, reportHref };
 
 export type { CounterReadings, CrossingState, PmJobRecord, PmPeriod, PmReportEntry, PmReportRecord, PmSample, ThresholdRecord } from '#lib/store/pm.ts';
 
 /** The Version header of PM notifications (the VNFPerformanceManagementNotification API of SOL003 V3.7.1). */
-export const PM_NOTIFICATION_API_VERSION = '2.2.0';
 
 /** IFA027 7.2 measured object types of the measurements below. */
 export const OBJECT_TYPES = ['Vnf', 'Vnfc', 'VnfIntCp', 'VnfExtCp'] as const;
@@ -182,8 +184,6 @@ export const PM_JOB_DEFAULT_EXCLUDED = ['reports'] as const;
 export const THRESHOLD_ATTRIBUTES = ['id', 'objectType', 'objectInstanceId', 'subObjectInstanceIds', 'criteria', 'callbackUri', '_links'] as const;
 
 const instanceLink = (apiRoot: string, id: string) => ({ href: `${apiRoot}/vnflcm/v2/vnf_instances/${id}` });
-
-export const reportHref = (apiRoot: string, jobId: string, reportId: string): string => `${apiRoot}/vnfpm/v2/pm_jobs/${jobId}/reports/${reportId}`;
 
 /** SOL003 6.5.2.7 PmJob (authentication is never shown). */
 export function renderPmJob(record: PmJobRecord, baseUrl: string): Record<string, unknown> {

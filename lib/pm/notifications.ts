@@ -9,7 +9,8 @@ import type { NotificationFamily } from '#lib/notify/ports.ts';
 import type { OutboxReplay } from '#lib/notify/publisher.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
 import type { PmJobStore, ThresholdStore } from '#lib/store/pm.ts';
-import { PM_NOTIFICATION_API_VERSION, reportHref, type PmJobRecord, type ThresholdRecord } from './model.ts';
+import { PM_NOTIFICATION_API_VERSION, reportHref } from './links.ts';
+import type { PmJobRecord, ThresholdRecord } from './model.ts';
 
 /** A PM notification as queued: its body is complete (it goes to one recipient), its group the job or threshold. */
 export interface PmEvent extends FamilyEvent {

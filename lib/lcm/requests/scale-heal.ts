@@ -10,7 +10,7 @@ import type { CoreDeps } from '#lib/ports.ts';
 import type { Caller } from '#lib/auth/tenancy.ts';
 import { parsedVnfd } from '#lib/packages/access.ts';
 import { requestedBy, startOperation } from '#lib/lcm/operations.ts';
-import { getVnfInstance } from '#lib/lcm/vnf-instances.ts';
+import { getVnfInstance } from '#lib/lcm/instance-records.ts';
 import { healChange, scaleChange } from '#lib/lcm/scale-heal.ts';
 
 export function instantiatedOrConflict(instance: VnfInstanceRecord, operation: string): void {
