@@ -6,6 +6,7 @@
 // Tacker's figure. The DynamoDB read units of one page are those the store's own queries consume
 // (ReturnConsumedCapacity on the same calls, made from this process against the runtime's tables).
 // The last line printed is one JSON object with the headline figures.
+import { benchOpOcc } from './list-filters.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
 import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
@@ -34,26 +35,6 @@ const p50 = (samples: number[]) =>
   );
 const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
 
-/** An op occ of `vnfInstanceId`, as the LCM writes it (COMPLETED, or FAILED_TEMP for the watched ones). */
-function opOcc(n: number, vnfInstanceId: string, operationState: string): Record<string, unknown> {
-  const startTime = new Date(Date.UTC(2026, 11, 1) + n * 1000).toISOString();
-  const id = `bench-op-${String(n).padStart(7, '0')}`;
-  return {
-    id,
-    tenantId: 'default',
-    vnfInstanceId,
-    operation: 'SCALE',
-    operationState,
-    stateEnteredTime: startTime,
-    startTime,
-    startSeq: `${startTime}#${id}`,
-    isAutomaticInvocation: false,
-    isCancelPending: false,
-    apiMajorVersion: 2,
-    revision: 1,
-  };
-}
-
 /** Writes the op occs through the store's own create (so they carry every key the store derives), a few at a time. */
 async function seedOpOccs(instanceIds: string[], watched: string): Promise<void> {
   const store = new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable');
@@ -64,7 +45,7 @@ async function seedOpOccs(instanceIds: string[], watched: string): Promise<void>
       while (next < INSTANCES) {
         const n = next++;
         const pinned = n % every === 0;
-        await store.create(opOcc(n, pinned ? watched : (instanceIds[n % (instanceIds.length - 1)] as string), pinned ? 'FAILED_TEMP' : 'COMPLETED') as never);
+        await store.create(benchOpOcc(n, pinned ? watched : (instanceIds[n % (instanceIds.length - 1)] as string), pinned ? 'FAILED_TEMP' : 'COMPLETED') as never);
       }
     }),
   );
