@@ -45,7 +45,9 @@ async function seedOpOccs(instanceIds: string[], watched: string): Promise<void>
       while (next < INSTANCES) {
         const n = next++;
         const pinned = n % every === 0;
-        await store.create(benchOpOcc(n, pinned ? watched : (instanceIds[n % (instanceIds.length - 1)] as string), pinned ? 'FAILED_TEMP' : 'COMPLETED') as never);
+        await store.create(
+          benchOpOcc(n, pinned ? watched : (instanceIds[n % (instanceIds.length - 1)] as string), pinned ? 'FAILED_TEMP' : 'COMPLETED') as never,
+        );
       }
     }),
   );
