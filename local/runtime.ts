@@ -24,7 +24,7 @@ import { ProblemError } from '#lib/sol/errors.ts';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
-import { startLocalDynamo } from './dynamodb.ts';
+import { startDynamoThread } from './dynamodb-thread.ts';
 import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
@@ -34,9 +34,9 @@ import { isRecord } from '#lib/json.ts';
 import { TOKEN_PATH } from '#lib/auth/issuer.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
-import { usage } from './metering.ts';
+import { type IndexShape, usage } from './metering.ts';
 import { buildConsole } from './console-build.ts';
-import { admitSigned, newAwsCredentials, refuseAsJson, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
+import { admitSigned, newAwsCredentials, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -191,21 +191,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     delete process.env.AWS_SESSION_TOKEN;
     Object.assign(process.env, { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
-    const dynamo = startLocalDynamo(join(dataDir, 'dynamodb'));
-    containRequestErrors(
-      dynamo.server,
-      'DynamoDB',
+    const dynamo = await startDynamoThread({
+      dir: join(dataDir, 'dynamodb'),
+      credentials,
+      maxBodyBytes: MAX_DYNAMODB_BODY,
       log,
-      admitSigned({
-        credentials,
-        service: 'dynamodb',
-        refuse: refuseAsJson('application/x-amz-json-1.0'),
-        maxBodyBytes: MAX_DYNAMODB_BODY,
-        inspect: meterDynamoDb,
-      }),
-    );
-    const dynamoAddress = await listen(dynamo.server, 0, '127.0.0.1');
-    closers.push(() => closeServer(dynamo.server));
+      onLost: (error) => {
+        // Every record is in it: a runtime without it can only fail, so it stops and says why.
+        log(`The local DynamoDB stopped: ${error.message}`);
+        process.exit(1);
+      },
+    });
+    closers.push(() => dynamo.close());
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
@@ -240,7 +237,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     Object.assign(process.env, {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
-      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${dynamoAddress.port}`,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Address.port}`,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
@@ -268,22 +265,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         });
         type KeyElement = { AttributeName: string };
         const tableKeys = ((input.KeySchema ?? []) as KeyElement[]).map((k) => k.AttributeName);
-        usage.indexes.set(
-          logicalId,
-          (
-            (input.GlobalSecondaryIndexes ?? []) as Array<{
-              IndexName: string;
-              KeySchema: KeyElement[];
-              Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] };
-            }>
-          ).map((index) => ({
-            name: index.IndexName,
-            keys: index.KeySchema.map((k) => k.AttributeName),
-            tableKeys,
-            projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
-            include: index.Projection?.NonKeyAttributes ?? [],
-          })),
-        );
+        const shapes: IndexShape[] = (
+          (input.GlobalSecondaryIndexes ?? []) as Array<{
+            IndexName: string;
+            KeySchema: KeyElement[];
+            Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] };
+          }>
+        ).map((index) => ({
+          name: index.IndexName,
+          keys: index.KeySchema.map((k) => k.AttributeName),
+          tableKeys,
+          projection: (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
+          include: index.Projection?.NonKeyAttributes ?? [],
+        }));
+        usage.indexes.set(logicalId, shapes);
+        dynamo.describeIndexes(logicalId, shapes);
         // Instances instantiated before the health sweep's index existed are marked for it after the
         // rebuild; the note of it outlives a start killed in between.
         const noteMarking = logicalId === 'VnfInstancesTable' ? () => writeFileSync(markingNote, '') : undefined;
@@ -731,44 +727,6 @@ async function serveControl(
   }
   await action();
   res.writeHead(204).end();
-}
-
-/**
- * While metering, a DynamoDB request asks for its consumed capacity (ReturnConsumedCapacity TOTAL,
- * which changes nothing else) and the answer's is counted.
- */
-function meterDynamoDb(body: Buffer, req: http.IncomingMessage, res: http.ServerResponse): Buffer {
-  if (!usage.enabled) return body;
-  const target = String(req.headers['x-amz-target'] ?? '');
-  const operation = target.slice(target.indexOf('.') + 1);
-  usage.call('dynamodb', operation);
-  let request: Record<string, unknown>;
-  try {
-    request = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return body;
-  }
-  if (request.ReturnConsumedCapacity !== undefined && request.ReturnConsumedCapacity !== 'NONE') return body;
-  const asked = Buffer.from(JSON.stringify({ ...request, ReturnConsumedCapacity: 'TOTAL' }));
-  req.headers['content-length'] = String(asked.length);
-  const chunks: Buffer[] = [];
-  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
-  const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
-  res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
-    return write(chunk, ...rest);
-  }) as typeof res.write;
-  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
-    if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
-    try {
-      const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ConsumedCapacity?: unknown };
-      usage.dynamoCapacity(operation, answer.ConsumedCapacity);
-    } catch {
-      // not JSON (an error page): nothing consumed
-    }
-    return end(chunk, ...rest);
-  }) as typeof res.end;
-  return asked;
 }
 
 /**
