@@ -24,7 +24,7 @@ import {
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
-import type { DynaliteStore } from '#local/dynalite-tuning.ts';
+import { cacheTableDescriptions, type DynaliteStore } from '#local/dynalite-tuning.ts';
 
 type Store = DynaliteStore;
 
@@ -189,4 +189,19 @@ test('the response checksum is the one buffer-crc32 computes', () => {
   for (const body of ['', '{"Items":[]}', JSON.stringify({ a: 'é✓'.repeat(1000) })]) {
     assert.equal(crc32.unsigned(body), crc32.signed(body) >>> 0);
   }
+});
+
+test('a store not shaped as the cache expects fails loudly', () => {
+  assert.throws(() => cacheTableDescriptions({} as DynaliteStore), /dynalite is not as local\/dynalite-tuning.ts expects/);
+  const getTable = (_name: string, _checkStatus: unknown, _cb?: unknown) => undefined;
+  const lifecycleManager = { getState: () => 'open' };
+  assert.throws(
+    () => cacheTableDescriptions({ getTable, lifecycleManager, tableDb: { get() {} } } as unknown as DynaliteStore),
+    /store\.tableDb\.put is not a function/,
+  );
+  const tableDb = { get() {}, put() {}, del() {}, batch() {} };
+  assert.throws(
+    () => cacheTableDescriptions({ getTable: (_name: string, cb: unknown) => cb, lifecycleManager, tableDb } as unknown as DynaliteStore),
+    /getTable\(name, checkStatus, cb\)/,
+  );
 });
