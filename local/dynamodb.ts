@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type http from 'node:http';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
+import { type DynaliteStore, tuneDynalite } from './dynalite-tuning.ts';
 import { meterIndexWrites } from './metering.ts';
 
 interface LevelIterator {
@@ -68,6 +69,7 @@ export function startLocalDynamo(dir: string): LocalDynamo {
   let db: LevelDb | undefined;
   stores.create = (options) => {
     const store = create(options);
+    tuneDynalite(store as unknown as DynaliteStore); // table descriptions in memory, native checksums (local/dynalite-tuning.ts)
     db = store.db;
     // LevelDB maps every table file it holds open (up to 1,000 by default): at 100,000 instances
     // and op occs that was the whole data folder, a few hundred MB, in the process's RSS. Fewer open

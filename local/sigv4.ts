@@ -58,6 +58,30 @@ export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** Signing keys derived lately, by secret, date, region and service (a few: one key pair a run, a handful of services). */
+const signingKeys = new Map<string, Buffer>();
+const MAX_SIGNING_KEYS = 64;
+
+/**
+ * The SigV4 signing key of a secret for a day, region and service: four HMACs, the same all day,
+ * so derived once and kept (as the SDK's signer keeps its own), rather than on every request a
+ * stand-in verifies. The cache is keyed by the secret itself, so a new secret derives a new key; it
+ * holds at most MAX_SIGNING_KEYS, the oldest dropped first.
+ */
+export function signingKey(secretAccessKey: string, date: string, region: string, service: string): Buffer {
+  const id = `${date}\n${region}\n${service}\n${secretAccessKey}`;
+  let key = signingKeys.get(id);
+  if (key) return key;
+  key = hmac(`AWS4${secretAccessKey}`, date);
+  for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
+  if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string);
+  signingKeys.set(id, key);
+  return key;
+}
+
+/** How many signing keys are kept now (tests). */
+export const signingKeysCached = (): number => signingKeys.size;
+
 const failures = {
   missing: (message: string): SignatureFailure => ({ jsonType: 'MissingAuthenticationTokenException', s3Code: 'AccessDenied', message }),
   malformed: (message: string): SignatureFailure => ({ jsonType: 'IncompleteSignatureException', s3Code: 'AuthorizationHeaderMalformed', message }),
@@ -144,9 +168,7 @@ function signature(secretAccessKey: string, input: SigningInput): string {
   ].join('\n');
   const { date, region, service } = input.scope;
   const stringToSign = [ALGORITHM, input.amzDate, `${date}/${region}/${service}/aws4_request`, sha256Hex(canonicalRequest)].join('\n');
-  let key = hmac(`AWS4${secretAccessKey}`, date);
-  for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
-  return hmac(key, stringToSign).toString('hex');
+  return hmac(signingKey(secretAccessKey, date, region, service), stringToSign).toString('hex');
 }
 
 function splitTarget(target: string): { path: string; query: Array<[string, string]> } | undefined {

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { newAwsCredentials, sha256Hex, signedHeaders, verifySignature } from '#local/sigv4.ts';
+import { createHmac } from 'node:crypto';
+import { newAwsCredentials, sha256Hex, signedHeaders, signingKey, signingKeysCached, verifySignature } from '#local/sigv4.ts';
 
 const credentials = newAwsCredentials();
 const ENDPOINT = 'http://127.0.0.1:4566/';
@@ -88,4 +89,48 @@ test('an S3 URL presigned by the SDK is accepted until it expires, and only for 
     verifySignature({ ...request, url: request.url.replace('/packages/', '/other/') }, { credentials, service: 's3', now: SIGNED_AT.getTime() })?.s3Code,
     'SignatureDoesNotMatch',
   );
+});
+
+test('signing keys are derived once a day, region, service and secret, and a kept key still refuses a wrong signature', () => {
+  const derive = (secret: string, date: string, region: string, service: string) => {
+    let key = createHmac('sha256', `AWS4${secret}`).update(date).digest();
+    for (const part of [region, service, 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+    return key;
+  };
+  const body = '{"QueueNamePrefix":"a"}';
+  // Verified twice: the second time with the kept key, which refuses a wrong signature all the same.
+  for (let i = 0; i < 2; i += 1) {
+    assert.equal(verify(signed(body), body), undefined);
+    const request = signed(body);
+    const wrong = request.headers.authorization?.replace(/Signature=([0-9a-f])/, (_, c: string) => `Signature=${c === '0' ? '1' : '0'}`);
+    assert.notEqual(wrong, request.headers.authorization);
+    assert.equal(verify({ ...request, headers: { ...request.headers, authorization: wrong as string } }, body)?.jsonType, 'InvalidSignatureException');
+  }
+  // The key kept is the one the four HMACs derive, and the same object the next time.
+  const date = SIGNED_AT.toISOString().slice(0, 10).replace(/-/g, '');
+  const kept = signingKey(credentials.secretAccessKey, date, 'us-east-1', 'sqs');
+  assert.deepEqual(kept, derive(credentials.secretAccessKey, date, 'us-east-1', 'sqs'));
+  assert.equal(signingKey(credentials.secretAccessKey, date, 'us-east-1', 'sqs'), kept);
+  // Another day, region, service or secret: another key, derived anew.
+  assert.deepEqual(
+    signingKey(credentials.secretAccessKey, '20261202', 'us-east-1', 'sqs'),
+    derive(credentials.secretAccessKey, '20261202', 'us-east-1', 'sqs'),
+  );
+  assert.deepEqual(signingKey(credentials.secretAccessKey, date, 'eu-west-1', 'sqs'), derive(credentials.secretAccessKey, date, 'eu-west-1', 'sqs'));
+  assert.deepEqual(signingKey(credentials.secretAccessKey, date, 'us-east-1', 'dynamodb'), derive(credentials.secretAccessKey, date, 'us-east-1', 'dynamodb'));
+  const rotated = { ...credentials, secretAccessKey: newAwsCredentials().secretAccessKey };
+  assert.notDeepEqual(signingKey(rotated.secretAccessKey, date, 'us-east-1', 'sqs'), kept);
+  // A request signed the next day is accepted (its own key), and one signed with the old secret is refused by the new one.
+  const nextDay = new Date(SIGNED_AT.getTime() + 24 * 3600_000);
+  const tomorrow = signedHeaders({ credentials, service: 'sqs', method: 'POST', url: ENDPOINT, body, now: nextDay });
+  const request = { method: 'POST', url: '/', headers: { ...tomorrow, host: '127.0.0.1:4566' } };
+  assert.equal(verifySignature(request, { credentials, service: 'sqs', bodySha256: sha256Hex(body), now: nextDay.getTime() }), undefined);
+  assert.equal(
+    verifySignature(request, { credentials: rotated, service: 'sqs', bodySha256: sha256Hex(body), now: nextDay.getTime() })?.jsonType,
+    'InvalidSignatureException',
+  );
+  // Bounded: many secrets leave at most 64 keys.
+  for (let i = 0; i < 200; i += 1) signingKey(`secret-${i}`, date, 'us-east-1', 'sqs');
+  assert.ok(signingKeysCached() <= 64);
+  assert.deepEqual(signingKey(credentials.secretAccessKey, date, 'us-east-1', 'sqs'), kept);
 });

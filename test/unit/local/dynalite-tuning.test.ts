@@ -1,0 +1,207 @@
+// Tests for local/dynalite-tuning.ts through the real @aws-sdk/client-dynamodb: the item operations
+// read table descriptions from memory, see a table rebuilt or deleted at once, and leave the shared
+// description as LevelDB holds it; the response checksum is buffer-crc32's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DeleteItemCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  UpdateTableCommand,
+} from '@aws-sdk/client-dynamodb';
+import { startLocalDynamo } from '#local/dynamodb.ts';
+import { cacheTableDescriptions, type DynaliteStore } from '#local/dynalite-tuning.ts';
+
+type Store = DynaliteStore;
+
+/** A local DynamoDB with its dynalite store in hand, and a count of the table descriptions read from LevelDB. */
+async function started() {
+  const stores = createRequire(import.meta.url)('dynalite/db') as { create: (options: unknown) => Store };
+  const create = stores.create;
+  let store: Store | undefined;
+  stores.create = (options) => {
+    store = create(options);
+    return store;
+  };
+  let dynamo: ReturnType<typeof startLocalDynamo>;
+  try {
+    dynamo = startLocalDynamo(await mkdtemp(join(tmpdir(), 'local-dynamo-')));
+  } finally {
+    stores.create = create;
+  }
+  const tuned = store as Store;
+  let reads = 0;
+  const get = tuned.tableDb.get;
+  tuned.tableDb.get = (key, cb) => {
+    reads += 1;
+    return get.call(tuned.tableDb, key, cb);
+  };
+  await new Promise<void>((resolve) => dynamo.server.listen(0, '127.0.0.1', resolve));
+  const { port } = dynamo.server.address() as AddressInfo;
+  const client = new DynamoDBClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  const stored = (name: string) =>
+    new Promise<unknown>((resolve, reject) => get.call(tuned.tableDb, name, (err, value) => (err ? reject(err) : resolve(value))));
+  return {
+    client,
+    store: tuned,
+    reads: () => reads,
+    stored,
+    close: () => new Promise((resolve) => dynamo.server.close(resolve)),
+  };
+}
+
+const active = async (client: DynamoDBClient, name: string) => {
+  for (let i = 0; i < 100; i += 1) {
+    if ((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`${name} never became ACTIVE`);
+};
+
+const createRecords = (client: DynamoDBClient, indexed: boolean) =>
+  client.send(
+    new CreateTableCommand({
+      TableName: 'Records',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, ...(indexed ? [{ AttributeName: 'tenant', AttributeType: 'S' as const }] : [])],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: indexed
+        ? [{ IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenant', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }]
+        : undefined,
+    }),
+  );
+
+test('item operations read the table description once, and leave it as stored', async () => {
+  const { client, reads, stored, store, close } = await started();
+  try {
+    await createRecords(client, true);
+    await active(client, 'Records');
+    const before = reads();
+    for (let i = 0; i < 10; i += 1) await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: `r${i}` }, tenant: { S: 't' } } }));
+    await client.send(
+      new UpdateItemCommand({
+        TableName: 'Records',
+        Key: { id: { S: 'r1' } },
+        UpdateExpression: 'SET n = :n',
+        ConditionExpression: 'attribute_exists(id)',
+        ExpressionAttributeValues: { ':n': { N: '1' } },
+      }),
+    );
+    await client.send(new DeleteItemCommand({ TableName: 'Records', Key: { id: { S: 'r2' } } }));
+    await client.send(
+      new BatchWriteItemCommand({
+        RequestItems: { Records: [{ PutRequest: { Item: { id: { S: 'b' }, tenant: { S: 't' } } } }, { DeleteRequest: { Key: { id: { S: 'r3' } } } }] },
+      }),
+    );
+    assert.equal(
+      (await client.send(new BatchGetItemCommand({ RequestItems: { Records: { Keys: [{ id: { S: 'r1' } }, { id: { S: 'b' } }] } } }))).Responses?.Records
+        ?.length,
+      2,
+    );
+    assert.equal((await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'r1' } } }))).Item?.n?.N, '1');
+    const query = (index?: string) =>
+      client.send(
+        new QueryCommand({
+          TableName: 'Records',
+          IndexName: index,
+          KeyConditionExpression: index ? 'tenant = :t' : 'id = :t',
+          ExpressionAttributeValues: { ':t': { S: index ? 't' : 'r4' } },
+          Limit: 3,
+        }),
+      );
+    assert.equal((await query('byTenant')).Items?.length, 3);
+    assert.equal((await query()).Items?.length, 1);
+    assert.equal((await client.send(new ScanCommand({ TableName: 'Records', IndexName: 'byTenant' }))).Items?.length, 9);
+    // One read from LevelDB (the first call's), then memory.
+    assert.equal(reads() - before, 1);
+    // What they all shared is what LevelDB holds.
+    const cached = await new Promise((resolve, reject) => store.getTable('Records', true, (err, table) => (err ? reject(err) : resolve(table))));
+    assert.deepEqual(cached, await stored('Records'));
+  } finally {
+    await close();
+  }
+});
+
+test('a table rebuilt, updated or deleted is seen at once', async () => {
+  const { client, close } = await started();
+  try {
+    await createRecords(client, true);
+    await active(client, 'Records');
+    await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: 'a' }, tenant: { S: 't' } } }));
+    const byTenant = () =>
+      client.send(
+        new QueryCommand({
+          TableName: 'Records',
+          IndexName: 'byTenant',
+          KeyConditionExpression: 'tenant = :t',
+          ExpressionAttributeValues: { ':t': { S: 't' } },
+        }),
+      );
+    assert.equal((await byTenant()).Items?.length, 1);
+
+    // Deleted: gone for the item operations at once.
+    await client.send(new DeleteTableCommand({ TableName: 'Records' }));
+    await assert.rejects(byTenant(), { name: 'ResourceNotFoundException' });
+    await assert.rejects(client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'a' } } })), { name: 'ResourceNotFoundException' });
+    for (let i = 0; i < 100 && (await client.send(new DescribeTableCommand({ TableName: 'Records' })).catch(() => undefined)); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+
+    // Rebuilt without the index: the index is gone, the table empty.
+    await createRecords(client, false);
+    await active(client, 'Records');
+    await assert.rejects(byTenant(), /does not have the specified index/);
+    assert.equal((await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'a' } } }))).Item, undefined);
+    await client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: 'b' }, tenant: { N: '1' } } }));
+    assert.equal((await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'b' } } }))).Item?.tenant?.N, '1');
+
+    // Updated (to provisioned throughput): the item operations answer from the new description.
+    await client.send(
+      new UpdateTableCommand({ TableName: 'Records', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 7, WriteCapacityUnits: 3 } }),
+    );
+    await active(client, 'Records');
+    const described = (await client.send(new DescribeTableCommand({ TableName: 'Records' }))).Table;
+    assert.equal(described?.BillingModeSummary?.BillingMode, 'PROVISIONED');
+    assert.equal(described?.ProvisionedThroughput?.ReadCapacityUnits, 7);
+    assert.equal((await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'b' } } }))).Item?.tenant?.N, '1');
+  } finally {
+    await close();
+  }
+});
+
+test('the response checksum is the one buffer-crc32 computes', () => {
+  const fromDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
+  const crc32 = fromDynalite('buffer-crc32') as { unsigned: (input: unknown, previous?: unknown) => number; signed: (input: unknown) => number };
+  // Patched by now (startLocalDynamo ran above, or this file's import of it did not: then patch).
+  for (const body of ['', '{"Items":[]}', JSON.stringify({ a: 'é✓'.repeat(1000) })]) {
+    assert.equal(crc32.unsigned(body), crc32.signed(body) >>> 0);
+  }
+});
+
+test('a store not shaped as the cache expects fails loudly', () => {
+  assert.throws(() => cacheTableDescriptions({} as DynaliteStore), /dynalite is not as local\/dynalite-tuning.ts expects/);
+  const getTable = (_name: string, _checkStatus: unknown, _cb?: unknown) => undefined;
+  const lifecycleManager = { getState: () => 'open' };
+  assert.throws(
+    () => cacheTableDescriptions({ getTable, lifecycleManager, tableDb: { get() {} } } as unknown as DynaliteStore),
+    /store\.tableDb\.put is not a function/,
+  );
+  const tableDb = { get() {}, put() {}, del() {}, batch() {} };
+  assert.throws(
+    () => cacheTableDescriptions({ getTable: (_name: string, cb: unknown) => cb, lifecycleManager, tableDb } as unknown as DynaliteStore),
+    /getTable\(name, checkStatus, cb\)/,
+  );
+});
