@@ -24,8 +24,8 @@ import { ProblemError } from '#lib/sol/errors.ts';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
-import { startDynamoThread } from './dynamodb-thread.ts';
-import { startLocalSqs, startQueuePoller, type QueuePoller } from './sqs.ts';
+import { startStandinsThread } from './standins-thread.ts';
+import { startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
@@ -191,18 +191,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     delete process.env.AWS_SESSION_TOKEN;
     Object.assign(process.env, { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey });
     mkdirSync(join(dataDir, 'dynamodb'), { recursive: true });
-    const dynamo = await startDynamoThread({
-      dir: join(dataDir, 'dynamodb'),
+    const standins = await startStandinsThread({
+      dynamoDir: join(dataDir, 'dynamodb'),
+      sqsDir: join(dataDir, 'sqs'),
       credentials,
-      maxBodyBytes: MAX_DYNAMODB_BODY,
+      maxDynamoBodyBytes: MAX_DYNAMODB_BODY,
       log,
       onLost: (error) => {
-        // Every record is in it: a runtime without it can only fail, so it stops and says why.
-        log(`The local DynamoDB stopped: ${error.message}`);
+        // Every record and queued message is in them: a runtime without them can only fail, so it stops and says why.
+        log(`The local DynamoDB and SQS stopped: ${error.message}`);
         process.exit(1);
       },
     });
-    closers.push(() => dynamo.close());
+    closers.push(() => standins.close());
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
@@ -231,15 +232,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const secrets = await startLocalSecretsManager({ dataDir: join(dataDir, 'secrets'), credentials });
     closers.push(() => secrets.close());
-    const sqs = await startLocalSqs({ dataDir: join(dataDir, 'sqs'), credentials });
-    closers.push(() => sqs.close());
 
     Object.assign(process.env, {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: standins.dynamodb,
       AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Address.port}`,
-      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SQS: standins.sqs,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
       // No X-Ray here: the Tracer (lib/trace.ts) stays off even where AWS_EXECUTION_ENV is set around
       // the runtime (CloudShell, ECS), which would otherwise make it look for a Lambda segment.
@@ -250,7 +249,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // --- Storage and messaging resources ---------------------------------------------------
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
     const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
-    const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: standins.sqs });
     const markingNote = join(dataDir, 'mark-unmonitored');
     for (const [logicalId, resource] of resources) {
       const props = (resource.Properties ?? {}) as Properties;
@@ -279,7 +278,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           include: index.Projection?.NonKeyAttributes ?? [],
         }));
         usage.indexes.set(logicalId, shapes);
-        dynamo.describeIndexes(logicalId, shapes);
+        standins.describeIndexes(logicalId, shapes);
         // Instances instantiated before the health sweep's index existed are marked for it after the
         // rebuild; the note of it outlives a start killed in between.
         const noteMarking = logicalId === 'VnfInstancesTable' ? () => writeFileSync(markingNote, '') : undefined;
