@@ -356,13 +356,14 @@ export class NotifyingInstanceStore implements VnfInstanceStore {
     return this.inner.updateUnderLock(id, opOccId, update);
   }
 
-  async create(record: VnfInstanceRecord): Promise<void> {
+  async create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void> {
     const event = instanceEvent(record, 'VnfIdentifierCreationNotification', record.createdAt);
     await withOutbox(
       this.outbox,
       this.entry(event, true),
       () => this.inner.create(record),
       () => publishAfterWrite(this.queue, [event]),
+      first,
     );
   }
 

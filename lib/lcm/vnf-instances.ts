@@ -60,38 +60,22 @@ export async function usablePackageFor(deps: CoreDeps, caller: Caller, vnfdId: s
 }
 
 /** Tenant and VNFD -> the package the last instance of them was created from (a few hundred, the most recent). */
-const packagesInUse = new Map<string, string>();
+const packagesInUse = new Map<string, VnfPackageRecord>();
 const REMEMBERED_PACKAGES = 256;
 
-/**
- * The package for a new instance, taken into use (its instance count up). The package the tenant's
- * last instance of this VNFD took is tried first: taking it into use is the conditional write that
- * checks it is still ONBOARDED and ENABLED, and returns it as it is now, so the query for the VNFD's
- * packages is needed only when it fails (disabled or deleted since) or for a VNFD not seen yet.
- */
-async function takePackageForNewInstance(deps: CoreDeps, caller: Caller, vnfdId: string, source?: PackageSource): Promise<VnfPackageRecord> {
-  const key = `${caller.tenantId}\u0000${vnfdId}`;
-  const remembered = packagesInUse.get(key);
-  if (remembered !== undefined) {
-    const taken = await deps.packages.acquireUse(remembered);
-    if (taken && taken.tenantId === caller.tenantId && taken.vnfdId === vnfdId) return taken;
-    if (taken) await deps.packages.releaseUse(remembered);
-    packagesInUse.delete(key);
-  }
-  const pkg = await usablePackageFor(deps, caller, vnfdId, source);
-  // The package counts its instances; taking it into use fails if it was disabled meanwhile.
-  if (!(await deps.packages.acquireUse(pkg.id))) throw new UnprocessableEntityError(`The VNF package with VNFD ${vnfdId} is no longer ONBOARDED and ENABLED`);
+/** The remembered package is no longer the one to use (disabled or deleted since): look it up again. */
+class PackageChanged extends Error {}
+
+function rememberPackage(key: string, pkg: VnfPackageRecord): void {
   packagesInUse.delete(key);
-  packagesInUse.set(key, pkg.id);
+  packagesInUse.set(key, pkg);
   if (packagesInUse.size > REMEMBERED_PACKAGES) packagesInUse.delete(packagesInUse.keys().next().value as string);
-  return pkg;
 }
 
-export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, source?: PackageSource): Promise<VnfInstanceRecord> {
-  const pkg = await takePackageForNewInstance(deps, caller, request.vnfdId, source);
+function newInstanceRecord(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, pkg: VnfPackageRecord): VnfInstanceRecord {
   const id = deps.newId();
   const now = deps.now();
-  const record: VnfInstanceRecord = {
+  return {
     id,
     tenantId: caller.tenantId,
     createdAt: now,
@@ -103,12 +87,59 @@ export async function createVnfInstance(deps: CoreDeps, caller: Caller, request:
     metadata: redactSecrets(request.metadata),
     revision: 1,
   };
+}
+
+/**
+ * Creates an instance of the package the tenant's last instance of this VNFD was created from, if
+ * that package can still be taken into use (its instance count up): taking it is the conditional
+ * write that checks it is still ONBOARDED and ENABLED. It runs while the notification's outbox entry
+ * is written, and the instance is written only once it succeeded. Undefined when there is no such
+ * package or it cannot be taken any more.
+ */
+async function createOfRememberedPackage(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, key: string): Promise<VnfInstanceRecord | undefined> {
+  const remembered = packagesInUse.get(key);
+  if (remembered === undefined) return undefined;
+  const record = newInstanceRecord(deps, caller, request, remembered);
+  let taken = false;
+  const take = async () => {
+    const now = await deps.packages.acquireUse(remembered.id);
+    if (now && now.tenantId === caller.tenantId && JSON.stringify(packageAttributes(now)) === JSON.stringify(packageAttributes(remembered))) {
+      taken = true;
+      return;
+    }
+    if (now) await deps.packages.releaseUse(remembered.id);
+    throw new PackageChanged();
+  };
+  try {
+    await deps.instances.create(record, take);
+    return record;
+  } catch (error) {
+    if (taken) {
+      await deps.packages.releaseUse(remembered.id);
+      throw error;
+    }
+    if (!(error instanceof PackageChanged)) throw error;
+    packagesInUse.delete(key);
+    return undefined;
+  }
+}
+
+export async function createVnfInstance(deps: CoreDeps, caller: Caller, request: CreateVnfRequest, source?: PackageSource): Promise<VnfInstanceRecord> {
+  const key = `${caller.tenantId}\u0000${request.vnfdId}`;
+  const fast = await createOfRememberedPackage(deps, caller, request, key);
+  if (fast) return fast;
+  const pkg = await usablePackageFor(deps, caller, request.vnfdId, source);
+  // The package counts its instances; taking it into use fails if it was disabled meanwhile.
+  const taken = await deps.packages.acquireUse(pkg.id);
+  if (!taken) throw new UnprocessableEntityError(`The VNF package with VNFD ${request.vnfdId} is no longer ONBOARDED and ENABLED`);
+  const record = newInstanceRecord(deps, caller, request, taken);
   try {
     await deps.instances.create(record);
   } catch (error) {
     await deps.packages.releaseUse(pkg.id);
     throw error;
   }
+  rememberPackage(key, taken);
   return record;
 }
 

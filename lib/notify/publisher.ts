@@ -27,28 +27,38 @@ export async function publishAfterWrite(queue: NotificationQueue, events: Queued
  * Announces a record change through the outbox: the entry is written before the change, the
  * notification queued after it, and the entry removed once queued. A write the change did not make
  * removes its entry at once; a process that dies in between leaves it to the sweep (republishUnsent).
+ * `first`, when given, is what the change waits for besides the entry (a precondition of its own,
+ * such as taking a package into use): it runs while the entry is written, and when it fails the
+ * change is not made and its entry is removed.
  */
 export async function withOutbox<T>(
   outbox: NotificationOutbox | undefined,
   entry: OutboxEntry,
   change: () => Promise<T>,
   publishAfter: (result: T) => Promise<boolean>,
+  first?: () => Promise<void>,
 ): Promise<T> {
   if (!outbox) {
+    await first?.();
     const result = await change();
     await publishAfter(result);
     return result;
   }
-  let kept = false;
-  try {
-    await outbox.put(entry);
-    kept = true;
-  } catch (error) {
-    // The change still happens; only its protection against a crash is missing.
-    log.error('could not record a notification in the outbox', { notificationId: entry.id, error });
-  }
+  const record = async () => {
+    try {
+      await outbox.put(entry);
+      return true;
+    } catch (error) {
+      // The change still happens; only its protection against a crash is missing.
+      log.error('could not record a notification in the outbox', { notificationId: entry.id, error });
+      return false;
+    }
+  };
+  const [recorded, ready] = await Promise.allSettled([record(), first?.()]);
+  const kept = recorded.status === 'fulfilled' && recorded.value;
   let result: T;
   try {
+    if (ready.status === 'rejected') throw ready.reason;
     result = await change();
   } catch (error) {
     if (kept) await outbox.remove(entry.id).catch(() => undefined);

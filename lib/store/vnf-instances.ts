@@ -43,7 +43,12 @@ export interface InstanceUpdate {
 }
 
 export interface VnfInstanceStore {
-  create(record: VnfInstanceRecord): Promise<void>;
+  /**
+   * Writes a new instance once `first` (a precondition of the caller's, such as taking its package
+   * into use) has succeeded; when `first` fails nothing is written and the create fails with its
+   * error. A store may do its own preparations while `first` runs.
+   */
+  create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void>;
   get(id: string): Promise<VnfInstanceRecord | undefined>;
   /** A page in creation order of the scope's instances, or of those `plan` pins through one of VNF_INSTANCE_LIST_INDEXES. */
   listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfInstanceRecord>>;
@@ -216,7 +221,8 @@ export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRe
     super(table, LIST_INDEXES);
   }
 
-  override async create(record: VnfInstanceRecord): Promise<void> {
+  override async create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void> {
+    await first?.();
     const { set } = withMonitoredAttributes({ set: { ...record }, remove: [] });
     await super.create(set as unknown as VnfInstanceRecord);
   }

@@ -188,7 +188,8 @@ class MemoryOpOccs implements VnfLcmOpOccStore {
 
 class MemoryInstances implements VnfInstanceStore {
   readonly records = new Map<string, VnfInstanceRecord>();
-  async create(record: VnfInstanceRecord): Promise<void> {
+  async create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void> {
+    await first?.();
     this.records.set(record.id, clone(record));
   }
   async get(id: string): Promise<VnfInstanceRecord | undefined> {
