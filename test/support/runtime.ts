@@ -29,6 +29,18 @@ export interface LocalVnfm {
   kill(): Promise<void>;
 }
 
+/**
+ * The node options `npm start` runs local/main.ts with (package.json), so that the runtime under test
+ * bounds its heap as an operator's does (local/main.ts says why).
+ */
+const START_OPTIONS = (() => {
+  const { start } = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts;
+  const words = start.split(/\s+/);
+  const entry = words.indexOf('local/main.ts');
+  if (words[0] !== 'node' || entry < 0) throw new Error(`package.json "start" is not "node <options> local/main.ts": ${start}`);
+  return words.slice(1, entry);
+})();
+
 export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vnfm-test-'));
 }
@@ -36,7 +48,7 @@ export function newDataDir(): string {
 /** Starts the VNFM; `args` go to local/main.ts as `npm start -- <args>` passes them. Rejects, with the exit code and output, if it exits before listening. */
 export async function startVnfm(options: { dataDir?: string; env?: Record<string, string>; processGroup?: boolean; args?: string[] } = {}): Promise<LocalVnfm> {
   const dataDir = options.dataDir ?? newDataDir();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', ...(options.args ?? [])], {
+  const child: ChildProcess = spawn(process.execPath, [...START_OPTIONS, 'local/main.ts', ...(options.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
