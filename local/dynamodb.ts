@@ -15,7 +15,7 @@ import { type DynaliteStore, tuneDynalite } from './dynalite-tuning.ts';
 import { meterIndexWrites } from './metering.ts';
 
 interface LevelIterator {
-  next(): Promise<unknown>;
+  nextv(size: number): Promise<unknown[]>;
   close(): Promise<void>;
 }
 
@@ -38,13 +38,19 @@ export interface LocalDynamo {
   openResources(): number;
 }
 
+/** Entries read from LevelDB per step of a stream (one step per entry cost a 100-item Query ~0.2 ms more). */
+const STREAM_STEP = 16;
+
 /** A stream of a LevelDB iterator that closes it when the stream ends or is destroyed. */
 function closingStream(iterator: LevelIterator): Readable {
   return new Readable({
     objectMode: true,
     read() {
-      iterator.next().then(
-        (item) => this.push(item === undefined ? null : item),
+      iterator.nextv(STREAM_STEP).then(
+        (items) => {
+          if (items.length === 0) this.push(null);
+          else for (const item of items) this.push(item);
+        },
         (error: unknown) => this.destroy(error as Error),
       );
     },

@@ -143,7 +143,7 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
  *   per value, shared by every tenant; the read keeps the scope's tenant by a filter.
  * - `sharded`: tenant-scoped, its partition key the derived attribute `partitionKey` holding
  *   shardKey(tenant, value, shard), KEYS_ONLY (the read fetches the items by id). A tenant's records
- *   of one value are spread over LIST_SHARDS partitions, read together and merged in sort-key order.
+ *   of one value are spread over `shards` partitions, read together and merged in sort-key order.
  */
 export interface ListIndex {
   name: string;
@@ -152,6 +152,12 @@ export interface ListIndex {
   partitionKey: string;
   sortKey: string;
   sharded?: boolean;
+  /**
+   * Partitions per tenant and value of a sharded index (default LIST_SHARDS). An attribute of many
+   * values (a name) has partitions spread by its values already: one shard spares its reads the extra
+   * queries. One of few values (a state, a product) needs the shards.
+   */
+  shards?: number;
 }
 
 /** Partitions per tenant and value of a sharded index (README "Architecture": why, and what it limits). */
@@ -161,11 +167,13 @@ export const MAX_SHARDED_VALUE_BYTES = 1024;
 
 const attributeOf = (index: ListIndex) => index.attribute ?? index.partitionKey;
 
-/** The shard of a record: a hash of its id (FNV-1a), so a record stays in one shard for good. */
-export function shardOf(id: string): number {
+const shardsOf = (index: ListIndex) => index.shards ?? LIST_SHARDS;
+
+/** The shard of a record among `shards`: a hash of its id (FNV-1a), so a record stays in one shard for good. */
+export function shardOf(id: string, shards = LIST_SHARDS): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % LIST_SHARDS;
+  return (hash >>> 0) % shards;
 }
 
 /** A sharded index's key: the tenant (length-prefixed, so no tenant and value pair reads as another), the value, the shard. */
@@ -197,7 +205,7 @@ export function shardedKeyChanges(
     const attribute = attributeOf(index);
     if (Object.hasOwn(set, attribute)) {
       const value = set[attribute];
-      if (isShardableValue(value)) out.set[index.partitionKey] = shardKey(record.tenantId, value, shardOf(record.id));
+      if (isShardableValue(value)) out.set[index.partitionKey] = shardKey(record.tenantId, value, shardOf(record.id, shardsOf(index)));
       else out.remove.push(index.partitionKey);
     } else if (remove.includes(attribute)) out.remove.push(index.partitionKey);
   }
@@ -294,7 +302,7 @@ export async function indexPage<T>(
 ): Promise<Page<T>> {
   if (index.sharded && scope === ALL_TENANTS) throw new Error(`${index.name} is tenant-scoped: it cannot list every tenant's records`);
   const partitions = index.sharded
-    ? keyValues.flatMap((value) => Array.from({ length: LIST_SHARDS }, (_, shard) => shardKey(scope as string, value, shard)))
+    ? keyValues.flatMap((value) => Array.from({ length: shardsOf(index) }, (_, shard) => shardKey(scope as string, value, shard)))
     : [...keyValues];
   const cursors: Cursor<Record<string, unknown>>[] = partitions.map((value) => ({ value, buffer: [], done: false }));
   const each = Math.min(limit, Math.max(10, Math.ceil((limit * 1.25) / cursors.length)));

@@ -198,10 +198,12 @@ export async function markUnmonitored(table = requiredEnv('VNF_INSTANCES_TABLE')
  * package of the same VNFD): the read keeps only the scope's tenant, so a tenant sees just its own.
  * The name, product, provider and state indexes are tenant-scoped and sharded (lib/store/dynamo.ts
  * ListIndex): KEYS_ONLY, keyed by derived attributes `create` writes and `updateUnderLock` moves.
+ * Names are many (an NFVO names each instance), so their partitions are spread by name already and
+ * the name index has one shard: a filter by name is one query, not four.
  */
 const LIST_INDEXES: readonly ListIndex[] = [
   // Most selective first: the planner reads through the first one a filter pins.
-  { name: 'byName', attribute: 'vnfInstanceName', partitionKey: 'vnfInstanceNameKey', sortKey: 'createdSeq', sharded: true },
+  { name: 'byName', attribute: 'vnfInstanceName', partitionKey: 'vnfInstanceNameKey', sortKey: 'createdSeq', sharded: true, shards: 1 },
   { name: 'byVnfd', partitionKey: 'vnfdId', sortKey: 'createdSeq' },
   { name: 'byProductName', attribute: 'vnfProductName', partitionKey: 'vnfProductNameKey', sortKey: 'createdSeq', sharded: true },
   { name: 'byProvider', attribute: 'vnfProvider', partitionKey: 'vnfProviderKey', sortKey: 'createdSeq', sharded: true },

@@ -21,7 +21,7 @@ import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib
 import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoVnfLcmOpOccStore, OP_OCC_LIST_INDEXES, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '#lib/store/dynamo.ts';
+import { documentClient, shardKey, shardOf } from '#lib/store/dynamo.ts';
 import { ALARM_LIST_INDEXES, DynamoAlarmStore, type AlarmRecord } from '#lib/store/alarms.ts';
 import { listAlarms } from '#lib/fm/alarms.ts';
 import { renderAlarm } from '#lib/fm/model.ts';
@@ -372,6 +372,40 @@ describe('records written before the tenant-scoped indexes', () => {
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 12);
     assert.deepEqual(await names(), ['old-1', 'old-4', 'old-7', 'old-10']);
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 0);
+  });
+
+  it('are found by name again once a back-fill moves keys written with four name shards to the one shard', async () => {
+    const store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    const moved = Array.from({ length: 8 }, (_, n) => {
+      const createdAt = `2026-12-01T01:00:${String(n).padStart(2, '0')}.000Z`;
+      const id = `sharded-${n}`;
+      // The name key as the four-shard name index wrote it.
+      return {
+        ...(vnfInstances[0] as VnfInstanceRecord),
+        id,
+        tenantId: 'tenant-moved',
+        createdAt,
+        createdSeq: `${createdAt}#${id}`,
+        vnfInstanceName: 'moved',
+        vnfInstanceNameKey: shardKey('tenant-moved', 'moved', shardOf(id, 4)),
+      };
+    });
+    assert.ok(
+      moved.some((record) => record.vnfInstanceNameKey !== shardKey('tenant-moved', 'moved', 0)),
+      'some keys were in another shard',
+    );
+    for (const record of moved) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
+    const deps = { instances: store } as unknown as CoreDeps;
+    const named = async () =>
+      (
+        await listVnfInstances(deps, { tenantId: 'tenant-moved' }, 2, BASE, new URLSearchParams({ filter: '(eq,vnfInstanceName,moved)' }).toString(), 100)
+      ).items.map((item) => item.id);
+    assert.ok((await named()).length < moved.length, 'records in the other shards are not found before the back-fill');
+    assert.ok((await backfillVnfInstanceListKeys('VnfInstancesTable')) > 0);
+    assert.deepEqual(
+      await named(),
+      moved.map((record) => record.id),
+    );
   });
 });
 
