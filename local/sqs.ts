@@ -238,6 +238,13 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
 
   const busy = async (): Promise<boolean> => {
     if (handling) return true;
+    // Redrives first, then the queue: a redrive that ends between the two looks has put its messages
+    // in the queue before the second (the other order missed them, once the queues ran on a thread
+    // of their own).
+    if (opts.deadLetterQueueArn) {
+      const moves = await opts.client.send(unmetered(new ListMessageMoveTasksCommand({ SourceArn: opts.deadLetterQueueArn })));
+      if ((moves.Results ?? []).some((task) => task.Status === 'RUNNING')) return true;
+    }
     const out = await opts.client.send(
       unmetered(
         new GetQueueAttributesCommand({
@@ -247,10 +254,7 @@ export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
       ),
     );
     const counts = Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value ?? 0), 0);
-    if (counts > 0 || handling) return true;
-    if (!opts.deadLetterQueueArn) return false;
-    const moves = await opts.client.send(unmetered(new ListMessageMoveTasksCommand({ SourceArn: opts.deadLetterQueueArn })));
-    return (moves.Results ?? []).some((task) => task.Status === 'RUNNING');
+    return counts > 0 || handling !== undefined;
   };
 
   return {

@@ -20,8 +20,12 @@ const log = (line: string) => post({ kind: 'log', line });
 
 // This thread's meter counts nothing itself: what the stand-ins count is the runtime's.
 usage.enabled = setup.meter;
-usage.call = (service, operation) => post({ kind: 'call', service, operation });
-usage.dynamoCapacity = (operation, consumed) => post({ kind: 'capacity', operation, consumed });
+usage.call = (service, operation) => {
+  if (usage.enabled) post({ kind: 'call', service, operation });
+};
+usage.dynamoCapacity = (operation, consumed) => {
+  if (usage.enabled) post({ kind: 'capacity', operation, consumed });
+};
 
 /**
  * While metering, a DynamoDB request asks for its consumed capacity (ReturnConsumedCapacity TOTAL,
