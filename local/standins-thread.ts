@@ -10,7 +10,7 @@ import { type IndexShape, usage } from './metering.ts';
 import type { AwsCredentials } from './sigv4.ts';
 
 /** Runtime thread -> stand-ins thread. */
-export type StandinsMessage = { kind: 'indexes'; table: string; indexes: IndexShape[] } | { kind: 'open-resources' } | { kind: 'close' };
+export type StandinsMessage = { kind: 'indexes'; table: string; indexes: IndexShape[] } | { kind: 'close' };
 
 /** Stand-ins thread -> runtime thread. */
 export type StandinsReport =
@@ -18,8 +18,7 @@ export type StandinsReport =
   | { kind: 'failed'; message: string }
   | { kind: 'log'; line: string }
   | { kind: 'call'; service: string; operation: string }
-  | { kind: 'capacity'; operation: string; consumed: unknown }
-  | { kind: 'open-resources'; count: number };
+  | { kind: 'capacity'; operation: string; consumed: unknown };
 
 export interface StandinsSetup {
   dynamoDir: string;
@@ -35,8 +34,6 @@ export interface StandinsThread {
   sqs: string;
   /** The table's global secondary indexes, for the index write units the meter counts. */
   describeIndexes(table: string, indexes: IndexShape[]): void;
-  /** LevelDB iterators (and chained batches) open now: 0 when nothing is being read. */
-  openResources(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -51,7 +48,6 @@ export function startStandinsThread(
   const worker = new Worker(new URL('./standins-worker.ts', import.meta.url), { workerData: { ...data, meter: usage.enabled } satisfies StandinsSetup });
   const send = (message: StandinsMessage) => worker.postMessage(message);
   let closing = false;
-  const counts: Array<(count: number) => void> = [];
   return new Promise((resolve, reject) => {
     let started = false;
     const fail = (error: Error) => {
@@ -68,11 +64,6 @@ export function startStandinsThread(
             dynamodb: message.dynamodb,
             sqs: message.sqs,
             describeIndexes: (table, indexes) => send({ kind: 'indexes', table, indexes }),
-            openResources: () =>
-              new Promise((answer) => {
-                counts.push(answer);
-                send({ kind: 'open-resources' });
-              }),
             close: () =>
               new Promise((closed) => {
                 closing = true;
@@ -92,9 +83,6 @@ export function startStandinsThread(
           return;
         case 'capacity':
           usage.dynamoCapacity(message.operation, message.consumed);
-          return;
-        case 'open-resources':
-          counts.shift()?.(message.count);
           return;
       }
     });

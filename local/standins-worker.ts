@@ -3,10 +3,10 @@
 // each on a port of its own. What they meter and log goes to the runtime's thread as messages, where
 // the runtime's one meter and log are.
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { closeServer, listen } from './aws-json.ts';
 import { startLocalDynamo } from './dynamodb.ts';
-import { containRequestErrors } from './http-guard.ts';
+import { containRequestErrors, guardProcess } from './http-guard.ts';
 import { usage } from './metering.ts';
 import { admitSigned, refuseAsJson } from './sigv4.ts';
 import { startLocalSqs } from './sqs-server.ts';
@@ -17,6 +17,10 @@ const port: MessagePort = parentPort;
 const setup = workerData as StandinsSetup;
 const post = (message: StandinsReport) => port.postMessage(message);
 const log = (line: string) => post({ kind: 'log', line });
+let serving = false;
+// As on the runtime's thread (local/main.ts): an error no request contained is logged, and the
+// stand-ins go on serving; before they serve, it fails the start.
+guardProcess(log, () => serving);
 
 // This thread's meter counts nothing itself: what the stand-ins count is the runtime's.
 usage.enabled = setup.meter;
@@ -79,10 +83,7 @@ async function start() {
       inspect: meterDynamoDb,
     }),
   );
-  await new Promise<void>((listening, failed) => {
-    dynamo.server.once('error', failed);
-    dynamo.server.listen(0, '127.0.0.1', () => listening());
-  });
+  const dynamoEndpoint = (await listen(dynamo.server, { name: 'DynamoDB' })).endpoint;
   const sqs = await startLocalSqs({ dataDir: setup.sqsDir, credentials: setup.credentials, log });
 
   port.on('message', (message: StandinsMessage) => {
@@ -90,19 +91,17 @@ async function start() {
       case 'indexes':
         usage.indexes.set(message.table, message.indexes);
         return;
-      case 'open-resources':
-        post({ kind: 'open-resources', count: dynamo.openResources() });
-        return;
       case 'close':
         // dynalite closes its LevelDB with its server; the thread ends once nothing is left to run.
-        void sqs.close().then(() => {
-          dynamo.server.close(() => port.close());
-          dynamo.server.closeAllConnections();
-        });
+        void sqs
+          .close()
+          .then(() => closeServer(dynamo.server))
+          .then(() => port.close());
         return;
     }
   });
-  post({ kind: 'ready', dynamodb: `http://127.0.0.1:${(dynamo.server.address() as AddressInfo).port}`, sqs: sqs.endpoint });
+  serving = true;
+  post({ kind: 'ready', dynamodb: dynamoEndpoint, sqs: sqs.endpoint });
 }
 
 start().catch((error: unknown) => {
