@@ -48,8 +48,29 @@ class VnfmLogger extends Logger {
   }
 }
 
+/**
+ * One invocation's logger, made at its first line or key: most invocations (a list, a read) write
+ * none, and a Powertools logger is costly to make (it reads its whole configuration anew).
+ */
+class InvocationLog {
+  #logger: VnfmLogger | undefined;
+  constructor(
+    private readonly context: Context | undefined,
+    private readonly coldStart: boolean,
+  ) {}
+
+  get made(): VnfmLogger | undefined {
+    return this.#logger;
+  }
+
+  logger(): VnfmLogger {
+    this.#logger ??= root.forInvocation(this.context, this.coldStart);
+    return this.#logger;
+  }
+}
+
 const root = new VnfmLogger({ serviceName: DEFAULT_SERVICE, logLevel: levelFromEnv() });
-const invocations = new AsyncLocalStorage<VnfmLogger>();
+const invocations = new AsyncLocalStorage<InvocationLog>();
 /** Functions that had an invocation in this process: the next ones are warm. */
 const warm = new Set<string>();
 
@@ -72,7 +93,7 @@ export function inInvocation<T>(context: Context | undefined, run: () => Promise
   const initialization = process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand';
   const coldStart = !warm.has(service) && initialization === 'on-demand';
   warm.add(service);
-  return invocations.run(root.forInvocation(context, coldStart), run);
+  return invocations.run(new InvocationLog(context, coldStart), run);
 }
 
 /** The fields as written: redacted, reserved names moved aside. */
@@ -88,11 +109,11 @@ function definedOnly(fields: Fields): Fields {
 }
 
 function write(level: Level, message: string, fields?: Fields): void {
-  const logger = invocations.getStore() ?? root;
   const wanted = levelFromEnv();
+  // A line below the level is not redacted (nor its invocation's logger made) for nothing.
+  if (LogLevelThreshold[level.toUpperCase() as PowertoolsLevel] < LogLevelThreshold[wanted]) return;
+  const logger = invocations.getStore()?.logger() ?? root;
   if (logger.getLevelName() !== wanted) logger.setLogLevel(wanted);
-  // A line below the level is not redacted for nothing.
-  if (LogLevelThreshold[level.toUpperCase() as PowertoolsLevel] < logger.level) return;
   logger[level](withoutUserinfo(message), fieldsOf(fields ?? {}));
 }
 
@@ -107,12 +128,13 @@ export const log = {
    * function traces, they also annotate its invocation's subsegment, so X-Ray finds its traces by them.
    */
   appendKeys: (keys: Fields) => {
-    const logger = invocations.getStore();
-    if (!logger) return;
+    const invocation = invocations.getStore();
+    if (!invocation) return;
     const defined = definedOnly(keys);
+    if (Object.keys(defined).length === 0) return;
     annotate(defined);
-    logger.appendKeys(fieldsOf(defined));
+    invocation.logger().appendKeys(fieldsOf(defined));
   },
-  /** Removes correlation keys from the current invocation's later lines. */
-  removeKeys: (names: string[]) => invocations.getStore()?.removeKeys(names),
+  /** Removes correlation keys from the current invocation's later lines (a logger not made yet has none). */
+  removeKeys: (names: string[]) => invocations.getStore()?.made?.removeKeys(names),
 };
