@@ -20,6 +20,16 @@
 // - The x-amz-crc32 header of each response with zlib.crc32 (native) instead of buffer-crc32's JS
 //   loop: the same number for every string and Buffer (checked at start); anything else (and a
 //   Buffer as the previous value) still goes to buffer-crc32, whose module yazl shares.
+// - One LevelDB batch per item write. dynalite's updateIndexes wrote each index entry of a PutItem,
+//   UpdateItem or DeleteItem on its own (a put or del per secondary index, then the item's put or
+//   del): VnfInstancesTable's create was eight LevelDB writes, each a round trip to libuv's thread
+//   pool (a thread woken, then the event loop: on a small VM the costliest part of a write). Now the
+//   index entries and the item go to LevelDB as one batch, atomic as DynamoDB's own write of an item
+//   and its indexes is (a kill between two of the old writes could leave an index entry without its
+//   item). An index entry the write leaves as it was (same key, same projected attributes of a
+//   KEYS_ONLY or INCLUDE index) is not written again. The three actions call updateIndexes and, in
+//   its callback and in the same turn, their item's put or del (checked against dynalite 4.0.0's
+//   actions): updateIndexes hands its entries over, and that put or del writes them with the item.
 //
 // The table cache is pinned to the dynalite it was checked against (CHECKED_DYNALITE): another
 // version fails the start until its actions are read again.
@@ -47,6 +57,41 @@ export interface DynaliteStore {
   getTable: GetTable;
   tableDb: TableDb;
   lifecycleManager: { getState(): string };
+  /** The main LevelDB (every sub-database's keys carry its prefix), with dynalite's callback methods. */
+  db?: { batch: (operations: BatchOperation[], cb: Callback) => unknown };
+  getItemDb?: (tableName: string) => ItemDb;
+}
+
+type Item = Record<string, unknown>;
+type BatchOperation = { type: 'put'; key: string; value: Item } | { type: 'del'; key: string };
+
+/** A table's item sub-database as dynalite's actions use it. */
+interface ItemDb {
+  put: (key: string, value: Item, cb: Callback) => unknown;
+  del: (key: string, cb: Callback) => unknown;
+  [tuned]?: true;
+}
+
+interface IndexDescription {
+  IndexName: string;
+  Projection?: { ProjectionType?: string };
+}
+
+interface TableDescription {
+  TableName: string;
+  LocalSecondaryIndexes?: IndexDescription[];
+  GlobalSecondaryIndexes?: IndexDescription[];
+}
+
+/** dynalite's db module (db/index.js), as far as the batched item writes use it. */
+interface DynaliteDbModule {
+  updateIndexes: (store: DynaliteStore, table: TableDescription, existing: Item | null | undefined, item: Item | null | undefined, cb: Callback) => void;
+  getIndexActions: (
+    indexes: IndexDescription[],
+    existing: Item | null | undefined,
+    item: Item | null | undefined,
+    table: TableDescription,
+  ) => { puts: Array<{ index: string; key: string; item: Item }>; deletes: Array<{ index: string; key: string }> };
 }
 
 const tuned = Symbol('vnfm.dynaliteTuned');
@@ -61,6 +106,7 @@ function expectFunction(owner: object, name: string, where: string): void {
 /** Tunes one dynalite store (db/index.js create()'s result) and, once per process, its HTTP handler's checksum. */
 export function tuneDynalite(store: DynaliteStore): void {
   cacheTableDescriptions(store);
+  batchItemWrites(store);
   nativeResponseChecksums();
 }
 
@@ -157,6 +203,89 @@ export function cacheTableDescriptions(store: DynaliteStore): void {
         cache.set(name, description);
       callback(err, found);
     });
+  };
+}
+
+/**
+ * The index entries an item write hands to its item's put or del (see the head of this file), by
+ * store: set by updateIndexes just before it calls back, taken by the put or del that callback makes.
+ */
+const handedOver = new WeakMap<DynaliteStore, BatchOperation[]>();
+
+/** The LevelDB writes of an item's secondary index entries, as dynalite's updateIndexes made them one by one. */
+function indexWrites(db: DynaliteDbModule, table: TableDescription, existing: Item | null | undefined, item: Item | null | undefined): BatchOperation[] {
+  const writes: BatchOperation[] = [];
+  for (const kind of ['Local', 'Global'] as const) {
+    const indexes = table[`${kind}SecondaryIndexes`] ?? [];
+    if (indexes.length === 0) continue;
+    // dynalite's sub-database of an index (db/index.js getIndexDb): its keys' prefix in the main LevelDB.
+    const prefix = (index: string) => `index-${kind.toLowerCase()}~${table.TableName}~${index}~`;
+    const actions = db.getIndexActions(indexes, existing, item, table);
+    for (const removed of actions.deletes) writes.push({ type: 'del', key: prefix(removed.index) + removed.key });
+    // What the item had in each index before this write: an entry left as it was is not written again.
+    const before = existing && item ? new Map(db.getIndexActions(indexes, undefined, existing, table).puts.map((put) => [put.index, put])) : undefined;
+    const projections = new Map(indexes.map((index) => [index.IndexName, index.Projection?.ProjectionType]));
+    for (const put of actions.puts) {
+      const had = before?.get(put.index);
+      // An ALL projection holds the whole item, which a write changes: only the smaller projections are compared.
+      if (had && had.key === put.key && projections.get(put.index) !== 'ALL' && JSON.stringify(had.item) === JSON.stringify(put.item)) continue;
+      writes.push({ type: 'put', key: prefix(put.index) + put.key, value: put.item });
+    }
+  }
+  return writes;
+}
+
+/** Writes an item's index entries with the item, in one LevelDB batch (see the head of this file). */
+export function batchItemWrites(store: DynaliteStore): void {
+  const db = createRequire(import.meta.url)('dynalite/db') as DynaliteDbModule & { [tuned]?: true };
+  for (const name of ['updateIndexes', 'getIndexActions'] as const) expectFunction(db, name, "require('dynalite/db')");
+  const main = store.db;
+  const getItemDb = store.getItemDb;
+  if (!main || typeof main.batch !== 'function' || typeof getItemDb !== 'function')
+    throw new Error('dynalite is not as local/dynalite-tuning.ts expects: the store has no db.batch or getItemDb');
+
+  if (!db[tuned]) {
+    db[tuned] = true;
+    db.updateIndexes = (owner, table, existing, item, cb) => {
+      if (!existing && !item) return cb(null);
+      let writes: BatchOperation[];
+      try {
+        writes = indexWrites(db, table, existing, item);
+      } catch (error) {
+        return cb(error);
+      }
+      if (writes.length === 0) return cb(null);
+      if (!owner.db) return cb(new Error('dynalite store without its LevelDB'));
+      handedOver.set(owner, writes);
+      try {
+        cb(null);
+      } finally {
+        // Not taken (no action of dynalite 4.0.0 leaves it): written on their own, as before.
+        if (handedOver.get(owner) === writes) {
+          handedOver.delete(owner);
+          owner.db.batch(writes, () => undefined);
+        }
+      }
+    };
+  }
+
+  store.getItemDb = (tableName) => {
+    const itemDb = getItemDb.call(store, tableName);
+    if (itemDb[tuned]) return itemDb;
+    itemDb[tuned] = true;
+    // dynalite's sub-database of a table's items (db/index.js getItemDb): its keys' prefix in the main LevelDB.
+    const prefix = `item-${tableName}~`;
+    const { put, del } = itemDb;
+    const withIndexes = (write: BatchOperation, cb: Callback): boolean => {
+      const writes = handedOver.get(store);
+      if (!writes) return false;
+      handedOver.delete(store);
+      main.batch([...writes, write], cb);
+      return true;
+    };
+    itemDb.put = (key, value, cb) => withIndexes({ type: 'put', key: prefix + key, value }, cb) || put.call(itemDb, key, value, cb);
+    itemDb.del = (key, cb) => withIndexes({ type: 'del', key: prefix + key }, cb) || del.call(itemDb, key, cb);
+    return itemDb;
   };
 }
 

@@ -1,6 +1,7 @@
 // Tests for local/dynalite-tuning.ts through the real @aws-sdk/client-dynamodb: the item operations
 // read table descriptions from memory, see a table rebuilt or deleted at once, and leave the shared
-// description as LevelDB holds it; the response checksum is buffer-crc32's.
+// description as LevelDB holds it; an item write and its index entries are one LevelDB batch, and
+// every index reads as it did; the response checksum is buffer-crc32's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
@@ -177,6 +178,124 @@ test('a table rebuilt, updated or deleted is seen at once', async () => {
     assert.equal(described?.BillingModeSummary?.BillingMode, 'PROVISIONED');
     assert.equal(described?.ProvisionedThroughput?.ReadCapacityUnits, 7);
     assert.equal((await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: 'b' } } }))).Item?.tenant?.N, '1');
+  } finally {
+    await close();
+  }
+});
+
+test('an item write is one LevelDB batch with its index entries, and every index reads as before', async () => {
+  const { client, store, close } = await started();
+  // Every LevelDB write the store makes from here on.
+  const main = store.db as unknown as Record<'put' | 'del' | 'batch', (...args: unknown[]) => unknown>;
+  const writes: string[] = [];
+  for (const method of ['put', 'del', 'batch'] as const) {
+    const original = main[method];
+    main[method] = (...args: unknown[]) => {
+      writes.push(method === 'batch' ? `batch:${(args[0] as Array<{ type: string }>).map((op) => op.type).join(',')}` : method);
+      return original.apply(main, args);
+    };
+  }
+  const query = async (index: string, attribute: string, value: string) =>
+    (
+      await client.send(
+        new QueryCommand({
+          TableName: 'Indexed',
+          IndexName: index,
+          KeyConditionExpression: '#k = :v',
+          ExpressionAttributeNames: { '#k': attribute },
+          ExpressionAttributeValues: { ':v': { S: value } },
+        }),
+      )
+    ).Items;
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Indexed',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['id', 'tenant', 'state'].map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          { IndexName: 'byTenant', KeySchema: [{ AttributeName: 'tenant', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+          { IndexName: 'byState', KeySchema: [{ AttributeName: 'state', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+        ],
+      }),
+    );
+    await active(client, 'Indexed');
+    const written = async (write: () => Promise<unknown>) => {
+      writes.length = 0;
+      await write();
+      return [...writes];
+    };
+
+    // A new item: its two index entries and the item, one batch.
+    assert.deepEqual(
+      await written(() => client.send(new PutItemCommand({ TableName: 'Indexed', Item: { id: { S: 'a' }, tenant: { S: 't' }, state: { S: 'NEW' } } }))),
+      ['batch:put,put,put'],
+    );
+    // An attribute no key holds: the ALL projection and the item; the KEYS_ONLY entry is left as it was.
+    assert.deepEqual(
+      await written(() =>
+        client.send(
+          new UpdateItemCommand({
+            TableName: 'Indexed',
+            Key: { id: { S: 'a' } },
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': { N: '1' } },
+          }),
+        ),
+      ),
+      ['batch:put,put'],
+    );
+    // A key that moves: the old entry removed, the new one written, with the item.
+    assert.deepEqual(
+      await written(() =>
+        client.send(
+          new UpdateItemCommand({
+            TableName: 'Indexed',
+            Key: { id: { S: 'a' } },
+            UpdateExpression: 'SET #s = :s',
+            ExpressionAttributeNames: { '#s': 'state' },
+            ExpressionAttributeValues: { ':s': { S: 'DONE' } },
+          }),
+        ),
+      ),
+      ['batch:del,put,put,put'],
+    );
+    assert.deepEqual(await query('byState', 'state', 'NEW'), []);
+    assert.deepEqual(await query('byState', 'state', 'DONE'), [{ id: { S: 'a' }, state: { S: 'DONE' } }]);
+    assert.deepEqual(await query('byTenant', 'tenant', 't'), [{ id: { S: 'a' }, tenant: { S: 't' }, state: { S: 'DONE' }, n: { N: '1' } }]);
+    // A key removed: its entry goes; a condition that fails writes nothing.
+    await client.send(
+      new UpdateItemCommand({ TableName: 'Indexed', Key: { id: { S: 'a' } }, UpdateExpression: 'REMOVE #s', ExpressionAttributeNames: { '#s': 'state' } }),
+    );
+    assert.deepEqual(await query('byState', 'state', 'DONE'), []);
+    assert.deepEqual(
+      await written(() =>
+        assert.rejects(
+          client.send(
+            new PutItemCommand({ TableName: 'Indexed', Item: { id: { S: 'a' }, tenant: { S: 'u' } }, ConditionExpression: 'attribute_not_exists(id)' }),
+          ),
+          { name: 'ConditionalCheckFailedException' },
+        ),
+      ),
+      [],
+    );
+    // A batch of writes and a delete: each item with its entries; the deleted item leaves no entry behind.
+    await client.send(
+      new BatchWriteItemCommand({
+        RequestItems: {
+          Indexed: [{ PutRequest: { Item: { id: { S: 'b' }, tenant: { S: 't' }, state: { S: 'NEW' } } } }, { DeleteRequest: { Key: { id: { S: 'a' } } } }],
+        },
+      }),
+    );
+    assert.deepEqual(await query('byTenant', 'tenant', 't'), [{ id: { S: 'b' }, tenant: { S: 't' }, state: { S: 'NEW' } }]);
+    assert.deepEqual(await written(() => client.send(new DeleteItemCommand({ TableName: 'Indexed', Key: { id: { S: 'b' } } }))), ['batch:del,del,del']);
+    assert.deepEqual(await query('byTenant', 'tenant', 't'), []);
+    assert.deepEqual(await query('byState', 'state', 'NEW'), []);
+    // A table without indexes: the item's own write, as dynalite makes it.
+    await createRecords(client, false);
+    await active(client, 'Records');
+    assert.deepEqual(await written(() => client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: 'r' } } }))), ['put']);
   } finally {
     await close();
   }
