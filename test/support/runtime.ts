@@ -30,15 +30,19 @@ export interface LocalVnfm {
 }
 
 /**
- * The node options `npm start` runs local/main.ts with (package.json), so that the runtime under test
- * bounds its heap as an operator's does (local/main.ts says why).
+ * The environment variables and node options `npm start` runs local/main.ts with (package.json), so
+ * that the runtime under test bounds its memory as an operator's does (README "Architecture").
  */
-const START_OPTIONS = (() => {
+const { START_ENV, START_OPTIONS } = (() => {
   const { start } = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts;
   const words = start.split(/\s+/);
+  const node = words.indexOf('node');
   const entry = words.indexOf('local/main.ts');
-  if (words[0] !== 'node' || entry < 0) throw new Error(`package.json "start" is not "node <options> local/main.ts": ${start}`);
-  return words.slice(1, entry);
+  const assignments = words.slice(0, Math.max(node, 0));
+  if (node < 0 || entry < node || !assignments.every((word) => /^[A-Z_][A-Z0-9_]*=\S*$/.test(word)))
+    throw new Error(`package.json "start" is not "[VARIABLE=value ...] node <options> local/main.ts": ${start}`);
+  const env = Object.fromEntries(assignments.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { START_ENV: env, START_OPTIONS: words.slice(node + 1, entry) };
 })();
 
 export function newDataDir(): string {
@@ -50,7 +54,7 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
   const dataDir = options.dataDir ?? newDataDir();
   const child: ChildProcess = spawn(process.execPath, [...START_OPTIONS, 'local/main.ts', ...(options.args ?? [])], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
+    env: { ...process.env, ...START_ENV, PORT: '0', VNFM_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own (with the script sandboxes it starts), so that a test can kill all of it.
     detached: options.processGroup ?? false,
