@@ -347,63 +347,61 @@ describe('VNF instance lists read through their indexes', () => {
 });
 
 describe('records written before the tenant-scoped indexes', () => {
-  it('are listed through them once their keys are back-filled, and a second back-fill writes none', async () => {
-    const store = new DynamoVnfInstanceStore('VnfInstancesTable');
-    const old = Array.from({ length: 12 }, (_, n) => {
-      const createdAt = `2026-12-01T00:00:${String(n).padStart(2, '0')}.000Z`;
-      const id = `old-${n}`;
-      return {
-        ...(vnfInstances[0] as VnfInstanceRecord),
-        id,
-        tenantId: 'tenant-old',
-        createdAt,
-        createdSeq: `${createdAt}#${id}`,
-        vnfInstanceName: `old-${n % 3}`,
-      };
+  /**
+   * `count` instances of a tenant written straight to the table, as an older version wrote them,
+   * created in minute `minute` of the day; `fields` adds to each.
+   */
+  const writtenAsBefore = async <F extends Record<string, unknown>>(
+    tenantId: string,
+    prefix: string,
+    minute: number,
+    count: number,
+    fields: (n: number, id: string) => F,
+  ): Promise<Array<VnfInstanceRecord & F>> => {
+    const records = Array.from({ length: count }, (_, n) => {
+      const createdAt = `2026-12-01T00:${String(minute).padStart(2, '0')}:${String(n).padStart(2, '0')}.000Z`;
+      const id = `${prefix}-${n}`;
+      return { ...(vnfInstances[0] as VnfInstanceRecord), id, tenantId, createdAt, createdSeq: `${createdAt}#${id}`, ...fields(n, id) };
     });
-    // Written as an older version wrote them: no index keys.
-    for (const record of old) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
-    const deps = { instances: store } as unknown as CoreDeps;
-    const names = async () =>
-      (
-        await listVnfInstances(deps, { tenantId: 'tenant-old' }, 2, BASE, new URLSearchParams({ filter: '(eq,vnfInstanceName,old-1)' }).toString(), 100)
-      ).items.map((item) => item.id);
-    assert.deepEqual(await names(), [], 'not in the index before the back-fill');
+    for (const record of records) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
+    return records;
+  };
+  /** The ids a tenant's list filtered by name answers. */
+  const named = async (tenantId: string, name: string) =>
+    (
+      await listVnfInstances(
+        { instances: new DynamoVnfInstanceStore('VnfInstancesTable') } as unknown as CoreDeps,
+        { tenantId },
+        2,
+        BASE,
+        new URLSearchParams({ filter: `(eq,vnfInstanceName,${name})` }).toString(),
+        100,
+      )
+    ).items.map((item) => item.id);
+
+  it('are listed through them once their keys are back-filled, and a second back-fill writes none', async () => {
+    // No index keys.
+    await writtenAsBefore('tenant-old', 'old', 0, 12, (n) => ({ vnfInstanceName: `old-${n % 3}` }));
+    assert.deepEqual(await named('tenant-old', 'old-1'), [], 'not in the index before the back-fill');
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 12);
-    assert.deepEqual(await names(), ['old-1', 'old-4', 'old-7', 'old-10']);
+    assert.deepEqual(await named('tenant-old', 'old-1'), ['old-1', 'old-4', 'old-7', 'old-10']);
     assert.equal(await backfillVnfInstanceListKeys('VnfInstancesTable'), 0);
   });
 
   it('are found by name again once a back-fill moves keys written with four name shards to the one shard', async () => {
-    const store = new DynamoVnfInstanceStore('VnfInstancesTable');
-    const moved = Array.from({ length: 8 }, (_, n) => {
-      const createdAt = `2026-12-01T01:00:${String(n).padStart(2, '0')}.000Z`;
-      const id = `sharded-${n}`;
-      // The name key as the four-shard name index wrote it.
-      return {
-        ...(vnfInstances[0] as VnfInstanceRecord),
-        id,
-        tenantId: 'tenant-moved',
-        createdAt,
-        createdSeq: `${createdAt}#${id}`,
-        vnfInstanceName: 'moved',
-        vnfInstanceNameKey: shardKey('tenant-moved', 'moved', shardOf(id, 4)),
-      };
-    });
+    // The name key as the four-shard name index wrote it.
+    const moved = await writtenAsBefore('tenant-moved', 'sharded', 1, 8, (_, id) => ({
+      vnfInstanceName: 'moved',
+      vnfInstanceNameKey: shardKey('tenant-moved', 'moved', shardOf(id, 4)),
+    }));
     assert.ok(
       moved.some((record) => record.vnfInstanceNameKey !== shardKey('tenant-moved', 'moved', 0)),
       'some keys were in another shard',
     );
-    for (const record of moved) await documentClient().send(new PutCommand({ TableName: 'VnfInstancesTable', Item: record }));
-    const deps = { instances: store } as unknown as CoreDeps;
-    const named = async () =>
-      (
-        await listVnfInstances(deps, { tenantId: 'tenant-moved' }, 2, BASE, new URLSearchParams({ filter: '(eq,vnfInstanceName,moved)' }).toString(), 100)
-      ).items.map((item) => item.id);
-    assert.ok((await named()).length < moved.length, 'records in the other shards are not found before the back-fill');
+    assert.ok((await named('tenant-moved', 'moved')).length < moved.length, 'records in the other shards are not found before the back-fill');
     assert.ok((await backfillVnfInstanceListKeys('VnfInstancesTable')) > 0);
     assert.deepEqual(
-      await named(),
+      await named('tenant-moved', 'moved'),
       moved.map((record) => record.id),
     );
   });
