@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { samBuild, samFunctions } from '../test/support/sam-build.ts';
-import { percentile } from './stats.ts';
+import { median } from './stats.ts';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? 5);
 /** 1 MB as Lambda counts its package limits: 1 MiB. */
@@ -52,12 +52,6 @@ function init(file: string): { wall: number; cpu: number } {
   });
   return JSON.parse(out.trim().split('\n').pop() ?? '{}') as { wall: number; cpu: number };
 }
-
-const median = (values: number[]): number =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
 
 export async function benchBundles(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-bundles-'));

@@ -7,16 +7,15 @@
 // Run: node --import tsx bench/dynamodb-requests.ts  (BENCH_DDB_SAMPLES calls per figure, default 400;
 // BENCH_DDB_ONLY=<label prefix> times only those calls; BENCH_DDB_PROFILE=<dir> has the runtime write a
 // CPU profile there when it stops)
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { readFileSync } from 'node:fs';
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
+import { median } from './stats.ts';
 
 const INSTANCES = Number(process.env.BENCH_DDB_INSTANCES ?? 300);
 const SAMPLES = Number(process.env.BENCH_DDB_SAMPLES ?? 400);
 /** Times only the calls whose label starts with this (profiling one kind of call). */
 const ONLY = process.env.BENCH_DDB_ONLY;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** CPU time (user + system, ms) the process `pid` has used so far (Linux). */
 function cpuMs(pid: number): number {
@@ -96,7 +95,7 @@ try {
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await waitUntilTableExists({ client: ddb, maxWaitTime: 60, minDelay: 1 }, { TableName: 'BenchPuts' });
   let puts = 0;
   results.putItem = await timed('PutItem', vnfm.pid, () =>
     ddb.send(new PutItemCommand({ TableName: 'BenchPuts', Item: { id: { S: `bench-put-${puts++ % 100}` }, note: { S: 'x'.repeat(200) } } })),

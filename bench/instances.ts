@@ -16,7 +16,7 @@ import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import { createLocalClient } from '../local/oauth2.ts';
 import { adminCredentials, client, seedPackage, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
-import { percentile, summary } from './stats.ts';
+import { median as p50, summary } from './stats.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -28,11 +28,6 @@ const PAGE_SIZE = 100;
 const TARGETS = { postP50Ms: 10, postPerSecond8: 300, listPageP50Ms: 3.5, filteredPageP50Ms: 5, filteredNoMatchP50Ms: 5, rssMiB: 400 };
 const TACKER = { post: '97 ms', list: '3.5 ms' };
 
-const p50 = (samples: number[]) =>
-  percentile(
-    [...samples].sort((a, b) => a - b),
-    50,
-  );
 const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
 
 /** Writes the op occs through the store's own create (so they carry every key the store derives), a few at a time. */

@@ -4,14 +4,10 @@
 import { client, localControl, settle, startVnfm } from '../test/support/runtime.ts';
 import { price, total, usageOf } from '../scripts/cost/pricing.ts';
 import { createInstances, describeOutcomes, INSTANTIATE_ON_SIMULATOR, onboardSample, outcomesOf, simulatorControl } from './openstack-lifecycles.ts';
+import { median } from './stats.ts';
 
 const PAIRS = Number(process.env.BENCH_LCM_PAIRS ?? 500);
 const SAMPLES = Number(process.env.BENCH_LCM_SAMPLES ?? 10);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
 
 async function overheadOnce(timeScale: string, samples: number, pairs: number): Promise<void> {
   // Step Functions Waits as deployed (1 s polls); the simulator's speed chooses how long a stack takes.
