@@ -37,6 +37,7 @@ import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl,
 import { type IndexShape, usage } from './metering.ts';
 import { buildConsole } from './console-build.ts';
 import { admitSigned, newAwsCredentials, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
+import { closeServer } from './aws-json.ts';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -80,13 +81,6 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
   return new Promise((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolveListen(server.address() as AddressInfo));
-  });
-}
-
-function closeServer(server: http.Server): Promise<void> {
-  return new Promise((resolveClose) => {
-    server.close(() => resolveClose());
-    server.closeAllConnections?.();
   });
 }
 
