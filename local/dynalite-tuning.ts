@@ -1,4 +1,4 @@
-// Cheaper requests to the local DynamoDB (dynalite 4), with every answer as it was. Two patches,
+// Cheaper requests to the local DynamoDB (dynalite 4), with every answer as it was. Four patches,
 // made through dynalite's module exports as local/dynamodb.ts makes its own, each checked at start
 // against the internals it relies on (a dynalite that changed them fails the start, loudly):
 //
@@ -30,6 +30,12 @@
 //   KEYS_ONLY or INCLUDE index) is not written again. The three actions call updateIndexes and, in
 //   its callback and in the same turn, their item's put or del (checked against dynalite 4.0.0's
 //   actions): updateIndexes hands its entries over, and that put or del writes them with the item.
+// - Item reads without the thread pool. Every GetItem and BatchGetItem key, and the read of the
+//   item before each PutItem, UpdateItem and DeleteItem (its condition, its old index entries), was
+//   a LevelDB get through libuv's thread pool; it is now LevelDB's synchronous get (classic-level's
+//   getSync: a lookup in the memtable or the block cache, or a read of a table file the OS has
+//   cached), answered in a later turn as before. What a get sees is unchanged: a write is visible
+//   once its batch has completed, and dynalite's per-item lock orders its writes' reads as before.
 //
 // The table cache is pinned to the dynalite it was checked against (CHECKED_DYNALITE): another
 // version fails the start until its actions are read again.
@@ -38,6 +44,8 @@
 // alternating runs each on the shared 2-core box; with the SigV4 signing-key cache of local/sigv4.ts):
 // Query of 0 items 1.47 -> 1.40 ms (runtime CPU 0.97 -> 0.83 ms a call), 1 item 1.43 -> 1.37 ms
 // (1.01 -> 0.87), 100 items 2.97 -> 2.81 ms (2.39 -> 2.28), GetItem 1.08 -> 1.03 ms (0.51 -> 0.45).
+// The synchronous item reads, the same way (one run each): GetItem 1.04 -> 0.95 ms (stand-ins CPU
+// 0.70 -> 0.55 ms a call), PutItem 0.97 -> 0.94 ms, Query of 100 items 2.74 -> 2.48 ms.
 import { createRequire } from 'node:module';
 import { crc32 as nativeCrc32 } from 'node:zlib';
 
@@ -58,7 +66,13 @@ export interface DynaliteStore {
   tableDb: TableDb;
   lifecycleManager: { getState(): string };
   /** The main LevelDB (every sub-database's keys carry its prefix), with dynalite's callback methods. */
-  db?: { batch: (operations: BatchOperation[], cb: Callback) => unknown };
+  db?: {
+    batch: (operations: BatchOperation[], cb: Callback) => unknown;
+    get?: (key: string, cb?: Callback) => unknown;
+    getSync?: (key: string) => unknown;
+    status?: string;
+    supports?: { getSync?: boolean };
+  };
   getItemDb?: (tableName: string) => ItemDb;
 }
 
@@ -107,7 +121,30 @@ function expectFunction(owner: object, name: string, where: string): void {
 export function tuneDynalite(store: DynaliteStore): void {
   cacheTableDescriptions(store);
   batchItemWrites(store);
+  synchronousReads(store);
   nativeResponseChecksums();
+}
+
+/**
+ * Reads a key with LevelDB's synchronous get instead of a round trip through libuv's thread pool
+ * (see the head of this file). The callback still comes in a later turn, as dynalite's did; a
+ * database not open, or a read that throws, takes dynalite's own path with its own errors.
+ */
+export function synchronousReads(store: DynaliteStore): void {
+  const main = store.db;
+  if (!main || typeof main.get !== 'function' || typeof main.getSync !== 'function' || main.supports?.getSync !== true)
+    throw new Error('dynalite is not as local/dynalite-tuning.ts expects: its LevelDB has no get, or no getSync');
+  const get = main.get;
+  main.get = (key, cb) => {
+    if (typeof cb !== 'function' || main.status !== 'open' || store.lifecycleManager.getState() !== 'open') return get.call(main, key, cb);
+    let value: unknown;
+    try {
+      value = (main.getSync as (key: string) => unknown).call(main, key);
+    } catch {
+      return get.call(main, key, cb);
+    }
+    setImmediate(cb, null, value);
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 // Tests for local/dynalite-tuning.ts through the real @aws-sdk/client-dynamodb: the item operations
 // read table descriptions from memory, see a table rebuilt or deleted at once, and leave the shared
 // description as LevelDB holds it; an item write and its index entries are one LevelDB batch, and
-// every index reads as it did; the response checksum is buffer-crc32's.
+// every index reads as it did; item reads are LevelDB's synchronous get; the response checksum is
+// buffer-crc32's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
@@ -280,6 +281,56 @@ test('an item write is one LevelDB batch with its index entries, and every index
     await createRecords(client, false);
     await active(client, 'Records');
     assert.deepEqual(await written(() => client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: 'r' } } }))), ['put']);
+  } finally {
+    await close();
+  }
+});
+
+test("item reads take LevelDB's synchronous get, and every answer is as before", async () => {
+  const { client, store, close } = await started();
+  // The two ways classic-level reads a key: through libuv's thread pool (_get), or at once (_getSync).
+  const level = store.db as unknown as Record<'_get' | '_getSync', (...args: unknown[]) => unknown>;
+  const calls = { _get: 0, _getSync: 0 };
+  for (const method of ['_get', '_getSync'] as const) {
+    const original = level[method];
+    level[method] = (...args: unknown[]) => {
+      calls[method] += 1;
+      return original.apply(level, args);
+    };
+  }
+  const item = { id: { S: 'a' }, tenant: { S: 't' }, n: { N: '1' } };
+  const get = async (id: string) => (await client.send(new GetItemCommand({ TableName: 'Records', Key: { id: { S: id } }, ConsistentRead: true }))).Item;
+  try {
+    await createRecords(client, true);
+    await active(client, 'Records');
+    calls._get = 0;
+    calls._getSync = 0;
+    // A conditional create reads the key first: missing, so it writes; found, so the condition fails.
+    await client.send(new PutItemCommand({ TableName: 'Records', Item: item, ConditionExpression: 'attribute_not_exists(id)' }));
+    await assert.rejects(client.send(new PutItemCommand({ TableName: 'Records', Item: item, ConditionExpression: 'attribute_not_exists(id)' })), {
+      name: 'ConditionalCheckFailedException',
+    });
+    assert.deepEqual(await get('a'), item);
+    assert.equal(await get('missing'), undefined);
+    // An update reads the item it changes (its condition, its old index entries) and sees the write before it.
+    const updated = await client.send(
+      new UpdateItemCommand({
+        TableName: 'Records',
+        Key: { id: { S: 'a' } },
+        UpdateExpression: 'SET n = n + :one',
+        ConditionExpression: 'n = :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    assert.equal(updated.Attributes?.n?.N, '2');
+    const batch = await client.send(new BatchGetItemCommand({ RequestItems: { Records: { Keys: [{ id: { S: 'a' } }, { id: { S: 'missing' } }] } } }));
+    assert.deepEqual(batch.Responses?.Records, [{ ...item, n: { N: '2' } }]);
+    const deleted = await client.send(new DeleteItemCommand({ TableName: 'Records', Key: { id: { S: 'a' } }, ReturnValues: 'ALL_OLD' }));
+    assert.equal(deleted.Attributes?.n?.N, '2');
+    assert.equal(await get('a'), undefined);
+    assert.equal(calls._get, 0, 'no item read went through the thread pool');
+    assert.ok(calls._getSync >= 8, `every item read was synchronous (${calls._getSync})`);
   } finally {
     await close();
   }
