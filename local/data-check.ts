@@ -243,6 +243,7 @@ async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
   const { bucket, contentKey, objectSize, onboardedKey } = await import('#lib/packages/storage.ts');
   const { PARSED_VNFD_FILE } = await import('#lib/packages/onboarding.ts');
   const { INDEX_FILE } = await import('#lib/packages/content.ts');
+  const { vnfPackageListKeys } = await import('#lib/store/packages.ts');
   const damage: Damage[] = [];
   let start: Record<string, AttributeValue> | undefined;
   do {
@@ -269,14 +270,19 @@ async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
         repair: inUse
           ? undefined
           : async () => {
+              // The package's list index keys move with its states (lib/store/packages.ts).
+              const keys = vnfPackageListKeys({ id, tenantId: item.tenantId?.S, onboardingState: 'CREATED', operationalState: 'DISABLED' });
               await client().send(
                 new UpdateItemCommand({
                   TableName: table,
                   Key: { id: { S: id } },
-                  UpdateExpression: 'SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now',
+                  UpdateExpression:
+                    'SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now, onboardingStateKey = :ok, operationalStateKey = :opk',
                   ExpressionAttributeValues: {
                     ':created': { S: 'CREATED' },
                     ':disabled': { S: 'DISABLED' },
+                    ':ok': { S: String(keys.onboardingStateKey) },
+                    ':opk': { S: String(keys.operationalStateKey) },
                     ':now': { S: new Date().toISOString() },
                     ':problem': {
                       M: {

@@ -14,6 +14,7 @@ import { DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dy
 import { ensureTable, type PrepareItem } from './table-indexes.ts';
 import { opOccListKeys } from '#lib/store/op-occs.ts';
 import { vnfInstanceListKeys } from '#lib/store/vnf-instances.ts';
+import { vnfPackageListKeys } from '#lib/store/packages.ts';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -68,7 +69,11 @@ export interface Runtime {
 }
 
 /** The list index keys a table's records get when a rebuild puts them back (records from before those indexes). */
-const LIST_KEYS: Record<string, PrepareItem> = { VnfInstancesTable: vnfInstanceListKeys, VnfLcmOpOccsTable: opOccListKeys };
+const LIST_KEYS: Record<string, PrepareItem> = {
+  VnfInstancesTable: vnfInstanceListKeys,
+  VnfLcmOpOccsTable: opOccListKeys,
+  VnfPackagesTable: vnfPackageListKeys,
+};
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';

@@ -12,17 +12,25 @@ import { reconcile, recoverDeadExecution, type DeadExecution, type ReconcileOpti
 import { instrumented } from '#lib/metrics.ts';
 import { backfillOpOccListKeys } from '#lib/store/op-occs.ts';
 import { backfillVnfInstanceListKeys } from '#lib/store/vnf-instances.ts';
+import { backfillVnfPackageListKeys } from '#lib/store/packages.ts';
 
 export type RecoveryEvent =
   | EventBridgeEvent<'Step Functions Execution Status Change', DeadExecution>
   | { reconcile: ReconcileOptions }
   | { backfillListKeys: true };
 
-type BackfillReport = { backfilled: { vnfInstances: number; vnfLcmOpOccs: number } };
+type BackfillReport = { backfilled: { vnfInstances: number; vnfLcmOpOccs: number; vnfPackages: number } };
 
 const handle = async (event: RecoveryEvent): Promise<{ result: string } | ReconcileReport | BackfillReport> => {
   if ('reconcile' in event) return reconcile(recoveryDeps(), event.reconcile);
-  if ('backfillListKeys' in event) return { backfilled: { vnfInstances: await backfillVnfInstanceListKeys(), vnfLcmOpOccs: await backfillOpOccListKeys() } };
+  if ('backfillListKeys' in event)
+    return {
+      backfilled: {
+        vnfInstances: await backfillVnfInstanceListKeys(),
+        vnfLcmOpOccs: await backfillOpOccListKeys(),
+        vnfPackages: await backfillVnfPackageListKeys(),
+      },
+    };
   return { result: await recoverDeadExecution(recoveryDeps(), event.detail) };
 };
 

@@ -15,6 +15,7 @@ import { identifier, instanceMatches, nonEmpty, vnfInstanceSubscriptionFilter } 
 import type { Page, TenantScope } from '#lib/store/dynamo.ts';
 import type { NotificationOutbox, OutboxEntry } from '#lib/store/outbox.ts';
 import type { OperationalState, PackageChange, UsageState, VnfPackageRecord, VnfPackageStore } from '#lib/store/packages.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoSubscriptionStore, type SubscriptionStore } from '#lib/store/subscriptions.ts';
 
 export const PKGM_NOTIFICATION_TYPES = ['VnfPackageOnboardingNotification', 'VnfPackageChangeNotification'] as const;
@@ -234,8 +235,8 @@ export class NotifyingPackageStore implements VnfPackageStore {
     return this.inner.findByVnfdId(vnfdId);
   }
 
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>> {
-    return this.inner.listPage(scope, limit, after);
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfPackageRecord>> {
+    return this.inner.listPage(scope, limit, after, plan);
   }
 
   acquireUse(id: string): Promise<VnfPackageRecord | undefined> {

@@ -8,7 +8,7 @@ import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
 import { mergePatch } from '#lib/sol/merge-patch.ts';
-import { packageListKey, type OnboardingState, type VnfPackageRecord } from '#lib/store/packages.ts';
+import { packageListKey, VNF_PACKAGE_LIST_INDEXES, type OnboardingState, type VnfPackageRecord } from '#lib/store/packages.ts';
 import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import { quotaExceeded, storageLimitsFromEnv, tenantStoredBytes } from './limits.ts';
@@ -80,7 +80,8 @@ export function listPackages(deps: CoreDeps, caller: Caller, version: 1 | 2, bas
       defaultExcluded: VNF_PKG_DEFAULT_EXCLUDED,
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
-      fetch: (scope, limit, after) => deps.packages.listPage(scope, limit, after),
+      indexes: VNF_PACKAGE_LIST_INDEXES,
+      fetch: (scope, limit, after, plan) => deps.packages.listPage(scope, limit, after, plan),
       render: (record) => renderVnfPkgInfo(record, version, baseUrl),
       keyOf: packageListKey,
     },

@@ -158,6 +158,13 @@ export interface ListIndex {
    * queries. One of few values (a state, a product) needs the shards.
    */
   shards?: number;
+  /**
+   * The sort key's value when the store derives it rather than keeping it in the record (a sharded
+   * index only): written with the index's partition key, and by the back-fill. It must be unique
+   * per record (a page resumes after the last sort key shown) and follow from attributes that
+   * never change.
+   */
+  sortKeyOf?: (record: { id: string; [attribute: string]: unknown }) => string | undefined;
 }
 
 /** Partitions per tenant and value of a sharded index (README "Architecture": why, and what it limits). */
@@ -212,17 +219,30 @@ export function shardedKeyChanges(
   return out;
 }
 
-/** A new record with its sharded index keys. */
+/** The sort keys the store derives (ListIndex sortKeyOf) that `record` lacks. */
+function derivedSortKeys(indexes: readonly ListIndex[], record: { id: string; [attribute: string]: unknown }): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const index of indexes) {
+    if (!index.sharded || !index.sortKeyOf || record[index.sortKey] !== undefined) continue;
+    const value = index.sortKeyOf(record);
+    if (value !== undefined) keys[index.sortKey] = value;
+  }
+  return keys;
+}
+
+/** A new record with its sharded index keys (and the sort keys the store derives). */
 export function withShardedKeys<T extends { id: string; tenantId: string }>(indexes: readonly ListIndex[], record: T): T {
-  const keys = shardedKeyChanges(indexes, record, record as unknown as Record<string, unknown>);
-  return Object.keys(keys.set).length ? { ...record, ...keys.set } : record;
+  const fields = record as unknown as Record<string, unknown> & { id: string };
+  const keys = { ...shardedKeyChanges(indexes, record, fields).set, ...derivedSortKeys(indexes, fields) };
+  return Object.keys(keys).length ? { ...record, ...keys } : record;
 }
 
 /**
  * Writes the tenant-scoped list index keys of the records written before those indexes existed
- * (once, after an upgrade; a second run finds none): a Scan, then for each record missing a key, a
- * write of it conditional on the attributes it derives from being still as read, so a record changed
- * meanwhile (whose own write set its keys) is left alone. Answers how many records it wrote.
+ * (once, after an upgrade; a second run finds none): a Scan, then for each record missing a key (or
+ * a derived sort key), a write of it conditional on the record still existing and the attributes
+ * its keys derive from being still as read, so a record changed meanwhile (whose own write set its
+ * keys) is left alone. Answers how many records it wrote.
  */
 export async function backfillShardedKeys(table: string, indexes: readonly ListIndex[]): Promise<number> {
   const sharded = indexes.filter((index) => index.sharded);
@@ -231,25 +251,33 @@ export async function backfillShardedKeys(table: string, indexes: readonly ListI
   do {
     const page = await documentClient().send(new ScanCommand({ TableName: table, FilterExpression: 'attribute_exists(tenantId)', ExclusiveStartKey: start }));
     for (const item of (page.Items ?? []) as Array<Record<string, unknown> & { id: string; tenantId: string }>) {
-      const keys = withShardedKeys(sharded, item);
-      const missing = sharded.filter((index) => keys[index.partitionKey as keyof typeof keys] !== item[index.partitionKey]);
-      if (missing.length === 0) continue;
+      const keys = withShardedKeys(sharded, item) as Record<string, unknown>;
+      const missing = sharded.filter((index) => keys[index.partitionKey] !== item[index.partitionKey]);
+      const sortKeys = Object.keys(derivedSortKeys(sharded, item));
+      if (missing.length === 0 && sortKeys.length === 0) continue;
       const names: Record<string, string> = {};
       const values: Record<string, unknown> = {};
       const sets = missing.map((index, i) => {
         names[`#k${i}`] = index.partitionKey;
         names[`#a${i}`] = attributeOf(index);
-        values[`:k${i}`] = keys[index.partitionKey as keyof typeof keys];
+        values[`:k${i}`] = keys[index.partitionKey];
         values[`:a${i}`] = item[attributeOf(index)];
         return `#k${i} = :k${i}`;
       });
+      sortKeys.forEach((name, i) => {
+        names[`#d${i}`] = name;
+        values[`:d${i}`] = keys[name];
+        sets.push(`#d${i} = :d${i}`);
+      });
+      // A derived sort key follows from attributes that never change: the record need only still exist.
+      const conditions = ['attribute_exists(id)', ...missing.map((_, i) => `#a${i} = :a${i}`)];
       const held = await conditionHeld(() =>
         documentClient().send(
           new UpdateCommand({
             TableName: table,
             Key: { id: item.id },
             UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: missing.map((_, i) => `#a${i} = :a${i}`).join(' AND '),
+            ConditionExpression: conditions.join(' AND '),
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
           }),

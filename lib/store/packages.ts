@@ -3,7 +3,21 @@
 // cannot leave it half-changed; usage by VNF instances is a counter guarded by the package state.
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProblemDetailsRecord } from '#lib/sol/model.ts';
-import { allItems, conditionHeld, documentClient, ifConditionHeld, requiredEnv, updateExpression, type Page, type TenantScope } from './dynamo.ts';
+import type { ListPlan } from '#lib/sol/plan.ts';
+import {
+  allItems,
+  conditionHeld,
+  documentClient,
+  ifConditionHeld,
+  listIndexesByAttribute,
+  requiredEnv,
+  shardedKeyTools,
+  tenantPage,
+  updateExpression,
+  type ListIndex,
+  type Page,
+  type TenantScope,
+} from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export type OnboardingState = 'CREATED' | 'UPLOADING' | 'PROCESSING' | 'ONBOARDED' | 'ERROR';
@@ -63,7 +77,8 @@ export interface VnfPackageStore {
   put(record: VnfPackageRecord): Promise<void>;
   get(id: string): Promise<VnfPackageRecord | undefined>;
   findByVnfdId(vnfdId: string): Promise<VnfPackageRecord[]>;
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<VnfPackageRecord>>;
+  /** A page in creation order of the scope's packages, or of those `plan` pins through one of VNF_PACKAGE_LIST_INDEXES. */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfPackageRecord>>;
   /** Applies the change if the package is in the given states; returns the new record or undefined. */
   change(id: string, change: PackageChange): Promise<VnfPackageRecord | undefined>;
   /** Deletes the package if it is DISABLED and NOT_IN_USE; false when the condition failed. */
@@ -76,15 +91,68 @@ export interface VnfPackageStore {
   listOnboarding(): Promise<VnfPackageRecord[]>;
 }
 
-export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdAt: r.createdAt });
+/** A package's place in the list order of its tenant's indexes: creation time, then id (unique, unlike the time alone). */
+const createdSeqOf = (record: { id: string; createdAt?: unknown }): string | undefined =>
+  typeof record.createdAt === 'string' ? `${record.createdAt}#${record.id}` : undefined;
+
+/**
+ * The indexes a package list can read through (lib/sol/plan.ts), by the attribute they pin:
+ * tenant-scoped, KEYS_ONLY, keyed by derived attributes `<tenant>#<value>#<shard>` (lib/store/dynamo.ts
+ * ListIndex) that `put` writes and `change` moves, in creation order (`createdSeq`, derived from
+ * the creation time and id). One shard each: packages are onboarded a few at a time, so one
+ * tenant's packages of one VNFD or state are no hot partition, and a filtered list is one query.
+ */
+const LIST_INDEXES: readonly ListIndex[] = [
+  // Most selective first: the planner reads through the first one a filter pins.
+  { name: 'byVnfdKey', attribute: 'vnfdId', partitionKey: 'vnfdIdKey', sortKey: 'createdSeq', sharded: true, shards: 1, sortKeyOf: createdSeqOf },
+  {
+    name: 'byOnboardingState',
+    attribute: 'onboardingState',
+    partitionKey: 'onboardingStateKey',
+    sortKey: 'createdSeq',
+    sharded: true,
+    shards: 1,
+    sortKeyOf: createdSeqOf,
+  },
+  {
+    name: 'byOperationalState',
+    attribute: 'operationalState',
+    partitionKey: 'operationalStateKey',
+    sortKey: 'createdSeq',
+    sharded: true,
+    shards: 1,
+    sortKeyOf: createdSeqOf,
+  },
+];
+export const VNF_PACKAGE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+
+/** Records with their list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
+const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_PACKAGES_TABLE');
+export const vnfPackageListKeys = KEY_TOOLS.keysOf;
+export const backfillVnfPackageListKeys = KEY_TOOLS.backfill;
+
+/** A list marker's key: the tenant index's (id, tenantId, createdAt), and the list indexes' sort key. */
+export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({
+  id: r.id,
+  tenantId: r.tenantId,
+  createdAt: r.createdAt,
+  createdSeq: createdSeqOf(r) as string,
+});
 
 export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageRecord> implements VnfPackageStore {
   constructor(table = requiredEnv('VNF_PACKAGES_TABLE')) {
-    super(table);
+    super(table, LIST_INDEXES);
   }
 
   put(record: VnfPackageRecord): Promise<void> {
     return this.create(record);
+  }
+
+  override listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfPackageRecord>> {
+    if (plan?.kind === 'index') return super.listPage(scope, limit, after, plan);
+    // The tenant index's start key is exactly its key attributes (a marker carries the list indexes' sort key too).
+    const start = after && { id: after.id as string, tenantId: after.tenantId as string, createdAt: after.createdAt as string };
+    return tenantPage<VnfPackageRecord>(this.table, scope, limit, start);
   }
 
   listOnboarding(): Promise<VnfPackageRecord[]> {
@@ -133,7 +201,12 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
       values[':us'] = change.from.usageState;
       conditions.push('#us = :us');
     }
-    const parts = updateExpression({ sets: ['revision = if_not_exists(revision, :zero) + :one'], names, values }, change.set ?? {}, change.remove);
+    // A change of state or VNFD moves the package's list index keys in the same write.
+    const keys = await this.shardedKeysOf(id, change.set ?? {}, change.remove ?? []);
+    const parts = updateExpression({ sets: ['revision = if_not_exists(revision, :zero) + :one'], names, values }, { ...change.set, ...keys.set }, [
+      ...(change.remove ?? []),
+      ...keys.remove,
+    ]);
     return this.updatedRecord({
       Key: { id },
       UpdateExpression: parts.expression,

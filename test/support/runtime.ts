@@ -11,6 +11,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import type { VimConnection } from '#lib/vim/driver.ts';
 import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
 import { signingKeyFrom, type SigningKey } from '#lib/auth/token-keys.ts';
+import { vnfPackageListKeys } from '#lib/store/packages.ts';
 import { checkExchange } from './exchange.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -136,17 +137,20 @@ export async function seedPackage(vnfm: LocalVnfm, overrides: Record<string, unk
     createdAt: new Date().toISOString(),
     ...overrides,
   };
-  await documents(vnfm).send(new PutCommand({ TableName: 'VnfPackagesTable', Item: record }));
+  // With its list index keys, as the package store writes them.
+  await documents(vnfm).send(new PutCommand({ TableName: 'VnfPackagesTable', Item: vnfPackageListKeys(record) }));
   return { id: record.id as string, vnfdId: record.vnfdId as string };
 }
 
 export async function setPackageState(vnfm: LocalVnfm, id: string, operationalState: 'ENABLED' | 'DISABLED'): Promise<void> {
+  const { Item } = await documents(vnfm).send(new GetCommand({ TableName: 'VnfPackagesTable', Key: { id }, ConsistentRead: true }));
+  const tenantId = String(Item?.tenantId);
   await documents(vnfm).send(
     new UpdateCommand({
       TableName: 'VnfPackagesTable',
       Key: { id },
-      UpdateExpression: 'SET operationalState = :s',
-      ExpressionAttributeValues: { ':s': operationalState },
+      UpdateExpression: 'SET operationalState = :s, operationalStateKey = :k',
+      ExpressionAttributeValues: { ':s': operationalState, ':k': vnfPackageListKeys({ id, tenantId, operationalState }).operationalStateKey },
     }),
   );
 }

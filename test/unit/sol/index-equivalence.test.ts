@@ -1,11 +1,12 @@
-// A filtered op occ (or VNF instance) list read through an index shows exactly what the same list
-// read the old way (the whole collection in scope, filtered) shows, in the same order, on the local
-// DynamoDB with the template's tables: random records of several tenants, random filters that pin
-// an indexed attribute (an instance, a state, an operation; a VNFD, a name, a product, a provider,
-// an instantiation state) by eq or by in with several values, plus random further conditions,
-// random page sizes followed marker after marker (so a skipped or repeated item would show), and
-// again after writes that move records between index keys. A marker issued by one way of reading
-// is refused by the other.
+// A filtered op occ (or VNF instance, alarm, VNF package) list read through an index shows exactly
+// what the same list read the old way (the whole collection in scope, filtered) shows, in the same
+// order, on the local DynamoDB with the template's tables: random records of several tenants,
+// random filters that pin an indexed attribute (an instance, a state, an operation; a VNFD, a name,
+// a product, a provider, an instantiation state; a package's VNFD, onboarding or operational
+// state) by eq or by in with several values, plus random further conditions, random page sizes
+// followed marker after marker (so a skipped or repeated item would show), and again after writes
+// that move records between index keys. A marker issued by one way of reading is refused by the
+// other.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -33,6 +34,15 @@ import {
   vnfInstanceListKey,
   type VnfInstanceStore,
 } from '#lib/store/vnf-instances.ts';
+import { listPackages } from '#lib/packages/service.ts';
+import { renderVnfPkgInfo } from '#lib/packages/model.ts';
+import {
+  backfillVnfPackageListKeys,
+  DynamoVnfPackageStore,
+  VNF_PACKAGE_LIST_INDEXES,
+  type OnboardingState,
+  type VnfPackageRecord,
+} from '#lib/store/packages.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 
 const BASE = 'http://vnfm.test';
@@ -119,7 +129,7 @@ async function everyPage(filter: string, list: (query: string, pageSize: number)
 
 let stop: () => Promise<void>;
 before(async () => {
-  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable']);
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable', 'VnfPackagesTable']);
 });
 after(() => stop());
 
@@ -455,5 +465,116 @@ describe('alarm lists read through the instance index', () => {
       matched += viaIndex.length;
     }
     assert.ok(matched > 20, `the filters matched something (${matched} alarms)`);
+  });
+});
+
+describe('VNF package lists read through their indexes', () => {
+  const ONBOARDING: OnboardingState[] = ['CREATED', 'UPLOADING', 'PROCESSING', 'ONBOARDED', 'ERROR'];
+  const OPERATIONAL = ['ENABLED', 'DISABLED'] as const;
+  const packages: VnfPackageRecord[] = Array.from({ length: 120 }, (_, n) => {
+    const onboardingState = pick(ONBOARDING);
+    const onboarded = onboardingState === 'ONBOARDED';
+    return {
+      id: `pkg-${String(n).padStart(4, '0')}-${Math.floor(random() * 1e6)}`,
+      tenantId: pick(TENANTS),
+      // Shared creation times: the list order is then decided by the id.
+      createdAt: pick(startTimes),
+      onboardingState,
+      operationalState: onboarded ? pick(OPERATIONAL) : 'DISABLED',
+      usageState: pick(['IN_USE', 'NOT_IN_USE']),
+      ...(onboarded && { vnfdId: pick(VNFDS), vnfProvider: pick(PROVIDERS), vnfProductName: pick(['fw', 'lb']) }),
+      revision: 1,
+    } as VnfPackageRecord;
+  });
+  const residuals = [
+    () => `(eq,usageState,${pick(['IN_USE', 'NOT_IN_USE'])})`,
+    () => `(neq,vnfProductName,${pick(['fw', 'lb'])})`,
+    () => `(cont,id,${between(0, 9)})`,
+    () => `(eq,operationalState,${pick(OPERATIONAL)})`,
+  ];
+  const randomPackageFilter = () => {
+    const pinned = pick([
+      () => pin('vnfdId', () => (random() < 0.1 ? 'vnfd-none' : pick(VNFDS))),
+      () => pin('onboardingState', () => pick(ONBOARDING)),
+      () => pin('operationalState', () => pick(OPERATIONAL)),
+    ])();
+    const parts = Array.from({ length: between(0, 2) }, () => pick(residuals)());
+    parts.splice(between(0, parts.length), 0, pinned);
+    return parts.join(';');
+  };
+  const seq = (record: VnfPackageRecord) => `${record.createdAt}#${record.id}`;
+  const expected = (scope: TenantScope, filter: string) =>
+    packages
+      .filter((r) => (scope === ALL_TENANTS || r.tenantId === scope) && matchesFilter(parseFilter(filter), renderVnfPkgInfo(r, 2, BASE)))
+      .sort((a, b) => (seq(a) < seq(b) ? -1 : 1))
+      .map((r) => r.id);
+
+  let store: DynamoVnfPackageStore;
+  const plans: ListPlan['kind'][] = [];
+  const deps = () => ({ packages: notingPlans((...args) => store.listPage(...args), plans) }) as unknown as CoreDeps;
+
+  before(async () => {
+    store = new DynamoVnfPackageStore('VnfPackagesTable');
+    for (const record of packages) await store.put(record);
+  });
+
+  /** A third of the packages are onboarded, enabled or disabled, as onboarding and PATCH change them (their keys move). */
+  async function changeSomePackages(): Promise<void> {
+    for (const record of packages.filter((_, n) => n % 3 === 0)) {
+      const set =
+        record.onboardingState === 'ONBOARDED'
+          ? { operationalState: record.operationalState === 'ENABLED' ? 'DISABLED' : 'ENABLED' }
+          : { onboardingState: 'ONBOARDED', operationalState: 'ENABLED', vnfdId: pick(VNFDS) };
+      const changed = await store.change(record.id, { from: { onboardingState: [record.onboardingState] }, set });
+      assert.ok(changed, record.id);
+      Object.assign(record, set);
+    }
+  }
+
+  it("shows a tenant exactly its scan's packages in the same order, and an admin every tenant's, page after page", async () => {
+    let matched = 0;
+    for (let round = 0; round < 60; round++) {
+      if (round === 30) await changeSomePackages();
+      const scope = round % 5 === 4 ? ALL_TENANTS : pick(TENANTS);
+      const filter = randomPackageFilter();
+      plans.length = 0;
+      const viaIndex = await everyPage(filter, (query, pageSize) => listPackages(deps(), callerOf(scope), 2, BASE, query, pageSize));
+      const planned = planListing(parseFilter(filter), VNF_PACKAGE_LIST_INDEXES, { allTenants: scope === ALL_TENANTS }).kind;
+      assert.deepEqual(new Set(plans), new Set([planned]), filter);
+      // Every package index is tenant-scoped: a tenant's list reads through one, an admin's scans.
+      assert.equal(planned, scope === ALL_TENANTS ? 'scan' : 'index', filter);
+      if (planned === 'index') assert.deepEqual(viaIndex, expected(scope, filter), `${String(scope)} ${filter}`);
+      else assert.deepEqual([...viaIndex].sort(), expected(scope, filter).sort(), `${String(scope)} ${filter}`);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 50, `the filters matched something (${matched} packages)`);
+  });
+
+  it('lists packages written before the indexes once their keys are back-filled, and a second back-fill writes none', async () => {
+    const old = Array.from({ length: 6 }, (_, n) => ({
+      ...(packages[0] as VnfPackageRecord),
+      id: `old-pkg-${n}`,
+      tenantId: 'tenant-old',
+      createdAt: `2026-12-01T00:00:0${n}.000Z`,
+      onboardingState: 'ONBOARDED',
+      operationalState: n % 2 ? 'ENABLED' : 'DISABLED',
+      vnfdId: 'vnfd-old',
+    }));
+    for (const record of old) await documentClient().send(new PutCommand({ TableName: 'VnfPackagesTable', Item: record }));
+    const ofVnfd = async () =>
+      (
+        await listPackages(
+          { packages: store } as unknown as CoreDeps,
+          { tenantId: 'tenant-old' },
+          2,
+          BASE,
+          new URLSearchParams({ filter: '(eq,vnfdId,vnfd-old);(eq,operationalState,ENABLED)' }).toString(),
+          100,
+        )
+      ).items.map((item) => item.id);
+    assert.deepEqual(await ofVnfd(), [], 'not in the index before the back-fill');
+    assert.equal(await backfillVnfPackageListKeys('VnfPackagesTable'), 6);
+    assert.deepEqual(await ofVnfd(), ['old-pkg-1', 'old-pkg-3', 'old-pkg-5']);
+    assert.equal(await backfillVnfPackageListKeys('VnfPackagesTable'), 0);
   });
 });
