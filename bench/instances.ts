@@ -6,13 +6,14 @@
 // Tacker's figure. The DynamoDB read units of one page are those the store's own queries consume
 // (ReturnConsumedCapacity on the same calls, made from this process against the runtime's tables).
 // The last line printed is one JSON object with the headline figures.
-import { benchOpOcc } from './list-filters.ts';
+import { benchInstance, benchOpOcc } from './list-filters.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
 import { listVnfInstances } from '#lib/lcm/vnf-instances.ts';
 import { documentClient } from '#lib/store/dynamo.ts';
 import { DynamoVnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
+import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { createLocalClient } from '../local/oauth2.ts';
 import { adminCredentials, client, seedPackage, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
@@ -46,6 +47,91 @@ async function seedOpOccs(instanceIds: string[], watched: string): Promise<void>
       }
     }),
   );
+}
+
+/**
+ * An INSTANTIATED instance as an OpenStack instantiate leaves it (~8 KB as DynamoDB JSON): four VNFCs
+ * with two connection points each, external and internal virtual links, the VIM connection, the
+ * stack and what the health sweep watches.
+ */
+function instantiatedInstance(n: number, tenantId: string, vnfdId: string): VnfInstanceRecord {
+  const createdAt = new Date(Date.UTC(2026, 11, 1) + n * 1000).toISOString();
+  const id = `fleet-vnf-${String(n).padStart(6, '0')}`;
+  const vnfcs = [0, 1, 2, 3].map((j) => ({
+    id: `${id}-vnfc-${j}`,
+    vduId: 'VDU1',
+    computeResource: { vimConnectionId: 'vim-1', resourceId: `${id}-server-${j}`, vimLevelResourceType: 'OS::Nova::Server' },
+    storageResourceIds: [],
+    vnfcCpInfo: [0, 1].map((k) => ({
+      id: `${id}-cp-${j}-${k}`,
+      cpdId: `CP${k}`,
+      vnfExtCpId: `ext-${k}`,
+      cpProtocolInfo: [
+        {
+          layerProtocol: 'IP_OVER_ETHERNET',
+          ipOverEthernet: {
+            macAddress: 'fa:16:3e:00:00:01',
+            ipAddresses: [{ type: 'IPV4', addresses: [`10.0.${j}.${k + 5}`], isDynamic: true, subnetId: 'subnet-1' }],
+          },
+        },
+      ],
+    })),
+    metadata: { creation_time: createdAt, stack_id: `stack/${id}` },
+  }));
+  return {
+    ...benchInstance(n, vnfdId),
+    id,
+    tenantId,
+    createdSeq: `${createdAt}#${id}`,
+    vnfPkgId: 'fleet-package',
+    vnfInstanceName: `fleet-${n}`,
+    instantiationState: 'INSTANTIATED',
+    instantiatedVnfInfo: {
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [{ aspectId: 'VDU1_scale', scaleLevel: 1 }],
+      extCpInfo: [0, 1].map((k) => ({
+        id: `ext-${k}`,
+        cpdId: `CP${k}`,
+        cpConfigId: 'c',
+        cpProtocolInfo: [{ layerProtocol: 'IP_OVER_ETHERNET' }],
+        associatedVnfcCpId: `${id}-cp-0-${k}`,
+      })),
+      extVirtualLinkInfo: [
+        {
+          id: 'ext-vl-1',
+          resourceHandle: { vimConnectionId: 'vim-1', resourceId: 'net-1' },
+          currentVnfExtCpData: [{ cpdId: 'CP0', cpConfig: { c: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET' }] } } }],
+        },
+      ],
+      vnfcResourceInfo: vnfcs,
+      vnfVirtualLinkResourceInfo: [
+        {
+          id: 'vl-1',
+          vnfVirtualLinkDescId: 'internalVL1',
+          networkResource: { vimConnectionId: 'vim-1', resourceId: 'net-int-1', vimLevelResourceType: 'OS::Neutron::Net' },
+          vnfLinkPorts: vnfcs.map((vnfc) => ({
+            id: `port-${vnfc.id}`,
+            resourceHandle: { vimConnectionId: 'vim-1', resourceId: `port-${vnfc.id}` },
+            cpInstanceId: `cp-${vnfc.id}`,
+            cpInstanceType: 'VNFC_CP',
+          })),
+        },
+      ],
+      vnfcInfo: vnfcs.map((vnfc) => ({ id: `info-${vnfc.id}`, vduId: 'VDU1', vnfcResourceInfoId: vnfc.id, vnfcState: 'STARTED' })),
+    },
+    vimConnectionInfo: {
+      'vim-1': {
+        vimId: 'vim-1',
+        vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+        interfaceInfo: { endpoint: 'http://keystone/identity' },
+        accessInfo: { region: 'RegionOne', project: 'nfv' },
+      },
+    },
+    vimResources: { stackId: `stack/${id}`, stackName: `vnf-${id}` },
+    metadata: { site: 'bench', tier: 'gold' },
+    revision: 7,
+  } as unknown as VnfInstanceRecord;
 }
 
 /** Points this process's store clients at the runtime's DynamoDB, and counts the read units their calls consume. */
@@ -142,6 +228,28 @@ export async function benchInstances(): Promise<void> {
     const opsFailed = await timed(filtered('vnf_lcm_op_occs', '(eq,operationState,FAILED_TEMP)'), MATCHES);
     const opPage = await timed('/vnflcm/v2/vnf_lcm_op_occs', PAGE_SIZE);
 
+    // Another tenant's fleet of INSTANTIATED instances, as instantiates leave them: a list page
+    // leaves their instantiatedVnfInfo out by default (and reads only what it shows), all_fields not.
+    const fleetStore = new DynamoVnfInstanceStore('VnfInstancesTable');
+    for (let i = 0; i < PAGE_SIZE + 1; i += 1) await fleetStore.create(instantiatedInstance(i, 'fleet', pkg.vnfdId));
+    const operator = client(vnfm, {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'fleet', scopes: ['vnflcm:read'] }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    });
+    const timedAs = async (path: string): Promise<number[]> => {
+      const times: number[] = [];
+      for (let i = 0; i < LIST_SAMPLES; i += 1) {
+        const started = performance.now();
+        const reply = await operator('GET', path);
+        times.push(performance.now() - started);
+        if (reply.status !== 200 || (reply.body as unknown[]).length !== PAGE_SIZE)
+          throw new Error(`${path} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+      }
+      return times;
+    };
+    const fleetPage = await timedAs('/vnflcm/v2/vnf_instances');
+    const fleetAllFields = await timedAs('/vnflcm/v2/vnf_instances?all_fields');
+
     // Read units of one page, as the store's queries consume them (the same lister, run here).
     const deps = { instances: new DynamoVnfInstanceStore('VnfInstancesTable'), opOccs: new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable') } as unknown as CoreDeps;
     const tenant = { tenantId: 'default' };
@@ -158,6 +266,7 @@ export async function benchInstances(): Promise<void> {
       opOccsOfInstance: await unitsOf(() => listOpOccs(deps, tenant, 2, vnfm.url, q(`(eq,vnfInstanceId,${watchedInstance})`), PAGE_SIZE)),
       opOccsFailed: await unitsOf(() => listOpOccs(deps, tenant, 2, vnfm.url, q('(eq,operationState,FAILED_TEMP)'), PAGE_SIZE)),
       unindexed: await unitsOf(() => listVnfInstances(deps, tenant, 2, vnfm.url, q('(cont,vnfInstanceName,no-such)'), PAGE_SIZE)),
+      fleetPage: await unitsOf(() => listVnfInstances(deps, { tenantId: 'fleet' }, 2, vnfm.url, q(), PAGE_SIZE)),
     };
     documentClient().destroy();
     // Read last, after every list above (the whole-collection read included): the peak is the process's since its start.
@@ -172,6 +281,7 @@ export async function benchInstances(): Promise<void> {
       filteredPageP50Ms: Number(p50(byName).toFixed(2)),
       filteredNoMatchP50Ms: Number(p50(byNameNone).toFixed(2)),
       rssMiB: Math.round(memory.now),
+      instantiatedPageP50Ms: Number(p50(fleetPage).toFixed(2)),
     };
     const line = (label: string, figures: string, target: string) => console.log(`${label.padEnd(58)} ${figures.padEnd(40)} ${target}`);
     console.log(
@@ -207,6 +317,12 @@ export async function benchInstances(): Promise<void> {
     line(`GET /vnf_lcm_op_occs (eq,vnfInstanceId,X) ${MATCHES} match`, summary(opsOfInstance), `${units.opOccsOfInstance} RCU`);
     line(`GET /vnf_lcm_op_occs (eq,operationState,FAILED_TEMP) ${MATCHES}`, summary(opsFailed), `${units.opOccsFailed} RCU`);
     line('GET /vnf_lcm_op_occs first page', summary(opPage), '');
+    line(
+      `GET /vnf_instances first page, ${PAGE_SIZE} INSTANTIATED (~8 KB each)`,
+      summary(fleetPage),
+      `reads only what the page shows; ${units.fleetPage} RCU (DynamoDB counts whole items)`,
+    );
+    line(`GET /vnf_instances?all_fields, ${PAGE_SIZE} INSTANTIATED`, summary(fleetAllFields), 'whole records');
     line('GET /vnf_instances (cont,vnfInstanceName,X): no index', '(not timed)', `${units.unindexed} RCU: the whole collection`);
     line(
       `runtime RSS at ${INSTANCES} instances and op occs`,

@@ -33,7 +33,8 @@ export function benchOpOcc(n: number, vnfInstanceId: string, operationState: str
   };
 }
 
-function instance(n: number, vnfdId: string): Record<string, unknown> {
+/** A NOT_INSTANTIATED instance of the default tenant, as written straight to the table. */
+export function benchInstance(n: number, vnfdId: string): Record<string, unknown> {
   const createdAt = new Date(Date.UTC(2026, 11, 1) + n * 1000).toISOString();
   const id = `bench-vnf-${String(n).padStart(6, '0')}`;
   return {
@@ -64,7 +65,7 @@ export async function benchListFilters(): Promise<void> {
     const watched = (n: number, other: string) => (n % Math.floor(OP_OCCS / MATCHES) === 0 ? 'watched' : `${other}-${Math.floor(n / MATCHES)}`);
     const tables = {
       VnfLcmOpOccsTable: Array.from({ length: OP_OCCS }, (_, n) => benchOpOcc(n, watched(n, 'instance'), n % 7 === 0 ? 'FAILED_TEMP' : 'COMPLETED')),
-      VnfInstancesTable: Array.from({ length: OP_OCCS }, (_, n) => instance(n, watched(n, 'vnfd'))),
+      VnfInstancesTable: Array.from({ length: OP_OCCS }, (_, n) => benchInstance(n, watched(n, 'vnfd'))),
     };
     for (const [table, items] of Object.entries(tables)) {
       for (let i = 0; i < items.length; i += 25) {

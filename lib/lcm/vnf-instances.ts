@@ -159,7 +159,9 @@ export function listVnfInstances(
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
       indexes: VNF_INSTANCE_LIST_INDEXES,
-      fetch: (scope, limit, after, plan) => deps.instances.listPage(scope, limit, after, plan),
+      // The list keys, and the state the links follow.
+      readAlways: ['id', 'tenantId', 'createdSeq', 'instantiationState'],
+      fetch: (scope, limit, after, plan, read) => deps.instances.listPage(scope, limit, after, plan, read),
       render: (record) => renderVnfInstance(record, version, baseUrl),
       keyOf: vnfInstanceListKey,
     },

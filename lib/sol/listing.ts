@@ -4,7 +4,7 @@
 // cannot be probed through a filter.
 import { BadRequestError } from '#lib/sol/errors.ts';
 import { matchesFilter, parseFilter, type Filter } from '#lib/sol/filter.ts';
-import { applySelectors, parseSelectors } from '#lib/sol/selectors.ts';
+import { applySelectors, parseSelectors, type Selectors } from '#lib/sol/selectors.ts';
 import { decodeMarker, encodeMarker, MARKER_PARAMETER } from '#lib/sol/paging.ts';
 import { pagingKey } from '#lib/secrets/paging-key.ts';
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
@@ -20,8 +20,23 @@ export interface CollectionSpec<R> {
   scope: TenantScope;
   /** Attributes (as the API shows them) the store can read through an index; a filter pinning one to some values reads just those records. */
   indexes?: ListIndexes;
-  /** A page in list order; `plan` says whether to read the whole scope or one index key (always a scan without `indexes`). */
-  fetch(scope: TenantScope, limit: number, after: Record<string, string | number> | undefined, plan: ListPlan): Promise<Page<R>>;
+  /**
+   * The stored attributes (or dotted paths in them) `render` and `keyOf` read besides the
+   * representation's own attributes: the list keys, and what its links follow from. Given, a page
+   * reads only the attributes it shows or filters on, and these (`fetch`'s `read`); absent, whole records.
+   */
+  readAlways?: readonly string[];
+  /**
+   * A page in list order; `plan` says whether to read the whole scope or one index key (always a
+   * scan without `indexes`); `read`, when given, the only attributes the page needs of each record.
+   */
+  fetch(
+    scope: TenantScope,
+    limit: number,
+    after: Record<string, string | number> | undefined,
+    plan: ListPlan,
+    read: readonly string[] | undefined,
+  ): Promise<Page<R>>;
   render(record: R): Record<string, unknown>;
   keyOf(record: R): Record<string, string>;
 }
@@ -40,6 +55,27 @@ const FILTERED_CHUNK = 500;
  * admin's all-tenant list) fails its signature check (400) in any other scope, so it can neither
  * resume a list it was not issued for nor hand a tenant's index a start key of another tenant.
  */
+/**
+ * The stored attributes a page needs (CollectionSpec readAlways): the representation's attributes
+ * but those the selectors leave out whole (SOL003's default exclusions not asked for by `fields`,
+ * or `exclude_fields` of a whole attribute), unless the filter looks at them; undefined when that
+ * is every attribute (whole records are read).
+ */
+function attributesRead<R>(spec: CollectionSpec<R>, selectors: Selectors, filter: Filter | undefined): string[] | undefined {
+  if (spec.readAlways === undefined) return undefined;
+  const left = new Set<string>();
+  if (selectors.kind === 'exclude_default') {
+    const asked = new Set(selectors.fields.map((path) => path[0]));
+    for (const path of spec.defaultExcluded) if (!path.includes('/') && !asked.has(path)) left.add(path);
+  } else if (selectors.kind === 'exclude_fields') {
+    for (const path of selectors.excludeFields) if (path.length === 1) left.add(path[0] as string);
+  }
+  for (const attribute of spec.alwaysIncluded) left.delete(attribute);
+  for (const expression of filter?.expressions ?? []) left.delete(expression.path[0] as string);
+  if (left.size === 0) return undefined;
+  return [...new Set([...spec.attributes.filter((attribute) => !left.has(attribute)), ...spec.readAlways])];
+}
+
 async function markerKey(resource: string, scope: TenantScope): Promise<string> {
   return `${await pagingKey()}\n${resource}\n${scope === ALL_TENANTS ? '*all tenants*' : `tenant:${scope}`}`;
 }
@@ -79,6 +115,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   const selectors = parseSelectors(params, { attributes: spec.attributes });
   const query = new URLSearchParams([...params].filter(([name]) => name !== MARKER_PARAMETER)).toString();
   const plan = planListing(filter, spec.indexes ?? {}, { allTenants: spec.scope === ALL_TENANTS });
+  const read = attributesRead(spec, selectors, filter);
   const index = planIndex(plan);
   // The plan follows from the query the marker carries, so this differs only for a marker issued
   // before the resource's indexes changed: its start key belongs to another index.
@@ -93,7 +130,7 @@ export async function listCollection<R>(spec: CollectionSpec<R>, rawQuery: strin
   // An index read finds only candidates for its key, most often matches: its first read asks for a page's worth.
   let chunk = filter && plan.kind === 'scan' ? FILTERED_CHUNK : pageSize + 1;
   for (;;) {
-    const page = await spec.fetch(spec.scope, chunk, after, plan);
+    const page = await spec.fetch(spec.scope, chunk, after, plan, read);
     for (const record of page.items) {
       const representation = spec.render(record);
       if (filter && !matchesFilter(filter, representation)) continue;

@@ -16,7 +16,7 @@ import {
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { tracedClient } from '#lib/tracing.ts';
-import type { ListIndexes } from '#lib/sol/plan.ts';
+import type { ListIndexes, ListPlan } from '#lib/sol/plan.ts';
 
 // The scope and page types are the API's (SOL013 paging); the stores speak them.
 export { ALL_TENANTS, type Page, type TenantScope };
@@ -108,12 +108,60 @@ export function updateExpression(
 }
 
 /**
+ * A store's list page: in list order, of the scope's records or of those `plan` pins through one of
+ * the store's list indexes; `read`, when given, only these attributes of each (lib/sol/listing.ts).
+ */
+export type ListPage<R> = (
+  scope: TenantScope,
+  limit: number,
+  after?: Record<string, string | number>,
+  plan?: ListPlan,
+  read?: readonly string[],
+) => Promise<Page<R>>;
+
+/**
+ * A ProjectionExpression of the attributes (top-level names, or dotted document paths) a list page
+ * reads, with its name placeholders (`#p0`...), always with `id` and `tenantId` (and `also`, such as
+ * an index's sort key, which a page resumes after); nothing when `read` is undefined (whole items).
+ */
+export function projection(
+  read: readonly string[] | undefined,
+  also: readonly string[] = [],
+): { ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> } {
+  if (read === undefined) return {};
+  const names: Record<string, string> = {};
+  const placeholders = new Map<string, string>();
+  const paths = [...new Set(['id', 'tenantId', ...also, ...read])].map((path) =>
+    path
+      .split('.')
+      .map((name) => {
+        let placeholder = placeholders.get(name);
+        if (placeholder === undefined) {
+          placeholder = `#p${placeholders.size}`;
+          placeholders.set(name, placeholder);
+          names[placeholder] = name;
+        }
+        return placeholder;
+      })
+      .join('.'),
+  );
+  return { ProjectionExpression: paths.join(', '), ExpressionAttributeNames: names };
+}
+
+/**
  * One page of a tenant's records from a table's `byTenant` index, in its sort-key order; for
  * ALL_TENANTS, one page of a Scan of the table (in no particular order) of the records that have a
  * tenant (marker items have none). `after` may be a key of either shape (the record's id, tenant
- * and index sort key, as list markers carry): a Scan resumes after its `id`.
+ * and index sort key, as list markers carry): a Scan resumes after its `id`. `read`: only these
+ * attributes of each record (projection).
  */
-export async function tenantPage<T>(table: string, scope: TenantScope, limit: number, after?: Record<string, string | number>): Promise<Page<T>> {
+export async function tenantPage<T>(
+  table: string,
+  scope: TenantScope,
+  limit: number,
+  after?: Record<string, string | number>,
+  read?: readonly string[],
+): Promise<Page<T>> {
   const out =
     scope === ALL_TENANTS
       ? await documentClient().send(
@@ -122,6 +170,7 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
             FilterExpression: 'attribute_exists(tenantId)',
             Limit: limit,
             ExclusiveStartKey: after && { id: after.id },
+            ...projection(read),
           }),
         )
       : await documentClient().send(
@@ -132,6 +181,7 @@ export async function tenantPage<T>(table: string, scope: TenantScope, limit: nu
             ExpressionAttributeValues: { ':t': scope },
             Limit: limit,
             ExclusiveStartKey: after,
+            ...projection(read),
           }),
         );
   return { items: (out.Items ?? []) as T[], after: out.LastEvaluatedKey as Page<T>['after'] };
@@ -318,7 +368,8 @@ interface Cursor<T> {
  * scope's tenant (for ALL_TENANTS, of every tenant: only an index keyed by the attribute itself can).
  * Each partition (a value, or a value's shard) is queried from just after `after`'s sort key and the
  * partitions are merged, so a page resumes from the last record shown whichever partition it came
- * from. A page may hold fewer than `limit` records, even none, and still go on.
+ * from. A page may hold fewer than `limit` records, even none, and still go on. `read`: only these
+ * attributes of each record (projection).
  */
 export async function indexPage<T>(
   table: string,
@@ -327,6 +378,7 @@ export async function indexPage<T>(
   scope: TenantScope,
   limit: number,
   after?: Key,
+  read?: readonly string[],
 ): Promise<Page<T>> {
   if (index.sharded && scope === ALL_TENANTS) throw new Error(`${index.name} is tenant-scoped: it cannot list every tenant's records`);
   const partitions = index.sharded
@@ -341,7 +393,9 @@ export async function indexPage<T>(
     values[':after'] = after[index.sortKey];
   }
   if (!index.sharded && scope !== ALL_TENANTS) values[':t'] = scope;
-  const read = async (cursor: Cursor<Record<string, unknown>>) => {
+  // A KEYS_ONLY index holds just the keys; the records are read by id, projected there.
+  const projected = index.sharded ? {} : projection(read, [index.sortKey]);
+  const fill = async (cursor: Cursor<Record<string, unknown>>) => {
     while (!cursor.done && cursor.buffer.length === 0) {
       const out = await documentClient().send(
         new QueryCommand({
@@ -349,7 +403,8 @@ export async function indexPage<T>(
           IndexName: index.name,
           KeyConditionExpression: after === undefined ? '#k = :k' : '#k = :k AND #s > :after',
           ...(!index.sharded && { FilterExpression: scope === ALL_TENANTS ? 'attribute_exists(tenantId)' : 'tenantId = :t' }),
-          ExpressionAttributeNames: names,
+          ...(projected.ProjectionExpression !== undefined && { ProjectionExpression: projected.ProjectionExpression }),
+          ExpressionAttributeNames: { ...names, ...projected.ExpressionAttributeNames },
           ExpressionAttributeValues: { ...values, ':k': cursor.value },
           Limit: each,
           ExclusiveStartKey: cursor.next,
@@ -362,7 +417,7 @@ export async function indexPage<T>(
   };
   const merged: Record<string, unknown>[] = [];
   while (merged.length < limit) {
-    await Promise.all(cursors.map(read));
+    await Promise.all(cursors.map(fill));
     let first: Cursor<Record<string, unknown>> | undefined;
     for (const cursor of cursors) {
       const head = cursor.buffer[0];
@@ -378,7 +433,7 @@ export async function indexPage<T>(
   }
   const more = cursors.some((cursor) => cursor.buffer.length > 0 || !cursor.done);
   const last = merged[merged.length - 1];
-  const items = index.sharded ? await itemsByKeys<T>(table, merged, scope as string) : (merged as T[]);
+  const items = index.sharded ? await itemsByKeys<T>(table, merged, scope as string, read) : (merged as T[]);
   return { items, after: more && last ? { id: last.id as string, [index.sortKey]: last[index.sortKey] as string } : undefined };
 }
 
@@ -386,12 +441,13 @@ export async function indexPage<T>(
  * The records a KEYS_ONLY index read found, read by id (eventually consistent, as the index is) in
  * the order found; one deleted since, or (never expected) of another tenant, is left out.
  */
-async function itemsByKeys<T>(table: string, keys: readonly Record<string, unknown>[], tenantId: string): Promise<T[]> {
+async function itemsByKeys<T>(table: string, keys: readonly Record<string, unknown>[], tenantId: string, read?: readonly string[]): Promise<T[]> {
   const found = new Map<string, Record<string, unknown>>();
+  const projected = projection(read);
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100).map((key) => ({ id: key.id }));
     while (pending?.length) {
-      const out: BatchGetCommandOutput = await documentClient().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      const out: BatchGetCommandOutput = await documentClient().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...projected } } }));
       for (const item of out.Responses?.[table] ?? []) found.set(item.id as string, item);
       pending = out.UnprocessedKeys?.[table]?.Keys;
     }

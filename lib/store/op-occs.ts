@@ -5,8 +5,7 @@
 // just them however long the history grows.
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
-import type { ListPlan } from '#lib/sol/plan.ts';
-import { allItems, listIndexesByAttribute, shardedKeyTools, requiredEnv, updateExpression, type ListIndex, type Page, type TenantScope } from './dynamo.ts';
+import { allItems, listIndexesByAttribute, shardedKeyTools, requiredEnv, updateExpression, type ListIndex, type ListPage } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -21,7 +20,7 @@ export interface VnfLcmOpOccStore {
   create(record: VnfLcmOpOccRecord): Promise<void>;
   get(id: string): Promise<VnfLcmOpOccRecord | undefined>;
   /** A page in start order of the scope's op occs, or of those `plan` pins through one of OP_OCC_LIST_INDEXES. */
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfLcmOpOccRecord>>;
+  listPage: ListPage<VnfLcmOpOccRecord>;
   /** Moves the op occ to `to` if it is in one of `from`; returns the new record, or undefined when it was not. */
   transition(id: string, transition: Transition): Promise<VnfLcmOpOccRecord | undefined>;
   /** Every op occ STARTING, PROCESSING or ROLLING_BACK, of every tenant. */

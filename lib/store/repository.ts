@@ -93,12 +93,16 @@ export class TenantRecordRepository<T extends { id: string }> {
     return getById<T>(this.table, id);
   }
 
-  /** A page of the scope's records in list order, or of those `plan` pins through one of the list indexes. */
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<T>> {
-    if (plan?.kind !== 'index') return tenantPage<T>(this.table, scope, limit, after);
+  /**
+   * A page of the scope's records in list order, or of those `plan` pins through one of the list
+   * indexes; `read`: only these attributes of each (and its keys), as a list page that shows no more
+   * asks (lib/sol/listing.ts).
+   */
+  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan, read?: readonly string[]): Promise<Page<T>> {
+    if (plan?.kind !== 'index') return tenantPage<T>(this.table, scope, limit, after, read);
     const index = this.listIndexes.find((candidate) => candidate.name === plan.index);
     if (index === undefined) throw new Error(`${this.table} has no list index "${plan.index}"`);
-    return indexPage<T>(this.table, index, plan.keyValues, scope, limit, after);
+    return indexPage<T>(this.table, index, plan.keyValues, scope, limit, after, read);
   }
 
   protected updateItem(input: OnTable<UpdateCommandInput>): Promise<UpdateCommandOutput> {

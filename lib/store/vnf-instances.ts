@@ -12,7 +12,6 @@
 // `{"markUnmonitored": true}` event).
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
-import type { ListPlan } from '#lib/sol/plan.ts';
 import {
   allItems,
   conditionHeld,
@@ -23,8 +22,7 @@ import {
   requiredEnv,
   updateExpression,
   type ListIndex,
-  type Page,
-  type TenantScope,
+  type ListPage,
 } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
@@ -50,8 +48,8 @@ export interface VnfInstanceStore {
    */
   create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void>;
   get(id: string): Promise<VnfInstanceRecord | undefined>;
-  /** A page in creation order of the scope's instances, or of those `plan` pins through one of VNF_INSTANCE_LIST_INDEXES. */
-  listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan): Promise<Page<VnfInstanceRecord>>;
+  /** A page in creation order (list indexes: VNF_INSTANCE_LIST_INDEXES). */
+  listPage: ListPage<VnfInstanceRecord>;
   /** True when taken; false when the condition failed (caller reads the record to explain why). */
   acquireLock(id: string, lock: LockRequest): Promise<boolean>;
   releaseLock(id: string, opOccId: string): Promise<void>;

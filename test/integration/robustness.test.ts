@@ -9,6 +9,7 @@ import net from 'node:net';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminCredentials, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { prng } from '../support/prng.ts';
 
 let vnfm: LocalVnfm;
 let apiPort: number;
@@ -185,18 +186,6 @@ describe('hostile requests the issue names', () => {
     assert.equal(restored.status, 200, restored.head);
   });
 });
-
-/** mulberry32: a small seeded PRNG, so the fuzz corpus is the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'BREW', 'G\tET', ''];
 const TARGETS = [

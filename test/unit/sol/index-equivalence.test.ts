@@ -44,22 +44,13 @@ import {
   type VnfPackageRecord,
 } from '#lib/store/packages.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
+import { prng } from '../../support/prng.ts';
 
 const BASE = 'http://vnfm.test';
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'];
 const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'OPERATE'];
 const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'];
 
-/** mulberry32: the same sequence every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(22);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));

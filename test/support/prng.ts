@@ -1,0 +1,12 @@
+// mulberry32: a small seeded pseudo-random number generator, so that a test's random data, filters
+// or fuzz corpus are the same on every run (and a failure can be replayed).
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
