@@ -92,7 +92,8 @@ function newInstanceRecord(deps: CoreDeps, caller: Caller, request: CreateVnfReq
 /**
  * Creates an instance of the package the tenant's last instance of this VNFD was created from, if
  * that package can still be taken into use (its instance count up): taking it is the conditional
- * write that checks it is still ONBOARDED and ENABLED. It runs while the notification's outbox entry
+ * write that checks it is still ONBOARDED and ENABLED, of the caller's tenant, and still names what
+ * the instance copies of it (nothing is read back). It runs while the notification's outbox entry
  * is written, and the instance is written only once it succeeded. Undefined when there is no such
  * package or it cannot be taken any more.
  */
@@ -101,14 +102,10 @@ async function createOfRememberedPackage(deps: CoreDeps, caller: Caller, request
   if (remembered === undefined) return undefined;
   const record = newInstanceRecord(deps, caller, request, remembered);
   let taken = false;
+  const { vnfPkgId: _id, ...copied } = packageAttributes(remembered);
   const take = async () => {
-    const now = await deps.packages.acquireUse(remembered.id);
-    if (now && now.tenantId === caller.tenantId && JSON.stringify(packageAttributes(now)) === JSON.stringify(packageAttributes(remembered))) {
-      taken = true;
-      return;
-    }
-    if (now) await deps.packages.releaseUse(remembered.id);
-    throw new PackageChanged();
+    taken = await deps.packages.acquireUseIf(remembered.id, { tenantId: caller.tenantId, ...copied });
+    if (!taken) throw new PackageChanged();
   };
   try {
     await deps.instances.create(record, take);

@@ -243,6 +243,10 @@ export class NotifyingPackageStore implements VnfPackageStore {
     return this.inner.acquireUse(id);
   }
 
+  acquireUseIf(id: string, expected: Readonly<Record<string, string>>): Promise<boolean> {
+    return this.inner.acquireUseIf(id, expected);
+  }
+
   releaseUse(id: string): Promise<void> {
     return this.inner.releaseUse(id);
   }

@@ -85,6 +85,11 @@ export interface VnfPackageStore {
   deleteUnused(id: string): Promise<boolean>;
   /** Counts one more instance on an ONBOARDED, ENABLED package (IN_USE) and returns it as it is now; undefined if not usable. */
   acquireUse(id: string): Promise<VnfPackageRecord | undefined>;
+  /**
+   * acquireUse on the condition that the package's `expected` attributes are still as given (an
+   * empty string: absent), answering only whether it was taken: nothing is read back.
+   */
+  acquireUseIf(id: string, expected: Readonly<Record<string, string>>): Promise<boolean>;
   /** Counts one instance less; the package becomes NOT_IN_USE with its last one. */
   releaseUse(id: string): Promise<void>;
   /** Every package of every tenant being uploaded or onboarded (UPLOADING, PROCESSING); packages are few, so a Scan. */
@@ -234,6 +239,29 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
       ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
       ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
     });
+  }
+
+  acquireUseIf(id: string, expected: Readonly<Record<string, string>>): Promise<boolean> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' };
+    const conditions = ['onboardingState = :onboarded', 'operationalState = :enabled'];
+    Object.entries(expected).forEach(([attribute, value], i) => {
+      names[`#e${i}`] = attribute;
+      if (value === '') conditions.push(`attribute_not_exists(#e${i})`);
+      else {
+        values[`:e${i}`] = value;
+        conditions.push(`#e${i} = :e${i}`);
+      }
+    });
+    return conditionHeld(() =>
+      this.updateItem({
+        Key: { id },
+        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   async releaseUse(id: string): Promise<void> {

@@ -3,7 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEtsiResponse } from '../support/etsi.ts';
-import { client, holdExecutions, seedPackage, setPackageState, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, holdExecutions, packageRecord, seedPackage, setPackageState, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 let vnfm: LocalVnfm;
 let call: ReturnType<typeof client>;
@@ -138,6 +138,26 @@ describe('POST /vnf_instances', () => {
       });
     }
     assert.equal(await countInstances(), before);
+  });
+
+  it('creates from the package of its last instance of the VNFD only while that package is usable, counting each use once', async () => {
+    const first = await seedPackage(vnfm);
+    const create = () => call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: first.vnfdId } });
+    const pkgOf = (reply: Reply) => (reply.body as { vnfPkgId?: string }).vnfPkgId;
+    // The first create looks the package up; the next ones take the same package without reading it.
+    for (let i = 0; i < 3; i += 1) assert.equal((await create()).status, 201);
+    assert.deepEqual([(await packageRecord(vnfm, first.id))?.instanceCount, (await packageRecord(vnfm, first.id))?.usageState], [3, 'IN_USE']);
+    // Disabled since: refused (422), and nothing more is counted on it.
+    await setPackageState(vnfm, first.id, 'DISABLED');
+    assertProblem(await create(), 422);
+    assert.equal((await packageRecord(vnfm, first.id))?.instanceCount, 3);
+    // Another package of the VNFD, enabled: the next create uses it; the disabled one stays as it was.
+    const second = await seedPackage(vnfm, { vnfdId: first.vnfdId });
+    const made = await call('POST', '/vnflcm/v1/vnf_instances', { body: { vnfdId: first.vnfdId } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal(pkgOf(made), second.id);
+    assert.equal((await create()).status, 201);
+    assert.deepEqual([(await packageRecord(vnfm, first.id))?.instanceCount, (await packageRecord(vnfm, second.id))?.instanceCount], [3, 2]);
   });
 
   it('answers 422 for a package that is not ENABLED', async () => {

@@ -155,6 +155,11 @@ export async function setPackageState(vnfm: LocalVnfm, id: string, operationalSt
   );
 }
 
+/** A VNF package's record as the store keeps it (what the API does not show, such as instanceCount). */
+export async function packageRecord(vnfm: LocalVnfm, id: string): Promise<Record<string, unknown> | undefined> {
+  return (await documents(vnfm).send(new GetCommand({ TableName: 'VnfPackagesTable', Key: { id }, ConsistentRead: true }))).Item;
+}
+
 /** A VNF instance's record as the store keeps it (what the API does not show, such as vimResources.driverState). */
 export async function instanceRecord(vnfm: LocalVnfm, id: string): Promise<Record<string, unknown> | undefined> {
   return (await documents(vnfm).send(new GetCommand({ TableName: 'VnfInstancesTable', Key: { id } }))).Item;
