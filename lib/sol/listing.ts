@@ -51,11 +51,6 @@ const SELECTOR_PARAMETERS = new Set(['filter', 'all_fields', 'fields', 'exclude_
 const FILTERED_CHUNK = 500;
 
 /**
- * The marker's signing key, bound to the scope of the list: a marker issued to one tenant (or to an
- * admin's all-tenant list) fails its signature check (400) in any other scope, so it can neither
- * resume a list it was not issued for nor hand a tenant's index a start key of another tenant.
- */
-/**
  * The stored attributes a page needs (CollectionSpec readAlways): the representation's attributes
  * but those the selectors leave out whole (SOL003's default exclusions not asked for by `fields`,
  * or `exclude_fields` of a whole attribute), unless the filter looks at them; undefined when that
@@ -76,6 +71,11 @@ function attributesRead<R>(spec: CollectionSpec<R>, selectors: Selectors, filter
   return [...new Set([...spec.attributes.filter((attribute) => !left.has(attribute)), ...spec.readAlways])];
 }
 
+/**
+ * The marker's signing key, bound to the scope of the list: a marker issued to one tenant (or to an
+ * admin's all-tenant list) fails its signature check (400) in any other scope, so it can neither
+ * resume a list it was not issued for nor hand a tenant's index a start key of another tenant.
+ */
 async function markerKey(resource: string, scope: TenantScope): Promise<string> {
   return `${await pagingKey()}\n${resource}\n${scope === ALL_TENANTS ? '*all tenants*' : `tenant:${scope}`}`;
 }
