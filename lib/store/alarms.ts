@@ -97,7 +97,7 @@ export const alarmListKey = (r: AlarmRecord): Record<string, string> => ({ id: r
  * keyed by managedObjectId, in raise order like the tenant list), the read keeping the scope's tenant.
  */
 const LIST_INDEXES: readonly ListIndex[] = [{ name: 'byVnfInstance', partitionKey: 'managedObjectId', sortKey: 'raisedSeq' }];
-export const ALARM_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+export const ALARM_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(LIST_INDEXES);
 
 export class DynamoAlarmStore extends TenantRecordRepository<AlarmRecord> implements AlarmStore {
   constructor(table = requiredEnv('ALARMS_TABLE')) {

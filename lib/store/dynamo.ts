@@ -341,16 +341,14 @@ export async function backfillShardedKeys(table: string, indexes: readonly ListI
 }
 
 /**
- * A store's tenant-scoped list index keys outside its writes: `keysOf` gives a stored item (a plain
- * object, as a local table rebuild hands it) its keys, items without a tenant (outbox entries) as
- * they are; `backfill` writes the keys of the records from before the indexes.
+ * A store's tenant-scoped list index keys outside its writes: a stored item (a plain object, as a
+ * local table rebuild hands it) with its keys; items without a tenant (outbox entries) as they are.
+ * (The back-fill of the records from before the indexes is each store's own export, calling
+ * backfillShardedKeys: a function that lists only, or runs LCM steps, does not bundle it.)
  */
-export function shardedKeyTools(indexes: readonly ListIndex[], tableVariable: string) {
-  return {
-    keysOf: (item: Record<string, unknown>): Record<string, unknown> =>
-      typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(indexes, item as { id: string; tenantId: string }) : item,
-    backfill: (table = requiredEnv(tableVariable)): Promise<number> => backfillShardedKeys(table, indexes),
-  };
+export function shardedKeysOf(indexes: readonly ListIndex[]): (item: Record<string, unknown>) => Record<string, unknown> {
+  return (item) =>
+    typeof item.tenantId === 'string' && typeof item.id === 'string' ? withShardedKeys(indexes, item as { id: string; tenantId: string }) : item;
 }
 
 type Key = Record<string, string | number>;

@@ -5,7 +5,16 @@
 // just them however long the history grows.
 import type { LcmOperationState, VnfLcmOpOccRecord } from '#lib/sol/model.ts';
 import { sweepItems, IN_FLIGHT } from './outbox.ts';
-import { allItems, listIndexesByAttribute, shardedKeyTools, requiredEnv, updateExpression, type ListIndex, type ListPage } from './dynamo.ts';
+import {
+  allItems,
+  listIndexesByAttribute,
+  shardedKeysOf,
+  backfillShardedKeys,
+  requiredEnv,
+  updateExpression,
+  type ListIndex,
+  type ListPage,
+} from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
 
 export interface Transition {
@@ -46,12 +55,11 @@ const LIST_INDEXES: readonly ListIndex[] = [
   { name: 'byOperationState', attribute: 'operationState', partitionKey: 'operationStateKey', sortKey: 'startSeq', sharded: true },
   { name: 'byOperation', attribute: 'operation', partitionKey: 'operationKey', sortKey: 'startSeq', sharded: true },
 ];
-export const OP_OCC_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+export const OP_OCC_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(LIST_INDEXES);
 
 /** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
-const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_LCM_OP_OCCS_TABLE');
-export const opOccListKeys = KEY_TOOLS.keysOf;
-export const backfillOpOccListKeys = KEY_TOOLS.backfill;
+export const opOccListKeys = /* @__PURE__ */ shardedKeysOf(LIST_INDEXES);
+export const backfillOpOccListKeys = (table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')): Promise<number> => backfillShardedKeys(table, LIST_INDEXES);
 
 export const opOccListKey = (r: VnfLcmOpOccRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, startSeq: r.startSeq });
 

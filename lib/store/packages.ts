@@ -11,7 +11,8 @@ import {
   ifConditionHeld,
   listIndexesByAttribute,
   requiredEnv,
-  shardedKeyTools,
+  shardedKeysOf,
+  backfillShardedKeys,
   tenantPage,
   updateExpression,
   type ListIndex,
@@ -100,41 +101,35 @@ export interface VnfPackageStore {
 const createdSeqOf = (record: { id: string; createdAt?: unknown }): string | undefined =>
   typeof record.createdAt === 'string' ? `${record.createdAt}#${record.id}` : undefined;
 
+/** A one-shard tenant-scoped index of `attribute`, keyed by `<attribute>Key`, in `createdSeq` order. */
+const listIndex = (name: string, attribute: string): ListIndex => ({
+  name,
+  attribute,
+  partitionKey: `${attribute}Key`,
+  sortKey: 'createdSeq',
+  sharded: true,
+  shards: 1,
+  sortKeyOf: createdSeqOf,
+});
+
 /**
  * The indexes a package list can read through (lib/sol/plan.ts), by the attribute they pin:
  * tenant-scoped, KEYS_ONLY, keyed by derived attributes `<tenant>#<value>#<shard>` (lib/store/dynamo.ts
  * ListIndex) that `put` writes and `change` moves, in creation order (`createdSeq`, derived from
  * the creation time and id). One shard each: packages are onboarded a few at a time, so one
  * tenant's packages of one VNFD or state are no hot partition, and a filtered list is one query.
+ * Most selective first: the planner reads through the first one a filter pins.
  */
 const LIST_INDEXES: readonly ListIndex[] = [
-  // Most selective first: the planner reads through the first one a filter pins.
-  { name: 'byVnfdKey', attribute: 'vnfdId', partitionKey: 'vnfdIdKey', sortKey: 'createdSeq', sharded: true, shards: 1, sortKeyOf: createdSeqOf },
-  {
-    name: 'byOnboardingState',
-    attribute: 'onboardingState',
-    partitionKey: 'onboardingStateKey',
-    sortKey: 'createdSeq',
-    sharded: true,
-    shards: 1,
-    sortKeyOf: createdSeqOf,
-  },
-  {
-    name: 'byOperationalState',
-    attribute: 'operationalState',
-    partitionKey: 'operationalStateKey',
-    sortKey: 'createdSeq',
-    sharded: true,
-    shards: 1,
-    sortKeyOf: createdSeqOf,
-  },
+  listIndex('byVnfdKey', 'vnfdId'),
+  listIndex('byOnboardingState', 'onboardingState'),
+  listIndex('byOperationalState', 'operationalState'),
 ];
-export const VNF_PACKAGE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+export const VNF_PACKAGE_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(LIST_INDEXES);
 
 /** Records with their list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
-const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_PACKAGES_TABLE');
-export const vnfPackageListKeys = KEY_TOOLS.keysOf;
-export const backfillVnfPackageListKeys = KEY_TOOLS.backfill;
+export const vnfPackageListKeys = /* @__PURE__ */ shardedKeysOf(LIST_INDEXES);
+export const backfillVnfPackageListKeys = (table = requiredEnv('VNF_PACKAGES_TABLE')): Promise<number> => backfillShardedKeys(table, LIST_INDEXES);
 
 /** A list marker's key: the tenant index's (id, tenantId, createdAt), and the list indexes' sort key. */
 export const packageListKey = (r: VnfPackageRecord): Record<string, string> => ({

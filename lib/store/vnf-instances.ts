@@ -18,7 +18,8 @@ import {
   documentClient,
   ifConditionHeld,
   listIndexesByAttribute,
-  shardedKeyTools,
+  shardedKeysOf,
+  backfillShardedKeys,
   requiredEnv,
   updateExpression,
   type ListIndex,
@@ -207,12 +208,11 @@ const LIST_INDEXES: readonly ListIndex[] = [
   { name: 'byProvider', attribute: 'vnfProvider', partitionKey: 'vnfProviderKey', sortKey: 'createdSeq', sharded: true },
   { name: 'byInstantiationState', attribute: 'instantiationState', partitionKey: 'instantiationStateKey', sortKey: 'createdSeq', sharded: true },
 ];
-export const VNF_INSTANCE_LIST_INDEXES = listIndexesByAttribute(LIST_INDEXES);
+export const VNF_INSTANCE_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(LIST_INDEXES);
 
 /** Records with their tenant-scoped list index keys (a local rebuild), and the back-fill of those from before the indexes (lib/store/dynamo.ts). */
-const KEY_TOOLS = shardedKeyTools(LIST_INDEXES, 'VNF_INSTANCES_TABLE');
-export const vnfInstanceListKeys = KEY_TOOLS.keysOf;
-export const backfillVnfInstanceListKeys = KEY_TOOLS.backfill;
+export const vnfInstanceListKeys = /* @__PURE__ */ shardedKeysOf(LIST_INDEXES);
+export const backfillVnfInstanceListKeys = (table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<number> => backfillShardedKeys(table, LIST_INDEXES);
 
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
