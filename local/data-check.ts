@@ -270,19 +270,19 @@ async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
         repair: inUse
           ? undefined
           : async () => {
-              // The package's list index keys move with its states (lib/store/packages.ts).
+              // The package's list index keys move with its states (lib/store/packages.ts); a record
+              // without a tenant (none is) has no keys.
               const keys = vnfPackageListKeys({ id, tenantId: item.tenantId?.S, onboardingState: 'CREATED', operationalState: 'DISABLED' });
+              const moved = typeof keys.onboardingStateKey === 'string' && typeof keys.operationalStateKey === 'string';
               await client().send(
                 new UpdateItemCommand({
                   TableName: table,
                   Key: { id: { S: id } },
-                  UpdateExpression:
-                    'SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now, onboardingStateKey = :ok, operationalStateKey = :opk',
+                  UpdateExpression: `SET onboardingState = :created, operationalState = :disabled, onboardingFailureDetails = :problem, stateSince = :now${moved ? ', onboardingStateKey = :ok, operationalStateKey = :opk' : ''}`,
                   ExpressionAttributeValues: {
                     ':created': { S: 'CREATED' },
                     ':disabled': { S: 'DISABLED' },
-                    ':ok': { S: String(keys.onboardingStateKey) },
-                    ':opk': { S: String(keys.operationalStateKey) },
+                    ...(moved && { ':ok': { S: keys.onboardingStateKey as string }, ':opk': { S: keys.operationalStateKey as string } }),
                     ':now': { S: new Date().toISOString() },
                     ':problem': {
                       M: {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createLocalClient } from '#local/oauth2.ts';
 import { buildCsar } from '../support/csar-builder.ts';
 import { accessToken, adminCredentials, client, newDataDir, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 
@@ -141,6 +142,16 @@ describe('a deleted S3 folder', () => {
     const body = pkg.body as { onboardingState: string; onboardingFailureDetails?: { detail: string } };
     assert.equal(body.onboardingState, 'CREATED');
     assert.match(body.onboardingFailureDetails?.detail ?? '', /package\.zip.*upload the package content again/);
+    // Its list index keys moved with its states: a tenant's filtered list (read through an index)
+    // finds it where it now is, and not where it was.
+    const tenant = client(vnfm, {
+      ...createLocalClient(vnfm.dataDir, { tenantId: 'default', scopes: ['vnfpkgm:read'] }),
+      tokenUrl: adminCredentials(vnfm).tokenUrl,
+    });
+    const listed = async (filter: string) =>
+      ((await tenant('GET', `/vnfpkgm/v1/vnf_packages?filter=${encodeURIComponent(filter)}`)).body as Array<{ id: string }>).map((p) => p.id);
+    assert.ok((await listed('(eq,onboardingState,CREATED);(eq,operationalState,DISABLED)')).includes(packageId));
+    assert.ok(!(await listed('(eq,onboardingState,ONBOARDED)')).includes(packageId));
   });
 });
 
