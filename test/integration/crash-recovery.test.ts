@@ -316,6 +316,17 @@ describe('the start-up sweep', () => {
     });
     assert.equal(upload.status, 202, upload.text);
     await settle(vnfm);
-    assert.equal(await state(), 'ONBOARDED');
+    // Should it not be ONBOARDED, what the package says about why, and what the runtime logged.
+    const after = (await api().call('GET', `/vnfpkgm/v1/vnf_packages/${id}`)).body as { onboardingState: string; onboardingFailureDetails?: unknown };
+    assert.equal(
+      after.onboardingState,
+      'ONBOARDED',
+      `${JSON.stringify(after.onboardingFailureDetails)}\n${vnfm
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(id) || /onboard/i.test(line))
+        .slice(-20)
+        .join('\n')}`,
+    );
   });
 });
