@@ -139,6 +139,31 @@ export const packageListKey = (r: VnfPackageRecord): Record<string, string> => (
   createdSeq: createdSeqOf(r) as string,
 });
 
+/**
+ * The write that counts one more instance on an ONBOARDED, ENABLED package (IN_USE), on the
+ * condition too that its `expected` attributes are as given (an empty string: absent).
+ */
+function takingIntoUse(id: string, expected: Readonly<Record<string, string>> = {}) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' };
+  const conditions = ['onboardingState = :onboarded', 'operationalState = :enabled'];
+  Object.entries(expected).forEach(([attribute, value], i) => {
+    names[`#e${i}`] = attribute;
+    if (value === '') conditions.push(`attribute_not_exists(#e${i})`);
+    else {
+      values[`:e${i}`] = value;
+      conditions.push(`#e${i} = :e${i}`);
+    }
+  });
+  return {
+    Key: { id },
+    UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+    ExpressionAttributeValues: values,
+  };
+}
+
 export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageRecord> implements VnfPackageStore {
   constructor(table = requiredEnv('VNF_PACKAGES_TABLE')) {
     super(table, LIST_INDEXES);
@@ -228,35 +253,11 @@ export class DynamoVnfPackageStore extends TenantRecordRepository<VnfPackageReco
   }
 
   acquireUse(id: string): Promise<VnfPackageRecord | undefined> {
-    return this.updatedRecord({
-      Key: { id },
-      UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
-      ConditionExpression: 'onboardingState = :onboarded AND operationalState = :enabled',
-      ExpressionAttributeValues: { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' },
-    });
+    return this.updatedRecord(takingIntoUse(id));
   }
 
   acquireUseIf(id: string, expected: Readonly<Record<string, string>>): Promise<boolean> {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' };
-    const conditions = ['onboardingState = :onboarded', 'operationalState = :enabled'];
-    Object.entries(expected).forEach(([attribute, value], i) => {
-      names[`#e${i}`] = attribute;
-      if (value === '') conditions.push(`attribute_not_exists(#e${i})`);
-      else {
-        values[`:e${i}`] = value;
-        conditions.push(`#e${i} = :e${i}`);
-      }
-    });
-    return conditionHeld(() =>
-      this.updateItem({
-        Key: { id },
-        UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-        ExpressionAttributeValues: values,
-      }),
-    );
+    return conditionHeld(() => this.updateItem(takingIntoUse(id, expected)));
   }
 
   async releaseUse(id: string): Promise<void> {
