@@ -303,7 +303,7 @@ export async function backfillShardedKeys(table: string, indexes: readonly ListI
     for (const item of (page.Items ?? []) as Array<Record<string, unknown> & { id: string; tenantId: string }>) {
       const keys = withShardedKeys(sharded, item) as Record<string, unknown>;
       const missing = sharded.filter((index) => keys[index.partitionKey] !== item[index.partitionKey]);
-      const sortKeys = Object.keys(derivedSortKeys(sharded, item));
+      const sortKeys = [...new Set(sharded.filter((index) => index.sortKeyOf).map((index) => index.sortKey))].filter((name) => keys[name] !== item[name]);
       if (missing.length === 0 && sortKeys.length === 0) continue;
       const names: Record<string, string> = {};
       const values: Record<string, unknown> = {};
