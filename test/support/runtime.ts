@@ -199,6 +199,8 @@ export interface Reply {
   text: string;
   bytes: Buffer;
   body: unknown;
+  /** From the request's start to the answer's last byte: the exchange alone, without the checks of it made here afterwards. */
+  exchangeMs: number;
 }
 
 export interface ClientCredentials {
@@ -259,8 +261,10 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
+    const started = performance.now();
     const response = await fetch(path.startsWith('http') ? path : `${vnfm.url}${path}`, { method, headers, body });
     const bytes = Buffer.from(await response.arrayBuffer());
+    const exchangeMs = performance.now() - started;
     const text = bytes.toString('utf8');
     let parsed: unknown;
     try {
@@ -277,7 +281,7 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
       body: parsed,
       text: bytes.length && !/json/.test(response.headers.get('content-type') ?? '') ? '<binary>' : text,
     });
-    return { status: response.status, headers: response.headers, text, bytes, body: parsed };
+    return { status: response.status, headers: response.headers, text, bytes, body: parsed, exchangeMs };
   };
 }
 
