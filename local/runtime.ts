@@ -26,7 +26,6 @@ import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type S
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
 import { startStandinsThread } from './standins-thread.ts';
-import { useRequestHandler } from '#lib/sdk-clients.ts';
 import { startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
@@ -204,8 +203,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
     });
     closers.push(() => standins.close());
-    // The functions' DynamoDB and SQS clients, and the runtime's own below, reach the stand-ins over a message port.
-    useRequestHandler(standins.requestHandler);
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
@@ -249,9 +246,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const clientConfig = { region: REGION, credentials };
 
     // --- Storage and messaging resources ---------------------------------------------------
-    const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB, requestHandler: standins.requestHandler });
+    const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
     const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
-    const sqsClient = new SQSClient({ ...clientConfig, endpoint: standins.sqs, requestHandler: standins.requestHandler });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: standins.sqs });
     const markingNote = join(dataDir, 'mark-unmonitored');
     for (const [logicalId, resource] of resources) {
       const props = (resource.Properties ?? {}) as Properties;

@@ -14,8 +14,6 @@ import type { AwsCredentials } from './sigv4.ts';
 
 export interface LocalSqs {
   endpoint: string;
-  /** Its HTTP server (whose request listeners answer requests carried to it without a socket too). */
-  server: http.Server;
   close(): Promise<void>;
 }
 
@@ -1285,7 +1283,6 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
   let closing: Promise<void> | undefined;
   return {
     endpoint,
-    server: api.server,
     close() {
       closing ??= (async () => {
         for (const queue of queues.values()) queue.shutdown();

@@ -5,8 +5,7 @@
 // checks took over a third of that thread's CPU under 8 concurrent creates, time the functions now
 // get back while the stand-ins work on another core. The handlers reach them exactly as before, over
 // HTTP with the SDK at AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS.
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import { CarryingHandler } from './carried-requests.ts';
+import { Worker } from 'node:worker_threads';
 import { type IndexShape, usage } from './metering.ts';
 import type { AwsCredentials } from './sigv4.ts';
 
@@ -27,41 +26,31 @@ export interface StandinsSetup {
   credentials: AwsCredentials;
   maxDynamoBodyBytes: number;
   meter: boolean;
-  /** Where the runtime's own SDK requests to the stand-ins arrive (local/carried-requests.ts). */
-  requests: MessagePort;
 }
 
 export interface StandinsThread {
   /** The endpoints, as AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS take them. */
   dynamodb: string;
   sqs: string;
-  /** The HTTP handler of the runtime's SDK clients: requests to the two endpoints above go over a message port. */
-  requestHandler: CarryingHandler;
   /** The table's global secondary indexes, for the index write units the meter counts. */
   describeIndexes(table: string, indexes: IndexShape[]): void;
   close(): Promise<void>;
 }
 
 export function startStandinsThread(
-  setup: Omit<StandinsSetup, 'meter' | 'requests'> & {
+  setup: Omit<StandinsSetup, 'meter'> & {
     log: (line: string) => void;
     /** Called when the thread ends without being asked to: the runtime cannot go on without its tables and queues. */
     onLost: (error: Error) => void;
   },
 ): Promise<StandinsThread> {
   const { log, onLost, ...data } = setup;
-  const requests = new MessageChannel();
-  const worker = new Worker(new URL('./standins-worker.ts', import.meta.url), {
-    workerData: { ...data, meter: usage.enabled, requests: requests.port2 } satisfies StandinsSetup,
-    transferList: [requests.port2],
-  });
-  let handler: CarryingHandler | undefined;
+  const worker = new Worker(new URL('./standins-worker.ts', import.meta.url), { workerData: { ...data, meter: usage.enabled } satisfies StandinsSetup });
   const send = (message: StandinsMessage) => worker.postMessage(message);
   let closing = false;
   return new Promise((resolve, reject) => {
     let started = false;
     const fail = (error: Error) => {
-      handler?.close(error.message);
       if (!started) reject(error);
       else if (!closing) onLost(error);
     };
@@ -71,11 +60,9 @@ export function startStandinsThread(
       switch (message.kind) {
         case 'ready':
           started = true;
-          handler = new CarryingHandler(requests.port1, [message.dynamodb, message.sqs]);
           resolve({
             dynamodb: message.dynamodb,
             sqs: message.sqs,
-            requestHandler: handler,
             describeIndexes: (table, indexes) => send({ kind: 'indexes', table, indexes }),
             close: () =>
               new Promise((closed) => {

@@ -5,7 +5,6 @@
 import type http from 'node:http';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { closeServer, listen } from './aws-json.ts';
-import { serveCarried } from './carried-requests.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { containRequestErrors, guardProcess } from './http-guard.ts';
 import { usage } from './metering.ts';
@@ -86,14 +85,6 @@ async function start() {
   );
   const dynamoEndpoint = (await listen(dynamo.server, { name: 'DynamoDB' })).endpoint;
   const sqs = await startLocalSqs({ dataDir: setup.sqsDir, credentials: setup.credentials, log });
-  // The runtime's own SDK requests, carried over a port instead of a socket (local/carried-requests.ts).
-  const carried = serveCarried(
-    setup.requests,
-    new Map([
-      [dynamoEndpoint, dynamo.server],
-      [sqs.endpoint, sqs.server],
-    ]),
-  );
 
   port.on('message', (message: StandinsMessage) => {
     switch (message.kind) {
@@ -102,14 +93,10 @@ async function start() {
         return;
       case 'close':
         // dynalite closes its LevelDB with its server; the thread ends once nothing is left to run.
-        carried.close();
         void sqs
           .close()
           .then(() => closeServer(dynamo.server))
-          .then(() => {
-            setup.requests.close();
-            port.close();
-          });
+          .then(() => port.close());
         return;
     }
   });

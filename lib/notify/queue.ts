@@ -14,7 +14,6 @@ import {
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import { stableId, type FamilyEvent, type NotificationDelivery } from './model.ts';
 import { tracedClient } from '#lib/tracing.ts';
-import { sdkClientConfig } from '#lib/sdk-clients.ts';
 
 export interface OutgoingMessage {
   body: string;
@@ -46,7 +45,7 @@ const deliveryGroup = (subscriptionId: string, group: string) => `${subscription
 let client: SQSClient | undefined;
 function sqs(): SQSClient {
   // More attempts than the default 3: an event not sent is a notification lost.
-  client ??= tracedClient(new SQSClient({ maxAttempts: 6, ...sdkClientConfig() }));
+  client ??= tracedClient(new SQSClient({ maxAttempts: 6 }));
   return client;
 }
 

@@ -1,7 +1,6 @@
 // One DynamoDB document client per process (created once at module scope, reused across Lambda
 // invocations). The endpoint comes from the SDK's standard configuration (AWS_ENDPOINT_URL_DYNAMODB
-// locally), and its HTTP handler from the host (lib/sdk-clients.ts), so nothing here knows whether it
-// runs on AWS or on the local stand-in.
+// locally), so nothing here knows whether it runs on AWS or on the local stand-in.
 import { ALL_TENANTS, type Page, type TenantScope } from '#lib/sol/paging.ts';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
@@ -16,7 +15,6 @@ import {
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { sdkClientConfig } from '#lib/sdk-clients.ts';
 import { tracedClient } from '#lib/tracing.ts';
 import type { ListIndexes, ListPlan } from '#lib/sol/plan.ts';
 
@@ -26,7 +24,7 @@ export { ALL_TENANTS, type Page, type TenantScope };
 let client: DynamoDBDocumentClient | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(tracedClient(new DynamoDBClient(sdkClientConfig())), {
+  client ??= DynamoDBDocumentClient.from(tracedClient(new DynamoDBClient({})), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   return client;
