@@ -17,6 +17,7 @@ import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { createLocalClient } from '../local/oauth2.ts';
 import { adminCredentials, client, seedPackage, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
+import { machineSpeed } from './machine.ts';
 import { heapOf, residentMiB } from './openstack-lifecycles.ts';
 import { median as p50, summary } from './stats.ts';
 
@@ -166,6 +167,7 @@ function meterStores(vnfm: LocalVnfm): { units(): number; reset(): void } {
 }
 
 export async function benchInstances(): Promise<void> {
+  const machineBefore = await machineSpeed();
   const vnfm = await startVnfm({ env: { VNFM_PARAMETER_OVERRIDES: `PageSize=${PAGE_SIZE} LogLevel=warn` } });
   try {
     // An NFVO's client of the tenant (an admin's lists span every tenant, which the tenant-scoped indexes do not serve).
@@ -278,6 +280,7 @@ export async function benchInstances(): Promise<void> {
     // Read last, after every list above (the whole-collection read included): the peak is the process's since its start.
     const memory = residentMiB(vnfm.pid);
     const heap = await heapOf(vnfm);
+    const machineAfter = await machineSpeed();
 
     const result = {
       instances: INSTANCES,
@@ -288,6 +291,7 @@ export async function benchInstances(): Promise<void> {
       filteredNoMatchP50Ms: Number(p50(byNameNone).toFixed(2)),
       rssMiB: Math.round(memory.now),
       instantiatedPageP50Ms: Number(p50(fleetPage).toFixed(2)),
+      machine: { before: machineBefore, after: machineAfter },
     };
     const line = (label: string, figures: string, target: string) => console.log(`${label.padEnd(58)} ${figures.padEnd(40)} ${target}`);
     console.log(
@@ -336,6 +340,9 @@ export async function benchInstances(): Promise<void> {
       `target <= ${TARGETS.rssMiB} MiB (${verdict(result.rssMiB <= TARGETS.rssMiB)}); JS heap ${(heap.heapUsed / 2 ** 20).toFixed(0)} MiB, external ${(heap.external / 2 ** 20).toFixed(0)} MiB; Tacker two processes of ~205 MiB`,
     );
     console.log(`(op occs written straight to the table in ${seedSeconds.toFixed(0)} s)`);
+    console.log(
+      `machine speed (bench/machine.ts; no product code): JSON ${machineBefore.jsonMs} ms before, ${machineAfter.jsonMs} ms after; loopback HTTP round trip ${machineBefore.loopbackMs} ms before, ${machineAfter.loopbackMs} ms after`,
+    );
     console.log(JSON.stringify(result));
   } finally {
     await vnfm.stop();
