@@ -4,7 +4,8 @@
 // occs straight into the op occ table (an LCM operation each would take hours), then times list
 // pages, filtered pages read through an index and the runtime's memory, each beside its target and
 // Tacker's figure. Each time is the HTTP exchange alone, from the request's start to the answer's
-// last byte; the test client checks a sample of the answers against the ETSI schemas, after it. The DynamoDB read units of one page are those the store's own queries consume
+// last byte; the test client checks a sample of the answers against the ETSI schemas, after it.
+// The DynamoDB read units of one page are those the store's own queries consume
 // (ReturnConsumedCapacity on the same calls, made from this process against the runtime's tables).
 // The last line printed is one JSON object with the headline figures.
 import { benchInstance, benchOpOcc } from './list-filters.ts';
@@ -209,10 +210,11 @@ export async function benchInstances(): Promise<void> {
     await seedOpOccs(ids, watchedInstance);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
 
-    const timed = async (path: string, expected: number | undefined, samples = LIST_SAMPLES): Promise<number[]> => {
+    /** LIST_SAMPLES exchanges of GET `path` by `as` (the NFVO's client), each answering 200 with `expected` items. */
+    const timed = async (path: string, expected: number | undefined, as: typeof call = call): Promise<number[]> => {
       const times: number[] = [];
-      for (let i = 0; i < samples; i += 1) {
-        const reply = await call('GET', path, { check: checked(i) });
+      for (let i = 0; i < LIST_SAMPLES; i += 1) {
+        const reply = await as('GET', path, { check: checked(i) });
         times.push(reply.exchangeMs);
         if (reply.status !== 200) throw new Error(`${path} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
         const length = (reply.body as unknown[]).length;
@@ -245,18 +247,8 @@ export async function benchInstances(): Promise<void> {
       ...createLocalClient(vnfm.dataDir, { tenantId: 'fleet', scopes: ['vnflcm:read'] }),
       tokenUrl: adminCredentials(vnfm).tokenUrl,
     });
-    const timedAs = async (path: string): Promise<number[]> => {
-      const times: number[] = [];
-      for (let i = 0; i < LIST_SAMPLES; i += 1) {
-        const reply = await operator('GET', path, { check: checked(i) });
-        times.push(reply.exchangeMs);
-        if (reply.status !== 200 || (reply.body as unknown[]).length !== PAGE_SIZE)
-          throw new Error(`${path} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-      }
-      return times;
-    };
-    const fleetPage = await timedAs('/vnflcm/v2/vnf_instances');
-    const fleetAllFields = await timedAs('/vnflcm/v2/vnf_instances?all_fields');
+    const fleetPage = await timed('/vnflcm/v2/vnf_instances', PAGE_SIZE, operator);
+    const fleetAllFields = await timed('/vnflcm/v2/vnf_instances?all_fields', PAGE_SIZE, operator);
 
     // Read units of one page, as the store's queries consume them (the same lister, run here).
     const deps = { instances: new DynamoVnfInstanceStore('VnfInstancesTable'), opOccs: new DynamoVnfLcmOpOccStore('VnfLcmOpOccsTable') } as unknown as CoreDeps;

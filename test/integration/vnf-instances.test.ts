@@ -146,7 +146,8 @@ describe('POST /vnf_instances', () => {
     const pkgOf = (reply: Reply) => (reply.body as { vnfPkgId?: string }).vnfPkgId;
     // The first create looks the package up; the next ones take the same package without reading it.
     for (let i = 0; i < 3; i += 1) assert.equal((await create()).status, 201);
-    assert.deepEqual([(await packageRecord(vnfm, first.id))?.instanceCount, (await packageRecord(vnfm, first.id))?.usageState], [3, 'IN_USE']);
+    const taken = await packageRecord(vnfm, first.id);
+    assert.deepEqual([taken?.instanceCount, taken?.usageState], [3, 'IN_USE']);
     // Disabled since: refused (422), and nothing more is counted on it.
     await setPackageState(vnfm, first.id, 'DISABLED');
     assertProblem(await create(), 422);

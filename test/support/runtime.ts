@@ -269,8 +269,9 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
+    const url = path.startsWith('http') ? path : `${vnfm.url}${path}`;
     const started = performance.now();
-    const response = await fetch(path.startsWith('http') ? path : `${vnfm.url}${path}`, { method, headers, body });
+    const response = await fetch(url, { method, headers, body });
     const bytes = Buffer.from(await response.arrayBuffer());
     const exchangeMs = performance.now() - started;
     const text = bytes.toString('utf8');
@@ -280,7 +281,6 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
     } catch {
       parsed = undefined;
     }
-    const url = path.startsWith('http') ? path : `${vnfm.url}${path}`;
     if (options.check !== false)
       await checkExchange({
         method,
