@@ -3,7 +3,8 @@
 // polling, dead-letter queues (RedrivePolicy) and message move tasks. Every queue's state lives in
 // an append-only journal under the data directory, so messages, in-flight receipts with the time
 // they become visible again (the notifier's backoff), delayed messages, deduplication ids, dead
-// letters and running move tasks survive a restart, or a kill, of the process.
+// letters and running move tasks survive a restart, or a kill, of the process; the messages it was
+// still handling when it ended are visible again at once (Queue.releaseAbandoned).
 import type http from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -90,6 +91,8 @@ interface StoredMessage {
   visibleAt: number;
   /** The receipt handle of its latest receive; with visibleAt in the future, the message is in flight. */
   receipt?: string;
+  /** Its consumer set visibleAt itself (ChangeMessageVisibility, a backoff) since its latest receive. */
+  visibilityChanged?: boolean;
   /** The queue a redrive moved it from (DeadLetterQueueSourceArn). */
   sourceArn?: string;
 }
@@ -515,18 +518,23 @@ class Queue {
         break;
       case 'receive': {
         const message = this.messages.get(record.id);
-        if (message)
+        if (message) {
           Object.assign(message, {
             receipt: record.receipt,
             visibleAt: record.visibleAt,
             receiveCount: record.receiveCount,
             firstReceiveAt: record.firstReceiveAt,
           });
+          delete message.visibilityChanged;
+        }
         break;
       }
       case 'visibility': {
         const message = this.messages.get(record.id);
-        if (message) message.visibleAt = record.visibleAt;
+        if (message) {
+          message.visibleAt = record.visibleAt;
+          message.visibilityChanged = true;
+        }
         break;
       }
       case 'delete':
@@ -552,6 +560,23 @@ class Queue {
     this.journal.append(records);
     const live = this.messages.size + this.deduplication.size + this.tasks.size + 2;
     if (this.journal.records > COMPACT_MIN_RECORDS && this.journal.records > COMPACT_FACTOR * live) this.compact();
+  }
+
+  /**
+   * At a start: the messages the previous process had received and was still handling when it ended
+   * (in flight on their receive's visibility timeout) are visible at once. Their consumer was the
+   * runtime that ended with it, and nobody is left to delete them; SQS, which outlives its
+   * consumers, would hold them for the rest of the queue's VisibilityTimeout (the notification
+   * queue's 6 minutes). A time a consumer set itself (a delivery's backoff) is kept. Returns how many.
+   */
+  releaseAbandoned(now: number): number {
+    let released = 0;
+    for (const message of this.messages.values()) {
+      if (message.receipt === undefined || message.visibleAt <= now || message.visibilityChanged) continue;
+      message.visibleAt = now;
+      released++;
+    }
+    return released;
   }
 
   /** Rewrites the journal as a snapshot of the live state. */
@@ -721,6 +746,7 @@ class Queue {
       message.firstReceiveAt ??= now;
       message.receipt = Buffer.from(`${this.name} ${message.id} ${randomUUID()}`).toString('base64url');
       message.visibleAt = now + options.visibility * 1000;
+      delete message.visibilityChanged;
       records.push({
         op: 'receive',
         id: message.id,
@@ -781,6 +807,7 @@ class Queue {
     if (message.visibleAt <= now)
       throw sqsError('MessageNotInflight', 'The message referred to is not in flight.', 'AWS.SimpleQueueService.MessageNotInflight');
     message.visibleAt = now + seconds * 1000;
+    message.visibilityChanged = true;
     this.write([{ op: 'visibility', id: message.id, visibleAt: message.visibleAt }]);
     this.wake();
   }
@@ -962,6 +989,8 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
         log(`[sqs] ${queue.journal.path}: a ${String(record.op)} record is malformed; skipped`);
       }
     }
+    const released = queue.releaseAbandoned(now);
+    if (released) log(`[sqs] ${name}: ${released} message(s) received before the restart and never deleted are visible again`);
     queue.compact();
     queues.set(name, queue);
   }

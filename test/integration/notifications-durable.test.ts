@@ -1,7 +1,8 @@
 // Nothing lost, nothing stuck: notifications queued to an NFVO answering 503 (deliveries in backoff,
 // which on SQS means in flight until a visibility time) survive a kill -9 of the local runtime and
 // arrive after a restart on the same data folder once the NFVO recovers; dead letters stay in the
-// dead-letter queue. The NFVO sink lives in the test process, so it outlives the runtime.
+// dead-letter queue. A delivery the kill interrupts is made again as soon as the runtime is back.
+// The NFVO sink lives in the test process, so it outlives the runtime.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
@@ -94,8 +95,8 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
     await waitFor('the rejected deliveries in the dead-letter queue', async () => (await depth(before, before.deadLetters)) === INSTANCES);
 
     // Kill at a moment when no batch is being handled: receives hand out nothing and the
-    // notifier's poller is back waiting. (A message being handled at a kill would come back only
-    // after the queue's 6-minute visibility timeout, as on AWS: delivered, but too late for a test.)
+    // notifier's poller is back waiting, so every refused delivery is in its backoff (a delivery
+    // under way at a kill is the next test's case).
     await sqsControl(before, 'POST', 'hold');
     await waitFor(
       'the notification poller to wait for messages',
@@ -140,6 +141,43 @@ it('notifications queued to an NFVO answering 503 before a kill -9 are delivered
     assert.equal(sink.accepted('/cb/reject').length, 0);
   } finally {
     for (const queues of opened) queues.client.destroy();
+    await vnfm.stop();
+    await sink.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('a delivery a kill -9 interrupts is made again as soon as the runtime is back, not a visibility timeout later', async () => {
+  const dataDir = newDataDir();
+  const sink = await startNfvoSink();
+  let recovered = false;
+  // The NFVO takes the POST and does not answer: the delivery is under way when the kill comes.
+  sink.answer = () => (recovered ? 204 : 'hold');
+  let vnfm = await startVnfm({ dataDir });
+  try {
+    const call = client(vnfm);
+    const name = `interrupted-${crypto.randomUUID()}`;
+    const reply = await call('POST', '/vnflcm/v2/subscriptions', {
+      body: { callbackUri: `${sink.url}/cb/hung`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } } },
+    });
+    assert.equal(reply.status, 201, reply.text);
+    const pkg = await seedPackage(vnfm);
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: name } });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    const held = () => sink.received.find((r) => r.path === '/cb/hung' && r.body.vnfInstanceId === id);
+    await waitFor('the delivery under way', () => held() !== undefined, 60_000);
+    assert.equal(await vnfm.stop('SIGKILL'), null);
+
+    recovered = true;
+    vnfm = await startVnfm({ dataDir });
+    // The queue's visibility timeout is 6 minutes: a delivery that waited for it would fail here.
+    await waitFor('the notification delivered after the restart', () => sink.accepted('/cb/hung').some((n) => n.vnfInstanceId === id), 60_000);
+    await settle(vnfm);
+    const delivered = sink.accepted('/cb/hung');
+    assert.deepEqual([...new Set(delivered.map((n) => n.id))], [held()?.body.id], 'the interrupted notification itself, no other');
+    assert.ok(delivered.every((n) => n.notificationType === CREATED));
+  } finally {
     await vnfm.stop();
     await sink.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // A test NFVO: an HTTP server that receives VNF LCM notifications on callback paths and records
-// every request, answers each as a test decides (status, or a reset connection for "down"), and
-// serves an OAuth 2.0 token endpoint (client credentials) whose tokens tests can revoke.
+// every request, answers each as a test decides (status, a reset connection for "down", or no
+// answer until it closes, for "hung"), and serves an OAuth 2.0 token endpoint (client credentials)
+// whose tokens tests can revoke.
 import { AssertionError } from 'node:assert';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,14 +13,14 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: Record<string, unknown> & { id: string; notificationType: string; vnfInstanceId: string };
   at: number;
-  /** What the sink answered: a status, or 'reset'. */
-  answer: number | 'reset';
+  /** What the sink answered: a status, 'reset', or 'hold' (no answer until the sink closes). */
+  answer: number | 'reset' | 'hold';
   /** Why the notification does not conform to its ETSI schema (support/exchange.ts), if it does not. */
   nonConforming?: string;
 }
 
 /** Decides the answer to a POST on a callback path; `attempt` counts this path's POSTs from 1. */
-export type Answer = (path: string, attempt: number, request: Omit<Received, 'answer'>) => number | 'reset';
+export type Answer = (path: string, attempt: number, request: Omit<Received, 'answer'>) => number | 'reset' | 'hold';
 
 export interface NfvoSink {
   url: string;
@@ -103,7 +104,7 @@ export async function startNfvoSink(options: { clientId?: string; clientPassword
       const entry: Received = { ...request, answer };
       received.push(entry);
       if (answer === 'reset') req.socket.destroy();
-      else res.writeHead(answer).end();
+      else if (answer !== 'hold') res.writeHead(answer).end();
       void notificationProblem(request.body, req.headers.version as string | undefined).then((problem) => {
         if (problem) entry.nonConforming = problem;
       });

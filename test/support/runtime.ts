@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { VimConnection } from '#lib/vim/driver.ts';
 import { readLocalAwsCredentials, type AwsCredentials } from '#local/sigv4.ts';
 import { signingKeyFrom, type SigningKey } from '#lib/auth/token-keys.ts';
@@ -46,6 +47,9 @@ const { START_ENV, START_OPTIONS } = (() => {
   return { START_ENV: env, START_OPTIONS: words.slice(node + 1, entry) };
 })();
 
+/** How long a start may take before startVnfm() fails (a start takes seconds; this only turns a hang into a failure). */
+const START_LIMIT_MS = 180_000;
+
 export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vnfm-test-'));
 }
@@ -69,15 +73,24 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
   });
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const url = await new Promise<string>((resolveUrl, reject) => {
+    // A start that never comes fails the test that asked for it, with what the runtime printed.
+    const limit = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`VNFM not listening after ${START_LIMIT_MS / 1000} s:\n${output}`));
+    }, START_LIMIT_MS);
     const onData = () => {
       const found = /VNFM listening on (http:\/\/\S+)/.exec(output);
       if (found) {
+        clearTimeout(limit);
         child.stdout?.off('data', onData);
         resolveUrl(found[1] as string);
       }
     };
     child.stdout?.on('data', onData);
-    void exited.then((code) => reject(new Error(`VNFM exited with ${code} before listening:\n${output}`)));
+    void exited.then((code) => {
+      clearTimeout(limit);
+      reject(new Error(`VNFM exited with ${code} before listening:\n${output}`));
+    });
   });
   const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as LocalVnfm['endpoints'];
   return {
@@ -295,23 +308,71 @@ export function client(vnfm: LocalVnfm, as?: ClientCredentials) {
 }
 
 /** A local control (`/_local/...` on the API's address), asked with the admin client's token as it demands. */
-export async function localControl(vnfm: LocalVnfm, method: 'GET' | 'POST', path: string): Promise<Response> {
-  return fetch(`${vnfm.url}${path}`, { method, headers: { Authorization: `Bearer ${await accessToken(adminCredentials(vnfm))}` } });
+export async function localControl(vnfm: LocalVnfm, method: 'GET' | 'POST', path: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${vnfm.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${await accessToken(adminCredentials(vnfm))}` },
+    ...(signal ? { signal } : {}),
+  });
 }
+
+/**
+ * How long settle() waits before it fails, naming what the runtime last said: well under the test
+ * runner's per-file limit, so an operation that never ends fails its own test, with a cause, instead
+ * of timing the whole file out in silence. The bench, which settles after thousands of operations,
+ * lifts it.
+ */
+export const SETTLE_LIMIT = { ms: 240_000 };
 
 /** Waits until every event-triggered function and state machine execution has finished (an event, not a sleep). */
 export async function settle(vnfm: LocalVnfm): Promise<void> {
+  const giveUp = Date.now() + SETTLE_LIMIT.ms;
   for (;;) {
+    const left = giveUp - Date.now();
+    if (left <= 0)
+      throw new Error(
+        `the runtime was not idle after ${SETTLE_LIMIT.ms / 1000} s; its queues: ${await queueCounts(vnfm)}; what it last printed:\n${tail(vnfm.output(), 60)}`,
+      );
     // fetch gives up on an answer after 5 minutes (undici's headers timeout); a bench of hundreds of
     // operations on a busy machine takes longer to settle, so ask again (idle is only a wait).
-    const response = await localControl(vnfm, 'POST', '/_local/idle').catch((error: unknown) => {
-      if ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_HEADERS_TIMEOUT') return undefined;
+    const response = await localControl(vnfm, 'POST', '/_local/idle', AbortSignal.timeout(Math.min(left, 2 ** 31 - 1))).catch((error: unknown) => {
+      const code = (error as { name?: string; cause?: { code?: string } }).cause?.code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || (error as { name?: string }).name === 'TimeoutError') return undefined;
       throw error;
     });
     if (!response) continue;
     if (response.status !== 204) throw new Error(`idle control answered ${response.status}`);
     return;
   }
+}
+
+/** Each queue's visible, in-flight and delayed messages, for a settle() that gave up. */
+async function queueCounts(vnfm: LocalVnfm): Promise<string> {
+  const { sqs, queues } = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; queues: Record<string, { url: string }> };
+  const client = new SQSClient({ endpoint: sqs, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials });
+  try {
+    const counts = await Promise.all(
+      Object.entries(queues).map(async ([name, { url }]) => {
+        const { Attributes: a = {} } = await client.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+          }),
+        );
+        return `${name} ${a.ApproximateNumberOfMessages}/${a.ApproximateNumberOfMessagesNotVisible}/${a.ApproximateNumberOfMessagesDelayed}`;
+      }),
+    );
+    return `${counts.join(', ')} (visible/in flight/delayed)`;
+  } catch (error) {
+    return `unreadable (${String(error)})`;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The last `lines` lines of a text. */
+function tail(text: string, lines: number): string {
+  return text.split('\n').slice(-lines).join('\n');
 }
 
 export async function holdExecutions(vnfm: LocalVnfm, hold: boolean): Promise<void> {

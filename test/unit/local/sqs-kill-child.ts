@@ -1,7 +1,7 @@
 // A child process for sqs-server.test.ts, which kills it with SIGKILL: starts the SQS stand-in on
-// the data directory given, leaves its queues in a known state (dead letters, messages in flight,
-// one in backoff, one delayed, a FIFO group locked, deduplication ids), prints what the test needs
-// to know as one JSON line and waits to be killed.
+// the data directory given, leaves its queues in a known state (dead letters, a message in flight
+// on its receive's timeout, one in a backoff its consumer set, one delayed, a FIFO group locked,
+// deduplication ids), prints what the test needs to know as one JSON line and waits to be killed.
 import {
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
@@ -39,11 +39,11 @@ await send(source, 'poison');
 await receive(source, 1, 0);
 await receive(source, 1, 0);
 await receive(source, 1);
-// Three in flight: one deleted, one given a short backoff, one left for its full visibility timeout.
+// Three received: one deleted, one given a backoff by its consumer, one left on the queue's visibility timeout.
 for (const body of ['in-flight', 'backoff', 'deleted']) await send(source, body);
 const flying = await receive(source, 10);
 await client.send(new DeleteMessageCommand({ QueueUrl: source, ReceiptHandle: handleOf(flying, 'deleted') }));
-await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: source, ReceiptHandle: handleOf(flying, 'backoff'), VisibilityTimeout: 2 }));
+await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: source, ReceiptHandle: handleOf(flying, 'backoff'), VisibilityTimeout: 600 }));
 await send(source, 'visible-1', { MessageAttributes: { kind: { DataType: 'String', StringValue: 'first' }, size: { DataType: 'Number', StringValue: '1' } } });
 await send(source, 'visible-2');
 await send(source, 'delayed', { DelaySeconds: 900 });
@@ -55,7 +55,7 @@ const [head] = await receive(fifo, 1);
 
 process.stdout.write(
   `${JSON.stringify({
-    inFlightReceipt: handleOf(flying, 'in-flight'),
+    backoffReceipt: handleOf(flying, 'backoff'),
     a1: { messageId: a1.MessageId, receipt: head?.ReceiptHandle, body: head?.Body },
     b1SequenceNumber: b1.SequenceNumber,
   })}\n`,
