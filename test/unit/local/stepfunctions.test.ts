@@ -16,7 +16,9 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { DescribeExecutionCommandOutput } from '@aws-sdk/client-sfn';
-import { startLocalStepFunctions } from '#local/stepfunctions.ts';
+import { randomUUID } from 'node:crypto';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { startLocalStepFunctions, validatedMarker } from '#local/stepfunctions.ts';
 import type { LocalStateMachineSpec, LocalStepFunctions, TaskInvoker } from '#local/stepfunctions.ts';
 import { signedHeaders } from '#local/sigv4.ts';
 
@@ -424,6 +426,28 @@ test('wire protocol: unknown operations and malformed bodies get AWS JSON errors
   assert.equal(((await invalid.json()) as { __type: string }).__type, 'ValidationException');
   const badArn = await post('AWSStepFunctions.DescribeExecution', '{"executionArn":"nope"}');
   assert.equal(((await badArn.json()) as { __type: string }).__type, 'InvalidArn');
+});
+
+test('an invalid definition is refused at every start; a valid one is validated once, then known by its content', async () => {
+  const invoke: TaskInvoker = async () => null;
+  const one = (definition: Record<string, unknown>) =>
+    startLocalStepFunctions({ stateMachines: [{ arn: machineArn('X'), name: 'X', definition }], invoke, credentials });
+  // A Next with no such state (and a Comment of its own): asl-validator's verdict, at each start.
+  const broken = { Comment: randomUUID(), StartAt: 'A', States: { A: { Type: 'Pass', Next: 'Nowhere' } } };
+  for (let start = 0; start < 2; start++) await assert.rejects(one(broken), /state machine X: State machine definition is invalid/);
+  assert.equal(existsSync(validatedMarker(broken)), false, 'a refusal is not remembered');
+  const valid = { Comment: randomUUID(), StartAt: 'A', States: { A: { Type: 'Pass', End: true } } };
+  await (await one(valid)).close();
+  assert.equal(existsSync(validatedMarker(valid)), true, 'a definition passed is remembered');
+  rmSync(validatedMarker(valid));
+  // What is remembered is not validated again: a marker is all the next start reads (here, one
+  // planted for the broken definition lets it through).
+  writeFileSync(validatedMarker(broken), '');
+  try {
+    await (await one(broken)).close();
+  } finally {
+    rmSync(validatedMarker(broken));
+  }
 });
 
 test('definitions that cannot run locally are rejected at startup', async () => {
