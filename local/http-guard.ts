@@ -178,6 +178,27 @@ function printable(text: string): string {
 }
 
 /**
+ * The process's own output may go away while it serves: the terminal closed, the reader of
+ * `npm start | tee log` or a supervisor's pipe ended. Each write then fails with EPIPE, which Node
+ * reports as an 'error' event on process.stdout or process.stderr; unheard, that is an uncaught
+ * exception, whose report was itself a write to the lost stream, and so on: a loop that took a core
+ * and left no turn for requests or for a stop signal. Here an output that failed is let go: what is
+ * written to it later is dropped, and the process goes on serving (as a service goes on when the
+ * journal that reads its output restarts) and stops when told.
+ */
+export function letGoOfLostOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', () => {
+      stream.write = ((_chunk: unknown, encoding?: unknown, done?: unknown) => {
+        const callback = typeof encoding === 'function' ? encoding : done;
+        if (typeof callback === 'function') process.nextTick(callback as () => void);
+        return true;
+      }) as typeof stream.write;
+    });
+  }
+}
+
+/**
  * Process-level guard for a long-running server: once `serving()`, an uncaught exception or
  * unhandled rejection is logged, naming the request it came from when there is one, and the
  * process goes on serving; before, it ends the start (exit code 1) rather than leave it half done.

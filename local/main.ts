@@ -9,9 +9,11 @@ import { startRuntime, type Runtime } from './runtime.ts';
 import { checkDataFolder, checkRecords, DataDamageError, recordDataFolder } from './data-check.ts';
 import { DataFileError } from './oauth2.ts';
 import { startLocalVims } from './vims.ts';
-import { guardProcess } from './http-guard.ts';
+import { guardProcess, letGoOfLostOutput } from './http-guard.ts';
 import { meterLogs, usage } from './metering.ts';
 
+// An output that goes away (a closed terminal, an ended pipe) ends neither the serving nor a stop.
+letGoOfLostOutput();
 const log = (line: string) => process.stderr.write(`${line}\n`);
 // Once serving, whatever a request or a background task throws is logged with its request id and the VNFM goes on.
 let serving = false;

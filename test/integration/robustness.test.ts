@@ -3,6 +3,7 @@
 // a damaged client store, and a seeded fuzz of header, URL and body framing) against `npm start`'s
 // entry point. After each, the process must be alive and answer api_versions; every answer it
 // gives to hostile input is a 4xx (ProblemDetails, or OAuth's error JSON on the token endpoint).
+// Nor can losing its own output: a runtime whose stdout and stderr are gone goes on, and stops when told.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -329,5 +330,33 @@ describe('the stand-ins and simulators', () => {
       await assertStillServing(`${name}: a body cut off`);
     }
     assert.doesNotMatch(vnfm.output(), /VNFM: (uncaught exception|unhandled rejection)/);
+  });
+});
+
+describe('output that goes away', () => {
+  it('a runtime whose stdout and stderr were closed goes on serving, then stops on SIGTERM with exit code 0', async () => {
+    // As a terminal that closed, or the reader of `npm start | tee log` that ended: each write fails with EPIPE.
+    const lost = await startVnfm();
+    let exited = false;
+    try {
+      lost.closeOutput();
+      for (let round = 0; round < 3; round++) {
+        // A failed client authentication is logged (a write to the closed stdout)...
+        const token = await fetch(`${lost.url}/oauth2/token`, {
+          method: 'POST',
+          headers: { Authorization: `Basic ${Buffer.from('nobody:wrong').toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=client_credentials',
+        });
+        assert.equal(token.status, 401);
+        // ...and the runtime still answers.
+        assert.equal((await fetch(`${lost.url}/vnflcm/v2/api_versions`)).status, 200);
+      }
+      // Its stop is announced on the closed stderr; it must stop all the same. (The bound only turns a hang into a failure.)
+      const code = await Promise.race([lost.stop('SIGTERM'), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 60_000).unref())]);
+      exited = code !== 'still running';
+      assert.equal(code, 0);
+    } finally {
+      if (!exited) await lost.stop('SIGKILL');
+    }
   });
 });

@@ -29,6 +29,8 @@ export interface LocalVnfm {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** kill -9 of the runtime's whole process group (started with `processGroup`), as a crash or an OOM killer would; resolves once it is gone. */
   kill(): Promise<void>;
+  /** Closes this side of the runtime's stdout and stderr, as a terminal that went away or a pipe's reader that ended: its writes fail (EPIPE) from then on. */
+  closeOutput(): void;
 }
 
 /**
@@ -112,6 +114,10 @@ export async function startVnfm(options: { dataDir?: string; env?: Record<string
         // already gone
       }
       await exited;
+    },
+    closeOutput: () => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
     },
   };
 }
