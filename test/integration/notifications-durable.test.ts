@@ -5,8 +5,7 @@
 // The NFVO sink lives in the test process, so it outlives the runtime.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signedHeaders, type AwsCredentials } from '#local/sigv4.ts';
 import { startNfvoSink, type Received } from '../support/nfvo-sink.ts';
@@ -25,17 +24,13 @@ interface Queues {
 }
 
 function queuesOf(vnfm: LocalVnfm): Queues {
-  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as {
-    sqs: string;
-    region: string;
-    queues: Record<string, { url: string }>;
-  };
+  const { sqs, region, queues } = vnfm.endpoints;
   return {
-    sqs: endpoints.sqs,
+    sqs,
     credentials: vnfm.awsCredentials,
-    client: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials }),
-    queue: endpoints.queues.NotificationQueue?.url ?? '',
-    deadLetters: endpoints.queues.NotificationDeadLetterQueue?.url ?? '',
+    client: new SQSClient({ endpoint: sqs, region, credentials: vnfm.awsCredentials }),
+    queue: queues.NotificationQueue?.url ?? '',
+    deadLetters: queues.NotificationDeadLetterQueue?.url ?? '',
   };
 }
 

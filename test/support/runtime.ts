@@ -23,7 +23,7 @@ export interface LocalVnfm {
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
-  endpoints: { dynamodb: string; s3: string; region: string; buckets: Record<string, string> };
+  endpoints: { dynamodb: string; s3: string; sqs: string; region: string; buckets: Record<string, string>; queues: Record<string, { url: string }> };
   /** The key pair this start made; its stand-ins serve only requests signed with it ($VNFM_DATA_DIR/local-aws-credentials.json). */
   awsCredentials: AwsCredentials;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -342,8 +342,8 @@ export async function settle(vnfm: LocalVnfm): Promise<void> {
     // fetch gives up on an answer after 5 minutes (undici's headers timeout); a bench of hundreds of
     // operations on a busy machine takes longer to settle, so ask again (idle is only a wait).
     const response = await localControl(vnfm, 'POST', '/_local/idle', AbortSignal.timeout(Math.min(left, 2 ** 31 - 1))).catch((error: unknown) => {
-      const code = (error as { name?: string; cause?: { code?: string } }).cause?.code;
-      if (code === 'UND_ERR_HEADERS_TIMEOUT' || (error as { name?: string }).name === 'TimeoutError') return undefined;
+      const failure = error as { name?: string; cause?: { code?: string } };
+      if (failure.cause?.code === 'UND_ERR_HEADERS_TIMEOUT' || failure.name === 'TimeoutError') return undefined;
       throw error;
     });
     if (!response) continue;
@@ -354,8 +354,8 @@ export async function settle(vnfm: LocalVnfm): Promise<void> {
 
 /** Each queue's visible, in-flight and delayed messages, for a settle() that gave up. */
 async function queueCounts(vnfm: LocalVnfm): Promise<string> {
-  const { sqs, queues } = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as { sqs: string; queues: Record<string, { url: string }> };
-  const client = new SQSClient({ endpoint: sqs, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials });
+  const { sqs, queues, region } = vnfm.endpoints;
+  const client = new SQSClient({ endpoint: sqs, region, credentials: vnfm.awsCredentials });
   try {
     const counts = await Promise.all(
       Object.entries(queues).map(async ([name, { url }]) => {
