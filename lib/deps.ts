@@ -135,8 +135,8 @@ let subscriptionDeps: SubscriptionDeps | undefined;
 
 export function notifyDeps(): SubscriptionDeps {
   subscriptionDeps ??= {
-    subscriptions: new DynamoSubscriptionStore<SubscriptionRecord>(),
-    fmSubscriptions: new DynamoSubscriptionStore<FmSubscriptionRecord>(process.env.FM_SUBSCRIPTIONS_TABLE ?? 'FmSubscriptionsTable'),
+    subscriptions: new DynamoSubscriptionStore<SubscriptionRecord>(undefined, true),
+    fmSubscriptions: new DynamoSubscriptionStore<FmSubscriptionRecord>(process.env.FM_SUBSCRIPTIONS_TABLE ?? 'FmSubscriptionsTable', true),
     secrets: new SecretsManagerStore(),
     egress: egressPolicyFromEnv(),
     now: () => new Date().toISOString(),

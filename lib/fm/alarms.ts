@@ -13,6 +13,7 @@ import {
 } from '#lib/notify/subscriptions.ts';
 import { ConflictError, NotFoundError } from '#lib/sol/errors.ts';
 import { ALARM_LIST_INDEXES, alarmListKey } from '#lib/store/alarms.ts';
+import { SUBSCRIPTION_LIST_INDEXES } from '#lib/store/subscriptions.ts';
 import type { FmDeps } from '#lib/fm/ports.ts';
 import {
   ALARM_ATTRIBUTES,
@@ -82,6 +83,7 @@ export function listFmSubscriptions(deps: FmDeps, caller: Caller, baseUrl: strin
       resource: 'vnffm/subscriptions',
       attributes: FM_SUBSCRIPTION_ATTRIBUTES,
       render: (record) => renderFmSubscription(record, baseUrl),
+      indexes: SUBSCRIPTION_LIST_INDEXES,
     },
     rawQuery,
     pageSize,

@@ -80,7 +80,7 @@ export function renderAlarmNotification(event: AlarmEvent, subscription: Pick<Fm
 
 /** How the notifier fans alarm events out to FM subscriptions and delivers them. */
 export function fmNotificationFamily(
-  subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll'>,
+  subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll' | 'listFor'>,
 ): NotificationFamily<FmSubscriptionRecord, AlarmEvent> {
   return {
     family: 'vnffm',
@@ -90,6 +90,7 @@ export function fmNotificationFamily(
       fmSubscriptionMatches(subscription.filter, event) ? redactSecrets(renderAlarmNotification(event, subscription)) : undefined,
     version: () => FM_NOTIFICATION_API_VERSION,
     groupOf: (event) => event.vnfInstanceId,
+    instanceOf: (event) => event.vnfInstanceId,
   };
 }
 

@@ -412,7 +412,7 @@ export function lcmOutboxReplay(opOccs: Pick<VnfLcmOpOccStore, 'get'>, instances
 
 /** How the notifier fans LCM changes out to VNF LCM subscriptions and delivers them. */
 export function lcmNotificationFamily(
-  subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll'>,
+  subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll' | 'listFor'>,
 ): NotificationFamily<SubscriptionRecord, NotificationEvent> {
   return {
     family: 'vnflcm',
@@ -422,5 +422,6 @@ export function lcmNotificationFamily(
     render: (event, subscription) => (subscriptionMatches(subscription.filter, event) ? redactSecrets(renderNotification(event, subscription)) : undefined),
     version: (subscription) => NOTIFICATION_API_VERSION[subscription.apiMajorVersion],
     groupOf: (event) => event.vnfInstanceId,
+    instanceOf: (event) => event.vnfInstanceId,
   };
 }

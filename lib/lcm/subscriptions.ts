@@ -14,7 +14,7 @@ import {
 } from '#lib/notify/subscriptions.ts';
 import type { ListResult } from '#lib/sol/listing.ts';
 import type { ApiMajorVersion } from '#lib/sol/model.ts';
-import type { SubscriptionStore } from '#lib/store/subscriptions.ts';
+import { SUBSCRIPTION_LIST_INDEXES, type SubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoVnfInstanceStore } from '#lib/store/vnf-instances.ts';
 import {
   NOTIFICATION_API_VERSION,
@@ -68,6 +68,7 @@ export function listSubscriptions(
       resource: `v${version}/subscriptions`,
       attributes: SUBSCRIPTION_ATTRIBUTES,
       render: (record) => renderSubscription(record, version, baseUrl),
+      indexes: SUBSCRIPTION_LIST_INDEXES,
     },
     rawQuery,
     pageSize,

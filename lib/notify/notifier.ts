@@ -66,13 +66,19 @@ function readAuth(deps: NotifierDeps, secretId: string): Promise<NotificationAut
 
 /** Reads shared by the messages of one batch, keyed by family (subscription ids are unique only within one). */
 class BatchReads {
-  private readonly byTenant = new Map<string, Promise<DeliverableSubscription[]>>();
+  private readonly byScope = new Map<string, Promise<DeliverableSubscription[]>>();
   private readonly byId = new Map<string, Promise<DeliverableSubscription | undefined>>();
 
-  subscriptionsOf(family: NotificationFamily, tenantId: string): Promise<DeliverableSubscription[]> {
-    const key = `${family.family}/${tenantId}`;
-    let found = this.byTenant.get(key);
-    if (!found) this.byTenant.set(key, (found = family.subscriptions.listAll(tenantId)));
+  /** The tenant's subscriptions of the family a change can match: those that can match a change of `instanceId`, when it is known and the store can tell them. */
+  subscriptionsOf(family: NotificationFamily, tenantId: string, instanceId: string | undefined): Promise<DeliverableSubscription[]> {
+    const { listFor } = family.subscriptions;
+    const narrowed = instanceId !== undefined && listFor !== undefined;
+    const key = narrowed ? `${family.family}/${tenantId}/${instanceId}` : `${family.family}/${tenantId}`;
+    let found = this.byScope.get(key);
+    if (!found) {
+      found = narrowed ? listFor.call(family.subscriptions, tenantId, instanceId) : family.subscriptions.listAll(tenantId);
+      this.byScope.set(key, found);
+    }
     return found;
   }
 
@@ -87,7 +93,7 @@ class BatchReads {
 /** A change: one notification per subscription of its family whose filter matches. */
 async function fanOut(deps: NotifierDeps, reads: BatchReads, family: NotificationFamily, event: FamilyEvent): Promise<Outcome> {
   const deliveries: NotificationDelivery[] = [];
-  const candidates = family.recipientsOf ? await family.recipientsOf(event) : await reads.subscriptionsOf(family, event.tenantId);
+  const candidates = family.recipientsOf ? await family.recipientsOf(event) : await reads.subscriptionsOf(family, event.tenantId, family.instanceOf?.(event));
   for (const subscription of candidates) {
     const body = family.render(event, subscription);
     if (body)

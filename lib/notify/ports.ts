@@ -34,13 +34,19 @@ export interface NotificationFamily<S extends DeliverableSubscription = Delivera
   unnamedDeliveries?: boolean;
   /** The `kind` of its events. */
   eventKind: string;
-  subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll'>;
+  subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll' | 'listFor'>;
   /**
    * Families whose every event names its one recipient (a PM job's or a threshold's callback): that
    * recipient, or none when it is gone. Without it, an event is matched against every subscription
    * of its tenant.
    */
   recipientsOf?(event: E): Promise<S[]>;
+  /**
+   * The VNF instance an event is a change of, for families whose subscriptions can name instances:
+   * the event is then matched only against the subscriptions that can match a change of it
+   * (SubscriptionStore listFor).
+   */
+  instanceOf?(event: E): string | undefined;
   /** The notification for this subscription, or undefined when its filter does not match. */
   render(event: E, subscription: S): Record<string, unknown> | undefined;
   /** The Version header of a delivery to this subscription. */

@@ -6,6 +6,7 @@ import { EgressDeniedError, parseEgressUrl } from '#lib/egress.ts';
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '#lib/sol/errors.ts';
 import { canSee, listScope, type Caller } from '#lib/auth/tenancy.ts';
 import { listCollection, type ListResult } from '#lib/sol/listing.ts';
+import type { ListIndexes } from '#lib/sol/plan.ts';
 import type { VnfInstanceSubscriptionFilter } from '#lib/sol/subscription-filter.ts';
 import { log } from '#lib/log.ts';
 import { subscriptionListKey, type StoredSubscription, type SubscriptionStore } from '#lib/store/subscriptions.ts';
@@ -165,7 +166,7 @@ export async function deleteSubscriptionRecord<R extends SubscriptionBase>(
 export function listSubscriptionRecords<R extends SubscriptionBase>(
   store: Pick<SubscriptionStore<R>, 'listPage'>,
   caller: Caller,
-  list: { resource: string; attributes: readonly string[]; render(record: R): Record<string, unknown> },
+  list: { resource: string; attributes: readonly string[]; render(record: R): Record<string, unknown>; indexes?: ListIndexes },
   rawQuery: string,
   pageSize: number,
 ): Promise<ListResult> {
@@ -175,7 +176,7 @@ export function listSubscriptionRecords<R extends SubscriptionBase>(
       defaultExcluded: [],
       alwaysIncluded: ['id', '_links'],
       scope: listScope(caller),
-      fetch: (scope, limit, after) => store.listPage(scope, limit, after),
+      fetch: (scope, limit, after, plan) => store.listPage(scope, limit, after, plan),
       keyOf: subscriptionListKey,
     },
     rawQuery,

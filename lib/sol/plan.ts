@@ -34,17 +34,22 @@ export const MAX_INDEX_VALUES = 8;
 /** An index keyed by the attribute itself (any scope), or one scoped to a tenant (not for an all-tenant list). */
 export type ListIndexEntry = string | { readonly index: string; readonly tenantScoped: true };
 
-/** Top-level attribute (as the API shows it) -> the index keyed by it, most selective first. */
+/**
+ * Attribute (as the API shows it; a nested one by its filter path, `a/b/c`) -> the index keyed by
+ * it, most selective first. An eq on an array attribute holds when any element equals the value;
+ * an index of one must list each record under every value it holds, or read too the partitions of
+ * the records it cannot (ListIndex alsoRead).
+ */
 export type ListIndexes = Readonly<Record<string, ListIndexEntry>>;
 
 /** The plan's index name, or undefined for a scan: what a paging marker is bound to. */
 export const planIndex = (plan: ListPlan): string | undefined => (plan.kind === 'index' ? plan.index : undefined);
 
 /**
- * A conjunct `(eq,attr,v)` or `(in,attr,v1,...)` on a top-level indexed attribute decides an index
+ * A conjunct `(eq,attr,v)` or `(in,attr,v1,...)` on an indexed attribute decides an index
  * read; among several, the attribute whose index comes first in `indexes` (the most selective), then
- * the first conjunct. Everything else is scanned: neq, cont, ranges, nested paths, unindexed
- * attributes, a value no key can hold, too many values, and a tenant-scoped index for a list of
+ * the first conjunct. Everything else is scanned: neq, cont, ranges, unindexed attributes and
+ * paths, a value no key can hold, too many values, and a tenant-scoped index for a list of
  * every tenant's records.
  */
 export function planListing(filter: Filter | undefined, indexes: ListIndexes, options: { allTenants?: boolean } = {}): ListPlan {
@@ -53,8 +58,9 @@ export function planListing(filter: Filter | undefined, indexes: ListIndexes, op
   let best: { rank: number; plan: IndexPlan } | undefined;
   for (const expression of filter.expressions) {
     if (expression.op !== 'eq' && expression.op !== 'in') continue;
-    const attribute = expression.path[0] as string;
-    if (expression.path.length !== 1 || !Object.hasOwn(indexes, attribute)) continue;
+    // A nested attribute is named by its path (`filter/vnfInstanceSubscriptionFilter/vnfInstanceIds`).
+    const attribute = expression.path.join('/');
+    if (!Object.hasOwn(indexes, attribute)) continue;
     const entry = indexes[attribute] as ListIndexEntry;
     const scoped = typeof entry !== 'string';
     if (scoped && options.allTenants) continue;

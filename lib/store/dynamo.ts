@@ -215,6 +215,21 @@ export interface ListIndex {
    * never change.
    */
   sortKeyOf?: (record: { id: string; [attribute: string]: unknown }) => string | undefined;
+  /**
+   * The value the record is keyed by when it follows from the record rather than being one of its
+   * top-level attributes (a sharded index only; `attribute` is then the filter path it answers,
+   * e.g. `filter/vnfInstanceSubscriptionFilter/vnfInstanceIds`); undefined: no key. Written when
+   * the record is created and by the back-fill: what it derives from must never change.
+   */
+  keyValueOf?: (record: Record<string, unknown>) => string | undefined;
+  /**
+   * A value whose partitions every read of the index reads too, merged with the asked ones: where
+   * `keyValueOf` puts the records that may match any value (a subscription naming no single instance,
+   * say). The read's residual filter keeps those that match.
+   */
+  alsoRead?: string;
+  /** A sharded index that holds whole records (projection ALL): a read takes them from it rather than by id. */
+  projectsAll?: boolean;
 }
 
 /** Partitions per tenant and value of a sharded index (README "Architecture": why, and what it limits). */
@@ -258,7 +273,8 @@ export function shardedKeyChanges(
 ): { set: Record<string, string>; remove: string[] } {
   const out = { set: {} as Record<string, string>, remove: [] as string[] };
   for (const index of indexes) {
-    if (!index.sharded) continue;
+    // A derived key is written once, at create (withShardedKeys): no later write changes what it derives from.
+    if (!index.sharded || index.keyValueOf) continue;
     const attribute = attributeOf(index);
     if (Object.hasOwn(set, attribute)) {
       const value = set[attribute];
@@ -280,10 +296,21 @@ function derivedSortKeys(indexes: readonly ListIndex[], record: { id: string; [a
   return keys;
 }
 
+/** The keys of the sharded indexes whose value the store derives (ListIndex keyValueOf). */
+function derivedKeys(indexes: readonly ListIndex[], record: Record<string, unknown> & { id: string; tenantId: string }): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const index of indexes) {
+    if (!index.sharded || !index.keyValueOf) continue;
+    const value = index.keyValueOf(record);
+    if (isShardableValue(value)) keys[index.partitionKey] = shardKey(record.tenantId, value, shardOf(record.id, shardsOf(index)));
+  }
+  return keys;
+}
+
 /** A new record with its sharded index keys (and the sort keys the store derives). */
 export function withShardedKeys<T extends { id: string; tenantId: string }>(indexes: readonly ListIndex[], record: T): T {
-  const fields = record as unknown as Record<string, unknown> & { id: string };
-  const keys = { ...shardedKeyChanges(indexes, record, fields).set, ...derivedSortKeys(indexes, fields) };
+  const fields = record as unknown as Record<string, unknown> & { id: string; tenantId: string };
+  const keys = { ...shardedKeyChanges(indexes, record, fields).set, ...derivedKeys(indexes, fields), ...derivedSortKeys(indexes, fields) };
   return Object.keys(keys).length ? { ...record, ...keys } : record;
 }
 
@@ -309,10 +336,14 @@ export async function backfillShardedKeys(table: string, indexes: readonly ListI
       const values: Record<string, unknown> = {};
       const sets = missing.map((index, i) => {
         names[`#k${i}`] = index.partitionKey;
-        names[`#a${i}`] = attributeOf(index);
         values[`:k${i}`] = keys[index.partitionKey];
-        values[`:a${i}`] = item[attributeOf(index)];
         return `#k${i} = :k${i}`;
+      });
+      // A key read from an attribute is written only while the attribute is as read; a derived one follows from what never changes.
+      const read = missing.filter((index) => !index.keyValueOf);
+      read.forEach((index, i) => {
+        names[`#a${i}`] = attributeOf(index);
+        values[`:a${i}`] = item[attributeOf(index)];
       });
       sortKeys.forEach((name, i) => {
         names[`#d${i}`] = name;
@@ -320,7 +351,7 @@ export async function backfillShardedKeys(table: string, indexes: readonly ListI
         sets.push(`#d${i} = :d${i}`);
       });
       // A derived sort key follows from attributes that never change: the record need only still exist.
-      const conditions = ['attribute_exists(id)', ...missing.map((_, i) => `#a${i} = :a${i}`)];
+      const conditions = ['attribute_exists(id)', ...read.map((_, i) => `#a${i} = :a${i}`)];
       const held = await conditionHeld(() =>
         documentClient().send(
           new UpdateCommand({
@@ -379,9 +410,10 @@ export async function indexPage<T>(
   read?: readonly string[],
 ): Promise<Page<T>> {
   if (index.sharded && scope === ALL_TENANTS) throw new Error(`${index.name} is tenant-scoped: it cannot list every tenant's records`);
+  const partitionValues = index.alsoRead === undefined || keyValues.includes(index.alsoRead) ? keyValues : [...keyValues, index.alsoRead];
   const partitions = index.sharded
-    ? keyValues.flatMap((value) => Array.from({ length: shardsOf(index) }, (_, shard) => shardKey(scope as string, value, shard)))
-    : [...keyValues];
+    ? partitionValues.flatMap((value) => Array.from({ length: shardsOf(index) }, (_, shard) => shardKey(scope as string, value, shard)))
+    : [...partitionValues];
   const cursors: Cursor<Record<string, unknown>>[] = partitions.map((value) => ({ value, buffer: [], done: false }));
   const each = Math.min(limit, Math.max(10, Math.ceil((limit * 1.25) / cursors.length)));
   const values: Record<string, unknown> = {};
@@ -392,7 +424,8 @@ export async function indexPage<T>(
   }
   if (!index.sharded && scope !== ALL_TENANTS) values[':t'] = scope;
   // A KEYS_ONLY index holds just the keys; the records are read by id, projected there.
-  const projected = index.sharded ? {} : projection(read, [index.sortKey]);
+  const byId = index.sharded && !index.projectsAll;
+  const projected = byId ? {} : projection(read, [index.sortKey]);
   const fill = async (cursor: Cursor<Record<string, unknown>>) => {
     while (!cursor.done && cursor.buffer.length === 0) {
       const out = await documentClient().send(
@@ -431,7 +464,7 @@ export async function indexPage<T>(
   }
   const more = cursors.some((cursor) => cursor.buffer.length > 0 || !cursor.done);
   const last = merged[merged.length - 1];
-  const items = index.sharded ? await itemsByKeys<T>(table, merged, scope as string, read) : (merged as T[]);
+  const items = byId ? await itemsByKeys<T>(table, merged, scope as string, read) : (merged as T[]);
   return { items, after: more && last ? { id: last.id as string, [index.sortKey]: last[index.sortKey] as string } : undefined };
 }
 

@@ -369,6 +369,55 @@ describe('with the default retry period', () => {
       await unsubscribeAll(call);
     });
 
+    it('a subscription naming instances by id hears of those alone, read through the instance index; a list filtered by id shows it', async () => {
+      const create = async (name: string) =>
+        ((await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId, vnfInstanceName: name } })).body as { id: string }).id;
+      const a = await create('by-id-a');
+      const b = await create('by-id-b');
+      await settle(vnfm);
+      const onlyA = await subscribe(call, { callbackUri: `${sink.url}/cb/only-a`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: [a] } } });
+      const both = await subscribe(call, {
+        callbackUri: `${sink.url}/cb/a-and-b`,
+        filter: { notificationTypes: ['VnfIdentifierDeletionNotification'], vnfInstanceSubscriptionFilter: { vnfInstanceIds: [a, b] } },
+      });
+      // The start's reconciliation has marked the table keyed: the notifier reads by instance, and the subscription has its key.
+      const table = await new DynamoDBClient({ endpoint: vnfm.endpoints.dynamodb, region: vnfm.endpoints.region, credentials: vnfm.awsCredentials }).send(
+        new ScanCommand({ TableName: 'SubscriptionsTable' }),
+      );
+      assert.ok(
+        table.Items?.some((item) => item.id?.S?.startsWith('#')),
+        'the keyed marker',
+      );
+      const keyOf = (id: string) => table.Items?.find((item) => item.id?.S === id)?.instanceKey?.S ?? '';
+      assert.ok(keyOf(onlyA.split('/').pop() as string).endsWith(`#${a}#0`), keyOf(onlyA.split('/').pop() as string));
+      assert.ok(keyOf(both.split('/').pop() as string).endsWith('#*#0'));
+
+      for (const id of [b, a]) assert.equal((await call('PATCH', `/vnflcm/v2/vnf_instances/${id}`, { body: { metadata: { byId: true } } })).status, 202);
+      await settle(vnfm);
+      for (const id of [b, a]) assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
+      await settle(vnfm);
+
+      assert.deepEqual(outline(sink.accepted('/cb/only-a')), [
+        'MODIFY_INFO STARTING START',
+        'MODIFY_INFO PROCESSING RESULT',
+        'MODIFY_INFO COMPLETED RESULT',
+        'VnfIdentifierDeletionNotification',
+      ]);
+      assert.ok(sink.accepted('/cb/only-a').every((n) => n.vnfInstanceId === a));
+      assert.deepEqual(
+        sink.accepted('/cb/a-and-b').map((n) => n.vnfInstanceId),
+        [b, a],
+      );
+
+      const listed = async (filter: string) =>
+        ((await call('GET', `/vnflcm/v2/subscriptions?filter=${encodeURIComponent(filter)}`)).body as Array<{ callbackUri: string }>).map((s) => s.callbackUri);
+      const path = 'filter/vnfInstanceSubscriptionFilter/vnfInstanceIds';
+      assert.deepEqual(await listed(`(eq,${path},${b})`), [`${sink.url}/cb/a-and-b`]);
+      assert.deepEqual(await listed(`(in,${path},${a},${b})`), [`${sink.url}/cb/only-a`, `${sink.url}/cb/a-and-b`]);
+      assert.deepEqual(await listed(`(eq,${path},no-such-instance)`), []);
+      await unsubscribeAll(call);
+    });
+
     it('a failed operation notifies FAILED_TEMP with its error, then ROLLING_BACK and ROLLED_BACK, and FAILED after fail', async () => {
       const sim = JSON.parse(readFileSync(join(vnfm.dataDir, 'vims.json'), 'utf8'))['local-openstack'] as { control: string };
       const name = `failing-${crypto.randomUUID()}`;

@@ -122,6 +122,36 @@ describe('processNotificationBatch', () => {
     );
   });
 
+  it("matches a change against the subscriptions the store gives for the event's instance, once per instance in a batch, when it can tell them", async () => {
+    const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
+    const h = harness(all);
+    const asked: string[] = [];
+    h.deps.families = [
+      lcmNotificationFamily({
+        get: async (id) => all.find((s) => s.id === id),
+        listAll: async () => assert.fail('a change of a known instance does not read every subscription of the tenant'),
+        listFor: async (tenantId, instanceId) => {
+          asked.push(`${tenantId}/${instanceId}`);
+          return instanceId === 'i' ? all : [all[1] as SubscriptionRecord];
+        },
+      }),
+    ];
+    const event = (key: string, vnfInstanceId: string): NotificationEvent => ({
+      kind: 'event',
+      notificationId: stableId(key),
+      notificationType: 'VnfIdentifierCreationNotification',
+      tenantId: 't',
+      groupId: vnfInstanceId,
+      vnfInstanceId,
+      timeStamp: '2026-12-01T10:00:00Z',
+      instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
+    });
+    const batch = [message(event('a', 'i'), 'i'), message(event('b', 'i'), 'i'), message(event('c', 'j'), 'j')];
+    assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
+    assert.deepEqual(asked, ['t/i', 't/j']);
+    assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:i', 'any:j', 'mine:i', 'mine:i']);
+  });
+
   it('a failing delivery and the rest of its group stay in flight for the backoff; other groups go on', async () => {
     answers.set('/flaky', 503);
     const h = harness([subscription('flaky'), subscription('fine')]);

@@ -6,7 +6,9 @@
 // state) by eq or by in with several values, plus random further conditions, random page sizes
 // followed marker after marker (so a skipped or repeated item would show), and again after writes
 // that move records between index keys. A marker issued by one way of reading is refused by the
-// other.
+// other. Subscriptions are listed by the instances their filter names (an array: a subscription
+// naming several, or none, is read with every such list), and the notifier's read of the
+// subscriptions a change of one instance can match finds each one that matches.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoreDeps } from '#lib/ports.ts';
@@ -43,6 +45,9 @@ import {
   type OnboardingState,
   type VnfPackageRecord,
 } from '#lib/store/packages.ts';
+import { listSubscriptions } from '#lib/lcm/subscriptions.ts';
+import { renderSubscription, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
+import { ANY_INSTANCE, DynamoSubscriptionStore, keySubscriptions, SUBSCRIPTION_LIST_INDEXES } from '#lib/store/subscriptions.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 import { prng } from '../../support/prng.ts';
 
@@ -120,7 +125,7 @@ async function everyPage(filter: string, list: (query: string, pageSize: number)
 
 let stop: () => Promise<void>;
 before(async () => {
-  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable', 'VnfPackagesTable']);
+  stop = await startTemplateTables(['VnfLcmOpOccsTable', 'VnfInstancesTable', 'AlarmsTable', 'VnfPackagesTable', 'SubscriptionsTable']);
 });
 after(() => stop());
 
@@ -567,5 +572,134 @@ describe('VNF package lists read through their indexes', () => {
     assert.equal(await backfillVnfPackageListKeys('VnfPackagesTable'), 6);
     assert.deepEqual(await ofVnfd(), ['old-pkg-1', 'old-pkg-3', 'old-pkg-5']);
     assert.equal(await backfillVnfPackageListKeys('VnfPackagesTable'), 0);
+  });
+});
+
+describe('subscriptions read through the instance index', () => {
+  const NAMES = ['name-0', 'name-1'];
+  const TYPES = ['VnfLcmOperationOccurrenceNotification', 'VnfIdentifierCreationNotification', 'VnfIdentifierDeletionNotification'];
+  let n = 0;
+  /** A subscription naming one instance by id (most), several, none, or only names; of a random tenant's instances (and a few of another's). */
+  function randomSubscription(tenantId: string): SubscriptionRecord {
+    const own = instances.filter((i) => i.tenantId === tenantId).map((i) => i.id);
+    const ids = () => (random() < 0.1 ? pick(instances).id : pick(own));
+    const kind = random();
+    const instanceFilter =
+      kind < 0.55
+        ? { vnfInstanceIds: [ids()] }
+        : kind < 0.7
+          ? { vnfInstanceIds: [...new Set(Array.from({ length: between(2, 3) }, ids))] }
+          : kind < 0.8
+            ? { vnfInstanceIds: [ids()], vnfInstanceNames: [pick(NAMES)] }
+            : kind < 0.9
+              ? { vnfInstanceNames: [pick(NAMES)] }
+              : undefined;
+    const createdAt = pick(startTimes);
+    const id = `sub-${String(n++).padStart(4, '0')}`;
+    return {
+      id,
+      tenantId,
+      createdAt,
+      createdSeq: `${createdAt}#${id}`,
+      callbackUri: `https://nfvo.example/${id}`,
+      verbosity: random() < 0.5 ? 'FULL' : 'SHORT',
+      apiMajorVersion: 2,
+      apiRoot: BASE,
+      revision: 1,
+      filter: {
+        ...(instanceFilter && { vnfInstanceSubscriptionFilter: instanceFilter }),
+        ...(random() < 0.4 && { notificationTypes: [pick(TYPES)] }),
+      },
+    } as SubscriptionRecord;
+  }
+  const subscriptions = Array.from({ length: 150 }, () => randomSubscription(pick(TENANTS)));
+  const store = new DynamoSubscriptionStore<SubscriptionRecord>('SubscriptionsTable', true);
+  const plans: ListPlan['kind'][] = [];
+  const deps = () => ({ subscriptions: notingPlans((...args) => store.listPage(...args), plans) }) as never;
+  const PATH = 'filter/vnfInstanceSubscriptionFilter/vnfInstanceIds';
+
+  function randomSubscriptionFilter(): string {
+    const parts = [
+      ...(random() < 0.3 ? [`(eq,verbosity,${random() < 0.5 ? 'FULL' : 'SHORT'})`] : []),
+      ...(random() < 0.3 ? [`(cont,filter/notificationTypes,Identifier)`] : []),
+      ...(random() < 0.2 ? [`(eq,filter/vnfInstanceSubscriptionFilter/vnfInstanceNames,${pick(NAMES)})`] : []),
+    ];
+    parts.splice(
+      between(0, parts.length),
+      0,
+      pin(PATH, () => (random() < 0.1 ? pick(['vnf-none', ANY_INSTANCE]) : pick(instances).id)),
+    );
+    return parts.join(';');
+  }
+
+  const expected = (scope: string, filter: string) =>
+    subscriptions
+      .filter((r) => r.tenantId === scope && matchesFilter(parseFilter(filter), renderSubscription(r, 2, BASE)))
+      .sort((a, b) => (a.createdSeq < b.createdSeq ? -1 : 1))
+      .map((r) => r.id);
+
+  const listed = (scope: string, filter: string) =>
+    everyPage(filter, (query, pageSize) => listSubscriptions(deps(), { tenantId: scope }, 2, BASE, query, pageSize));
+
+  before(async () => {
+    // Half are written as a version before the index wrote them (no instance key), then keyed.
+    for (const [i, record] of subscriptions.entries()) {
+      if (i % 2) await store.create(record);
+      else await documentClient().send(new PutCommand({ TableName: 'SubscriptionsTable', Item: record }));
+    }
+  });
+
+  it('before the subscriptions from before the index are keyed, a filtered list scans and the notifier reads them all, missing none', async () => {
+    const instance = pick(instances);
+    assert.deepEqual(
+      (await store.listFor(instance.tenantId, instance.id)).map((r) => r.id),
+      expected(instance.tenantId, '(neq,id,none)'),
+      'every subscription of the tenant',
+    );
+    for (let round = 0; round < 10; round++) {
+      const scope = pick(TENANTS);
+      const filter = randomSubscriptionFilter();
+      plans.length = 0;
+      assert.deepEqual(await listed(scope, filter), expected(scope, filter), `${scope} ${filter}`);
+    }
+  });
+
+  it("once keyed, shows a tenant exactly the scan's subscriptions in creation order, page after page, through the index", async () => {
+    assert.equal(await keySubscriptions('SubscriptionsTable'), 75, 'the half written without a key');
+    assert.equal(await keySubscriptions('SubscriptionsTable'), 0, 'the marker says they are keyed: nothing is read again');
+    let matched = 0;
+    for (let round = 0; round < 60; round++) {
+      const scope = pick(TENANTS);
+      const filter = randomSubscriptionFilter();
+      assert.equal(planListing(parseFilter(filter), SUBSCRIPTION_LIST_INDEXES).kind, 'index', filter);
+      plans.length = 0;
+      const viaIndex = await listed(scope, filter);
+      assert.ok(plans.every((kind) => kind === 'index'));
+      assert.deepEqual(viaIndex, expected(scope, filter), `${scope} ${filter}`);
+      matched += viaIndex.length;
+    }
+    assert.ok(matched > 30, `the filters matched something (${matched} subscriptions)`);
+  });
+
+  it('gives the notifier, for a change of an instance, every subscription of the tenant that can match it and few others', async () => {
+    for (const instance of [...instances, { tenantId: 'tenant-a', id: 'vnf-none' }]) {
+      const candidates = await store.listFor(instance.tenantId, instance.id);
+      const ids = candidates.map((r) => r.id);
+      const matching = subscriptions.filter((r) => {
+        const named = r.filter?.vnfInstanceSubscriptionFilter?.vnfInstanceIds;
+        return r.tenantId === instance.tenantId && (named === undefined || named.includes(instance.id));
+      });
+      // Every subscription whose instance ids could match is a candidate (the family's filter decides the rest) ...
+      for (const r of matching) assert.ok(ids.includes(r.id), `${instance.id}: ${r.id} missing`);
+      // ... and every candidate names this instance alone, or no single instance.
+      for (const r of candidates) {
+        const named = [...new Set(r.filter?.vnfInstanceSubscriptionFilter?.vnfInstanceIds ?? [])];
+        assert.ok(r.tenantId === instance.tenantId && (named.length !== 1 || named[0] === instance.id), `${instance.id}: ${r.id} is no candidate`);
+      }
+      const order = candidates.map((r) => r.createdSeq);
+      assert.deepEqual(order, [...order].sort(), 'in creation order, as the tenant list gives them');
+    }
+    const single = subscriptions.filter((r) => r.filter?.vnfInstanceSubscriptionFilter?.vnfInstanceIds?.length === 1);
+    assert.ok(single.length > 50, 'most subscriptions name one instance, so a change reads few');
   });
 });

@@ -70,6 +70,22 @@ describe('the listing planner', () => {
     }
   });
 
+  it('reads through the index of a nested attribute named by its path, and only that path', () => {
+    const nested: ListIndexes = { 'filter/vnfInstanceSubscriptionFilter/vnfInstanceIds': { index: 'byVnfInstance', tenantScoped: true } };
+    const filter = parseFilter('(eq,verbosity,FULL);(in,filter/vnfInstanceSubscriptionFilter/vnfInstanceIds,a,b)');
+    assert.deepEqual(planListing(filter, nested), {
+      kind: 'index',
+      index: 'byVnfInstance',
+      attribute: 'filter/vnfInstanceSubscriptionFilter/vnfInstanceIds',
+      keyValues: ['a', 'b'],
+      residual: filter,
+    });
+    for (const raw of ['(eq,filter/vnfInstanceSubscriptionFilter,a)', '(eq,filter/vnfInstanceSubscriptionFilter/vnfInstanceNames,a)', '(eq,filter,a)']) {
+      assert.equal(planListing(parseFilter(raw), nested).kind, 'scan', raw);
+    }
+    assert.equal(planListing(filter, nested, { allTenants: true }).kind, 'scan');
+  });
+
   it('scans when the resource declares no index', () => {
     assert.equal(planListing(parseFilter('(eq,vnfInstanceId,x)'), {}).kind, 'scan');
     assert.equal(planListing(parseFilter('(eq,toString,x)'), {}).kind, 'scan', 'an inherited property is not an index');
