@@ -80,7 +80,7 @@ export function renderAlarmNotification(event: AlarmEvent, subscription: Pick<Fm
 
 /** How the notifier fans alarm events out to FM subscriptions and delivers them. */
 export function fmNotificationFamily(
-  subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll' | 'listFor'>,
+  subscriptions: Pick<SubscriptionStore<FmSubscriptionRecord>, 'get' | 'listAll' | 'listFor' | 'listIfFew'>,
 ): NotificationFamily<FmSubscriptionRecord, AlarmEvent> {
   return {
     family: 'vnffm',

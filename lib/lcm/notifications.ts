@@ -412,7 +412,7 @@ export function lcmOutboxReplay(opOccs: Pick<VnfLcmOpOccStore, 'get'>, instances
 
 /** How the notifier fans LCM changes out to VNF LCM subscriptions and delivers them. */
 export function lcmNotificationFamily(
-  subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll' | 'listFor'>,
+  subscriptions: Pick<SubscriptionStore<SubscriptionRecord>, 'get' | 'listAll' | 'listFor' | 'listIfFew'>,
 ): NotificationFamily<SubscriptionRecord, NotificationEvent> {
   return {
     family: 'vnflcm',

@@ -51,6 +51,9 @@ export function backoffSeconds(waitedMs: number, retryPeriodMs: number, random =
   return Math.ceil(Math.min(jittered, untilDeadline));
 }
 
+/** Up to this many subscriptions, a tenant's are all read at once for a batch (one Query) rather than per instance (two a change). */
+const FEW_SUBSCRIPTIONS = 100;
+
 /** Subscription auth never changes (SOL003 has no PATCH of subscriptions), so a warm notifier reads each secret once. */
 const authBySecret = new Map<string, Promise<NotificationAuth>>();
 
@@ -69,16 +72,29 @@ class BatchReads {
   private readonly byScope = new Map<string, Promise<DeliverableSubscription[]>>();
   private readonly byId = new Map<string, Promise<DeliverableSubscription | undefined>>();
 
-  /** The tenant's subscriptions of the family a change can match: those that can match a change of `instanceId`, when it is known and the store can tell them. */
-  subscriptionsOf(family: NotificationFamily, tenantId: string, instanceId: string | undefined): Promise<DeliverableSubscription[]> {
-    const { listFor } = family.subscriptions;
-    const narrowed = instanceId !== undefined && listFor !== undefined;
-    const key = narrowed ? `${family.family}/${tenantId}/${instanceId}` : `${family.family}/${tenantId}`;
+  private readonly few = new Map<string, Promise<DeliverableSubscription[] | undefined>>();
+
+  /**
+   * The tenant's subscriptions of the family a change can match. A tenant with few subscriptions:
+   * all of them, in one read the whole batch shares. One with more, for a change of a known
+   * instance when the store can tell them: those that can match a change of that instance (two
+   * small reads per instance), not all of them.
+   */
+  async subscriptionsOf(family: NotificationFamily, tenantId: string, instanceId: string | undefined): Promise<DeliverableSubscription[]> {
+    const store = family.subscriptions;
+    const { listFor } = store;
+    const tenantKey = `${family.family}/${tenantId}`;
+    if (instanceId === undefined || listFor === undefined) return this.read(tenantKey, () => store.listAll(tenantId));
+    let few = this.few.get(tenantKey);
+    if (!few) this.few.set(tenantKey, (few = store.listIfFew ? store.listIfFew(tenantId, FEW_SUBSCRIPTIONS) : Promise.resolve(undefined)));
+    const all = await few;
+    if (all) return all;
+    return this.read(`${tenantKey}/${instanceId}`, () => listFor.call(store, tenantId, instanceId));
+  }
+
+  private read(key: string, list: () => Promise<DeliverableSubscription[]>): Promise<DeliverableSubscription[]> {
     let found = this.byScope.get(key);
-    if (!found) {
-      found = narrowed ? listFor.call(family.subscriptions, tenantId, instanceId) : family.subscriptions.listAll(tenantId);
-      this.byScope.set(key, found);
-    }
+    if (!found) this.byScope.set(key, (found = list()));
     return found;
   }
 

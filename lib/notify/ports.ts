@@ -34,7 +34,7 @@ export interface NotificationFamily<S extends DeliverableSubscription = Delivera
   unnamedDeliveries?: boolean;
   /** The `kind` of its events. */
   eventKind: string;
-  subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll' | 'listFor'>;
+  subscriptions: Pick<SubscriptionStore<S>, 'get' | 'listAll' | 'listFor' | 'listIfFew'>;
   /**
    * Families whose every event names its one recipient (a PM job's or a threshold's callback): that
    * recipient, or none when it is gone. Without it, an event is matched against every subscription

@@ -21,6 +21,7 @@ import {
   requiredEnv,
   shardKey,
   tenantItems,
+  tenantPage,
   type ListIndex,
   type Page,
   type TenantScope,
@@ -41,6 +42,8 @@ export interface SubscriptionStore<R extends StoredSubscription> {
    * one; for any other, listAll.
    */
   listFor?(tenantId: string, instanceId: string): Promise<R[]>;
+  /** Every subscription of a tenant in creation order, if it has at most `atMost` (one read); otherwise undefined. */
+  listIfFew?(tenantId: string, atMost: number): Promise<R[] | undefined>;
   /** Deletes the record; returns it, or undefined when it did not exist. */
   delete(id: string): Promise<R | undefined>;
 }
@@ -108,6 +111,11 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> extends Tenan
 
   listAll(tenantId: string): Promise<R[]> {
     return tenantItems<R>(this.table, tenantId);
+  }
+
+  async listIfFew(tenantId: string, atMost: number): Promise<R[] | undefined> {
+    const page = await tenantPage<R>(this.table, tenantId, atMost + 1);
+    return page.items.length <= atMost ? page.items : undefined;
   }
 
   async listFor(tenantId: string, instanceId: string): Promise<R[]> {

@@ -122,7 +122,7 @@ describe('processNotificationBatch', () => {
     );
   });
 
-  it("matches a change against the subscriptions the store gives for the event's instance, once per instance in a batch, when it can tell them", async () => {
+  it("matches a change against the subscriptions the store gives for the event's instance, once per instance in a batch, when it can tell them and the tenant has many", async () => {
     const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
     const h = harness(all);
     const asked: string[] = [];
@@ -150,6 +150,43 @@ describe('processNotificationBatch', () => {
     assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
     assert.deepEqual(asked, ['t/i', 't/j']);
     assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:i', 'any:j', 'mine:i', 'mine:i']);
+  });
+
+  it('reads all of a tenant with few subscriptions once for the whole batch, and per instance only for a tenant with more', async () => {
+    const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
+    const event = (key: string, vnfInstanceId: string): NotificationEvent => ({
+      kind: 'event',
+      notificationId: stableId(key),
+      notificationType: 'VnfIdentifierCreationNotification',
+      tenantId: 't',
+      groupId: vnfInstanceId,
+      vnfInstanceId,
+      timeStamp: '2026-12-01T10:00:00Z',
+      instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
+    });
+    for (const many of [false, true]) {
+      const h = harness(all);
+      const asked: string[] = [];
+      h.deps.families = [
+        lcmNotificationFamily({
+          get: async (id) => all.find((s) => s.id === id),
+          listAll: async () => assert.fail('listIfFew answers for the tenant'),
+          listIfFew: async (tenantId, atMost) => {
+            asked.push(`few ${tenantId} ${atMost}`);
+            return many ? undefined : all;
+          },
+          listFor: async (tenantId, instanceId) => {
+            asked.push(`${tenantId}/${instanceId}`);
+            return instanceId === 'i' ? all : [all[1] as SubscriptionRecord];
+          },
+        }),
+      ];
+      const batch = [message(event('a', 'i'), 'i'), message(event('b', 'j'), 'j'), message(event('c', 'k'), 'k')];
+      assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
+      assert.deepEqual(asked.sort(), many ? ['few t 100', 't/i', 't/j', 't/k'] : ['few t 100']);
+      // Either way each subscription hears of what its filter matches.
+      assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:j', 'any:k', 'mine:i']);
+    }
   });
 
   it('a failing delivery and the rest of its group stay in flight for the backoff; other groups go on', async () => {

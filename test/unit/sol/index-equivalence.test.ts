@@ -699,6 +699,15 @@ describe('subscriptions read through the instance index', () => {
       const order = candidates.map((r) => r.createdSeq);
       assert.deepEqual(order, [...order].sort(), 'in creation order, as the tenant list gives them');
     }
+    for (const tenantId of TENANTS) {
+      const ofTenant = expected(tenantId, '(neq,id,none)');
+      assert.deepEqual(
+        (await store.listIfFew(tenantId, ofTenant.length))?.map((r) => r.id),
+        ofTenant,
+        'a tenant with at most that many: all of them',
+      );
+      assert.equal(await store.listIfFew(tenantId, ofTenant.length - 1), undefined, 'one more than that many: none');
+    }
     const single = subscriptions.filter((r) => r.filter?.vnfInstanceSubscriptionFilter?.vnfInstanceIds?.length === 1);
     assert.ok(single.length > 50, 'most subscriptions name one instance, so a change reads few');
   });
