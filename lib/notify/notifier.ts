@@ -89,7 +89,10 @@ class BatchReads {
     if (!few) this.few.set(tenantKey, (few = store.listIfFew ? store.listIfFew(tenantId, FEW_SUBSCRIPTIONS) : Promise.resolve(undefined)));
     const all = await few;
     if (all) return all;
-    return this.read(`${tenantKey}/${instanceId}`, () => listFor.call(store, tenantId, instanceId));
+    return this.read(
+      `${tenantKey}/${instanceId}`,
+      async () => (await listFor.call(store, tenantId, instanceId)) ?? this.read(tenantKey, () => store.listAll(tenantId)),
+    );
   }
 
   private read(key: string, list: () => Promise<DeliverableSubscription[]>): Promise<DeliverableSubscription[]> {

@@ -38,10 +38,10 @@ export interface SubscriptionStore<R extends StoredSubscription> {
   listAll(tenantId: string): Promise<R[]>;
   /**
    * Every subscription of a tenant that a change of VNF instance `instanceId` can match, in
-   * creation order: for a store keyed by instance, those naming it alone and those naming no single
-   * one; for any other, listAll.
+   * creation order: those naming it alone and those naming no single one. Undefined when the store
+   * cannot tell them (not keyed by instance, or not yet every subscription): then read listAll.
    */
-  listFor?(tenantId: string, instanceId: string): Promise<R[]>;
+  listFor?(tenantId: string, instanceId: string): Promise<R[] | undefined>;
   /** Every subscription of a tenant in creation order, if it has at most `atMost` (one read); otherwise undefined. */
   listIfFew?(tenantId: string, atMost: number): Promise<R[] | undefined>;
   /** Deletes the record; returns it, or undefined when it did not exist. */
@@ -93,8 +93,9 @@ export const SUBSCRIPTION_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(
 
 /**
  * The item saying every subscription of the table carries its instance key: written by
- * keySubscriptions once it has keyed those from before the index. Until it exists, listFor reads
- * every subscription of the tenant, so none from before is missed.
+ * keySubscriptions once it has keyed those from before the index. Until it exists, listFor
+ * answers undefined (the notifier then reads every subscription of the tenant), so none from
+ * before is missed.
  */
 const KEYED_MARKER = '#keyed-by-instance';
 
@@ -118,8 +119,8 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> extends Tenan
     return page.items.length <= atMost ? page.items : undefined;
   }
 
-  async listFor(tenantId: string, instanceId: string): Promise<R[]> {
-    if (!this.byInstance || !(await this.isKeyed())) return this.listAll(tenantId);
+  async listFor(tenantId: string, instanceId: string): Promise<R[] | undefined> {
+    if (!this.byInstance || !(await this.isKeyed())) return undefined;
     const keys = [...new Set([instanceId, ANY_INSTANCE])].filter(isShardableValue).map((value) => shardKey(tenantId, value, 0));
     const found = await Promise.all(
       keys.map((key) =>

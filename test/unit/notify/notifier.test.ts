@@ -93,6 +93,50 @@ function delivery(subscriptionId: string, key: string): NotificationDelivery {
 
 const forever = { remainingMs: () => 60_000 };
 
+/**
+ * Subscriptions `mine` (naming instance i) and `any`, in a harness whose store notes each read the
+ * notifier makes of it: `few` says whether it has a listIfFew and what it answers; `tell: false`, a
+ * store not yet keyed by instance.
+ */
+function instanceHarness(answers: { few?: 'all' | 'many'; tell?: boolean }) {
+  const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
+  const asked: string[] = [];
+  const h = harness(all);
+  h.deps.families = [
+    lcmNotificationFamily({
+      get: async (id) => all.find((s) => s.id === id),
+      listAll: async (tenantId) => {
+        asked.push(`all ${tenantId}`);
+        return all;
+      },
+      ...(answers.few && {
+        listIfFew: async (tenantId: string, atMost: number) => {
+          asked.push(`few ${tenantId} ${atMost}`);
+          return answers.few === 'all' ? all : undefined;
+        },
+      }),
+      listFor: async (tenantId, instanceId) => {
+        asked.push(`${tenantId}/${instanceId}`);
+        if (answers.tell === false) return undefined;
+        return instanceId === 'i' ? all : [all[1] as SubscriptionRecord];
+      },
+    }),
+  ];
+  return { h, asked };
+}
+
+/** A VnfIdentifierCreationNotification event of instance `vnfInstanceId` of tenant t. */
+const created = (key: string, vnfInstanceId: string): NotificationEvent => ({
+  kind: 'event',
+  notificationId: stableId(key),
+  notificationType: 'VnfIdentifierCreationNotification',
+  tenantId: 't',
+  groupId: vnfInstanceId,
+  vnfInstanceId,
+  timeStamp: '2026-12-01T10:00:00Z',
+  instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
+});
+
 describe('processNotificationBatch', () => {
   it('fans an event out to the subscriptions whose filter matches, rendered for each', async () => {
     const h = harness([
@@ -122,71 +166,31 @@ describe('processNotificationBatch', () => {
     );
   });
 
-  it("matches a change against the subscriptions the store gives for the event's instance, once per instance in a batch, when it can tell them and the tenant has many", async () => {
-    const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
-    const h = harness(all);
-    const asked: string[] = [];
-    h.deps.families = [
-      lcmNotificationFamily({
-        get: async (id) => all.find((s) => s.id === id),
-        listAll: async () => assert.fail('a change of a known instance does not read every subscription of the tenant'),
-        listFor: async (tenantId, instanceId) => {
-          asked.push(`${tenantId}/${instanceId}`);
-          return instanceId === 'i' ? all : [all[1] as SubscriptionRecord];
-        },
-      }),
-    ];
-    const event = (key: string, vnfInstanceId: string): NotificationEvent => ({
-      kind: 'event',
-      notificationId: stableId(key),
-      notificationType: 'VnfIdentifierCreationNotification',
-      tenantId: 't',
-      groupId: vnfInstanceId,
-      vnfInstanceId,
-      timeStamp: '2026-12-01T10:00:00Z',
-      instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
-    });
-    const batch = [message(event('a', 'i'), 'i'), message(event('b', 'i'), 'i'), message(event('c', 'j'), 'j')];
+  it("matches a change against the subscriptions the store gives for the event's instance, once per instance in a batch, when it can tell them", async () => {
+    const { h, asked } = instanceHarness({});
+    const batch = [message(created('a', 'i'), 'i'), message(created('b', 'i'), 'i'), message(created('c', 'j'), 'j')];
     assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
-    assert.deepEqual(asked, ['t/i', 't/j']);
+    assert.deepEqual(asked, ['t/i', 't/j'], 'never every subscription of the tenant');
     assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:i', 'any:j', 'mine:i', 'mine:i']);
   });
 
   it('reads all of a tenant with few subscriptions once for the whole batch, and per instance only for a tenant with more', async () => {
-    const all = [subscription('mine', { filter: { vnfInstanceSubscriptionFilter: { vnfInstanceIds: ['i'] } } }), subscription('any')];
-    const event = (key: string, vnfInstanceId: string): NotificationEvent => ({
-      kind: 'event',
-      notificationId: stableId(key),
-      notificationType: 'VnfIdentifierCreationNotification',
-      tenantId: 't',
-      groupId: vnfInstanceId,
-      vnfInstanceId,
-      timeStamp: '2026-12-01T10:00:00Z',
-      instance: { vnfdId: 'vnfd', vnfProvider: 'p', vnfProductName: 'n', vnfSoftwareVersion: '1', vnfdVersion: '1' },
-    });
-    for (const many of [false, true]) {
-      const h = harness(all);
-      const asked: string[] = [];
-      h.deps.families = [
-        lcmNotificationFamily({
-          get: async (id) => all.find((s) => s.id === id),
-          listAll: async () => assert.fail('listIfFew answers for the tenant'),
-          listIfFew: async (tenantId, atMost) => {
-            asked.push(`few ${tenantId} ${atMost}`);
-            return many ? undefined : all;
-          },
-          listFor: async (tenantId, instanceId) => {
-            asked.push(`${tenantId}/${instanceId}`);
-            return instanceId === 'i' ? all : [all[1] as SubscriptionRecord];
-          },
-        }),
-      ];
-      const batch = [message(event('a', 'i'), 'i'), message(event('b', 'j'), 'j'), message(event('c', 'k'), 'k')];
+    for (const few of ['all', 'many'] as const) {
+      const { h, asked } = instanceHarness({ few });
+      const batch = [message(created('a', 'i'), 'i'), message(created('b', 'j'), 'j'), message(created('c', 'k'), 'k')];
       assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
-      assert.deepEqual(asked.sort(), many ? ['few t 100', 't/i', 't/j', 't/k'] : ['few t 100']);
+      assert.deepEqual(asked.sort(), few === 'many' ? ['few t 100', 't/i', 't/j', 't/k'] : ['few t 100']);
       // Either way each subscription hears of what its filter matches.
       assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:j', 'any:k', 'mine:i']);
     }
+  });
+
+  it('reads all of a tenant once for the batch when the store cannot yet tell the subscriptions of an instance', async () => {
+    const { h, asked } = instanceHarness({ few: 'many', tell: false });
+    const batch = [message(created('a', 'i'), 'i'), message(created('b', 'j'), 'j')];
+    assert.deepEqual((await processNotificationBatch(h.deps, batch, forever)).failedMessageIds, []);
+    assert.deepEqual(asked.sort(), ['all t', 'few t 100', 't/i', 't/j']);
+    assert.deepEqual(h.queued.map((d) => `${d.subscriptionId}:${d.body.vnfInstanceId}`).sort(), ['any:i', 'any:j', 'mine:i']);
   });
 
   it('a failing delivery and the rest of its group stay in flight for the backoff; other groups go on', async () => {

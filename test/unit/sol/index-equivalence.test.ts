@@ -649,13 +649,9 @@ describe('subscriptions read through the instance index', () => {
     }
   });
 
-  it('before the subscriptions from before the index are keyed, a filtered list scans and the notifier reads them all, missing none', async () => {
+  it('before the subscriptions from before the index are keyed, a filtered list scans, missing none, and the notifier is told to read them all', async () => {
     const instance = pick(instances);
-    assert.deepEqual(
-      (await store.listFor(instance.tenantId, instance.id)).map((r) => r.id),
-      expected(instance.tenantId, '(neq,id,none)'),
-      'every subscription of the tenant',
-    );
+    assert.equal(await store.listFor(instance.tenantId, instance.id), undefined, 'the notifier is told to read every subscription of the tenant');
     for (let round = 0; round < 10; round++) {
       const scope = pick(TENANTS);
       const filter = randomSubscriptionFilter();
@@ -683,7 +679,7 @@ describe('subscriptions read through the instance index', () => {
 
   it('gives the notifier, for a change of an instance, every subscription of the tenant that can match it and few others', async () => {
     for (const instance of [...instances, { tenantId: 'tenant-a', id: 'vnf-none' }]) {
-      const candidates = await store.listFor(instance.tenantId, instance.id);
+      const candidates = (await store.listFor(instance.tenantId, instance.id)) ?? assert.fail('keyed: the store tells them');
       const ids = candidates.map((r) => r.id);
       const matching = subscriptions.filter((r) => {
         const named = r.filter?.vnfInstanceSubscriptionFilter?.vnfInstanceIds;
