@@ -67,12 +67,16 @@ function readAuth(deps: NotifierDeps, secretId: string): Promise<NotificationAut
   return auth;
 }
 
-/** Reads shared by the messages of one batch, keyed by family (subscription ids are unique only within one). */
+/** Reads shared by the messages of one batch, keyed by what is read and the family (subscription ids are unique only within one). */
 class BatchReads {
-  private readonly byScope = new Map<string, Promise<DeliverableSubscription[]>>();
-  private readonly byId = new Map<string, Promise<DeliverableSubscription | undefined>>();
+  private readonly reads = new Map<string, Promise<unknown>>();
 
-  private readonly few = new Map<string, Promise<DeliverableSubscription[] | undefined>>();
+  /** The read `key` names, made once per batch. */
+  private once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let found = this.reads.get(key) as Promise<T> | undefined;
+    if (!found) this.reads.set(key, (found = read()));
+    return found;
+  }
 
   /**
    * The tenant's subscriptions of the family a change can match. A tenant with few subscriptions:
@@ -82,30 +86,17 @@ class BatchReads {
    */
   async subscriptionsOf(family: NotificationFamily, tenantId: string, instanceId: string | undefined): Promise<DeliverableSubscription[]> {
     const store = family.subscriptions;
-    const { listFor } = store;
-    const tenantKey = `${family.family}/${tenantId}`;
-    if (instanceId === undefined || listFor === undefined) return this.read(tenantKey, () => store.listAll(tenantId));
-    let few = this.few.get(tenantKey);
-    if (!few) this.few.set(tenantKey, (few = store.listIfFew ? store.listIfFew(tenantId, FEW_SUBSCRIPTIONS) : Promise.resolve(undefined)));
-    const all = await few;
-    if (all) return all;
-    return this.read(
-      `${tenantKey}/${instanceId}`,
-      async () => (await listFor.call(store, tenantId, instanceId)) ?? this.read(tenantKey, () => store.listAll(tenantId)),
-    );
-  }
-
-  private read(key: string, list: () => Promise<DeliverableSubscription[]>): Promise<DeliverableSubscription[]> {
-    let found = this.byScope.get(key);
-    if (!found) this.byScope.set(key, (found = list()));
-    return found;
+    const { listFor, listIfFew } = store;
+    const tenant = `${family.family}/${tenantId}`;
+    const all = () => this.once(`all ${tenant}`, () => store.listAll(tenantId));
+    if (instanceId === undefined || listFor === undefined) return all();
+    const few = listIfFew && (await this.once(`few ${tenant}`, () => listIfFew.call(store, tenantId, FEW_SUBSCRIPTIONS)));
+    if (few) return few;
+    return this.once(`for ${tenant}/${instanceId}`, async () => (await listFor.call(store, tenantId, instanceId)) ?? all());
   }
 
   subscription(family: NotificationFamily, id: string): Promise<DeliverableSubscription | undefined> {
-    const key = `${family.family}/${id}`;
-    let found = this.byId.get(key);
-    if (!found) this.byId.set(key, (found = family.subscriptions.get(id)));
-    return found;
+    return this.once(`id ${family.family}/${id}`, () => family.subscriptions.get(id));
   }
 }
 

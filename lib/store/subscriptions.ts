@@ -99,9 +99,18 @@ export const SUBSCRIPTION_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(
  */
 const KEYED_MARKER = '#keyed-by-instance';
 
-export class DynamoSubscriptionStore<R extends StoredSubscription> extends TenantRecordRepository<R> implements SubscriptionStore<R> {
-  private keyed = false;
+/** Tables whose marker this process has seen (it is never removed), so each is read once. */
+const keyedTables = new Set<string>();
 
+/** Whether every subscription of the table carries its instance key (the marker exists). */
+async function isKeyed(table: string): Promise<boolean> {
+  if (keyedTables.has(table)) return true;
+  const out = await documentClient().send(new GetCommand({ TableName: table, Key: { id: KEYED_MARKER }, ConsistentRead: true }));
+  if (out.Item) keyedTables.add(table);
+  return out.Item !== undefined;
+}
+
+export class DynamoSubscriptionStore<R extends StoredSubscription> extends TenantRecordRepository<R> implements SubscriptionStore<R> {
   constructor(
     table = requiredEnv('SUBSCRIPTIONS_TABLE'),
     /** Whether the family's filter names VNF instances and its table has the byVnfInstance index. */
@@ -120,7 +129,7 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> extends Tenan
   }
 
   async listFor(tenantId: string, instanceId: string): Promise<R[] | undefined> {
-    if (!this.byInstance || !(await this.isKeyed())) return undefined;
+    if (!this.byInstance || !(await isKeyed(this.table))) return undefined;
     const keys = [...new Set([instanceId, ANY_INSTANCE])].filter(isShardableValue).map((value) => shardKey(tenantId, value, 0));
     const found = await Promise.all(
       keys.map((key) =>
@@ -139,16 +148,7 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> extends Tenan
   /** Through the instance index only once every subscription is keyed (until then, a scan in the same order finds those from before too). */
   override listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan, read?: readonly string[]): Promise<Page<R>> {
     if (plan?.kind !== 'index') return super.listPage(scope, limit, after, plan, read);
-    return this.isKeyed().then((keyed) => super.listPage(scope, limit, after, keyed ? plan : undefined, read));
-  }
-
-  /** Whether the marker says every subscription is keyed (remembered once it does; it is never removed). */
-  private async isKeyed(): Promise<boolean> {
-    if (!this.keyed) {
-      const out = await documentClient().send(new GetCommand({ TableName: this.table, Key: { id: KEYED_MARKER }, ConsistentRead: true }));
-      this.keyed = out.Item !== undefined;
-    }
-    return this.keyed;
+    return isKeyed(this.table).then((keyed) => super.listPage(scope, limit, after, keyed ? plan : undefined, read));
   }
 
   async delete(id: string): Promise<R | undefined> {
@@ -160,12 +160,12 @@ export class DynamoSubscriptionStore<R extends StoredSubscription> extends Tenan
 /**
  * Keys the subscriptions of a keyed family's table written before the instance index existed, then
  * writes the marker that lets the notifier read through the index; answers how many it keyed.
- * Once the marker is there it only reads the marker (the reconciliation runs it every time).
+ * Once the marker is there it reads it once per process (the reconciliation runs this every time).
  */
 export async function keySubscriptions(table: string): Promise<number> {
-  const marker = await documentClient().send(new GetCommand({ TableName: table, Key: { id: KEYED_MARKER }, ConsistentRead: true }));
-  if (marker.Item) return 0;
+  if (await isKeyed(table)) return 0;
   const keyed = await backfillShardedKeys(table, [BY_INSTANCE]);
   await documentClient().send(new PutCommand({ TableName: table, Item: { id: KEYED_MARKER, index: BY_INSTANCE.name } }));
+  keyedTables.add(table);
   return keyed;
 }

@@ -67,15 +67,11 @@ async function assertNotificationSchemas(notifications: Notification[]): Promise
 }
 
 function sqsOf(vnfm: LocalVnfm): { sqs: SQSClient; queue: { url: string; arn: string }; dlq: { url: string; arn: string } } {
-  const endpoints = JSON.parse(readFileSync(join(vnfm.dataDir, 'endpoints.json'), 'utf8')) as {
-    sqs: string;
-    region: string;
-    queues: Record<string, { url: string; arn: string }>;
-  };
+  const { sqs, region, queues } = vnfm.endpoints;
   return {
-    sqs: new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: vnfm.awsCredentials }),
-    queue: endpoints.queues.NotificationQueue as { url: string; arn: string },
-    dlq: endpoints.queues.NotificationDeadLetterQueue as { url: string; arn: string },
+    sqs: new SQSClient({ endpoint: sqs, region, credentials: vnfm.awsCredentials }),
+    queue: queues.NotificationQueue as { url: string; arn: string },
+    dlq: queues.NotificationDeadLetterQueue as { url: string; arn: string },
   };
 }
 

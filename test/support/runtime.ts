@@ -23,7 +23,14 @@ export interface LocalVnfm {
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
-  endpoints: { dynamodb: string; s3: string; sqs: string; region: string; buckets: Record<string, string>; queues: Record<string, { url: string }> };
+  endpoints: {
+    dynamodb: string;
+    s3: string;
+    sqs: string;
+    region: string;
+    buckets: Record<string, string>;
+    queues: Record<string, { url: string; arn: string }>;
+  };
   /** The key pair this start made; its stand-ins serve only requests signed with it ($VNFM_DATA_DIR/local-aws-credentials.json). */
   awsCredentials: AwsCredentials;
   stop(signal?: NodeJS.Signals): Promise<number | null>;

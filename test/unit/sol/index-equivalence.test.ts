@@ -47,7 +47,7 @@ import {
 } from '#lib/store/packages.ts';
 import { listSubscriptions } from '#lib/lcm/subscriptions.ts';
 import { renderSubscription, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
-import { ANY_INSTANCE, DynamoSubscriptionStore, keySubscriptions, SUBSCRIPTION_LIST_INDEXES } from '#lib/store/subscriptions.ts';
+import { ANY_INSTANCE, DynamoSubscriptionStore, keySubscriptions, SUBSCRIBED_INSTANCE_PATH, SUBSCRIPTION_LIST_INDEXES } from '#lib/store/subscriptions.ts';
 import { startTemplateTables } from '../support/template-tables.ts';
 import { prng } from '../../support/prng.ts';
 
@@ -616,7 +616,6 @@ describe('subscriptions read through the instance index', () => {
   const store = new DynamoSubscriptionStore<SubscriptionRecord>('SubscriptionsTable', true);
   const plans: ListPlan['kind'][] = [];
   const deps = () => ({ subscriptions: notingPlans((...args) => store.listPage(...args), plans) }) as never;
-  const PATH = 'filter/vnfInstanceSubscriptionFilter/vnfInstanceIds';
 
   function randomSubscriptionFilter(): string {
     const parts = [
@@ -627,7 +626,7 @@ describe('subscriptions read through the instance index', () => {
     parts.splice(
       between(0, parts.length),
       0,
-      pin(PATH, () => (random() < 0.1 ? pick(['vnf-none', ANY_INSTANCE]) : pick(instances).id)),
+      pin(SUBSCRIBED_INSTANCE_PATH, () => (random() < 0.1 ? pick(['vnf-none', ANY_INSTANCE]) : pick(instances).id)),
     );
     return parts.join(';');
   }
