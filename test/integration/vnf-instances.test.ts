@@ -187,6 +187,27 @@ describe('reading and listing', () => {
     }
   });
 
+  it("answers the bench's node:http client as it answers fetch (test/support/runtime.ts ClientTransport)", async () => {
+    const lean = client(vnfm, undefined, 'http');
+    const created = await lean('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: 'over-node-http' } });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    assert.equal(created.headers.get('location'), `${vnfm.url}/vnflcm/v2/vnf_instances/${id}`);
+    // The same exchanges, each way: status, body and every header but the date.
+    const headersOf = (reply: Reply) => [...reply.headers].filter(([name]) => name !== 'date');
+    for (const path of [
+      `/vnflcm/v2/vnf_instances/${id}`,
+      '/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,over-node-http)',
+      '/vnflcm/v2/vnf_instances/unknown',
+    ]) {
+      const [viaFetch, viaHttp] = [await call('GET', path), await lean('GET', path)];
+      assert.equal(viaHttp.status, viaFetch.status, path);
+      assert.deepEqual(viaHttp.body, viaFetch.body, path);
+      assert.deepEqual(headersOf(viaHttp), headersOf(viaFetch), path);
+    }
+    assertProblem(await lean('POST', '/vnflcm/v2/vnf_instances', { raw: '{"vnfdId":', headers: { 'Content-Type': 'application/json' } }), 400);
+  });
+
   it('pages with one Link header whose marker carries the filter and selectors', async () => {
     const tag = `paged-${Date.now()}`;
     for (let i = 0; i < 7; i += 1) await createInstance(`${tag}-${i}`);
