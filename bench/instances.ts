@@ -327,7 +327,7 @@ export async function benchInstances(): Promise<void> {
     line(
       `GET /vnf_instances first page, ${PAGE_SIZE} INSTANTIATED (~8 KB each)`,
       summary(fleetPage),
-      `reads only what the page shows; ${units.fleetPage} RCU (DynamoDB counts whole items)`,
+      `reads only what the page shows, from the summary index; ${units.fleetPage} RCU`,
     );
     line(`GET /vnf_instances?all_fields, ${PAGE_SIZE} INSTANTIATED`, summary(fleetAllFields), 'whole records');
     line('GET /vnf_instances (cont,vnfInstanceName,X): no index', '(not timed)', `${units.unindexed} RCU: the whole collection`);

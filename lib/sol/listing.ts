@@ -68,7 +68,8 @@ function attributesRead<R>(spec: CollectionSpec<R>, selectors: Selectors, filter
   for (const attribute of spec.alwaysIncluded) left.delete(attribute);
   for (const expression of filter?.expressions ?? []) left.delete(expression.path[0] as string);
   if (left.size === 0) return undefined;
-  return [...new Set([...spec.attributes.filter((attribute) => !left.has(attribute)), ...spec.readAlways])];
+  // _links is rendered from the record, never stored: no read asks for it.
+  return [...new Set([...spec.attributes.filter((attribute) => !left.has(attribute) && attribute !== '_links'), ...spec.readAlways])];
 }
 
 /**

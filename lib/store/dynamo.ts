@@ -149,11 +149,22 @@ export function projection(
 }
 
 /**
- * One page of a tenant's records from a table's `byTenant` index, in its sort-key order; for
- * ALL_TENANTS, one page of a Scan of the table (in no particular order) of the records that have a
- * tenant (marker items have none). `after` may be a key of either shape (the record's id, tenant
- * and index sort key, as list markers carry): a Scan resumes after its `id`. `read`: only these
- * attributes of each record (projection).
+ * An index keyed as `byTenant` (tenantId, createdSeq) whose projection holds only `attributes`
+ * (besides the keys): a list page that reads none but these is read there, at a fraction of the
+ * whole records' read units, and gets the same items in the same order, with the same markers.
+ */
+export interface ListSummary {
+  index: string;
+  /** The record's attributes the index holds: its keys (id, tenantId, createdSeq) and its projection's. */
+  attributes: readonly string[];
+}
+
+/**
+ * One page of a tenant's records from a table's `byTenant` index (or `index`, one keyed as it is:
+ * ListSummary), in its sort-key order; for ALL_TENANTS, one page of a Scan of the table (in no
+ * particular order) of the records that have a tenant (marker items have none). `after` may be a
+ * key of either shape (the record's id, tenant and index sort key, as list markers carry): a Scan
+ * resumes after its `id`. `read`: only these attributes of each record (projection).
  */
 export async function tenantPage<T>(
   table: string,
@@ -161,6 +172,7 @@ export async function tenantPage<T>(
   limit: number,
   after?: Record<string, string | number>,
   read?: readonly string[],
+  index = 'byTenant',
 ): Promise<Page<T>> {
   const out =
     scope === ALL_TENANTS
@@ -176,7 +188,7 @@ export async function tenantPage<T>(
       : await documentClient().send(
           new QueryCommand({
             TableName: table,
-            IndexName: 'byTenant',
+            IndexName: index,
             KeyConditionExpression: 'tenantId = :t',
             ExpressionAttributeValues: { ':t': scope },
             Limit: limit,

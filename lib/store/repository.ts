@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { ListPlan } from '#lib/sol/plan.ts';
 import {
+  ALL_TENANTS,
   documentClient,
   getById,
   ifConditionHeld,
@@ -22,6 +23,7 @@ import {
   tenantPage,
   withShardedKeys,
   type ListIndex,
+  type ListSummary,
   type Page,
   type TenantScope,
 } from './dynamo.ts';
@@ -38,6 +40,8 @@ export class TenantRecordRepository<T extends { id: string }> {
     protected readonly table: string,
     /** The secondary indexes a filtered list can read through instead of the whole scope (lib/sol/plan.ts). */
     protected readonly listIndexes: readonly ListIndex[] = [],
+    /** An index in byTenant's order holding some attributes only: a page that reads no other is read there. */
+    protected readonly listSummary?: ListSummary,
   ) {}
 
   /** Writes a new record with its tenant-scoped list index keys. */
@@ -99,7 +103,18 @@ export class TenantRecordRepository<T extends { id: string }> {
    * asks (lib/sol/listing.ts).
    */
   listPage(scope: TenantScope, limit: number, after?: Record<string, string | number>, plan?: ListPlan, read?: readonly string[]): Promise<Page<T>> {
-    if (plan?.kind !== 'index') return tenantPage<T>(this.table, scope, limit, after, read);
+    if (plan?.kind !== 'index') {
+      const summary = this.listSummary;
+      const covered = summary !== undefined && scope !== ALL_TENANTS && read?.every((path) => summary.attributes.includes(path.split('.')[0] as string));
+      if (!covered) return tenantPage<T>(this.table, scope, limit, after, read);
+      // Just after a stack update adds it, DynamoDB fills the index from the table ("Cannot read from
+      // backfilling global secondary index"): until then the page comes from the whole records, with
+      // the same items and markers.
+      return tenantPage<T>(this.table, scope, limit, after, read, summary.index).catch((error: unknown) => {
+        if (!(error instanceof Error && error.name === 'ValidationException' && error.message.includes(summary.index))) throw error;
+        return tenantPage<T>(this.table, scope, limit, after, read);
+      });
+    }
     const index = this.listIndexes.find((candidate) => candidate.name === plan.index);
     if (index === undefined) throw new Error(`${this.table} has no list index "${plan.index}"`);
     return indexPage<T>(this.table, index, plan.keyValues, scope, limit, after, read);

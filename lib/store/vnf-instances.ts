@@ -23,6 +23,7 @@ import {
   requiredEnv,
   updateExpression,
   type ListIndex,
+  type ListSummary,
   type ListPage,
 } from './dynamo.ts';
 import { TenantRecordRepository } from './repository.ts';
@@ -214,11 +215,33 @@ export const VNF_INSTANCE_LIST_INDEXES = /* @__PURE__ */ listIndexesByAttribute(
 export const vnfInstanceListKeys = /* @__PURE__ */ shardedKeysOf(LIST_INDEXES);
 export const backfillVnfInstanceListKeys = (table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<number> => backfillShardedKeys(table, LIST_INDEXES);
 
+/**
+ * The index a list page reads when it shows what SOL003 lists by default and no more (template.yaml
+ * VnfInstancesTable byTenantSummary: these are its keys and its projection's NonKeyAttributes).
+ */
+export const LIST_SUMMARY: ListSummary = {
+  index: 'byTenantSummary',
+  attributes: [
+    'id',
+    'tenantId',
+    'createdSeq',
+    'vnfInstanceName',
+    'vnfInstanceDescription',
+    'vnfdId',
+    'vnfProvider',
+    'vnfProductName',
+    'vnfSoftwareVersion',
+    'vnfdVersion',
+    'instantiationState',
+    'vnfPkgId',
+  ],
+};
+
 export const vnfInstanceListKey = (r: VnfInstanceRecord): Record<string, string> => ({ id: r.id, tenantId: r.tenantId, createdSeq: r.createdSeq });
 
 export class DynamoVnfInstanceStore extends TenantRecordRepository<VnfInstanceRecord> implements VnfInstanceStore {
   constructor(table = requiredEnv('VNF_INSTANCES_TABLE')) {
-    super(table, LIST_INDEXES);
+    super(table, LIST_INDEXES, LIST_SUMMARY);
   }
 
   override async create(record: VnfInstanceRecord, first?: () => Promise<void>): Promise<void> {

@@ -24,7 +24,7 @@ import { ALL_TENANTS, MARKER_PARAMETER, type Page, type TenantScope } from '#lib
 import type { ListPlan } from '#lib/sol/plan.ts';
 import { DynamoVnfLcmOpOccStore, OP_OCC_LIST_INDEXES, opOccListKey, type VnfLcmOpOccStore } from '#lib/store/op-occs.ts';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, shardKey, shardOf } from '#lib/store/dynamo.ts';
+import { documentClient, shardKey, shardOf, tenantPage } from '#lib/store/dynamo.ts';
 import { ALARM_LIST_INDEXES, DynamoAlarmStore, type AlarmRecord } from '#lib/store/alarms.ts';
 import { listAlarms } from '#lib/fm/alarms.ts';
 import { renderAlarm } from '#lib/fm/model.ts';
@@ -261,6 +261,9 @@ const vnfInstances: VnfInstanceRecord[] = Array.from({ length: 150 }, (_, n) => 
     instantiationState: pick(['NOT_INSTANTIATED', 'INSTANTIATED']),
     vnfInstanceName: `name-${between(0, 9)}`,
     revision: 1,
+    // Attributes a list shows by default or only when asked (none drawn: the draws above stay as they were).
+    ...(n % 3 === 0 && { vnfInstanceDescription: `description ${n}`, metadata: { site: `site-${n % 5}` } }),
+    ...(n % 4 === 0 && { vimConnectionInfo: { vim: { vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', vimId: `vim-${n}` } }, extensions: { tier: n % 2 } }),
   } as unknown as VnfInstanceRecord;
 });
 
@@ -349,6 +352,105 @@ describe('VNF instance lists read through their indexes', () => {
       matched += viaIndex.length;
     }
     assert.ok(matched > 50, `the filters matched something (${matched} instances)`);
+  });
+});
+
+describe('VNF instance list pages read through the summary index', () => {
+  let store: DynamoVnfInstanceStore;
+  before(() => {
+    store = new DynamoVnfInstanceStore('VnfInstancesTable');
+  });
+
+  /** Every item of a list, page after page of random sizes, following the markers. */
+  async function allPages(list: (query: string, pageSize: number) => Promise<ListResult>, first: string): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let query = first;
+    for (;;) {
+      const page = await list(query, between(1, 12));
+      items.push(...page.items);
+      if (!page.marker) return items;
+      query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
+    }
+  }
+
+  it('reads a page that shows no more than SOL003 lists by default there, and shows what the whole records show', async () => {
+    // The index each Query of the store names.
+    const queried: string[] = [];
+    const client = documentClient();
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const index = (args.input as { IndexName?: string }).IndexName;
+        if (index) queried.push(index);
+        return next(args);
+      },
+      { step: 'initialize', name: 'notedIndexes' },
+    );
+    const viaStore = { instances: { listPage: (...args: Parameters<typeof store.listPage>) => store.listPage(...args) } } as unknown as CoreDeps;
+    // The same pages from the whole records (byTenant), with the same attributes read.
+    const viaWholeRecords = {
+      instances: {
+        listPage: (scope: TenantScope, limit: number, after?: Record<string, string | number>, _plan?: ListPlan, read?: readonly string[]) =>
+          tenantPage('VnfInstancesTable', scope, limit, after, read),
+      },
+    } as unknown as CoreDeps;
+    const cases: Array<[version: 1 | 2, query: string, index: string]> = [
+      [2, '', 'byTenantSummary'],
+      [1, '', 'byTenantSummary'],
+      [2, 'filter=(cont,vnfInstanceName,1)', 'byTenantSummary'],
+      [2, 'exclude_default', 'byTenantSummary'],
+      [2, 'fields=metadata', 'byTenant'],
+      [2, 'exclude_default&fields=vimConnectionInfo/vim', 'byTenant'],
+      [2, 'exclude_fields=vnfProvider', 'byTenant'],
+      [2, 'filter=(eq,metadata/site,site-1)', 'byTenant'],
+      [1, 'all_fields', 'byTenant'],
+    ];
+    try {
+      for (const tenantId of TENANTS) {
+        for (const [version, query, index] of cases) {
+          queried.length = 0;
+          const shown = await allPages((q, size) => listVnfInstances(viaStore, { tenantId }, version, BASE, q, size), query);
+          assert.deepEqual(new Set(queried), new Set([index]), `${tenantId} v${version} ${query}`);
+          const whole = await allPages((q, size) => listVnfInstances(viaWholeRecords, { tenantId }, version, BASE, q, size), query);
+          assert.deepEqual(shown, whole, `${tenantId} v${version} ${query}`);
+          assert.ok(shown.length > 0, `${tenantId} has instances`);
+          if (query === 'fields=metadata')
+            assert.ok(
+              shown.some((item) => item.metadata !== undefined),
+              'the asked attribute is shown',
+            );
+        }
+      }
+      // An admin's list spans every tenant: a Scan of the table, which no index serves.
+      queried.length = 0;
+      await listVnfInstances(viaStore, callerOf(ALL_TENANTS), 2, BASE, '', 100);
+      assert.deepEqual(queried, []);
+    } finally {
+      client.middlewareStack.remove('notedIndexes');
+    }
+  });
+
+  it('reads the whole records while DynamoDB still fills the summary index, and fails on any other error', async () => {
+    const client = documentClient();
+    let refusal: { name: string; message: string } | undefined;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        if (refusal && (args.input as { IndexName?: string }).IndexName === 'byTenantSummary')
+          throw Object.assign(new Error(refusal.message), { name: refusal.name });
+        return next(args);
+      },
+      { step: 'initialize', name: 'refusedSummary' },
+    );
+    const viaStore = { instances: { listPage: (...args: Parameters<typeof store.listPage>) => store.listPage(...args) } } as unknown as CoreDeps;
+    try {
+      const tenantId = pick(TENANTS);
+      const shown = await allPages((q, size) => listVnfInstances(viaStore, { tenantId }, 2, BASE, q, size), '');
+      refusal = { name: 'ValidationException', message: 'Cannot read from backfilling global secondary index: byTenantSummary' };
+      assert.deepEqual(await allPages((q, size) => listVnfInstances(viaStore, { tenantId }, 2, BASE, q, size), ''), shown);
+      refusal = { name: 'ProvisionedThroughputExceededException', message: 'byTenantSummary: rate exceeded' };
+      await assert.rejects(listVnfInstances(viaStore, { tenantId }, 2, BASE, '', 10), { name: 'ProvisionedThroughputExceededException' });
+    } finally {
+      client.middlewareStack.remove('refusedSummary');
+    }
   });
 });
 
