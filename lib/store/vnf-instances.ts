@@ -11,7 +11,7 @@
 // instantiated before the index existed are marked once by `markUnmonitored` (the sweep function's
 // `{"markUnmonitored": true}` event).
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { VnfInstanceRecord } from '#lib/sol/model.ts';
+import { VNF_INSTANCE_ATTRIBUTES_V1, VNF_INSTANCE_DEFAULT_EXCLUDED, type VnfInstanceRecord } from '#lib/sol/model.ts';
 import {
   allItems,
   conditionHeld,
@@ -217,23 +217,15 @@ export const backfillVnfInstanceListKeys = (table = requiredEnv('VNF_INSTANCES_T
 
 /**
  * The index a list page reads when it shows what SOL003 lists by default and no more (template.yaml
- * VnfInstancesTable byTenantSummary: these are its keys and its projection's NonKeyAttributes).
+ * VnfInstancesTable byTenantSummary: its keys, and as its projection's NonKeyAttributes the v1 and
+ * v2 representations' attributes but the default exclusions).
  */
 export const LIST_SUMMARY: ListSummary = {
   index: 'byTenantSummary',
   attributes: [
-    'id',
     'tenantId',
     'createdSeq',
-    'vnfInstanceName',
-    'vnfInstanceDescription',
-    'vnfdId',
-    'vnfProvider',
-    'vnfProductName',
-    'vnfSoftwareVersion',
-    'vnfdVersion',
-    'instantiationState',
-    'vnfPkgId',
+    ...VNF_INSTANCE_ATTRIBUTES_V1.filter((name) => name !== '_links' && !(VNF_INSTANCE_DEFAULT_EXCLUDED as readonly string[]).includes(name)),
   ],
 };
 
