@@ -38,6 +38,7 @@ import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl,
 import { type IndexShape, usage } from './metering.ts';
 import { buildConsole } from './console-build.ts';
 import { admitSigned, newAwsCredentials, refuseAsS3, writeLocalAwsCredentials } from './sigv4.ts';
+import { atomicObjectWrites } from './s3-objects.ts';
 import { closeServer } from './aws-json.ts';
 
 export interface RuntimeOptions {
@@ -205,6 +206,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     closers.push(() => standins.close());
 
     mkdirSync(join(dataDir, 's3'), { recursive: true });
+    atomicObjectWrites(); // an object is read whole or not at all, and its event comes once it is (local/s3-objects.ts)
     const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: join(dataDir, 's3'), silent: true });
     const s3Address = (await s3.run()) as AddressInfo;
     // s3rver checks only that a key is one it knows (it does not verify SigV4): it knows this run's alone.
