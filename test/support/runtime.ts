@@ -267,11 +267,6 @@ export function accessToken(credentials: ClientCredentials, scope?: string): Pro
 }
 
 /**
- * An HTTP client for the API; `version` defaults to the v2 Version header. It authenticates with
- * the admin client's token unless told otherwise: `as` another client's credentials, or per call
- * `token` (a bearer token, or null for no credentials at all).
- */
-/**
  * How a client sends its requests: `fetch` (undici, as most tests and NFVO scripts do), or `http`:
  * node:http on a keep-alive agent of its own, for a bench's timed loops. On a small machine shared
  * with the runtime, fetch's own work per exchange (about 1 ms of CPU on a 2-core box, half of it
@@ -304,6 +299,11 @@ function httpExchange(
   });
 }
 
+/**
+ * An HTTP client for the API; `version` defaults to the v2 Version header. It authenticates with
+ * the admin client's token unless told otherwise: `as` another client's credentials, or per call
+ * `token` (a bearer token, or null for no credentials at all); `transport`: how it sends them.
+ */
 export function client(vnfm: LocalVnfm, as?: ClientCredentials, transport: ClientTransport = 'fetch') {
   const agent = transport === 'http' ? new HttpAgent({ keepAlive: true }) : undefined;
   return async function call(

@@ -111,16 +111,21 @@ function randomFilter(): string {
   return parts.join(';');
 }
 
-/** Every id of the list, page after page of random sizes, following the markers; a repeat would show as a duplicate. */
-async function everyPage(filter: string, list: (query: string, pageSize: number) => Promise<ListResult>): Promise<string[]> {
-  const ids: string[] = [];
-  let query = new URLSearchParams({ filter }).toString();
+/** Every item of a list from `first` on, page after page of random sizes, following the markers; a repeat would show as a duplicate. */
+async function allPages(list: (query: string, pageSize: number) => Promise<ListResult>, first: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let query = first;
   for (;;) {
     const page = await list(query, between(1, 12));
-    ids.push(...page.items.map((item) => item.id as string));
-    if (!page.marker) return ids;
+    items.push(...page.items);
+    if (!page.marker) return items;
     query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
   }
+}
+
+/** Every id of the filtered list (allPages). */
+async function everyPage(filter: string, list: (query: string, pageSize: number) => Promise<ListResult>): Promise<string[]> {
+  return (await allPages(list, new URLSearchParams({ filter }).toString())).map((item) => item.id as string);
 }
 
 let stop: () => Promise<void>;
@@ -357,21 +362,12 @@ describe('VNF instance lists read through their indexes', () => {
 
 describe('VNF instance list pages read through the summary index', () => {
   let store: DynamoVnfInstanceStore;
+  /** The lister's deps, reading through the store (and so through the summary index where it serves). */
+  let viaStore: CoreDeps;
   before(() => {
     store = new DynamoVnfInstanceStore('VnfInstancesTable');
+    viaStore = { instances: { listPage: (...args: Parameters<typeof store.listPage>) => store.listPage(...args) } } as unknown as CoreDeps;
   });
-
-  /** Every item of a list, page after page of random sizes, following the markers. */
-  async function allPages(list: (query: string, pageSize: number) => Promise<ListResult>, first: string): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let query = first;
-    for (;;) {
-      const page = await list(query, between(1, 12));
-      items.push(...page.items);
-      if (!page.marker) return items;
-      query = new URLSearchParams({ [MARKER_PARAMETER]: page.marker }).toString();
-    }
-  }
 
   it('reads a page that shows no more than SOL003 lists by default there, and shows what the whole records show', async () => {
     // The index each Query of the store names.
@@ -385,7 +381,6 @@ describe('VNF instance list pages read through the summary index', () => {
       },
       { step: 'initialize', name: 'notedIndexes' },
     );
-    const viaStore = { instances: { listPage: (...args: Parameters<typeof store.listPage>) => store.listPage(...args) } } as unknown as CoreDeps;
     // The same pages from the whole records (byTenant), with the same attributes read.
     const viaWholeRecords = {
       instances: {
@@ -440,7 +435,6 @@ describe('VNF instance list pages read through the summary index', () => {
       },
       { step: 'initialize', name: 'refusedSummary' },
     );
-    const viaStore = { instances: { listPage: (...args: Parameters<typeof store.listPage>) => store.listPage(...args) } } as unknown as CoreDeps;
     try {
       const tenantId = pick(TENANTS);
       const shown = await allPages((q, size) => listVnfInstances(viaStore, { tenantId }, 2, BASE, q, size), '');
