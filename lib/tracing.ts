@@ -1,7 +1,7 @@
 // Where X-Ray tracing plugs in, without its weight: lib/trace.ts (Powertools Tracer and the X-Ray SDK,
 // 124-126 kB bundled) registers itself here when a function's entry point imports it and it runs in
 // Lambda; then the handler runs in a subsegment of its own (lib/metrics.ts `instrumented`), the AWS SDK
-// clients built through tracedClient record each call, and the correlation keys (op occ, VNF instance)
+// clients built through tracedClient (by lib/aws-client.ts) record each call, and the correlation keys (op occ, VNF instance)
 // become annotations. Functions whose bundles have no room for it (README "Traces"), the script runner
 // and everything outside Lambda pass straight through.
 

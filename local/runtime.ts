@@ -32,6 +32,7 @@ import { lambdaContext, type LocalFunction } from './lambda.ts';
 import { startLocalLambdaApi } from './lambda-api.ts';
 import { followLocalClients } from './oauth2.ts';
 import { isRecord } from '#lib/json.ts';
+import { awsClient } from '#lib/aws-client.ts';
 import { TOKEN_PATH } from '#lib/auth/issuer.ts';
 import { startLocalSchedules } from './schedules.ts';
 import { containRequestErrors, createGuardedServer, readRequestBody, requestUrl, sendProblem } from './http-guard.ts';
@@ -250,7 +251,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // --- Storage and messaging resources ---------------------------------------------------
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
     const s3Client = new S3Client({ ...clientConfig, endpoint: process.env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
-    const sqsClient = new SQSClient({ ...clientConfig, endpoint: standins.sqs });
+    // The queue poller's client (Lambda's event source mapping) receives and deletes every batch.
+    const sqsClient = awsClient(new SQSClient({ ...clientConfig, endpoint: standins.sqs }));
     const markingNote = join(dataDir, 'mark-unmonitored');
     for (const [logicalId, resource] of resources) {
       const props = (resource.Properties ?? {}) as Properties;

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import { stableId, type FamilyEvent, type NotificationDelivery } from './model.ts';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 export interface OutgoingMessage {
   body: string;
@@ -45,7 +45,7 @@ const deliveryGroup = (subscriptionId: string, group: string) => `${subscription
 let client: SQSClient | undefined;
 function sqs(): SQSClient {
   // More attempts than the default 3: an event not sent is a notification lost.
-  client ??= tracedClient(new SQSClient({ maxAttempts: 6 }));
+  client ??= awsClient(new SQSClient({ maxAttempts: 6 }));
   return client;
 }
 

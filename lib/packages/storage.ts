@@ -7,11 +7,11 @@ import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { requiredEnv } from '#lib/store/dynamo.ts';
 import type { ByteSource } from './byte-source.ts';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 let client: S3Client | undefined;
 function s3(): S3Client {
-  client ??= tracedClient(new S3Client({}));
+  client ??= awsClient(new S3Client({}));
   return client;
 }
 

@@ -4,13 +4,13 @@
 // SDK's own errors, after its retries) throws, so the state machine's Retry can try again.
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { failure, MAX_INVOKE_PAYLOAD_BYTES, scriptResultSchema, type ScriptRequest, type ScriptResult } from './contract.ts';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 let client: LambdaClient | undefined;
 
 /** Created on first use, so AWS_ENDPOINT_URL_LAMBDA set after import (the local runtime) still applies. */
 function lambda(): LambdaClient {
-  client ??= tracedClient(new LambdaClient({}));
+  client ??= awsClient(new LambdaClient({}));
   return client;
 }
 

@@ -6,12 +6,12 @@
 // that is in the source.
 import { randomBytes } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 let pending: Promise<string> | undefined;
 
 async function readKey(secretId: string): Promise<string> {
-  const out = await tracedClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretId }));
+  const out = await awsClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretId }));
   if (!out.SecretString) throw new Error(`The paging key secret ${secretId} has no value`);
   return out.SecretString;
 }

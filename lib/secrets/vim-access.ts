@@ -3,7 +3,7 @@
 // secret's id.
 import { CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { requiredEnv } from '#lib/store/dynamo.ts';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 export interface SecretStore {
   create(name: string, value: Record<string, unknown>): Promise<string>;
@@ -39,7 +39,7 @@ export class SecretsManagerStore implements SecretStore {
   constructor(private readonly prefix = requiredEnv('SECRETS_PREFIX')) {}
 
   private client(): SecretsManagerClient {
-    client ??= tracedClient(new SecretsManagerClient({}));
+    client ??= awsClient(new SecretsManagerClient({}));
     return client;
   }
 

@@ -15,7 +15,7 @@ import {
   type QueryCommandInput,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 import type { ListIndexes, ListPlan } from '#lib/sol/plan.ts';
 
 // The scope and page types are the API's (SOL013 paging); the stores speak them.
@@ -24,7 +24,7 @@ export { ALL_TENANTS, type Page, type TenantScope };
 let client: DynamoDBDocumentClient | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(tracedClient(new DynamoDBClient({})), {
+  client ??= DynamoDBDocumentClient.from(awsClient(new DynamoDBClient({})), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   return client;

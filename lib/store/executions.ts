@@ -3,7 +3,7 @@
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import type { LcmOperationType } from '#lib/sol/model.ts';
 import { requiredEnv } from './dynamo.ts';
-import { tracedClient } from '#lib/tracing.ts';
+import { awsClient } from '#lib/aws-client.ts';
 
 /**
  * Starts state machines. An LCM operation's execution is named after its op occ id, so a retried
@@ -21,7 +21,7 @@ export interface OperationExecutor {
 }
 
 export class StepFunctionsExecutor implements OperationExecutor {
-  private readonly client = tracedClient(new SFNClient({}));
+  private readonly client = awsClient(new SFNClient({}));
 
   async start(operation: LcmOperationType | 'PACKAGE_UPLOAD' | 'ROLLBACK', executionName: string, input: Record<string, unknown>): Promise<void> {
     await this.client.send(
