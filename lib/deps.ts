@@ -20,7 +20,7 @@ import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
 import { DynamoAlarmStore } from '#lib/store/alarms.ts';
 import { StepFunctionsExecutor, type OperationExecutor } from '#lib/store/executions.ts';
 import { DynamoVnfLcmOpOccStore } from '#lib/store/op-occs.ts';
-import { DynamoNotificationOutbox } from '#lib/store/outbox.ts';
+import { DynamoNotificationOutbox, removeOutboxEntries } from '#lib/store/outbox.ts';
 import { DynamoVnfPackageStore } from '#lib/store/packages.ts';
 import { DynamoSubscriptionStore } from '#lib/store/subscriptions.ts';
 import { DynamoLeaseStore } from '#lib/store/leases.ts';
@@ -165,6 +165,7 @@ export function notifierDeps(families: NotificationFamily[]): NotifierDeps {
     queue: new SqsNotificationQueue(),
     retryPeriodMs: Number(process.env.NOTIFICATION_RETRY_PERIOD ?? 86_400) * 1000,
     clock: () => Date.now(),
+    outbox: { removeAll: (ids) => removeOutboxEntries(ids) },
   };
 }
 

@@ -10,7 +10,7 @@
 // whose sweep died is taken over once it has expired. No reserved concurrency is needed for it.
 import { log } from '#lib/log.ts';
 import { requestHeal } from '#lib/lcm/requests/scale-heal.ts';
-import { withOutbox } from '#lib/notify/publisher.ts';
+import { type Announced, withOutbox } from '#lib/notify/publisher.ts';
 import { instanceSnapshot } from '#lib/sol/subscription-filter.ts';
 import type { OutboxEntry } from '#lib/store/outbox.ts';
 import { monitoredVnfcsOf, type MonitoredInstance, type MonitoredVnfc } from '#lib/store/vnf-instances.ts';
@@ -69,16 +69,15 @@ export function faultOf(instance: VnfInstanceRecord, health: VnfcHealth, wording
   return { instance, vduId: health.vduId, resourceId: health.resourceId, reason: health.reason, source: 'health-check', ...wording };
 }
 
-/** True when queued (or there is no queue). */
-async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<boolean> {
-  if (!deps.queue || events.length === 0) return true;
+async function publish(deps: FmDeps, events: AlarmEvent[]): Promise<Announced> {
+  if (!deps.queue || events.length === 0) return 'nothing';
   try {
     await deps.queue.publish(events);
-    return true;
+    return 'queued';
   } catch (error) {
     // An alarm is recorded even when its notification cannot be queued: the outbox keeps it for the sweep.
     log.error('could not queue alarm notifications', { error, count: events.length });
-    return false;
+    return 'unqueued';
   }
 }
 
@@ -154,7 +153,7 @@ export async function clearAlarm(deps: FmDeps, alarm: AlarmRecord, detail: strin
     entry,
     () => deps.alarms.clear(alarm.id, now, detail),
     async (cleared) => {
-      if (!cleared) return true;
+      if (!cleared) return 'nothing';
       log.info('alarm cleared', { alarmId: alarm.id, vnfInstanceId: alarm.managedObjectId, detail });
       return publish(deps, [alarmEvent(cleared, 'AlarmClearedNotification', now)]);
     },

@@ -12,7 +12,7 @@ import { log } from '#lib/log.ts';
 import { redactSecrets } from '#lib/redact.ts';
 import { stableId, subscriptionRequestFields, type FamilyEvent } from '#lib/notify/model.ts';
 import type { NotificationFamily } from '#lib/notify/ports.ts';
-import { publishAfterWrite, withOutbox, type OutboxReplay } from '#lib/notify/publisher.ts';
+import { type Announced, publishAfterWrite, withOutbox, type OutboxReplay } from '#lib/notify/publisher.ts';
 import { MAX_EVENT_BYTES, type NotificationQueue } from '#lib/notify/queue.ts';
 import {
   LCM_OPERATION_STATES,
@@ -300,18 +300,16 @@ export class NotifyingOpOccStore implements VnfLcmOpOccStore {
         // Not moved. If it is already in the target state, this is a retried step whose first run
         // may have died between the write and the publish: publish again (same id; deduplicated).
         const current = await this.inner.get(id);
-        if (current?.operationState === transition.to) await this.publish(current);
-        return true;
+        return current?.operationState === transition.to ? this.publish(current) : 'nothing';
       },
     );
   }
 
-  /** True when queued (or nothing is to be sent). */
-  private async publish(record: VnfLcmOpOccRecord): Promise<boolean> {
+  private async publish(record: VnfLcmOpOccRecord): Promise<Announced> {
     const instance = await this.instances.get(record.vnfInstanceId);
     if (!instance) {
       log.warn('no notification for an op occ whose VNF instance is gone', { opOccId: record.id });
-      return true;
+      return 'nothing';
     }
     return publishAfterWrite(this.queue, [opOccEvent(record, instanceSnapshot(instance))]);
   }
@@ -375,7 +373,7 @@ export class NotifyingInstanceStore implements VnfInstanceStore {
       this.outbox,
       this.entry(event, false),
       () => this.inner.deleteIdle(id),
-      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true),
+      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : 'nothing'),
     );
   }
 

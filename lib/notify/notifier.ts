@@ -9,6 +9,11 @@
 // ... at most 5 min). Connection errors, timeouts, 429 and 5xx are retried until the retry period
 // has passed since the message was queued; then, and at once for other answers (4xx, 3xx), the
 // message goes to the dead-letter queue with the reason, for an operator to inspect and redrive.
+//
+// A change's outbox entry (lib/notify/publisher.ts withOutbox) is removed here, once its event is
+// fanned out or in the dead-letter queue: the entries of a batch in one write, after its deliveries
+// are queued. Until then the recovery sweep would queue the event again from the record, under the
+// same deduplication id.
 import { EgressDeniedError } from '#lib/egress.ts';
 import { log } from '#lib/log.ts';
 import { countNotification } from '#lib/metrics.ts';
@@ -36,7 +41,14 @@ export interface BatchResult {
   deadLettered: number;
 }
 
-type Outcome = { kind: 'done'; delivered?: boolean } | { kind: 'retry'; reason: string; status?: number } | { kind: 'dead'; reason: string; status?: number };
+type Outcome = (
+  | { kind: 'done'; delivered?: boolean }
+  | { kind: 'retry'; reason: string; status?: number }
+  | { kind: 'dead'; reason: string; status?: number }
+) & {
+  /** The notification id of the event the message is (not a delivery): its outbox entry goes once the event is fanned out or dead-lettered. */
+  event?: string;
+};
 
 const MIN_BACKOFF_S = 1;
 const MAX_BACKOFF_S = 300;
@@ -170,16 +182,18 @@ async function handle(deps: NotifierDeps, reads: BatchReads, message: ReceivedMe
   } catch {
     return { kind: 'dead', reason: 'the message is not JSON' };
   }
+  let event: string | undefined;
   try {
     if (parsed.kind === 'delivery') return await deliver(deps, reads, parsed as NotificationDelivery);
-    const event = parsed as FamilyEvent;
-    const family = deps.families.find((f) => f.eventKind === event.kind);
-    if (family) return await fanOut(deps, reads, family, event);
+    const change = parsed as FamilyEvent;
+    if (typeof change.notificationId === 'string') event = change.notificationId;
+    const family = deps.families.find((f) => f.eventKind === change.kind);
+    if (family) return { ...(await fanOut(deps, reads, family, change)), event };
   } catch (error) {
     // The VNFM's own dependencies (DynamoDB, Secrets Manager, SQS): worth retrying.
-    return { kind: 'retry', reason: (error as Error).message };
+    return { kind: 'retry', reason: (error as Error).message, event };
   }
-  return { kind: 'dead', reason: `unknown message kind "${String((parsed as { kind?: unknown }).kind)}"` };
+  return { kind: 'dead', reason: `unknown message kind "${String((parsed as { kind?: unknown }).kind)}"`, event };
 }
 
 function describe(message: ReceivedMessage): Record<string, string> {
@@ -200,6 +214,8 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
   for (const message of messages) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message]);
   const failed = new Set<string>();
   const visibility: Array<{ receiptHandle: string; seconds: number }> = [];
+  // The events fanned out or dead-lettered: their outbox entries go.
+  const announced: string[] = [];
   const result: BatchResult = { failedMessageIds: [], delivered: 0, deadLettered: 0 };
 
   const deadLetter = async (message: ReceivedMessage, reason: string, status?: number): Promise<boolean> => {
@@ -239,6 +255,7 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
         }
         const outcome = await handle(deps, reads, message);
         if (outcome.kind === 'done') {
+          if (outcome.event) announced.push(outcome.event);
           if (outcome.delivered) {
             result.delivered++;
             countNotification('Delivered');
@@ -251,7 +268,10 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
             outcome.kind === 'dead'
               ? outcome.reason
               : `${outcome.reason}; retried for ${Math.round(waited / 1000)} s (retry period ${deps.retryPeriodMs / 1000} s)`;
-          if (await deadLetter(message, reason, outcome.status)) continue;
+          if (await deadLetter(message, reason, outcome.status)) {
+            if (outcome.event) announced.push(outcome.event);
+            continue;
+          }
         } else {
           log.info('notification delivery failed; retrying later', { reason: outcome.reason, ...describe(message) });
         }
@@ -267,6 +287,13 @@ export async function processNotificationBatch(deps: NotifierDeps, messages: Rec
     }),
   );
 
+  if (announced.length && deps.outbox) {
+    // Best effort: an entry left behind makes the sweep queue its event again, which the queue drops
+    // as a duplicate within its deduplication window (and a subscriber may get twice after it).
+    await deps.outbox
+      .removeAll(announced)
+      .catch((error: unknown) => log.warn('could not remove the outbox entries of fanned-out events; the sweep will', { notificationIds: announced, error }));
+  }
   if (visibility.length) {
     // Best effort: without it the messages come back after the queue's visibility timeout.
     await deps.queue.changeVisibility(visibility).catch((error: unknown) => log.warn('could not set the backoff of failed notifications', { error }));

@@ -62,4 +62,6 @@ export interface NotifierDeps extends NotifyDeps {
   /** How long a failing delivery is retried before it goes to the dead-letter queue. */
   retryPeriodMs: number;
   clock(): number;
+  /** The outbox the changes' entries are in: the notifier removes those of the events it has fanned out (none: nothing to remove). */
+  outbox?: { removeAll(ids: string[]): Promise<void> };
 }

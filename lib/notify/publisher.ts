@@ -9,24 +9,34 @@ import { log } from '#lib/log.ts';
 import type { NotificationQueue, QueuedEvent } from './queue.ts';
 
 /**
+ * What announcing a change came to: its event is on the queue, could not be queued (the sweep will
+ * queue it from the outbox), or there was nothing to announce (the change was not made, or what it
+ * changed is gone).
+ */
+export type Announced = 'queued' | 'unqueued' | 'nothing';
+
+/**
  * Queues events, never failing the write they follow: the record is already written, and an
  * exception here would leave the operation half-done (an op occ moved on with no execution
  * behind it). The SQS client retries; what still fails is logged with the whole event.
  */
-export async function publishAfterWrite(queue: NotificationQueue, events: QueuedEvent[]): Promise<boolean> {
+export async function publishAfterWrite(queue: NotificationQueue, events: QueuedEvent[]): Promise<Announced> {
   try {
     await queue.publish(events);
-    return true;
+    return 'queued';
   } catch (error) {
     log.error('could not queue a notification; the reconciliation sweep will queue it again from the outbox', { events, error });
-    return false;
+    return 'unqueued';
   }
 }
 
 /**
- * Announces a record change through the outbox: the entry is written before the change, the
- * notification queued after it, and the entry removed once queued. A write the change did not make
- * removes its entry at once; a process that dies in between leaves it to the sweep (republishUnsent).
+ * Announces a record change through the outbox: the entry is written before the change and the
+ * notification queued after it; the notifier removes the entry once it has fanned the event out
+ * (with the other entries of its batch, in one write, off the path of the request that made the
+ * change). A write the change did not make removes its entry at once; a process that dies in
+ * between, or a queue that lost the event, leaves it to the sweep (republishUnsent). A change that
+ * announces nothing removes its entry at once.
  * `first`, when given, is what the change waits for besides the entry (a precondition of its own,
  * such as taking a package into use): it runs while the entry is written, and when it fails the
  * change is not made and its entry is removed.
@@ -35,7 +45,7 @@ export async function withOutbox<T>(
   outbox: NotificationOutbox | undefined,
   entry: OutboxEntry,
   change: () => Promise<T>,
-  publishAfter: (result: T) => Promise<boolean>,
+  publishAfter: (result: T) => Promise<Announced>,
   first?: () => Promise<void>,
 ): Promise<T> {
   if (!outbox) {
@@ -64,10 +74,9 @@ export async function withOutbox<T>(
     if (kept) await outbox.remove(entry.id).catch(() => undefined);
     throw error;
   }
-  const queued = await publishAfter(result);
-  // Not queued: the entry stays for the sweep to publish again.
-  if (kept && queued)
-    await outbox.remove(entry.id).catch((error: unknown) => log.warn('could not remove an outbox entry; the sweep will', { notificationId: entry.id, error }));
+  // Queued or not, the entry stays: for the notifier to remove once it has fanned the event out, or
+  // for the sweep to publish again.
+  if ((await publishAfter(result)) === 'nothing' && kept) await outbox.remove(entry.id).catch(() => undefined);
   return result;
 }
 

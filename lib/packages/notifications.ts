@@ -266,7 +266,7 @@ export class NotifyingPackageStore implements VnfPackageStore {
       this.outbox,
       this.entry(event, expect),
       () => this.inner.change(id, change),
-      async (updated) => (updated ? publishAfterWrite(this.queue, [event]) : true),
+      async (updated) => (updated ? publishAfterWrite(this.queue, [event]) : 'nothing'),
     );
   }
 
@@ -279,7 +279,7 @@ export class NotifyingPackageStore implements VnfPackageStore {
       this.outbox,
       this.entry(event, { exists: false }),
       () => this.inner.deleteUnused(id),
-      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : true),
+      async (deleted) => (deleted ? publishAfterWrite(this.queue, [event]) : 'nothing'),
     );
   }
 

@@ -191,9 +191,10 @@ async function measure(deps: PmDeps, instances: VnfInstanceRecord[], at: string,
 }
 
 /**
- * Announces PM notifications through the outbox: the entries are written before the change, the
- * events queued after it, and the entries removed once queued (a process that dies in between leaves
- * them to the recovery sweep). A change that was not made removes them at once.
+ * Announces PM notifications through the outbox: the entries are written before the change and the
+ * events queued after it; the notifier removes each entry once it has fanned its event out (a
+ * process that dies in between, or a queue that lost an event, leaves them to the recovery sweep).
+ * A change that was not made removes them at once.
  */
 async function announce(deps: PmDeps, events: PmEvent[], change: () => Promise<boolean>): Promise<boolean> {
   const kept: string[] = [];
@@ -217,8 +218,8 @@ async function announce(deps: PmDeps, events: PmEvent[], change: () => Promise<b
     await removeKept();
     return false;
   }
-  if (!deps.queue || events.length === 0) return true;
-  if (await publishAfterWrite(deps.queue, events)) await removeKept();
+  if (!deps.queue) await removeKept();
+  else if (events.length) await publishAfterWrite(deps.queue, events);
   return true;
 }
 

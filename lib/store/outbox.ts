@@ -1,9 +1,11 @@
 // The notification outbox: an entry is written before the record change it announces and removed
-// once the notification is on the queue, so a process that dies between the record write and the
-// queue send leaves the entry for the reconciliation sweep to publish from the record. Entries are
+// by the notifier once it has fanned the notification's event out (lib/notify/notifier.ts), so a
+// process that dies between the record write and the queue send leaves the entry for the
+// reconciliation sweep to publish from the record, and so does a queue that lost the event. Entries are
 // items of the op-occs table (ids `outbox#<notification id>`, no tenant, so no list or tenant index
 // sees them) on its sparse `sweep` index, which also holds the op occs in flight.
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { allItems, documentClient, requiredEnv } from './dynamo.ts';
 
 /** `sweep` values: op occs in flight, and outbox entries. */
@@ -48,6 +50,10 @@ export interface NotificationOutbox {
   list(): Promise<OutboxEntry[]>;
 }
 
+/** BatchWriteItem takes 25 requests; what DynamoDB leaves unprocessed (throttling) is sent again, a few times. */
+const BATCH_WRITE = 25;
+const UNPROCESSED_ATTEMPTS = 5;
+
 export class DynamoNotificationOutbox implements NotificationOutbox {
   constructor(private readonly table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')) {}
 
@@ -64,5 +70,22 @@ export class DynamoNotificationOutbox implements NotificationOutbox {
   async list(): Promise<OutboxEntry[]> {
     const items = await sweepItems<OutboxEntry & { sweep?: string; startSeq?: string }>(this.table, OUTBOX);
     return items.map(({ sweep: _sweep, startSeq: _seq, ...entry }) => ({ ...entry, id: entry.id.slice(ID_PREFIX.length) }));
+  }
+}
+
+/**
+ * Removes the entries of these notifications from the outbox in `table`, in as few writes as
+ * DynamoDB allows: the notifier's, once a batch is fanned out. (A function of its own, not a method
+ * of the outbox: the functions that only write entries do not bundle it.)
+ */
+export async function removeOutboxEntries(ids: string[], table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')): Promise<void> {
+  for (let i = 0; i < ids.length; i += BATCH_WRITE) {
+    let requests = ids.slice(i, i + BATCH_WRITE).map((id) => ({ DeleteRequest: { Key: { id: `${ID_PREFIX}${id}` } } }));
+    for (let attempt = 1; requests.length; attempt++) {
+      if (attempt > UNPROCESSED_ATTEMPTS) throw new Error(`DynamoDB left ${requests.length} outbox removal(s) unprocessed`);
+      if (attempt > 1) await delay(50 * 2 ** attempt);
+      const out = await documentClient().send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (out.UnprocessedItems?.[table] ?? []) as typeof requests;
+    }
   }
 }

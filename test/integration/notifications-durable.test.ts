@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signedHeaders, type AwsCredentials } from '#local/sigv4.ts';
 import { startNfvoSink, type Received } from '../support/nfvo-sink.ts';
-import { client, newDataDir, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
+import { client, newDataDir, outboxEntries, seedPackage, settle, startVnfm, type LocalVnfm } from '../support/runtime.ts';
 import { waitFor } from '../support/wait.ts';
 
 const INSTANCES = 5;
@@ -173,6 +173,51 @@ it('a delivery a kill -9 interrupts is made again as soon as the runtime is back
     assert.deepEqual([...new Set(delivered.map((n) => n.id))], [held()?.body.id], 'the interrupted notification itself, no other');
     assert.ok(delivered.every((n) => n.notificationType === CREATED));
   } finally {
+    await vnfm.stop();
+    await sink.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it("a change's outbox entry stays until the notifier has fanned its event out, across a kill -9, and goes once it has", async () => {
+  const dataDir = newDataDir();
+  const sink = await startNfvoSink();
+  sink.answer = () => 204;
+  let vnfm = await startVnfm({ dataDir });
+  const opened: Queues[] = [];
+  try {
+    const call = client(vnfm);
+    const name = `outboxed-${crypto.randomUUID()}`;
+    const reply = await call('POST', '/vnflcm/v2/subscriptions', {
+      body: { callbackUri: `${sink.url}/cb/outbox`, filter: { vnfInstanceSubscriptionFilter: { vnfInstanceNames: [name] } } },
+    });
+    assert.equal(reply.status, 201, reply.text);
+    const pkg = await seedPackage(vnfm);
+    await settle(vnfm);
+    assert.deepEqual(await outboxEntries(vnfm), []);
+
+    // The notifier receives nothing: the creation's event waits on the queue, and its entry in the outbox.
+    const queues = queuesOf(vnfm);
+    opened.push(queues);
+    await sqsControl(queues, 'POST', 'hold');
+    const created = await call('POST', '/vnflcm/v2/vnf_instances', { body: { vnfdId: pkg.vnfdId, vnfInstanceName: name } });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as { id: string }).id;
+    const waiting = await outboxEntries(vnfm);
+    assert.equal(waiting.length, 1);
+    assert.equal(await depth(queues, queues.queue), 1);
+    assert.equal(await vnfm.stop('SIGKILL'), null);
+
+    vnfm = await startVnfm({ dataDir });
+    await settle(vnfm);
+    const delivered = sink.accepted('/cb/outbox');
+    assert.deepEqual(
+      delivered.map((n) => [n.id, n.notificationType, n.vnfInstanceId]),
+      [[waiting[0], CREATED, id]],
+    );
+    assert.deepEqual(await outboxEntries(vnfm), []);
+  } finally {
+    for (const queues of opened) queues.client.destroy();
     await vnfm.stop();
     await sink.close();
     rmSync(dataDir, { recursive: true, force: true });

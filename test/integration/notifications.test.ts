@@ -14,7 +14,7 @@ import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { assertEtsiResponse, assertEtsiSchema } from '../support/etsi.ts';
 import { buildCsar, SAMPLE_PACKAGES } from '../support/csar-builder.ts';
 import { startNfvoSink, type NfvoSink, type Received } from '../support/nfvo-sink.ts';
-import { client, seedPackage, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
+import { client, outboxEntries, seedPackage, settle, startVnfm, type LocalVnfm, type Reply } from '../support/runtime.ts';
 
 type Call = ReturnType<typeof client>;
 type Notification = Received['body'];
@@ -294,6 +294,8 @@ describe('with the default retry period', () => {
       await settle(vnfm);
       assert.equal((await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`)).status, 204);
       await settle(vnfm);
+      // The notifier removed the outbox entry of every change it fanned out.
+      assert.deepEqual(await outboxEntries(vnfm), []);
 
       const all = sink.accepted('/cb/all');
       assert.deepEqual(outline(all), [

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { VimConnection } from '#lib/vim/driver.ts';
@@ -185,6 +185,19 @@ export async function setPackageState(vnfm: LocalVnfm, id: string, operationalSt
 /** A VNF package's record as the store keeps it (what the API does not show, such as instanceCount). */
 export async function packageRecord(vnfm: LocalVnfm, id: string): Promise<Record<string, unknown> | undefined> {
   return (await documents(vnfm).send(new GetCommand({ TableName: 'VnfPackagesTable', Key: { id }, ConsistentRead: true }))).Item;
+}
+
+/** The notification ids of the entries in the notification outbox (lib/store/outbox.ts): changes whose events the notifier has not fanned out yet. */
+export async function outboxEntries(vnfm: LocalVnfm): Promise<string[]> {
+  const out = await documents(vnfm).send(
+    new QueryCommand({
+      TableName: 'VnfLcmOpOccsTable',
+      IndexName: 'sweep',
+      KeyConditionExpression: 'sweep = :p',
+      ExpressionAttributeValues: { ':p': 'OUTBOX' },
+    }),
+  );
+  return (out.Items ?? []).map((item) => String(item.id).replace(/^outbox#/, ''));
 }
 
 /** A VNF instance's record as the store keeps it (what the API does not show, such as vimResources.driverState). */

@@ -238,6 +238,46 @@ describe('processNotificationBatch', () => {
     assert.equal(h.dead[0]?.body, batch[0]?.body, 'the dead letter can be redriven as it is');
   });
 
+  it("removes the outbox entries of the events it fanned out or dead-lettered, in one call once their deliveries are queued; not a retried event's", async () => {
+    const h = harness([subscription('all')]);
+    h.deps.families = [
+      lcmNotificationFamily({
+        get: async () => undefined,
+        listAll: async (tenantId) => {
+          if (tenantId === 'down') throw new Error('DynamoDB unavailable');
+          return [subscription('all')];
+        },
+      }),
+    ];
+    const removals: Array<{ ids: string[]; queuedBefore: number }> = [];
+    h.deps.outbox = {
+      removeAll: async (ids) => {
+        removals.push({ ids, queuedBefore: h.queued.length });
+      },
+    };
+    const unknown = { ...created('u', 'k'), kind: 'from-a-newer-version' } as unknown as NotificationEvent;
+    const failing = { ...created('f', 'm'), tenantId: 'down' };
+    const batch = [
+      message(created('a', 'i'), 'i'),
+      message(created('b', 'j'), 'j'),
+      message(delivery('gone', 'd'), 'gone:i'),
+      message(unknown, 'k'),
+      message(failing, 'm'),
+    ];
+    const result = await processNotificationBatch(h.deps, batch, forever);
+    assert.deepEqual(result.failedMessageIds, [batch[4]?.messageId], 'the event whose fan-out failed is retried');
+    assert.equal(result.deadLettered, 1);
+    assert.deepEqual(
+      removals.map((r) => ({ ...r, ids: r.ids.sort() })),
+      [{ ids: [stableId('a'), stableId('b'), stableId('u')].sort(), queuedBefore: 2 }],
+    );
+
+    // An outbox that cannot be written fails nothing: the sweep deals with the entries left.
+    h.deps.outbox = { removeAll: async () => Promise.reject(new Error('throttled')) };
+    assert.deepEqual((await processNotificationBatch(h.deps, [message(created('c', 'i'), 'i')], forever)).failedMessageIds, []);
+    assert.equal(h.queued.length, 3);
+  });
+
   it('drops deliveries of deleted subscriptions, and gives back what it has no time for', async () => {
     const h = harness([subscription('present')]);
     const gone = message(delivery('deleted', 'd1'), 'deleted:i');

@@ -1,5 +1,6 @@
 // The notification outbox around the op-occ and instance stores, with in-memory stores and queue:
-// an entry is written before each change and removed once its notification is queued; a change
+// an entry is written before each change and left for the notifier to remove once it has fanned the
+// event out (test/unit/notify/notifier.test.ts), or removed at once when nothing is announced; a change
 // whose notification could not be queued (a process that died, a queue that failed) is queued by the
 // sweep from the record; entries of changes that never happened are dropped without a notification.
 import { describe, it } from 'node:test';
@@ -80,6 +81,10 @@ function world() {
     setQueueDown: (down: boolean) => {
       queueDown = down;
     },
+    /** What the notifier does once it has fanned out what was queued: removes those entries. */
+    notified: () => {
+      for (const e of published) outbox.delete(e.notificationId);
+    },
     sweep: () =>
       republishUnsent(
         box,
@@ -113,7 +118,7 @@ const OP_OCC = {
 } as unknown as VnfLcmOpOccRecord;
 
 describe('the notification outbox', () => {
-  it('leaves nothing in the outbox when every notification was queued', async () => {
+  it('leaves the entry of each queued notification for the notifier, and removes at once that of a change that announces nothing', async () => {
     const w = world();
     await w.instanceStore.create(INSTANCE);
     await w.store.create(OP_OCC);
@@ -122,13 +127,27 @@ describe('the notification outbox', () => {
       w.published.map((e) => e.notificationType),
       ['VnfIdentifierCreationNotification', 'VnfLcmOperationOccurrenceNotification', 'VnfLcmOperationOccurrenceNotification'],
     );
-    assert.equal(w.outbox.size, 0);
+    assert.deepEqual(
+      [...w.outbox.keys()],
+      w.published.map((e) => e.notificationId),
+    );
+    // Not moved, and not in the target state either: nothing is announced, and its entry goes.
+    assert.equal(await w.store.transition('occ-1', { from: ['STARTING'], to: 'COMPLETED', now: '2026-12-01T00:00:03Z' }), undefined);
+    assert.equal(w.published.length, 3);
+    assert.equal(w.outbox.size, 3);
+    // An op occ whose instance is gone announces nothing either.
+    await w.rawInstances.deleteIdle('vnf-1');
+    await w.store.transition('occ-1', { from: ['PROCESSING'], to: 'COMPLETED', now: '2026-12-01T00:00:04Z' });
+    assert.equal(w.opOccs.get('occ-1')?.operationState, 'COMPLETED');
+    assert.equal(w.published.length, 3);
+    assert.equal(w.outbox.size, 3);
   });
 
   it('keeps what could not be queued, and the sweep queues it from the record, once', async () => {
     const w = world();
     await w.instanceStore.create(INSTANCE);
     await w.store.create(OP_OCC);
+    await w.notified();
     w.setQueueDown(true);
     const moved = await w.store.transition('occ-1', { from: ['STARTING'], to: 'PROCESSING', now: '2026-12-01T00:00:02Z' });
     assert.equal(moved?.operationState, 'PROCESSING', 'the change is made even though its notification could not be queued');
@@ -182,6 +201,7 @@ describe('the notification outbox', () => {
   it('an instance deletion is announced from the record read before it, and a failed write leaves no entry', async () => {
     const w = world();
     await w.instanceStore.create(INSTANCE);
+    await w.notified();
     w.setQueueDown(true);
     await w.instanceStore.deleteIdle('vnf-1');
     assert.equal(w.outbox.size, 1);
@@ -189,6 +209,7 @@ describe('the notification outbox', () => {
     await w.sweep();
     assert.equal(w.published.at(-1)?.notificationType, 'VnfIdentifierDeletionNotification');
     await w.store.create(OP_OCC);
+    await w.notified();
     const sent = w.published.length;
     await assert.rejects(w.store.create({ ...OP_OCC, stateEnteredTime: '2026-12-01T00:00:07Z' }), { name: 'ConditionalCheckFailedException' });
     assert.equal(w.outbox.size, 0, 'a change that throws removes its entry');

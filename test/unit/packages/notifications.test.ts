@@ -138,7 +138,17 @@ describe('the package store with notifications', () => {
         ['VnfPackageChangeNotification', 'PKG_DELETE', 'vnfd-1', 'DISABLED', '2026-12-01T10:05:00Z'],
       ],
     );
-    assert.equal(w.outbox.size, 0);
+    // Each queued notification's entry waits for the notifier, which removes it once the event is fanned out.
+    assert.deepEqual(
+      [...w.outbox.keys()],
+      w.published.map((e) => e.notificationId),
+    );
+    // A change whose condition fails announces nothing, and leaves no entry.
+    assert.equal(
+      await w.store.change('pkg-1', { from: { onboardingState: ['PROCESSING'] }, set: { onboardingState: 'ONBOARDED', stateSince: 'x' } }),
+      undefined,
+    );
+    assert.equal(w.outbox.size, 3);
     // A package never onboarded is deleted without a notification.
     w.packages.set('pkg-2', { ...PACKAGE, id: 'pkg-2', onboardingState: 'CREATED', operationalState: 'DISABLED' });
     assert.equal(await w.store.deleteUnused('pkg-2'), true);
