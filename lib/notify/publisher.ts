@@ -34,9 +34,8 @@ export async function publishAfterWrite(queue: NotificationQueue, events: Queued
  * Announces a record change through the outbox: the entry is written before the change and the
  * notification queued after it; the notifier removes the entry once it has fanned the event out
  * (with the other entries of its batch, in one write, off the path of the request that made the
- * change). A write the change did not make removes its entry at once; a process that dies in
- * between, or a queue that lost the event, leaves it to the sweep (republishUnsent). A change that
- * announces nothing removes its entry at once.
+ * change). A change that failed, or announces nothing, removes its entry at once; a process that
+ * dies in between, or a queue that lost the event, leaves it to the sweep (republishUnsent).
  * `first`, when given, is what the change waits for besides the entry (a precondition of its own,
  * such as taking a package into use): it runs while the entry is written, and when it fails the
  * change is not made and its entry is removed.

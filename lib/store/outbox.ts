@@ -76,11 +76,13 @@ export class DynamoNotificationOutbox implements NotificationOutbox {
 /**
  * Removes the entries of these notifications from the outbox in `table`, in as few writes as
  * DynamoDB allows: the notifier's, once a batch is fanned out. (A function of its own, not a method
- * of the outbox: the functions that only write entries do not bundle it.)
+ * of the outbox: the functions that only write entries do not bundle it.) An id named twice is
+ * removed once: BatchWriteItem refuses a request that names a key twice.
  */
 export async function removeOutboxEntries(ids: string[], table = requiredEnv('VNF_LCM_OP_OCCS_TABLE')): Promise<void> {
-  for (let i = 0; i < ids.length; i += BATCH_WRITE) {
-    let requests = ids.slice(i, i + BATCH_WRITE).map((id) => ({ DeleteRequest: { Key: { id: `${ID_PREFIX}${id}` } } }));
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += BATCH_WRITE) {
+    let requests = unique.slice(i, i + BATCH_WRITE).map((id) => ({ DeleteRequest: { Key: { id: `${ID_PREFIX}${id}` } } }));
     for (let attempt = 1; requests.length; attempt++) {
       if (attempt > UNPROCESSED_ATTEMPTS) throw new Error(`DynamoDB left ${requests.length} outbox removal(s) unprocessed`);
       if (attempt > 1) await delay(50 * 2 ** attempt);
