@@ -5,6 +5,11 @@
 // a MANIFEST; every record of the MANIFEST and of the write-ahead logs has a good CRC32C; every
 // table file the MANIFEST lists is there at its recorded size, and every block of it (index,
 // metaindex and data) has a good CRC32C. Formats: leveldb/doc/log_format.md and table_format.md.
+// A record cut off by the end of the newest write-ahead log or of the MANIFEST is no damage: it is
+// a write the process was killed in the middle of (LevelDB writes a record larger than its buffer
+// in more than one write(2)), which had not returned to its caller, and which LevelDB's own reader
+// drops as "the writer died in the middle of writing the record" (log_reader.cc). Anywhere else a
+// record that runs past its file's end is a truncated file.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -56,8 +61,12 @@ class Reader {
 const BLOCK = 32768;
 const HEADER = 7;
 
-/** The logical records of a log-format file (write-ahead log or MANIFEST); throws on a bad CRC, a bad length or a truncated record. */
-function logRecords(bytes: Buffer): Buffer[] {
+/**
+ * The logical records of a log-format file (write-ahead log or MANIFEST); throws on a bad CRC, a bad
+ * length or a truncated record, except, when `tornTail`, a last record cut off by the file's end
+ * (the write a kill interrupted: see the head of this file), which ends the records as it ends LevelDB's.
+ */
+function logRecords(bytes: Buffer, tornTail = false): Buffer[] {
   const records: Buffer[] = [];
   let pending: Buffer[] | undefined;
   let offset = 0;
@@ -67,7 +76,10 @@ function logRecords(bytes: Buffer): Buffer[] {
       offset += left;
       continue;
     } // block trailer
-    if (offset + HEADER > bytes.length) throw new Error(`ends in a partial record header at byte ${offset} (truncated)`);
+    if (offset + HEADER > bytes.length) {
+      if (tornTail) break;
+      throw new Error(`ends in a partial record header at byte ${offset} (truncated)`);
+    }
     const length = bytes.readUInt16LE(offset + 4);
     const type = bytes[offset + 6] as number;
     if (type === 0 && length === 0) {
@@ -75,7 +87,10 @@ function logRecords(bytes: Buffer): Buffer[] {
       continue;
     } // preallocated zeros
     if (HEADER + length > left) throw new Error(`has a record with a bad length at byte ${offset}`);
-    if (offset + HEADER + length > bytes.length) throw new Error(`ends in a partial record at byte ${offset} (truncated)`);
+    if (offset + HEADER + length > bytes.length) {
+      if (tornTail) break;
+      throw new Error(`ends in a partial record at byte ${offset} (truncated)`);
+    }
     const data = bytes.subarray(offset + HEADER, offset + HEADER + length);
     if (crc32c(Uint8Array.of(type), data) !== unmask(bytes.readUInt32LE(offset)))
       throw new Error(`has a record whose checksum does not match at byte ${offset}`);
@@ -92,9 +107,9 @@ function logRecords(bytes: Buffer): Buffer[] {
 }
 
 /** The table files a MANIFEST says are live: file number -> size in bytes. */
-function liveTables(manifest: Buffer): Map<number, number> {
+function liveTables(manifest: Buffer, tornTail: boolean): Map<number, number> {
   const live = new Map<number, number>();
-  for (const record of logRecords(manifest)) {
+  for (const record of logRecords(manifest, tornTail)) {
     const edit = new Reader(record);
     while (!edit.done) {
       const tag = edit.varint();
@@ -222,13 +237,15 @@ export function levelDbDamage(dir: string): string[] {
   if (!/^MANIFEST-\d+$/.test(manifestName) || !existsSync(manifest)) return [`${current} names "${manifestName.slice(0, 40)}", which is not there`];
   let tables = new Map<number, number>();
   check(manifest, () => {
-    tables = liveTables(readFileSync(manifest));
+    tables = liveTables(readFileSync(manifest), true);
   });
-  for (const name of readdirSync(dir)
-    .filter((n) => n.endsWith('.log'))
-    .sort()) {
+  // Log files are numbered in the order LevelDB made them (zero-padded to six digits at least).
+  const logs = readdirSync(dir)
+    .filter((n) => /^\d+\.log$/.test(n))
+    .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+  for (const [i, name] of logs.entries()) {
     const path = join(dir, name);
-    check(path, () => logRecords(readFileSync(path)));
+    check(path, () => logRecords(readFileSync(path), i === logs.length - 1));
   }
   for (const [number, size] of tables) {
     const base = join(dir, String(number).padStart(6, '0'));
