@@ -14,6 +14,7 @@ import type { PmDeps } from '#lib/pm/ports.ts';
 import { lcmNotificationFamily, lcmOutboxReplay, NotifyingInstanceStore, NotifyingOpOccStore, type SubscriptionRecord } from '#lib/lcm/notifications.ts';
 import type { LcmSubscriptionDeps } from '#lib/lcm/subscriptions.ts';
 import { republishUnsent } from '#lib/notify/publisher.ts';
+import { anyInstanceOfPackage, clearUnbackedCount, countedPackages } from '#lib/store/package-usage.ts';
 import { SqsNotificationQueue } from '#lib/notify/queue.ts';
 import { NotifyingPackageStore, packageNotificationFamily, packageOutboxReplay } from '#lib/packages/notifications.ts';
 import { SecretsManagerStore } from '#lib/secrets/vim-access.ts';
@@ -102,7 +103,14 @@ let recovery: CoreDeps | undefined;
  */
 export function recoveryDeps(): CoreDeps {
   const deps = coreDeps();
-  recovery ??= withRepublishing(deps, plainCore ?? deps);
+  recovery ??= {
+    ...withRepublishing(deps, plainCore ?? deps),
+    packageUsage: {
+      counted: () => countedPackages(),
+      anyInstanceOf: (vnfdId, vnfPkgId) => anyInstanceOfPackage(vnfdId, vnfPkgId),
+      clear: (id, seen) => clearUnbackedCount(id, seen),
+    },
+  };
   return recovery;
 }
 

@@ -69,6 +69,11 @@ export interface ReconcileOptions {
   /** Packages UPLOADING longer than this never got their content (a presigned upload URL lasts an hour). */
   uploadDeadlineSeconds?: number;
   /**
+   * A package taken into use longer ago than this has no take still to be followed by its
+   * instance's write: the longest function that takes one (an LCM step) has ended by then.
+   */
+  takeWindowSeconds?: number;
+  /**
    * ISO time: only what entered its state before it is looked at (the local runtime's start, whose
    * sweep with no deadlines must not take an upload made since, while it runs, for one the crash left).
    */
@@ -84,24 +89,34 @@ export interface ReconcileReport {
   packages: string[];
   /** Notifications queued from the outbox (a process died between a change and its notification). */
   notifications: string[];
+  /** Packages whose instance count no instance backed, set back to zero (NOT_IN_USE), by id. */
+  usage: string[];
 }
 
-const DEFAULTS: Required<Omit<ReconcileOptions, 'startedBefore'>> = { graceSeconds: 120, onboardingDeadlineSeconds: 960, uploadDeadlineSeconds: 4500 };
+const DEFAULTS: Required<Omit<ReconcileOptions, 'startedBefore'>> = {
+  graceSeconds: 120,
+  onboardingDeadlineSeconds: 960,
+  uploadDeadlineSeconds: 4500,
+  takeWindowSeconds: 960,
+};
 
 /**
  * The reconciliation sweep (scheduled on AWS, and at every start of the local runtime): an op occ
  * STARTING, PROCESSING or ROLLING_BACK whose execution is gone or finished gets the recovery rule
  * its dead execution's event would have applied (the event may never have come: a process killed
  * between the two, a lost invocation); a package left UPLOADING or PROCESSING by a run that died
- * goes back to CREATED, saying why, so it can be uploaded again; and a notification whose change was
- * written but never queued is queued from the outbox.
+ * goes back to CREATED, saying why, so it can be uploaded again; a notification whose change was
+ * written but never queued is queued from the outbox; and a package that counts instances none of
+ * which refers to it (a process died between taking it into use and writing its instance, or
+ * between deleting an instance and releasing its package) counts none again, so that it can be
+ * deleted.
  */
 export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
-  const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds } = { ...DEFAULTS, ...options };
+  const { graceSeconds, onboardingDeadlineSeconds, uploadDeadlineSeconds, takeWindowSeconds } = { ...DEFAULTS, ...options };
   const now = Date.parse(deps.now());
   const before = options.startedBefore ? Date.parse(options.startedBefore) : Number.POSITIVE_INFINITY;
   const olderThan = (time: string | undefined, seconds: number) => !time || (Date.parse(time) <= now - seconds * 1000 && Date.parse(time) < before);
-  const report: ReconcileReport = { checked: 0, recovered: [], packages: [], notifications: [] };
+  const report: ReconcileReport = { checked: 0, recovered: [], packages: [], notifications: [], usage: [] };
   // First the notifications of changes already made, so that they go out before those of the recoveries.
   report.notifications = (await deps.republishUnsent?.(new Date(now - graceSeconds * 1000).toISOString())) ?? [];
   for (const opOcc of await deps.opOccs.listInFlight()) {
@@ -133,5 +148,34 @@ export async function reconcile(deps: CoreDeps, options: ReconcileOptions = {}):
       report.packages.push(pkg.id);
     }
   }
+  report.usage = await clearUnbackedCounts(deps, options.startedBefore ?? new Date(now - takeWindowSeconds * 1000).toISOString());
   return report;
+}
+
+/**
+ * Packages whose instance count no instance backs, set back to zero. A package is counted on when
+ * it is taken into use, before its instance is written, and released after its instance is deleted
+ * (or moved to another package): a process that dies in between leaves the count one too high, and
+ * the package IN_USE for good, which no operator could delete. Only a count of no instance at all is
+ * corrected, and only of a package last taken before `takesEndedBy` (the runtime's start, or the
+ * longest function's time limit ago), so no take it counts is still to be followed by its instance's
+ * write; the correction holds only if the package was neither taken nor released since it was read.
+ * A release still under way when the count is zeroed finds nothing to release (a count never goes
+ * below zero). A count too high of a package that some instances still use is corrected once they
+ * are gone. Returns the ids corrected.
+ */
+async function clearUnbackedCounts(deps: CoreDeps, takesEndedBy: string): Promise<string[]> {
+  const corrected: string[] = [];
+  const usage = deps.packageUsage;
+  if (!usage) return corrected;
+  for (const pkg of await usage.counted()) {
+    const instanceCount = pkg.instanceCount ?? 0;
+    if (instanceCount <= 0 || !pkg.vnfdId || (pkg.takenAt !== undefined && pkg.takenAt >= takesEndedBy)) continue;
+    if (await usage.anyInstanceOf(pkg.vnfdId, pkg.id)) continue;
+    if (await usage.clear(pkg.id, { instanceCount, takenAt: pkg.takenAt })) {
+      log.warn('a package counted instances none of which refers to it; it counts none again (NOT_IN_USE)', { packageId: pkg.id, instanceCount });
+      corrected.push(pkg.id);
+    }
+  }
+  return corrected;
 }

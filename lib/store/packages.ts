@@ -54,6 +54,8 @@ export interface VnfPackageRecord {
   onboardingFailureDetails?: ProblemDetailsRecord;
   /** Internal: VNF instances created from this package. */
   instanceCount?: number;
+  /** Internal: when the package was last taken into use (the reconciliation's bound on a take still to be followed by its instance's write). */
+  takenAt?: string;
   /** Internal: when the current upload or onboarding began (stale ones may be restarted). */
   stateSince?: string;
   /** Internal: size in bytes of the onboarded CSAR. */
@@ -145,7 +147,13 @@ export const packageListKey = (r: VnfPackageRecord): Record<string, string> => (
  */
 function takingIntoUse(id: string, expected: Readonly<Record<string, string>> = {}) {
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':one': 1, ':inUse': 'IN_USE', ':onboarded': 'ONBOARDED', ':enabled': 'ENABLED' };
+  const values: Record<string, unknown> = {
+    ':one': 1,
+    ':inUse': 'IN_USE',
+    ':onboarded': 'ONBOARDED',
+    ':enabled': 'ENABLED',
+    ':takenAt': new Date().toISOString(),
+  };
   const conditions = ['onboardingState = :onboarded', 'operationalState = :enabled'];
   Object.entries(expected).forEach(([attribute, value], i) => {
     names[`#e${i}`] = attribute;
@@ -157,7 +165,7 @@ function takingIntoUse(id: string, expected: Readonly<Record<string, string>> = 
   });
   return {
     Key: { id },
-    UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse',
+    UpdateExpression: 'ADD instanceCount :one SET usageState = :inUse, takenAt = :takenAt',
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
     ExpressionAttributeValues: values,
