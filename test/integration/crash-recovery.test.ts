@@ -261,6 +261,33 @@ describe('kill -9 and a restart in the middle of LCM operations', () => {
     instantiated.push(id);
   });
 
+  it('a burst of six INSTANTIATEs killed together, each at its own step: every op occ reaches an actionable state and every instance is free again', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, () => createInstance()));
+    const paths = await Promise.all(ids.map((id) => api().operate(`/vnflcm/v2/vnf_instances/${id}/instantiate`, instantiate())));
+    // The kill comes once two stacks are being built: the others are at their earlier steps, or done.
+    await waitFor('two stacks are being built', async () => (await Promise.all(ids.map(stackStatus))).filter(Boolean).length >= 2, LIMIT_MS);
+    await crashAndRestart();
+    for (const [i, path] of paths.entries()) {
+      const id = ids[i] as string;
+      let state = await opOccState(path);
+      assert.ok(ACTIONABLE.includes(state), `${path}: ${state}`);
+      if (state === 'FAILED_TEMP') {
+        assert.equal((await api().call('POST', `${path}/rollback`)).status, 202);
+        await api().ended(path, 'ROLLED_BACK');
+        state = 'ROLLED_BACK';
+      }
+      if (state === 'COMPLETED') {
+        instantiated.push(id);
+        continue;
+      }
+      // Rolled back or failed: the instance is NOT_INSTANTIATED, holds no lock, and can be deleted.
+      const instance = await api().call('GET', `/vnflcm/v2/vnf_instances/${id}`);
+      assert.equal((instance.body as { instantiationState: string }).instantiationState, 'NOT_INSTANTIATED', `${id} after ${state}`);
+      const deleted = await api().call('DELETE', `/vnflcm/v2/vnf_instances/${id}`);
+      assert.equal(deleted.status, 204, deleted.text);
+    }
+  });
+
   it('after the crashes, terminating every VNF leaves nothing on the VIM', async () => {
     for (const id of instantiated.splice(0)) await api().terminateAndDelete(id);
     const state = (await control('GET', 'state')) as Record<string, { count: number }>;
