@@ -3,8 +3,10 @@
 // (its writes to LevelDB, the queue journals and the outbox cut off wherever they were). Every start
 // serves; every create that was answered 201 is there; and every instance that is there, answered or
 // cut off by the kill, was announced to the subscribed NFVO (VnfIdentifierCreationNotification, at
-// least once), from the queue or from the outbox. Once every instance is deleted, the package they
-// were created from counts none (after the reconciliation of a start) and can be deleted.
+// least once), from the queue or from the outbox. Then the deletions, killed half-way: no answered
+// deletion is undone and every instance gone was announced gone. Once every instance is deleted,
+// the package they were created from counts none (after the reconciliation of a start) and can be
+// deleted.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -28,7 +30,7 @@ async function instanceIds(call: ReturnType<typeof client>): Promise<Set<string>
   return ids;
 }
 
-it('kill -9 in the middle of a burst of creates, three times over: every start serves, no answered create is lost, every instance there was announced, and the package ends unused', async () => {
+it('kill -9 in the middle of bursts of creates, three times over, and of deletions: every start serves, nothing answered is lost or undone, every change was announced, and the package ends unused', async () => {
   const dataDir = newDataDir();
   const sink = await startNfvoSink();
   sink.answer = () => 204;
@@ -78,15 +80,52 @@ it('kill -9 in the middle of a burst of creates, three times over: every start s
     const silent = [...there].filter((id) => !announced.has(id));
     assert.deepEqual(silent, [], 'instances whose creation was never announced');
     assert.ok(there.size >= answered.size && answered.size >= 40 + 80 + 120 + 39);
-    // The package counted each instance as it was taken into use: with every instance deleted, the
-    // count is back to zero and the package can be deleted (a take the kill cut off counts nothing).
-    for (const id of there) {
+    // Deletions, eight at a time, killed half-way: no answered deletion is undone, and every instance
+    // gone (answered or cut off) was announced gone.
+    const doomed = [...there];
+    const deletedAnswered = new Set<string>();
+    let killed: Promise<void> | undefined;
+    const running = vnfm;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let id = doomed.pop(); id !== undefined && !killed; id = doomed.pop()) {
+          const deleted = await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`).catch(() => undefined);
+          if (deleted === undefined) break;
+          assert.equal(deleted.status, 204, deleted.text);
+          deletedAnswered.add(id);
+          if (deletedAnswered.size >= there.size / 2) killed ??= running.kill();
+        }
+      }),
+    );
+    await killed;
+    vnfm = await startVnfm({ dataDir, processGroup: true });
+    call = client(vnfm);
+    await settle(vnfm);
+    const left = await instanceIds(call);
+    assert.deepEqual(
+      [...deletedAnswered].filter((id) => left.has(id)),
+      [],
+      'answered deletions undone by the restart',
+    );
+    const announcedGone = new Set(
+      sink
+        .accepted(CALLBACK)
+        .filter((notification) => notification.notificationType === 'VnfIdentifierDeletionNotification')
+        .map((notification) => notification.vnfInstanceId),
+    );
+    assert.deepEqual(
+      [...there].filter((id) => !left.has(id) && !announcedGone.has(id)),
+      [],
+      'instances whose deletion was never announced',
+    );
+    for (const id of left) {
       const deleted = await call('DELETE', `/vnflcm/v2/vnf_instances/${id}`);
       assert.equal(deleted.status, 204, deleted.text);
     }
-    // A take the kills cut off before its instance was written counted an instance that never was:
-    // the next start's reconciliation finds the count no instance backs and zeroes it, so that the
-    // package can be disabled and deleted.
+    // A take the kills cut off before its instance was written counted an instance that never was,
+    // and a release they cut off after its instance was deleted left one counted: the next start's
+    // reconciliation finds the count no instance backs and zeroes it, so that the package can be
+    // disabled and deleted.
     await vnfm.stop();
     vnfm = await startVnfm({ dataDir, processGroup: true });
     call = client(vnfm);
