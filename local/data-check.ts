@@ -319,5 +319,9 @@ export async function recordDataFolder(dataDir: string, state: Manifest['state']
       .filter((path) => existsSync(path))
       .map((path) => relative(dataDir, path)),
   };
-  writeFileSync(manifestPath(dataDir), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  // Written aside and renamed into place, as the other files of the folder: a kill mid-write would
+  // leave a torn manifest, which the next start reads as none, losing the counts it checks against.
+  const path = manifestPath(dataDir);
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
 }
