@@ -40,9 +40,15 @@ export function clearUnbackedCount(id: string, seen: { instanceCount: number; ta
   );
 }
 
-/** Whether any VNF instance (of any tenant) has package `vnfPkgId` of VNFD `vnfdId`: the VNFD's instances, read until the first of it. */
+/**
+ * Whether any VNF instance (of any tenant) has package `vnfPkgId` of VNFD `vnfdId`: the VNFD's
+ * instances, read until the first of it. DynamoDB reads (and bills) a page's Limit of items before
+ * the filter, whole (the index projects all of an instance, up to ~8 KB): the first page is one
+ * item, usually the answer (a VNFD's oldest instance is of its package), and the pages grow after it.
+ */
 export async function anyInstanceOfPackage(vnfdId: string, vnfPkgId: string, table = requiredEnv('VNF_INSTANCES_TABLE')): Promise<boolean> {
   let after: Record<string, unknown> | undefined;
+  let limit = 1;
   do {
     const out = await documentClient().send(
       new QueryCommand({
@@ -52,12 +58,13 @@ export async function anyInstanceOfPackage(vnfdId: string, vnfPkgId: string, tab
         FilterExpression: 'vnfPkgId = :p',
         ExpressionAttributeValues: { ':v': vnfdId, ':p': vnfPkgId },
         ProjectionExpression: 'id',
-        Limit: 100,
+        Limit: limit,
         ExclusiveStartKey: after,
       }),
     );
     if ((out.Items ?? []).length > 0) return true;
     after = out.LastEvaluatedKey;
+    limit = Math.min(limit * 10, 100);
   } while (after);
   return false;
 }
