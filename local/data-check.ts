@@ -10,12 +10,12 @@
 // Damage refuses the start with one message naming each damaged path and what to do. With
 // --repair it does what can safely be done instead, and says what it did: damaged files are moved
 // aside (renamed with a timestamp), never deleted.
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { DynamoDBClient, ListTablesCommand, ScanCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { levelDbDamage } from './leveldb-check.ts';
-import { clientsPath, credentialsPath, DataFileError, isIssuedCredentials, issueAdminCredentials, readClients, readJsonFile } from './oauth2.ts';
+import { clientsPath, credentialsPath, DataFileError, isIssuedCredentials, issueAdminCredentials, readClients, readJsonFile, writePrivate } from './oauth2.ts';
 
 const MANIFEST = 'manifest.json';
 
@@ -319,9 +319,7 @@ export async function recordDataFolder(dataDir: string, state: Manifest['state']
       .filter((path) => existsSync(path))
       .map((path) => relative(dataDir, path)),
   };
-  // Written aside and renamed into place, as the other files of the folder: a kill mid-write would
-  // leave a torn manifest, which the next start reads as none, losing the counts it checks against.
-  const path = manifestPath(dataDir);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  // Written aside and renamed into place, as the credential files are: a kill mid-write would leave
+  // a torn manifest, which the next start reads as none, losing the counts it checks against.
+  writePrivate(manifestPath(dataDir), `${JSON.stringify(manifest, null, 2)}\n`);
 }

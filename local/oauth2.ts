@@ -42,8 +42,8 @@ function authDir(dataDir: string): string {
   return dir;
 }
 
-/** Writes a file readable by its owner only, atomically (a running VNFM re-reads the client store). */
-function writePrivate(path: string, text: string): void {
+/** Writes a file readable by its owner only, atomically (a running VNFM re-reads the client store; a kill mid-write leaves the old file whole). */
+export function writePrivate(path: string, text: string): void {
   const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
   writeFileSync(temp, text, { mode: 0o600 });
   renameSync(temp, path);
