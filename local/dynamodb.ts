@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type http from 'node:http';
 import { Readable } from 'node:stream';
 import dynalite from 'dynalite';
-import { type DynaliteStore, tuneDynalite } from './dynalite-tuning.ts';
+import { type DynaliteStore, directPages, tuneDynalite } from './dynalite-tuning.ts';
 import { meterIndexWrites } from './metering.ts';
 
 interface LevelIterator {
@@ -83,6 +83,7 @@ export function startLocalDynamo(dir: string): LocalDynamo {
   stores.create = (options) => {
     const store = create(options);
     tuneDynalite(store as unknown as DynaliteStore); // table descriptions in memory, native checksums (local/dynalite-tuning.ts)
+    directPages(store as unknown as DynaliteStore, STREAM_STEP, STREAM_STEP_BYTES); // Query and Scan pages without streams
     db = store.db;
     // LevelDB maps every table file it holds open (up to 1,000 by default): at 100,000 instances
     // and op occs that was the whole data folder, a few hundred MB, in the process's RSS. Fewer open

@@ -28,7 +28,7 @@ import {
   waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
-import { cacheTableDescriptions, type DynaliteStore } from '#local/dynalite-tuning.ts';
+import { cacheTableDescriptions, type DynaliteStore, directPages, streamedPages } from '#local/dynalite-tuning.ts';
 
 type Store = DynaliteStore;
 
@@ -355,4 +355,133 @@ test('a store not shaped as the cache expects fails loudly', () => {
     () => cacheTableDescriptions({ getTable: (_name: string, cb: unknown) => cb, lifecycleManager, tableDb } as unknown as DynaliteStore),
     /getTable\(name, checkStatus, cb\)/,
   );
+});
+
+test("Query and Scan pages read from LevelDB's iterator answer as dynalite's streams did, page by page", async () => {
+  const { client, store, close } = await started();
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Pages',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'N' },
+          { AttributeName: 'group', AttributeType: 'S' },
+          { AttributeName: 'seq', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'byGroup',
+            KeySchema: [
+              { AttributeName: 'group', KeyType: 'HASH' },
+              { AttributeName: 'seq', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['colour', 'n'] },
+          },
+          { IndexName: 'keysOfGroup', KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+          { IndexName: 'all', KeySchema: [{ AttributeName: 'seq', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+        ],
+      }),
+    );
+    await active(client, 'Pages');
+    // A seeded generator: the same items and requests every run.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const colours = ['red', 'green', 'blue'];
+    const writes = [];
+    for (let i = 0; i < 260; i += 1) {
+      const item: Record<string, { S: string } | { N: string }> = {
+        pk: { S: `p${random(4)}` },
+        sk: { N: String(i) },
+        group: { S: `g${random(3)}` },
+        seq: { S: `s${String(random(1000)).padStart(4, '0')}-${i}` },
+        colour: { S: colours[random(3)] as string },
+        n: { N: String(random(50)) },
+      };
+      // A few large items, so that pages also end at dynalite's 1 MB.
+      if (i % 40 === 0) item.blob = { S: 'x'.repeat(300_000) };
+      writes.push(client.send(new PutItemCommand({ TableName: 'Pages', Item: item })));
+    }
+    await Promise.all(writes);
+
+    type Request = Record<string, unknown>;
+    const requests: Array<{ kind: 'query' | 'scan'; input: Request }> = [];
+    for (let i = 0; i < 120; i += 1) {
+      const index = [undefined, 'byGroup', 'keysOfGroup', 'all'][random(4)];
+      const common: Request = {
+        TableName: 'Pages',
+        IndexName: index,
+        Limit: [undefined, 1, 3, 10, 50, 300][random(6)],
+        ReturnConsumedCapacity: [undefined, 'TOTAL', 'INDEXES', 'NONE'][random(4)],
+        ...(random(3) === 0 ? { FilterExpression: 'colour = :c', ExpressionAttributeValues: { ':c': { S: colours[random(3)] } } } : {}),
+        ...(random(3) === 0 ? { ProjectionExpression: index === 'keysOfGroup' ? 'pk, sk' : 'pk, sk, n' } : {}),
+        ...(random(5) === 0 ? { Select: 'COUNT' } : {}),
+      };
+      if (common.Select && common.ProjectionExpression) delete common.Select;
+      if (random(3) === 0 && index !== 'all') {
+        requests.push({ kind: 'scan', input: { ...common, ...(random(2) === 0 ? { Segment: random(3), TotalSegments: 3 } : {}) } });
+        continue;
+      }
+      const values = { ...(common.ExpressionAttributeValues as Request | undefined) };
+      let condition: string;
+      if (index === undefined) {
+        values[':h'] = { S: `p${random(4)}` };
+        const range = ['', ' AND sk > :r', ' AND sk <= :r', ' AND sk BETWEEN :r AND :r2', ' AND sk = :r'][random(5)] as string;
+        if (range) values[':r'] = { N: String(random(200)) };
+        if (range.includes(':r2')) values[':r2'] = { N: String(200 + random(60)) };
+        condition = `pk = :h${range}`;
+      } else if (index === 'all') {
+        values[':h'] = { S: 'no-such-seq' };
+        condition = 'seq = :h';
+      } else {
+        values[':h'] = { S: `g${random(3)}` };
+        const range = index === 'byGroup' ? (['', ' AND begins_with(seq, :r)', ' AND seq >= :r'][random(3)] as string) : '';
+        if (range) values[':r'] = { S: `s0${random(10)}` };
+        condition = `#g = :h${range}`;
+        common.ExpressionAttributeNames = { '#g': 'group' };
+      }
+      requests.push({
+        kind: 'query',
+        input: { ...common, KeyConditionExpression: condition, ExpressionAttributeValues: values, ScanIndexForward: random(3) !== 0 },
+      });
+    }
+
+    /** Every page of the request, each started where the last one ended. */
+    const pages = async ({ kind, input }: (typeof requests)[number]) => {
+      const answers: unknown[] = [];
+      let start: Record<string, unknown> | undefined;
+      for (let page = 0; page < 40; page += 1) {
+        const request = { ...input, ExclusiveStartKey: start } as never;
+        const out = kind === 'query' ? await client.send(new QueryCommand(request)) : await client.send(new ScanCommand(request));
+        const { $metadata: _metadata, ...answer } = out;
+        answers.push(answer);
+        start = out.LastEvaluatedKey;
+        if (!start) break;
+      }
+      return answers;
+    };
+    let pagesRead = 0;
+    for (const request of requests) {
+      const direct = await pages(request);
+      streamedPages(store);
+      const streamed = await pages(request);
+      directPages(store, 128, 1024 * 1024);
+      assert.deepEqual(direct, streamed, JSON.stringify(request.input));
+      pagesRead += direct.length;
+    }
+    // The requests did page (many pages, some cut at 1 MB), and the direct path was the one in use.
+    assert.ok(pagesRead > 300, `only ${pagesRead} pages`);
+    const db = createRequire(import.meta.url)('dynalite/db') as { queryTable: { name: string } };
+    assert.notEqual(db.queryTable.name, 'queryTable');
+  } finally {
+    await close();
+  }
 });
