@@ -28,7 +28,7 @@ import {
   waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
-import { cacheTableDescriptions, type DynaliteStore, directPages, streamedPages } from '#local/dynalite-tuning.ts';
+import { cacheExpressions, cacheTableDescriptions, type DynaliteStore, directPages, streamedPages } from '#local/dynalite-tuning.ts';
 
 type Store = DynaliteStore;
 
@@ -482,6 +482,121 @@ test("Query and Scan pages read from LevelDB's iterator answer as dynalite's str
     const db = createRequire(import.meta.url)('dynalite/db') as { queryTable: { name: string } };
     assert.notEqual(db.queryTable.name, 'queryTable');
   } finally {
+    await close();
+  }
+});
+
+test('a request whose expressions were parsed before is answered as a parse of its own would answer it', async () => {
+  const { client, close } = await started();
+  try {
+    for (const TableName of ['Parsed', 'Kept']) {
+      await client.send(
+        new CreateTableCommand({
+          TableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: 'valueOf', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'N' },
+          ],
+          KeySchema: [
+            { AttributeName: 'valueOf', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+        }),
+      );
+      await active(client, TableName);
+    }
+    // The hash key named as a property every plain object has: the trees' null-prototype maps must stay so.
+    const item = (hash: string, sk: number) => ({
+      valueOf: { S: hash },
+      sk: { N: String(sk) },
+      name: { S: `n${sk % 3}` },
+      tags: { L: [{ S: 'a' }, { S: `t${sk}` }] },
+      nested: { M: { count: { N: String(sk * 2) }, constructor: { S: 'x' } } },
+    });
+    const v = (value: string) => ({ S: value });
+    const n = (value: number) => ({ N: String(value) });
+    // Reads and writes (kind, input without TableName), the same expressions again and again, as the product sends them.
+    const requests: Array<[string, Record<string, unknown>]> = [];
+    for (let i = 0; i < 12; i += 1) {
+      requests.push(['put', { Item: item('p', i), ConditionExpression: 'attribute_not_exists(valueOf)' }]);
+      requests.push(['put', { Item: item(i % 2 ? 'p' : 'q', i % 4), ConditionExpression: 'attribute_not_exists(valueOf)' }]);
+    }
+    requests.push(
+      ['query', { KeyConditionExpression: 'valueOf = :h', ExpressionAttributeValues: { ':h': v('p') } }],
+      // The key attribute second: dynalite turns this tree around as it reads it.
+      ['query', { KeyConditionExpression: ':h = valueOf AND :s < sk', ExpressionAttributeValues: { ':h': v('p'), ':s': n(3) } }],
+      ['query', { KeyConditionExpression: 'valueOf = :h AND sk BETWEEN :a AND :b', ExpressionAttributeValues: { ':h': v('p'), ':a': n(2), ':b': n(9) } }],
+      [
+        'query',
+        {
+          KeyConditionExpression: '#k = :h',
+          FilterExpression: '(contains(tags, :t) OR size(tags) > :two) AND NOT #n IN (:n0, :n1) AND attribute_exists(nested.#c)',
+          ProjectionExpression: 'valueOf, sk, tags[1], nested.#c, #n',
+          ExpressionAttributeNames: { '#k': 'valueOf', '#n': 'name', '#c': 'constructor' },
+          ExpressionAttributeValues: { ':h': v('p'), ':t': v('t4'), ':two': n(2), ':n0': v('n0'), ':n1': v('n1') },
+        },
+      ],
+      [
+        'scan',
+        { FilterExpression: 'nested.#c = :x AND sk >= :s', ExpressionAttributeNames: { '#c': 'count' }, ExpressionAttributeValues: { ':x': n(8), ':s': n(0) } },
+      ],
+      ['get', { Key: { valueOf: v('p'), sk: n(4) }, ProjectionExpression: 'tags[0], nested' }],
+      [
+        'delete',
+        {
+          Key: { valueOf: v('q'), sk: n(0) },
+          ConditionExpression: '#n = :n',
+          ExpressionAttributeNames: { '#n': 'name' },
+          ExpressionAttributeValues: { ':n': v('n2') },
+        },
+      ],
+      [
+        'delete',
+        {
+          Key: { valueOf: v('q'), sk: n(0) },
+          ConditionExpression: '#n = :n',
+          ExpressionAttributeNames: { '#n': 'name' },
+          ExpressionAttributeValues: { ':n': v('n0') },
+        },
+      ],
+      // Refused: a name not used, an expression that does not parse.
+      ['query', { KeyConditionExpression: 'valueOf = :h', ExpressionAttributeNames: { '#unused': 'x' }, ExpressionAttributeValues: { ':h': v('p') } }],
+      ['query', { KeyConditionExpression: 'valueOf = = :h', ExpressionAttributeValues: { ':h': v('p') } }],
+    );
+    const send = async (table: string, [kind, input]: [string, Record<string, unknown>]) => {
+      const request = { TableName: table, ...input } as never;
+      try {
+        const out =
+          kind === 'put'
+            ? await client.send(new PutItemCommand(request))
+            : kind === 'delete'
+              ? await client.send(new DeleteItemCommand(request))
+              : kind === 'get'
+                ? await client.send(new GetItemCommand(request))
+                : kind === 'scan'
+                  ? await client.send(new ScanCommand(request))
+                  : await client.send(new QueryCommand(request));
+        const { $metadata: _metadata, ...answer } = out;
+        return answer;
+      } catch (error) {
+        return { error: (error as Error).name, message: (error as Error).message };
+      }
+    };
+    cacheExpressions(false);
+    const parsed = [];
+    for (const request of requests) parsed.push(await send('Parsed', request));
+    cacheExpressions(true);
+    for (const [i, request] of requests.entries()) {
+      const reads = request[0] === 'put' || request[0] === 'delete' ? 1 : 3;
+      for (let time = 0; time < reads; time += 1) assert.deepEqual(await send('Kept', request), parsed[i], `${JSON.stringify(request)}, time ${time + 1}`);
+    }
+    // The answers said something: items found, a condition failed, a request refused.
+    assert.ok(parsed.some((answer) => ((answer as { Items?: unknown[] }).Items?.length ?? 0) > 2));
+    assert.ok(parsed.some((answer) => (answer as { error?: string }).error === 'ConditionalCheckFailedException'));
+    assert.ok(parsed.some((answer) => (answer as { error?: string }).error === 'ValidationException'));
+  } finally {
+    cacheExpressions(true);
     await close();
   }
 });
