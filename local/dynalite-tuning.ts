@@ -1,4 +1,4 @@
-// Cheaper requests to the local DynamoDB (dynalite 4), with every answer as it was. Four patches,
+// Cheaper requests to the local DynamoDB (dynalite 4), with every answer as it was. Six patches,
 // made through dynalite's module exports as local/dynamodb.ts makes its own, each checked at start
 // against the internals it relies on (a dynalite that changed them fails the start, loudly):
 //
@@ -49,12 +49,13 @@
 //   2.04 -> 1.66 ms a page, all the runtime's threads 6.04 -> 4.63 ms (V8's GC helpers most of the
 //   rest), list p50 5.33 -> 4.52 ms.
 // - Expressions parsed once. dynalite parsed every request's condition, key condition, filter and
-//   projection expressions with its PEG grammars (~0.2 ms of the stand-ins thread for an instance
-//   create's writes, ~0.06 ms for a list page's Query). What that parse sets on the request (its
-//   syntax trees) follows from the expressions and their attribute names and values alone, so an
-//   expression set that validated is kept (at most EXPRESSION_CACHE sets, the least recently used
-//   dropped) and each later request with the same expressions, names and values gets its own deep
-//   copy of the trees (dynalite changes a key condition's tree as it reads it). A request with an
+//   projection expressions with its PEG grammars (~0.1-0.2 ms of the stand-ins thread for an
+//   instance create's writes, ~0.04 ms for a list page's Query). What that parse sets on the
+//   request (its syntax trees) follows from the expressions and their attribute names and values
+//   alone, so an expression set that validated is kept and each later request with the same
+//   expressions, names and values gets its own deep copy of the trees (dynalite changes a key
+//   condition's tree as it reads it). At most EXPRESSION_CACHE sets are kept, the least recently
+//   used dropped, each of at most EXPRESSION_KEY_CHARS (a few MB in all at most). A request with an
 //   UpdateExpression, and one whose expressions do not validate, is parsed as before. Timed as a
 //   loop over validateExpressions in one process: `attribute_not_exists(id)`, a create's
 //   condition, 63-85 us parsed, 2-3 us kept; a list page's key condition and 11-attribute
@@ -549,8 +550,10 @@ function rangeOf(level: MainDb, sub: SubDb, opts: Record<string, unknown>): Reco
   return range;
 }
 
-/** Expression sets kept (see the head of this file): the distinct ones the product sends are fewer. */
-const EXPRESSION_CACHE = 2000;
+/** Expression sets kept (see the head of this file): the distinct ones the product sends again and again are fewer. */
+const EXPRESSION_CACHE = 500;
+/** A larger set (a filter naming many values, say) is parsed every time: it seldom comes again, and would hold memory. */
+const EXPRESSION_KEY_CHARS = 2048;
 
 /** The request fields dynalite's validateExpressions parses, and the field each one's tree goes to. */
 const PARSED_EXPRESSIONS = [
@@ -592,6 +595,7 @@ export function cacheExpressions(on: boolean): void {
       data.ExpressionAttributeNames ?? null,
       data.ExpressionAttributeValues ?? null,
     ]);
+    if (key.length > EXPRESSION_KEY_CHARS) return parse(data);
     const trees = expressionCache.get(key);
     if (trees) {
       expressionCache.delete(key);

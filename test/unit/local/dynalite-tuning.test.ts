@@ -560,6 +560,16 @@ test('a request whose expressions were parsed before is answered as a parse of i
           ExpressionAttributeValues: { ':n': v('n0') },
         },
       ],
+      // A set too large to keep: parsed every time.
+      [
+        'query',
+        {
+          KeyConditionExpression: 'valueOf = :h',
+          FilterExpression: '#n <> :long',
+          ExpressionAttributeNames: { '#n': 'name' },
+          ExpressionAttributeValues: { ':h': v('p'), ':long': v('x'.repeat(3000)) },
+        },
+      ],
       // Refused: a name not used, an expression that does not parse.
       ['query', { KeyConditionExpression: 'valueOf = :h', ExpressionAttributeNames: { '#unused': 'x' }, ExpressionAttributeValues: { ':h': v('p') } }],
       ['query', { KeyConditionExpression: 'valueOf = = :h', ExpressionAttributeValues: { ':h': v('p') } }],
