@@ -181,7 +181,11 @@ function expectFunction(owner: object, name: string, where: string): void {
     throw new Error(`dynalite is not as local/dynalite-tuning.ts expects: ${where}.${name} is not a function`);
 }
 
-/** Tunes one dynalite store (db/index.js create()'s result) and, once per process, its HTTP handler's checksum. */
+/**
+ * Tunes one dynalite store (db/index.js create()'s result) and, once per process, its expression
+ * parsing and its HTTP handler's checksum. Its Query and Scan pages are directPages' (called with the
+ * iterator's step by local/dynamodb.ts).
+ */
 export function tuneDynalite(store: DynaliteStore): void {
   cacheExpressions(true);
   cacheTableDescriptions(store);
@@ -431,7 +435,7 @@ const directStores = new WeakMap<DynaliteStore, { step: number; stepBytes: numbe
  * dynalite's own path.
  */
 export function directPages(store: DynaliteStore, step: number, stepBytes: number): void {
-  const db = createRequire(import.meta.url)('dynalite/db') as DynaliteDbModule & { [tuned]?: true; [directPagesTuned]?: true };
+  const db = createRequire(import.meta.url)('dynalite/db') as DynaliteDbModule & { [directPagesTuned]?: true };
   for (const name of ['queryTable', 'itemSize', 'matchesExprFilter', 'matchesFilter', 'mapPaths'] as const) expectFunction(db, name, "require('dynalite/db')");
   const main = store.db;
   if (!main || typeof main.values !== 'function') throw new Error('dynalite is not as local/dynalite-tuning.ts expects: its LevelDB has no values()');

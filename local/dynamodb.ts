@@ -82,7 +82,7 @@ export function startLocalDynamo(dir: string): LocalDynamo {
   let db: LevelDb | undefined;
   stores.create = (options) => {
     const store = create(options);
-    tuneDynalite(store as unknown as DynaliteStore); // table descriptions in memory, native checksums (local/dynalite-tuning.ts)
+    tuneDynalite(store as unknown as DynaliteStore); // table descriptions in memory, batched item writes, synchronous gets, expressions parsed once, native checksums (local/dynalite-tuning.ts)
     directPages(store as unknown as DynaliteStore, STREAM_STEP, STREAM_STEP_BYTES); // Query and Scan pages without streams
     db = store.db;
     // LevelDB maps every table file it holds open (up to 1,000 by default): at 100,000 instances
