@@ -48,18 +48,26 @@
 //   one, alternating; 2,000 first pages of 100 instances each, one client): stand-ins thread CPU
 //   2.04 -> 1.66 ms a page, all the runtime's threads 6.04 -> 4.63 ms (V8's GC helpers most of the
 //   rest), list p50 5.33 -> 4.52 ms.
-// - Expressions parsed once. dynalite parsed every request's condition, key condition, filter and
-//   projection expressions with its PEG grammars (~0.1-0.2 ms of the stand-ins thread for an
-//   instance create's writes, ~0.04 ms for a list page's Query). What that parse sets on the
-//   request (its syntax trees) follows from the expressions and their attribute names and values
-//   alone, so an expression set that validated is kept and each later request with the same
-//   expressions, names and values gets its own deep copy of the trees (dynalite changes a key
-//   condition's tree as it reads it). At most EXPRESSION_CACHE sets are kept, the least recently
-//   used dropped, each of at most EXPRESSION_KEY_CHARS (a few MB in all at most). A request with an
-//   UpdateExpression, and one whose expressions do not validate, is parsed as before. Timed as a
-//   loop over validateExpressions in one process: `attribute_not_exists(id)`, a create's
-//   condition, 63-85 us parsed, 2-3 us kept; a list page's key condition and 11-attribute
-//   projection 35-37 us parsed, 6 us kept.
+// - Expressions parsed once. dynalite parsed every request's update, condition, key condition,
+//   filter and projection expressions with its PEG grammars (~0.1-0.2 ms of the stand-ins thread
+//   for an instance create's writes, ~0.04 ms for a list page's Query). What that parse sets on the
+//   request (its syntax trees) follows from the expressions, their attribute names, and of the
+//   values only their types (which the grammars check) and the objects themselves (which the trees
+//   hold where the expression names them), except for two checks that read what a value holds:
+//   attribute_type's type name and BETWEEN's order of its bounds. So an expression set that
+//   validated is kept, per its expressions, names and the types of its values (per the values
+//   themselves for a set with attribute_type or BETWEEN), and each later request with the same gets
+//   its own deep copy of the trees, with its own value objects where the kept set's were (dynalite
+//   changes a key condition's tree as it reads it), after the check of each value validateExpressions
+//   makes before it parses (a number that is not one, say), with its words. An update that sets a
+//   timestamp is kept as well as a condition without values. At most EXPRESSION_CACHE sets are
+//   kept, the least recently used dropped, each of at most EXPRESSION_KEY_CHARS (a few MB in all at
+//   most). A set whose expressions do not validate is parsed each time. Timed as a loop over
+//   validateExpressions in one process: `attribute_not_exists(id)`, a create's condition, 63-85 us
+//   parsed, 2-3 us kept; a list page's key condition and 11-attribute projection 35-37 us parsed,
+//   6 us kept. The updates kept too (a package taken into use on each instance create), four
+//   paired runs of 3,000 creates by 8 clients: stand-ins thread 1.77 -> 1.64 ms a create, 334 ->
+//   345 creates/s.
 //
 // The table cache is pinned to the dynalite it was checked against (CHECKED_DYNALITE): another
 // version fails the start until its actions are read again.
@@ -561,22 +569,62 @@ const EXPRESSION_KEY_CHARS = 2048;
 
 /** The request fields dynalite's validateExpressions parses, and the field each one's tree goes to. */
 const PARSED_EXPRESSIONS = [
+  ['UpdateExpression', '_updates'],
   ['ConditionExpression', '_condition'],
   ['KeyConditionExpression', '_keyCondition'],
   ['FilterExpression', '_filter'],
   ['ProjectionExpression', '_projection'],
 ] as const;
 
+/**
+ * The two parts of dynalite's condition grammar that read what a value holds, not only its type:
+ * attribute_type's type name and BETWEEN's order of its bounds. A set with either is kept per values.
+ */
+const READS_VALUES = /attribute_type|between/i;
+
+/** dynalite's getImmediateType: the type a parse checks a value for (the first it holds, in this order). */
+const VALUE_TYPES = ['S', 'N', 'B', 'NULL', 'BOOL', 'SS', 'NS', 'BS', 'L', 'M'] as const;
+
+type AttributeValues = Record<string, Record<string, unknown>>;
 type ValidateExpressions = (data: Record<string, unknown>) => string | undefined;
-const expressionCache = new Map<string, Array<[string, unknown]>>();
+type ValidateAttributeValue = (value: unknown) => string | undefined;
+
+/** Where a kept tree had one of its request's values: the next request's value of that name goes there. */
+class ValueOf {
+  constructor(readonly name: string) {}
+}
+
+interface KeptSet {
+  /** Each parsed field and its tree, its values as ValueOf. */
+  trees: Array<[string, unknown]>;
+  /** Kept per the types of its values (else per the values themselves): each new value is validated as dynalite's parse does first. */
+  typed: boolean;
+}
+
+const expressionCache = new Map<string, KeptSet>();
 let expressionsCached = false;
 
-/** A deep copy of a parse tree, each object with the prototype it had (dynalite's trees hold null-prototype maps). */
-function copyTree(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copyTree);
+/**
+ * A deep copy of a parse tree, each object with the prototype it had (dynalite's trees hold
+ * null-prototype maps); `values`: the objects that are a request's values, kept as ValueOf.
+ */
+function keptTree(value: unknown, values: Map<unknown, string>): unknown {
+  const name = values.get(value);
+  if (name !== undefined) return new ValueOf(name);
+  if (Array.isArray(value)) return value.map((item) => keptTree(item, values));
   if (value === null || typeof value !== 'object') return value;
   const copy = Object.create(Object.getPrototypeOf(value)) as Record<string, unknown>;
-  for (const key of Object.keys(value)) copy[key] = copyTree((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) copy[key] = keptTree((value as Record<string, unknown>)[key], values);
+  return copy;
+}
+
+/** A kept tree for a request: a deep copy of it, with the request's own value objects where its values were (as its own parse puts them). */
+function treeFor(kept: unknown, values: AttributeValues | undefined): unknown {
+  if (kept instanceof ValueOf) return values?.[kept.name];
+  if (Array.isArray(kept)) return kept.map((item) => treeFor(item, values));
+  if (kept === null || typeof kept !== 'object') return kept;
+  const copy = Object.create(Object.getPrototypeOf(kept)) as Record<string, unknown>;
+  for (const key of Object.keys(kept)) copy[key] = treeFor((kept as Record<string, unknown>)[key], values);
   return copy;
 }
 
@@ -584,36 +632,51 @@ function copyTree(value: unknown): unknown {
 export function cacheExpressions(on: boolean): void {
   const validations = createRequire(import.meta.url)('dynalite/validations') as {
     validateExpressions: ValidateExpressions;
+    validateAttributeValue: ValidateAttributeValue;
     [tuned]?: ValidateExpressions;
   };
   expectFunction(validations, 'validateExpressions', "require('dynalite/validations')");
+  expectFunction(validations, 'validateAttributeValue', "require('dynalite/validations')");
   expressionCache.clear();
   expressionsCached = on;
   if (validations[tuned]) return;
   const parse = validations.validateExpressions;
+  const validateValue = validations.validateAttributeValue;
   validations[tuned] = parse;
   validations.validateExpressions = (data) => {
-    if (!expressionsCached || data.UpdateExpression != null) return parse(data);
+    if (!expressionsCached) return parse(data);
+    const expressions = PARSED_EXPRESSIONS.map(([field]) => (data[field] as string | undefined) ?? null);
+    const values = data.ExpressionAttributeValues as AttributeValues | undefined;
+    const typed = !expressions.some((expression) => expression !== null && READS_VALUES.test(expression));
     const key = JSON.stringify([
-      ...PARSED_EXPRESSIONS.map(([field]) => data[field] ?? null),
+      ...expressions,
       data.ExpressionAttributeNames ?? null,
-      data.ExpressionAttributeValues ?? null,
+      values && typed ? Object.entries(values).map(([name, value]) => [name, VALUE_TYPES.find((type) => value?.[type] != null) ?? null]) : (values ?? null),
     ]);
     if (key.length > EXPRESSION_KEY_CHARS) return parse(data);
-    const trees = expressionCache.get(key);
-    if (trees) {
+    const kept = expressionCache.get(key);
+    if (kept) {
+      if (kept.typed && values) {
+        // What validateExpressions checks of the values before it parses, in its order and words:
+        // the names and types are the kept set's, which passed; what each value holds is new.
+        for (const [name, value] of Object.entries(values)) {
+          const message = validateValue(value);
+          if (message) return `ExpressionAttributeValues contains invalid value: ${message} for key ${name}`;
+        }
+      }
       expressionCache.delete(key);
-      expressionCache.set(key, trees);
-      for (const [field, tree] of trees) data[field] = copyTree(tree);
+      expressionCache.set(key, kept);
+      for (const [field, tree] of kept.trees) data[field] = treeFor(tree, values);
       return undefined;
     }
     const message = parse(data);
     if (message !== undefined) return message;
+    const valueObjects = new Map<unknown, string>(Object.entries(values ?? {}).map(([name, value]) => [value, name]));
     // Only the trees this parse set: an expression present is parsed into its field, or fails the request.
-    expressionCache.set(
-      key,
-      PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, copyTree(data[parsed])]),
-    );
+    expressionCache.set(key, {
+      trees: PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, keptTree(data[parsed], valueObjects)]),
+      typed,
+    });
     if (expressionCache.size > EXPRESSION_CACHE) expressionCache.delete(expressionCache.keys().next().value as string);
     return undefined;
   };

@@ -522,6 +522,27 @@ test('a request whose expressions were parsed before is answered as a parse of i
       requests.push(['put', { Item: item('p', i), ConditionExpression: 'attribute_not_exists(valueOf)' }]);
       requests.push(['put', { Item: item(i % 2 ? 'p' : 'q', i % 4), ConditionExpression: 'attribute_not_exists(valueOf)' }]);
     }
+    // Updates as the product sends them: the same expressions, other values each time (a timestamp, a count).
+    const update = (sk: number, values: Record<string, unknown>) =>
+      [
+        'update',
+        {
+          Key: { valueOf: v('p'), sk: n(sk) },
+          UpdateExpression: 'ADD nested.#c :one SET #t = :at, tags = list_append(tags, :more), #n = if_not_exists(#n, :at) REMOVE gone',
+          ConditionExpression: 'attribute_exists(valueOf) AND #n <> :never',
+          ExpressionAttributeNames: { '#c': 'count', '#t': 'takenAt', '#n': 'name' },
+          ExpressionAttributeValues: { ':one': n(1), ':at': v(`2026-12-04T10:00:0${sk}Z`), ':more': { L: [v(`m${sk}`)] }, ':never': v('n1'), ...values },
+          ReturnValues: 'ALL_NEW',
+        },
+      ] as [string, Record<string, unknown>];
+    for (let i = 0; i < 6; i += 1) requests.push(update(i % 4, {}));
+    requests.push(
+      // A value that does not validate, in a set kept per its types; a value of another type (ADD of a string).
+      update(1, { ':one': { N: 'one' } }),
+      update(1, { ':one': v('1') }),
+      update(2, { ':more': v('not a list') }),
+      update(3, {}),
+    );
     requests.push(
       ['query', { KeyConditionExpression: 'valueOf = :h', ExpressionAttributeValues: { ':h': v('p') } }],
       // The key attribute second: dynalite turns this tree around as it reads it.
@@ -560,6 +581,10 @@ test('a request whose expressions were parsed before is answered as a parse of i
           ExpressionAttributeValues: { ':n': v('n0') },
         },
       ],
+      // BETWEEN's bounds and attribute_type's type name are read at parse: such a set is kept per values.
+      ['query', { KeyConditionExpression: 'valueOf = :h AND sk BETWEEN :a AND :b', ExpressionAttributeValues: { ':h': v('p'), ':a': n(9), ':b': n(2) } }],
+      ['scan', { FilterExpression: 'attribute_type(#n, :ty)', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':ty': v('S') } }],
+      ['scan', { FilterExpression: 'attribute_type(#n, :ty)', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':ty': v('Q') } }],
       // A set too large to keep: parsed every time.
       [
         'query',
@@ -582,11 +607,13 @@ test('a request whose expressions were parsed before is answered as a parse of i
             ? await client.send(new PutItemCommand(request))
             : kind === 'delete'
               ? await client.send(new DeleteItemCommand(request))
-              : kind === 'get'
-                ? await client.send(new GetItemCommand(request))
-                : kind === 'scan'
-                  ? await client.send(new ScanCommand(request))
-                  : await client.send(new QueryCommand(request));
+              : kind === 'update'
+                ? await client.send(new UpdateItemCommand(request))
+                : kind === 'get'
+                  ? await client.send(new GetItemCommand(request))
+                  : kind === 'scan'
+                    ? await client.send(new ScanCommand(request))
+                    : await client.send(new QueryCommand(request));
         const { $metadata: _metadata, ...answer } = out;
         return answer;
       } catch (error) {
@@ -598,7 +625,7 @@ test('a request whose expressions were parsed before is answered as a parse of i
     for (const request of requests) parsed.push(await send('Parsed', request));
     cacheExpressions(true);
     for (const [i, request] of requests.entries()) {
-      const reads = request[0] === 'put' || request[0] === 'delete' ? 1 : 3;
+      const reads = ['put', 'delete', 'update'].includes(request[0]) ? 1 : 3;
       for (let time = 0; time < reads; time += 1) assert.deepEqual(await send('Kept', request), parsed[i], `${JSON.stringify(request)}, time ${time + 1}`);
     }
     // The answers said something: items found, a condition failed, a request refused.
