@@ -29,11 +29,8 @@ interface LevelDb {
   detachResource(resource: unknown): void;
 }
 
-/**
- * LevelDB's open files (10 of them for its own log and manifest; the rest table files, each ~2 MB,
- * mapped while open): what it reads and compacts is resident while mapped, uncompressed now.
- */
-const MAX_OPEN_TABLE_FILES = 24;
+/** LevelDB's open table files (each ~2 MB, mapped while open). */
+const MAX_OPEN_TABLE_FILES = 48;
 
 export interface LocalDynamo {
   server: http.Server;
