@@ -8,20 +8,14 @@
 // BENCH_DDB_ONLY=<label prefix> times only those calls; BENCH_DDB_PROFILE=<dir> has the runtime write a
 // CPU profile there when it stops)
 import { CreateTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { readFileSync } from 'node:fs';
 import { client, seedPackage, startVnfm } from '../test/support/runtime.ts';
+import { cpuMs } from './openstack-lifecycles.ts';
 import { median } from './stats.ts';
 
 const INSTANCES = Number(process.env.BENCH_DDB_INSTANCES ?? 300);
 const SAMPLES = Number(process.env.BENCH_DDB_SAMPLES ?? 400);
 /** Times only the calls whose label starts with this (profiling one kind of call). */
 const ONLY = process.env.BENCH_DDB_ONLY;
-
-/** CPU time (user + system, ms) the process `pid` has used so far (Linux). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
-}
 
 /** The call's median latency and the runtime's CPU time per call (steadier than latency on a shared machine). */
 async function timed(label: string, pid: number, call: () => Promise<unknown>): Promise<{ ms: number; cpuMs: number }> {

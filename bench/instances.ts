@@ -8,7 +8,6 @@
 // The DynamoDB read units of one page are those the store's own queries consume
 // (ReturnConsumedCapacity on the same calls, made from this process against the runtime's tables).
 // The last line printed is one JSON object with the headline figures.
-import { readFileSync } from 'node:fs';
 import { benchInstance, benchOpOcc } from './list-filters.ts';
 import type { CoreDeps } from '#lib/ports.ts';
 import { listOpOccs } from '#lib/lcm/op-occs.ts';
@@ -20,7 +19,7 @@ import type { VnfInstanceRecord } from '#lib/sol/model.ts';
 import { createLocalClient } from '../local/oauth2.ts';
 import { adminCredentials, client, seedPackage, startVnfm, type LocalVnfm } from '../test/support/runtime.ts';
 import { machineSpeed } from './machine.ts';
-import { heapOf, residentMiB } from './openstack-lifecycles.ts';
+import { cpuMs, heapOf, residentMiB } from './openstack-lifecycles.ts';
 import { median as p50, summary } from './stats.ts';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 100_000);
@@ -168,19 +167,12 @@ function meterStores(vnfm: LocalVnfm): { units(): number; reset(): void } {
   return { units: () => units, reset: () => (units = 0) };
 }
 
-/** A window in which the runtime counts as idle when it used at most IDLE_TICKS of CPU (all its threads; clock ticks of 10 ms). */
+/** A window in which the runtime counts as idle when it used at most IDLE_CPU_MS of CPU (all its threads; /proc counts in 10 ms ticks). */
 const IDLE_WINDOW_MS = 500;
-const IDLE_TICKS = 2;
+const IDLE_CPU_MS = 20;
 /** Consecutive idle windows that make the runtime settled, and how long to wait for them at most. */
 const IDLE_WINDOWS = 4;
 const SETTLE_LIMIT_MS = 300_000;
-
-/** The CPU the process has used, all its threads, in clock ticks (/proc/<pid>/stat utime + stime). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
 
 /**
  * Waits until the runtime is idle (IDLE_WINDOWS windows in a row of at most 5% of a core, the
@@ -189,11 +181,11 @@ function cpuTicks(pid: number): number {
 async function settled(pid: number): Promise<number> {
   const started = performance.now();
   let quiet = 0;
-  let last = cpuTicks(pid);
+  let last = cpuMs(pid);
   while (quiet < IDLE_WINDOWS && performance.now() - started < SETTLE_LIMIT_MS) {
     await new Promise((resolveWindow) => setTimeout(resolveWindow, IDLE_WINDOW_MS));
-    const now = cpuTicks(pid);
-    quiet = now - last <= IDLE_TICKS ? quiet + 1 : 0;
+    const now = cpuMs(pid);
+    quiet = now - last <= IDLE_CPU_MS ? quiet + 1 : 0;
     last = now;
   }
   return (performance.now() - started) / 1000;

@@ -99,6 +99,12 @@ export function describeOutcomes(o: Outcomes): string {
   return `${o.completed} completed / ${o.failed} failed / ${o.stuck} stuck / ${o.lost} lost`;
 }
 
+/** CPU time (user + system, ms) the process `pid` has used so far, all its threads (Linux). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
+}
+
 /** The runtime process's resident set now (VmRSS) and at its peak (VmHWM), in MiB. */
 export function residentMiB(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -604,27 +604,20 @@ interface KeptSet {
 const expressionCache = new Map<string, KeptSet>();
 let expressionsCached = false;
 
+/** What a copyTree substitution answers for a node it leaves to be copied. */
+const COPIED = Symbol('copied');
+
 /**
  * A deep copy of a parse tree, each object with the prototype it had (dynalite's trees hold
- * null-prototype maps); `values`: the objects that are a request's values, kept as ValueOf.
+ * null-prototype maps); a node for which `substitute` answers other than COPIED is that answer instead.
  */
-function keptTree(value: unknown, values: Map<unknown, string>): unknown {
-  const name = values.get(value);
-  if (name !== undefined) return new ValueOf(name);
-  if (Array.isArray(value)) return value.map((item) => keptTree(item, values));
+function copyTree(value: unknown, substitute: (node: unknown) => unknown): unknown {
+  const substituted = substitute(value);
+  if (substituted !== COPIED) return substituted;
+  if (Array.isArray(value)) return value.map((item) => copyTree(item, substitute));
   if (value === null || typeof value !== 'object') return value;
   const copy = Object.create(Object.getPrototypeOf(value)) as Record<string, unknown>;
-  for (const key of Object.keys(value)) copy[key] = keptTree((value as Record<string, unknown>)[key], values);
-  return copy;
-}
-
-/** A kept tree for a request: a deep copy of it, with the request's own value objects where its values were (as its own parse puts them). */
-function treeFor(kept: unknown, values: AttributeValues | undefined): unknown {
-  if (kept instanceof ValueOf) return values?.[kept.name];
-  if (Array.isArray(kept)) return kept.map((item) => treeFor(item, values));
-  if (kept === null || typeof kept !== 'object') return kept;
-  const copy = Object.create(Object.getPrototypeOf(kept)) as Record<string, unknown>;
-  for (const key of Object.keys(kept)) copy[key] = treeFor((kept as Record<string, unknown>)[key], values);
+  for (const key of Object.keys(value)) copy[key] = copyTree((value as Record<string, unknown>)[key], substitute);
   return copy;
 }
 
@@ -666,15 +659,21 @@ export function cacheExpressions(on: boolean): void {
       }
       expressionCache.delete(key);
       expressionCache.set(key, kept);
-      for (const [field, tree] of kept.trees) data[field] = treeFor(tree, values);
+      // Each request its own copy (dynalite changes a key condition's tree as it reads it), its own value objects where the kept set's were.
+      const ownValue = (node: unknown) => (node instanceof ValueOf ? values?.[node.name] : COPIED);
+      for (const [field, tree] of kept.trees) data[field] = copyTree(tree, ownValue);
       return undefined;
     }
     const message = parse(data);
     if (message !== undefined) return message;
-    const valueObjects = new Map<unknown, string>(Object.entries(values ?? {}).map(([name, value]) => [value, name]));
+    const valueNames = new Map<unknown, string>(Object.entries(values ?? {}).map(([name, value]) => [value, name]));
+    const valueOf = (node: unknown) => {
+      const name = valueNames.get(node);
+      return name === undefined ? COPIED : new ValueOf(name);
+    };
     // Only the trees this parse set: an expression present is parsed into its field, or fails the request.
     expressionCache.set(key, {
-      trees: PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, keptTree(data[parsed], valueObjects)]),
+      trees: PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, copyTree(data[parsed], valueOf)]),
       typed,
     });
     if (expressionCache.size > EXPRESSION_CACHE) expressionCache.delete(expressionCache.keys().next().value as string);
