@@ -667,13 +667,13 @@ export function cacheExpressions(on: boolean): void {
     const message = parse(data);
     if (message !== undefined) return message;
     const valueNames = new Map<unknown, string>(Object.entries(values ?? {}).map(([name, value]) => [value, name]));
-    const valueOf = (node: unknown) => {
+    const keptValue = (node: unknown) => {
       const name = valueNames.get(node);
       return name === undefined ? COPIED : new ValueOf(name);
     };
     // Only the trees this parse set: an expression present is parsed into its field, or fails the request.
     expressionCache.set(key, {
-      trees: PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, copyTree(data[parsed], valueOf)]),
+      trees: PARSED_EXPRESSIONS.filter(([field]) => data[field] != null).map(([, parsed]) => [parsed, copyTree(data[parsed], keptValue)]),
       typed,
     });
     if (expressionCache.size > EXPRESSION_CACHE) expressionCache.delete(expressionCache.keys().next().value as string);
