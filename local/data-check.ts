@@ -13,7 +13,7 @@
 import { existsSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
-import { DynamoDBClient, ListTablesCommand, ScanCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { levelDbDamage } from './leveldb-check.ts';
 import { clientsPath, credentialsPath, DataFileError, isIssuedCredentials, issueAdminCredentials, readClients, readJsonFile, writePrivate } from './oauth2.ts';
 
@@ -198,23 +198,16 @@ let dynamo: DynamoDBClient | undefined;
 const client = () => (dynamo ??= new DynamoDBClient({}));
 
 /**
- * Items a page of a count reads: the stand-ins' thread answers one request at a time, and a page of
- * 1 MB (DynamoDB's own cut, 1,000 to 4,000 items here) held the API's requests behind it for 30-40 ms
- * at a time; the refresh every 5 minutes read every table so (~2 s at 100,000 instances and op occs).
+ * Items per table: the local DynamoDB counts each table's items as it opens and keeps the count with
+ * every write (local/dynalite-tuning.ts), and DescribeTable answers it. (A Scan of every table, as
+ * this was, read every item: ~2-3 s of the stand-ins' thread at 100,000 instances and op occs, every
+ * 5 minutes, with the API's requests waiting behind each page.)
  */
-const COUNT_PAGE = 250;
-
 async function tableCounts(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of (await client().send(new ListTablesCommand({}))).TableNames ?? []) {
-    let count = 0;
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await client().send(new ScanCommand({ TableName: table, Select: 'COUNT', Limit: COUNT_PAGE, ExclusiveStartKey: start }));
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    counts[table] = count;
+    const { Table } = await client().send(new DescribeTableCommand({ TableName: table }));
+    counts[table] = Table?.ItemCount ?? 0;
   }
   return counts;
 }
@@ -228,9 +221,8 @@ const farFewer = (now: number, recorded: number) => (recorded > 0 && now === 0) 
  * only warn: an operator's own deletions since the last count (up to 5 minutes before a crash)
  * look the same as lost records, and a VNFM that refuses to start after a legitimate DELETE is
  * worse than one that says what it sees; damaged database files are refused by checkDataFolder.
- * Answers the counts it made, which the first manifest.json of this start records.
  */
-export async function checkRecords(dataDir: string, options: { repair: boolean; log: (line: string) => void }): Promise<Record<string, number>> {
+export async function checkRecords(dataDir: string, options: { repair: boolean; log: (line: string) => void }): Promise<void> {
   const manifest = readManifest(dataDir);
   const damage: Damage[] = [];
   const counts = await tableCounts();
@@ -244,7 +236,6 @@ export async function checkRecords(dataDir: string, options: { repair: boolean; 
   const packagesTable = process.env.VNF_PACKAGES_TABLE;
   if (packagesTable) damage.push(...(await lostPackages(dataDir, packagesTable)));
   await refuseOrRepair(dataDir, damage, options.repair, options.log);
-  return counts;
 }
 
 async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
@@ -314,12 +305,8 @@ async function lostPackages(dataDir: string, table: string): Promise<Damage[]> {
   return damage;
 }
 
-/**
- * Records the folder's state in manifest.json: table counts and the credential files present.
- * `counted`: the counts checkRecords has just made, rather than a second read of every item (each
- * count reads every table whole: ~2 s of the runtime's CPU at 100,000 instances and op occs).
- */
-export async function recordDataFolder(dataDir: string, state: Manifest['state'], counted?: Record<string, number>): Promise<void> {
+/** Records the folder's state in manifest.json: table counts and the credential files present. */
+export async function recordDataFolder(dataDir: string, state: Manifest['state']): Promise<void> {
   const previous = readManifest(dataDir);
   const now = new Date().toISOString();
   const manifest: Manifest = {
@@ -327,7 +314,7 @@ export async function recordDataFolder(dataDir: string, state: Manifest['state']
     initialisedAt: previous?.initialisedAt ?? now,
     updatedAt: now,
     state,
-    tables: counted ?? (await tableCounts()),
+    tables: await tableCounts(),
     files: CREDENTIAL_FILES.map((f) => f.path(dataDir))
       .filter((path) => existsSync(path))
       .map((path) => relative(dataDir, path)),

@@ -42,8 +42,6 @@ const parameters = {
 };
 const repair = process.argv.includes('--repair');
 let runtime: Runtime;
-/** The table counts of the start's check, which the first manifest.json records. */
-let counted: Record<string, number> | undefined;
 try {
   // A damaged data folder is named and the start refused, rather than serving an empty or older product.
   await checkDataFolder(dataDir, { repair, log });
@@ -54,9 +52,7 @@ try {
     waitScale: Number(process.env.VNFM_WAIT_SCALE ?? 0.2),
     port: Number(process.env.PORT ?? 9890),
     host: process.env.HOST ?? '127.0.0.1',
-    checkRecords: async () => {
-      counted = await checkRecords(dataDir, { repair, log });
-    },
+    checkRecords: () => checkRecords(dataDir, { repair, log }),
     // Interrupted operations resume once their VIMs are back.
     deferResume: true,
   });
@@ -74,7 +70,7 @@ const vims = await startLocalVims(dataDir, {
 });
 await runtime.resume();
 // manifest.json says what the folder held, for the next start's check: now, every few minutes, and at a clean stop.
-await recordDataFolder(dataDir, 'running', counted);
+await recordDataFolder(dataDir, 'running');
 const recording = setInterval(
   () => void recordDataFolder(dataDir, 'running').catch((error: unknown) => log(`could not update ${dataDir}/manifest.json: ${String(error)}`)),
   5 * 60_000,

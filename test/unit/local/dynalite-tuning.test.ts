@@ -2,7 +2,7 @@
 // read table descriptions from memory, see a table rebuilt or deleted at once, and leave the shared
 // description as LevelDB holds it; an item write and its index entries are one LevelDB batch, and
 // every index reads as it did; item reads are LevelDB's synchronous get; the response checksum is
-// buffer-crc32's.
+// buffer-crc32's; DescribeTable's ItemCount is the table's items, across writes and a reopening.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import {
+  type AttributeValue,
   BatchGetItemCommand,
   BatchWriteItemCommand,
   CreateTableCommand,
@@ -33,7 +34,7 @@ import { cacheExpressions, cacheTableDescriptions, type DynaliteStore, directPag
 type Store = DynaliteStore;
 
 /** A local DynamoDB with its dynalite store in hand, and a count of the table descriptions read from LevelDB. */
-async function started() {
+async function started(dir?: string) {
   const stores = createRequire(import.meta.url)('dynalite/db') as { create: (options: unknown) => Store };
   const create = stores.create;
   let store: Store | undefined;
@@ -43,7 +44,7 @@ async function started() {
   };
   let dynamo: ReturnType<typeof startLocalDynamo>;
   try {
-    dynamo = startLocalDynamo(await mkdtemp(join(tmpdir(), 'local-dynamo-')));
+    dynamo = startLocalDynamo(dir ?? (await mkdtemp(join(tmpdir(), 'local-dynamo-'))));
   } finally {
     stores.create = create;
   }
@@ -278,6 +279,107 @@ test('an item write is one LevelDB batch with its index entries, and every index
     await createRecords(client, false);
     await active(client, 'Records');
     assert.deepEqual(await written(() => client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: 'r' } } }))), ['put']);
+  } finally {
+    await close();
+  }
+});
+
+test("DescribeTable's ItemCount is the items a Scan counts, after every kind of write and across a reopening", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'local-dynamo-'));
+  const scanned = async (client: DynamoDBClient, table: string) => {
+    let count = 0;
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(new ScanCommand({ TableName: table, Select: 'COUNT', Limit: 3, ExclusiveStartKey: start }));
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return count;
+  };
+  const itemCount = async (client: DynamoDBClient, table: string) => (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.ItemCount;
+  /** The count DescribeTable answers, once it is checked against a Scan's. */
+  const counted = async (client: DynamoDBClient, table: string) => {
+    const count = await itemCount(client, table);
+    assert.equal(count, await scanned(client, table), `${table}: DescribeTable's ItemCount against a Scan's count`);
+    return count;
+  };
+  let { client, close } = await started(dir);
+  try {
+    await createRecords(client, true);
+    await active(client, 'Records');
+    assert.equal(await counted(client, 'Records'), 0);
+    const put = (id: string, condition?: string) =>
+      client.send(new PutItemCommand({ TableName: 'Records', Item: { id: { S: id }, tenant: { S: 't' } }, ConditionExpression: condition }));
+    // New items count; an item written again, or a write whose condition fails, does not.
+    await Promise.all(['a', 'b', 'c', 'd'].map((id) => put(id)));
+    assert.equal(await counted(client, 'Records'), 4);
+    await put('a');
+    await assert.rejects(put('b', 'attribute_not_exists(id)'), { name: 'ConditionalCheckFailedException' });
+    assert.equal(await counted(client, 'Records'), 4);
+    // An update makes an item that was not there, or changes one that was.
+    const update = (id: string) =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: 'Records',
+          Key: { id: { S: id } },
+          UpdateExpression: 'SET n = :n',
+          ExpressionAttributeValues: { ':n': { N: '1' } },
+        }),
+      );
+    await update('e');
+    await update('a');
+    assert.equal(await counted(client, 'Records'), 5);
+    // A delete of an item counts; of none, not; nor one whose condition fails.
+    await client.send(new DeleteItemCommand({ TableName: 'Records', Key: { id: { S: 'c' } } }));
+    await client.send(new DeleteItemCommand({ TableName: 'Records', Key: { id: { S: 'nothing' } } }));
+    await assert.rejects(
+      client.send(new DeleteItemCommand({ TableName: 'Records', Key: { id: { S: 'd' } }, ConditionExpression: 'attribute_not_exists(id)' })),
+      { name: 'ConditionalCheckFailedException' },
+    );
+    assert.equal(await counted(client, 'Records'), 4);
+    // A batch of puts and deletes, new and old.
+    await client.send(
+      new BatchWriteItemCommand({
+        RequestItems: {
+          Records: [
+            { PutRequest: { Item: { id: { S: 'f' }, tenant: { S: 't' } } } },
+            { PutRequest: { Item: { id: { S: 'a' }, tenant: { S: 'u' } } } },
+            { DeleteRequest: { Key: { id: { S: 'b' } } } },
+            { DeleteRequest: { Key: { id: { S: 'none' } } } },
+          ],
+        },
+      }),
+    );
+    assert.equal(await counted(client, 'Records'), 4);
+    // A table without indexes counts as well.
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'Plain',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      }),
+    );
+    await active(client, 'Plain');
+    for (const id of ['x', 'y', 'x']) await client.send(new PutItemCommand({ TableName: 'Plain', Item: { id: { S: id } } }));
+    assert.equal(await counted(client, 'Plain'), 2);
+
+    // Reopened: counted from what LevelDB holds.
+    await close();
+    ({ client, close } = await started(dir));
+    assert.equal(await counted(client, 'Records'), 4);
+    assert.equal(await counted(client, 'Plain'), 2);
+    await put('g');
+    assert.equal(await counted(client, 'Records'), 5);
+
+    // Deleted and made again: empty.
+    await client.send(new DeleteTableCommand({ TableName: 'Records' }));
+    await waitUntilTableNotExists({ client, maxWaitTime: 10, minDelay: 0.01, maxDelay: 0.1 }, { TableName: 'Records' });
+    await createRecords(client, false);
+    await active(client, 'Records');
+    assert.equal(await counted(client, 'Records'), 0);
+    await put('h');
+    assert.equal(await counted(client, 'Records'), 1);
   } finally {
     await close();
   }
