@@ -7,8 +7,9 @@
 // still handling when it ended are visible again at once (Queue.releaseAbandoned).
 import type http from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { AwsError, decodeToken, encodeToken, parseInput, startAwsJsonServer, type AwsJsonOperation } from './aws-json.ts';
 import type { AwsCredentials } from './sigv4.ts';
@@ -38,6 +39,8 @@ const MOVE_STEP_MS = 100;
 /** A journal is rewritten once it holds this many records and several times more than the live state. */
 const COMPACT_MIN_RECORDS = 1000;
 const COMPACT_FACTOR = 4;
+/** What a start reads of a journal at a time. */
+export const JOURNAL_READ_BYTES = 1024 * 1024;
 const JOURNAL_SUFFIX = '.jsonl';
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 const FIFO_QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
@@ -158,19 +161,43 @@ class Journal {
     this.records = records.length;
   }
 
-  /** The records in the file; a torn last line (a write cut short by a kill) is left out. */
-  static read(path: string, log: (line: string) => void): JournalRecord[] {
-    const lines = readFileSync(path, 'utf8').split('\n');
-    const records: JournalRecord[] = [];
-    lines.forEach((line, index) => {
-      if (line.trim() === '') return;
-      try {
-        records.push(JSON.parse(line) as JournalRecord);
-      } catch {
-        if (index < lines.length - 1 && lines.slice(index + 1).some((rest) => rest.trim() !== '')) log(`[sqs] ${path}: line ${index + 1} is not JSON; skipped`);
+  /**
+   * The records in the file, one at a time as it is read (a journal grows to a hundred MB or more
+   * between compactions under load, ~100,000 notifications; read whole and parsed at once, it and
+   * its records were ~300 MB of the stand-ins thread's heap at a start, which V8 then kept); a torn
+   * last line (a write cut short by a kill) is left out.
+   */
+  static *read(path: string, log: (line: string) => void): Generator<JournalRecord> {
+    const fd = openSync(path, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(JOURNAL_READ_BYTES);
+      const decoder = new StringDecoder('utf8');
+      let rest = '';
+      let line = 0;
+      /** The number of a line that is not JSON: a torn write if no line follows it, said otherwise. */
+      let unparsed: number | undefined;
+      const parsed = function* (text: string): Generator<JournalRecord> {
+        line += 1;
+        if (text.trim() === '') return;
+        if (unparsed !== undefined) log(`[sqs] ${path}: line ${unparsed} is not JSON; skipped`);
+        unparsed = undefined;
+        try {
+          yield JSON.parse(text) as JournalRecord;
+        } catch {
+          unparsed = line;
+        }
+      };
+      for (;;) {
+        const read = readSync(fd, chunk, 0, chunk.length, null);
+        const text = rest + (read > 0 ? decoder.write(chunk.subarray(0, read)) : decoder.end());
+        const lines = text.split('\n');
+        rest = read > 0 ? (lines.pop() as string) : '';
+        for (const each of lines) yield* parsed(each);
+        if (read === 0) return;
       }
-    });
-    return records;
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 
@@ -977,17 +1004,19 @@ export async function startLocalSqs(options: LocalSqsOptions): Promise<LocalSqs>
     const name = file.slice(0, -JOURNAL_SUFFIX.length);
     if (!QUEUE_NAME.test(name) && !FIFO_QUEUE_NAME.test(name)) continue;
     const queue = new Queue(name, arnOf(name), new Journal(journalPath(name)), state);
-    const records = Journal.read(queue.journal.path, log);
-    if (records[0]?.op !== 'queue') {
-      log(`[sqs] ${queue.journal.path} does not start with its queue; ignored`);
-      continue;
-    }
-    for (const record of records) {
+    let first: string | undefined;
+    for (const record of Journal.read(queue.journal.path, log)) {
+      first ??= record.op;
+      if (first !== 'queue') break;
       try {
         queue.apply(record, now);
       } catch {
         log(`[sqs] ${queue.journal.path}: a ${String(record.op)} record is malformed; skipped`);
       }
+    }
+    if (first !== 'queue') {
+      log(`[sqs] ${queue.journal.path} does not start with its queue; ignored`);
+      continue;
     }
     const released = queue.releaseAbandoned(now);
     if (released) log(`[sqs] ${name}: ${released} message(s) received before the restart and never deleted are visible again`);

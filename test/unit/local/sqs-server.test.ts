@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,6 +25,7 @@ import {
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import { startLocalSqs, type LocalSqs } from '#local/sqs.ts';
+import { JOURNAL_READ_BYTES } from '#local/sqs-server.ts';
 import { signedHeaders } from '#local/sigv4.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -389,6 +390,54 @@ test('after a SIGKILL, a new stand-in on the same folder holds exactly the messa
   assert.equal(duplicate.MessageId, before.a1.messageId);
   const c1 = await h.client.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'C1', MessageGroupId: 'C', MessageDeduplicationId: 'c1' }));
   assert.ok(BigInt(c1.SequenceNumber ?? 0) > BigInt(before.b1SequenceNumber), 'sequence numbers go on increasing');
+});
+
+test('a journal of many reads, a character cut by a read and a line that is not JSON in the middle are read whole at a start', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sqs-server-test-'));
+  const logged: string[] = [];
+  let sqs = await startLocalSqs({ dataDir, credentials, log: (line) => logged.push(line) });
+  let client = clientFor(sqs.endpoint);
+  try {
+    const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: 'big' }));
+    // ~2.7 MB of journal (three reads), every character of each body two to four bytes long.
+    const body = (n: number) => `${'𝄞é✓'.repeat(100)} ${n}`;
+    const sent = 3000;
+    for (let n = 0; n < sent; n += 10)
+      await client.send(
+        new SendMessageBatchCommand({ QueueUrl, Entries: Array.from({ length: 10 }, (_, i) => ({ Id: String(i), MessageBody: body(n + i) })) }),
+      );
+    client.destroy();
+    await sqs.close();
+
+    // A line that is not JSON, inserted so that the first read ends inside a character; and a torn last line.
+    const journal = join(dataDir, 'big.jsonl');
+    const bytes = readFileSync(journal);
+    const at = bytes.indexOf('\n', 100_000) + 1;
+    let bad = 'not json';
+    while (((bytes[JOURNAL_READ_BYTES - Buffer.byteLength(bad) - 1] as number) & 0xc0) !== 0x80) bad += '!';
+    const rewritten = Buffer.concat([
+      bytes.subarray(0, at),
+      Buffer.from(`${bad}\n`),
+      bytes.subarray(at),
+      Buffer.from('{"op":"send","message":{"id":"torn","bo'),
+    ]);
+    assert.equal((rewritten[JOURNAL_READ_BYTES] as number) & 0xc0, 0x80, 'the first read ends inside a character');
+    writeFileSync(journal, rewritten);
+    const badLine = rewritten.subarray(0, at).toString('utf8').split('\n').length;
+
+    sqs = await startLocalSqs({ dataDir, credentials, log: (line) => logged.push(line) });
+    client = clientFor(sqs.endpoint);
+    const url = `${sqs.endpoint}/000000000000/big`;
+    assert.deepEqual(await counts(client, url), { visible: sent, inFlight: 0, delayed: 0 });
+    assert.deepEqual(logged, [`[sqs] ${journal}: line ${badLine} is not JSON; skipped`], 'the line in the middle is named; the torn last one is not');
+    const seen = new Set<string>();
+    for (let got = await receive(client, url); got.length; got = await receive(client, url)) for (const message of got) seen.add(message.Body ?? '');
+    assert.deepEqual(seen, new Set(Array.from({ length: sent }, (_, n) => body(n))));
+  } finally {
+    client.destroy();
+    await sqs.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('a torn last journal line is ignored, and the journal is compacted as messages come and go', async () => {
