@@ -112,7 +112,7 @@ export function residentMiB(pid: number): { now: number; peak: number } {
   return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
-/** The runtime's process.memoryUsage(), from its local control. */
-export async function heapOf(vnfm: LocalVnfm): Promise<NodeJS.MemoryUsage> {
-  return (await (await localControl(vnfm, 'GET', '/_local/memory')).json()) as NodeJS.MemoryUsage;
+/** The runtime's process.memoryUsage() and its stand-ins thread's JS heap, from its local control. */
+export async function heapOf(vnfm: LocalVnfm): Promise<NodeJS.MemoryUsage & { standinsHeapTotal: number; standinsHeapUsed: number }> {
+  return (await (await localControl(vnfm, 'GET', '/_local/memory')).json()) as NodeJS.MemoryUsage & { standinsHeapTotal: number; standinsHeapUsed: number };
 }

@@ -25,7 +25,7 @@ import { ProblemError } from '#lib/sol/errors.ts';
 import { applyGlobals, intrinsicContext, loadTemplate, resolveIntrinsics, type SamTemplate } from './template.ts';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions.ts';
 import { startLocalSecretsManager } from './secretsmanager.ts';
-import { startStandinsThread } from './standins-thread.ts';
+import { type StandinsThread, startStandinsThread } from './standins-thread.ts';
 import { startQueuePoller, type QueuePoller } from './sqs.ts';
 import { toApiGatewayEvent, writeApiGatewayResult, type Route, matchRoute, compileRoute } from './http-api.ts';
 import { lambdaContext, type LocalFunction } from './lambda.ts';
@@ -559,7 +559,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             return;
           }
           if (await schedules.serve(req.method ?? 'GET', url.pathname, res)) return;
-          await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers);
+          await serveControl(url.pathname, req.method ?? 'GET', res, stepFunctions, inFlight, pollers, standins);
           return;
         }
         const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
@@ -696,6 +696,7 @@ async function serveControl(
   stepFunctions: LocalStepFunctions,
   inFlight: Set<Promise<unknown>>,
   pollers: QueuePoller[],
+  standins: StandinsThread,
 ): Promise<void> {
   const actions: Record<string, () => Promise<void> | void> = {
     'POST /_local/stepfunctions/hold': () => stepFunctions.hold(),
@@ -713,7 +714,11 @@ async function serveControl(
     },
   };
   if (method === 'GET' && path === '/_local/memory') {
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
+    // The process's memory, and the stand-ins thread's JS heap (memoryUsage's heap is this thread's alone; a thread ending has none to give).
+    const standinsHeap = await standins.heapStatistics().catch(() => undefined);
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ ...process.memoryUsage(), standinsHeapTotal: standinsHeap?.total_heap_size, standinsHeapUsed: standinsHeap?.used_heap_size }));
     return;
   }
   // What AWS would bill for since the last reset (local/metering.ts; counted when started with VNFM_METER=1).

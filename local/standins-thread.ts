@@ -34,6 +34,8 @@ export interface StandinsThread {
   sqs: string;
   /** The table's global secondary indexes, for the index write units the meter counts. */
   describeIndexes(table: string, indexes: IndexShape[]): void;
+  /** The thread's own JS heap (V8's statistics of its isolate; process.memoryUsage() counts the runtime's thread only). */
+  heapStatistics(): Promise<import('node:v8').HeapInfo>;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export function startStandinsThread(
             dynamodb: message.dynamodb,
             sqs: message.sqs,
             describeIndexes: (table, indexes) => send({ kind: 'indexes', table, indexes }),
+            heapStatistics: () => worker.getHeapStatistics(),
             close: () =>
               new Promise((closed) => {
                 closing = true;
