@@ -29,7 +29,15 @@ import {
   waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
-import { cacheExpressions, cacheTableDescriptions, type DynaliteStore, directPages, streamedPages } from '#local/dynalite-tuning.ts';
+import {
+  cacheExpressions,
+  cacheTableDescriptions,
+  DECODED_CHARS,
+  type DynaliteStore,
+  decodedValuesKept,
+  directPages,
+  streamedPages,
+} from '#local/dynalite-tuning.ts';
 
 type Store = DynaliteStore;
 
@@ -581,6 +589,9 @@ test("Query and Scan pages read from LevelDB's iterator answer as dynalite's str
     }
     // The requests did page (many pages, some cut at 1 MB), and the direct path was the one in use.
     assert.ok(pagesRead > 300, `only ${pagesRead} pages`);
+    // Values read again came decoded from the cache (the answers above compared equal all the same), which stayed within its bound.
+    const kept = decodedValuesKept();
+    assert.ok(kept.hits > 1000 && kept.entries > 0 && kept.chars <= DECODED_CHARS, JSON.stringify(kept));
     const db = createRequire(import.meta.url)('dynalite/db') as { queryTable: { name: string } };
     assert.notEqual(db.queryTable.name, 'queryTable');
   } finally {
