@@ -48,7 +48,8 @@
 //   one, alternating; 2,000 first pages of 100 instances each, one client): stand-ins thread CPU
 //   2.04 -> 1.66 ms a page, all the runtime's threads 6.04 -> 4.63 ms (V8's GC helpers most of the
 //   rest), list p50 5.33 -> 4.52 ms. Values are read as their JSON text and decoded through a cache
-//   of decoded values by that text (at most DECODED_CHARS of it, the least recently read dropped):
+//   of decoded values by that text (at most DECODED_CHARS of it, values of at most
+//   DECODED_VALUE_CHARS, the least recently read dropped):
 //   a page read again (a list polled) parses and sizes nothing again. Query of 100 items
 //   (bench/dynamodb-requests.ts, four alternating pairs): median 2.96 -> 2.44 ms on average.
 // - Expressions parsed once. dynalite parsed every request's update, condition, key condition,
@@ -651,13 +652,18 @@ export function directPages(store: DynaliteStore, step: number, stepBytes: numbe
  * for a page of 100). The objects are shared by every page that reads them: dynalite's queryTable,
  * its filters, its projection (mapPaths builds new items of the same attribute values) and the
  * answer's JSON only read them (checked against dynalite 4.0.0's actions/query.js, actions/scan.js
- * and db/index.js), and a write of an item writes new text, which is a new entry.
+ * and db/index.js), and a write of an item writes new text, which is a new entry. Only values of
+ * at most DECODED_VALUE_CHARS are kept (index entries, list summaries, op occs): whole instantiated
+ * records (~8 KB) read a page at a time (all_fields) would churn through the cache, each entry
+ * living long enough to be promoted to the old generation and die there, which grew that heap.
  */
 const decodedValues = new Map<string, { item: Item; size: number; rangeKey: string | undefined }>();
 let decodedChars = 0;
 let decodedHits = 0;
-/** The JSON text the decoded values are kept by at most: ~2-3 MB of objects and text with it. */
-export const DECODED_CHARS = 1024 * 1024;
+/** The JSON text the decoded values are kept by at most: ~1 MB of objects and text with it. */
+export const DECODED_CHARS = 256 * 1024;
+/** The longest JSON text of a value kept decoded. */
+export const DECODED_VALUE_CHARS = 2048;
 
 /** What the cache of decoded values holds now, and how many reads it has answered (tests). */
 export const decodedValuesKept = (): { entries: number; chars: number; hits: number } => ({
@@ -677,7 +683,7 @@ function decoded(db: DynaliteDbModule, raw: string, rangeKey: string | undefined
   }
   const item = JSON.parse(raw) as Item;
   const entry = { item, size: db.itemSize(item, true, true, rangeKey), rangeKey };
-  if (raw.length > DECODED_CHARS / 16) return entry;
+  if (raw.length > DECODED_VALUE_CHARS) return entry;
   if (kept) decodedChars -= raw.length;
   decodedValues.delete(raw);
   decodedValues.set(raw, entry);
