@@ -363,7 +363,7 @@ export async function benchInstances(): Promise<void> {
     line('GET /vnf_instances (cont,vnfInstanceName,X): no index', '(not timed)', `${units.unindexed} RCU: the whole collection`);
     line(
       `runtime RSS at ${INSTANCES} instances and op occs`,
-      `${result.rssMiB} MiB (peak ${memory.peak.toFixed(0)} MiB)`,
+      `${result.rssMiB} MiB (peak ${memory.peak.toFixed(0)}; anon ${memory.anon.toFixed(0)}, files ${memory.file.toFixed(0)})`,
       `target <= ${TARGETS.rssMiB} MiB (${verdict(result.rssMiB <= TARGETS.rssMiB)}); JS heap ${(heap.heapUsed / 2 ** 20).toFixed(0)} MiB (the stand-ins thread's ${(heap.standinsHeapUsed / 2 ** 20).toFixed(0)} MiB more), external ${(heap.external / 2 ** 20).toFixed(0)} MiB; Tacker two processes of ~205 MiB`,
     );
     console.log(

@@ -105,11 +105,11 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
 }
 
-/** The runtime process's resident set now (VmRSS) and at its peak (VmHWM), in MiB. */
-export function residentMiB(pid: number): { now: number; peak: number } {
+/** The runtime process's resident set now (VmRSS), at its peak (VmHWM), and now in anonymous memory and in mapped files (the node binary, LevelDB's table files), in MiB. */
+export function residentMiB(pid: number): { now: number; peak: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
-  return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+  return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 };
 }
 
 /** The runtime's process.memoryUsage() and its stand-ins thread's JS heap, from its local control. */
