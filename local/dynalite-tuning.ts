@@ -119,6 +119,7 @@ export interface DynaliteStore {
     supports?: { getSync?: boolean };
     createValueStream?: (options: Record<string, unknown>) => unknown;
     values?: (options: Record<string, unknown>) => { nextv(size: number): Promise<unknown[]>; close(): Promise<void> };
+    keys?: (options: Record<string, unknown>) => { nextv(size: number): Promise<string[]>; close(): Promise<void> };
   };
   getItemDb?: (tableName: string) => ItemDb;
   getIndexDb?: (kind: string, tableName: string, indexName: string) => SubDb;
@@ -442,7 +443,7 @@ function countAdded(store: DynaliteStore, table: string, added: number): void {
 /** The keys of `main` from `prefix` on that start with it (dynalite's sub-databases: `table~`, `item-<table>~`). */
 async function keysCount(main: MainDb, prefix: string, each?: (key: string) => void): Promise<number> {
   // Every character of a sub-database's keys (hex, table names, `~`, `/`) is below U+FFFF.
-  const keys = (main as unknown as { keys(options: Record<string, unknown>): { nextv(size: number): Promise<string[]>; close(): Promise<void> } }).keys({
+  const keys = main.keys({
     gte: prefix,
     lt: `${prefix}\uffff`,
     highWaterMarkBytes: 1024 * 1024,
@@ -467,16 +468,14 @@ async function keysCount(main: MainDb, prefix: string, each?: (key: string) => v
  */
 export function liveItemCounts(store: DynaliteStore): void {
   const main = store.db as MainDb | undefined;
-  if (!main || typeof (main as unknown as { keys?: unknown }).keys !== 'function')
-    throw new Error('dynalite is not as local/dynalite-tuning.ts expects: its LevelDB has no keys()');
+  if (!main || typeof main.keys !== 'function') throw new Error('dynalite is not as local/dynalite-tuning.ts expects: its LevelDB has no keys()');
   const counts = new Map<string, number>();
-  let ready = false;
+  // Counted once itemCounts holds them (the item writes keep them from then on).
   const counting = (async () => {
     const tables: string[] = [];
     await keysCount(main, 'table~', (name) => tables.push(name));
     for (const table of tables) counts.set(table, await keysCount(main, `item-${table}~`));
     itemCounts.set(store, counts);
-    ready = true;
   })();
   // A store closed before its count ends answers with its own errors; the count's is not one more.
   counting.catch(() => undefined);
@@ -491,7 +490,7 @@ export function liveItemCounts(store: DynaliteStore): void {
   const getTable = store.getTable;
   store.getTable = function countedGetTable(name, checkStatus, cb) {
     const callback = (typeof checkStatus === 'function' ? checkStatus : cb) as Callback;
-    if (!ready) {
+    if (!itemCounts.has(store)) {
       counting.then(
         () => store.getTable.call(this, name, checkStatus, cb),
         (error: unknown) => callback(error),

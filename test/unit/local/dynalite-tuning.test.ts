@@ -81,10 +81,10 @@ async function started(dir?: string) {
 const active = (client: DynamoDBClient, name: string) =>
   waitUntilTableExists({ client, maxWaitTime: 10, minDelay: 0.01, maxDelay: 0.1 }, { TableName: name }).then(() => undefined);
 
-const createRecords = (client: DynamoDBClient, indexed: boolean) =>
+const createRecords = (client: DynamoDBClient, indexed: boolean, TableName = 'Records') =>
   client.send(
     new CreateTableCommand({
-      TableName: 'Records',
+      TableName,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }, ...(indexed ? [{ AttributeName: 'tenant', AttributeType: 'S' as const }] : [])],
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
@@ -360,14 +360,7 @@ test("DescribeTable's ItemCount is the items a Scan counts, after every kind of 
     );
     assert.equal(await counted(client, 'Records'), 4);
     // A table without indexes counts as well.
-    await client.send(
-      new CreateTableCommand({
-        TableName: 'Plain',
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      }),
-    );
+    await createRecords(client, false, 'Plain');
     await active(client, 'Plain');
     for (const id of ['x', 'y', 'x']) await client.send(new PutItemCommand({ TableName: 'Plain', Item: { id: { S: id } } }));
     assert.equal(await counted(client, 'Plain'), 2);
