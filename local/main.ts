@@ -11,6 +11,7 @@ import { DataFileError } from './oauth2.ts';
 import { startLocalVims } from './vims.ts';
 import { guardProcess, letGoOfLostOutput } from './http-guard.ts';
 import { meterLogs, usage } from './metering.ts';
+import { releaseTranspiler } from './transpiler.ts';
 
 // An output that goes away (a closed terminal, an ended pipe) ends neither the serving nor a stop.
 letGoOfLostOutput();
@@ -98,5 +99,6 @@ const stop = (signal: string) => {
 process.on('SIGINT', () => stop('SIGINT'));
 process.on('SIGTERM', () => stop('SIGTERM'));
 // Announced only once a stop signal would be handled: whoever waits for this line may stop it at once.
+await releaseTranspiler();
 serving = true;
 process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir}; VIMs in ${dataDir}/vims.json)\n`);

@@ -10,6 +10,7 @@ import { containRequestErrors, guardProcess } from './http-guard.ts';
 import { usage } from './metering.ts';
 import { admitSigned, refuseAsJson } from './sigv4.ts';
 import { startLocalSqs } from './sqs-server.ts';
+import { releaseTranspiler } from './transpiler.ts';
 import type { StandinsMessage, StandinsReport, StandinsSetup } from './standins-thread.ts';
 
 if (!parentPort) throw new Error('local/standins-worker.ts runs as a worker thread (local/standins-thread.ts starts it)');
@@ -100,6 +101,7 @@ async function start() {
         return;
     }
   });
+  await releaseTranspiler();
   serving = true;
   post({ kind: 'ready', dynamodb: dynamoEndpoint, sqs: sqs.endpoint });
 }
