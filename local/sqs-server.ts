@@ -106,6 +106,87 @@ interface Deduplication {
   sequenceNumber?: string;
 }
 
+/** Ids past a window's head are dropped from its columns once this many are, and half of them. */
+const WINDOW_DROP_MIN = 4096;
+
+/**
+ * A FIFO queue's deduplication ids within their window, oldest first, kept as columns: an id maps to
+ * its slot, and a slot's end of window, message id and sequence are array elements. At the runtime's
+ * rate of creates (each enqueues a notification) a window holds ~100,000 ids; a Map of one entry
+ * object each (with its boxed time and sequence string) held 27 MB of the stand-ins thread's heap
+ * for 100,000 ids, these columns 21 MB. An id sent again (a journal's replay) moves to a new slot;
+ * its old one stays, dead, until the window passes it.
+ */
+class DeduplicationWindow {
+  /** id -> slot; slots count up for the queue's life, and slot s is at index s - first of the columns. */
+  private readonly slots = new Map<string, number>();
+  private first = 0;
+  /** The columns' index of the oldest slot not yet forgotten. */
+  private head = 0;
+  private keys: string[] = [];
+  private until: number[] = [];
+  private messageIds: string[] = [];
+  /** The sequence number less SEQUENCE_BASE; -1 for none. */
+  private sequences: number[] = [];
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  get(key: string): Deduplication | undefined {
+    const slot = this.slots.get(key);
+    return slot === undefined ? undefined : this.entry(slot - this.first);
+  }
+
+  /** Remembers `key` from `entry.until` back, in place of any earlier entry of it. Entries come in the order their windows end. */
+  set(key: string, entry: Deduplication): void {
+    this.slots.set(key, this.first + this.keys.length);
+    this.keys.push(key);
+    this.until.push(entry.until);
+    this.messageIds.push(entry.messageId);
+    this.sequences.push(entry.sequenceNumber === undefined ? -1 : Number(BigInt(entry.sequenceNumber) - SEQUENCE_BASE));
+  }
+
+  delete(key: string): void {
+    this.slots.delete(key);
+  }
+
+  /** Forgets the ids whose window ended by `now`. */
+  forget(now: number): void {
+    let at = this.head;
+    for (; at < this.keys.length && (this.until[at] as number) <= now; at++) {
+      const key = this.keys[at] as string;
+      if (this.slots.get(key) === this.first + at) this.slots.delete(key);
+    }
+    this.head = at;
+    if (this.head >= WINDOW_DROP_MIN && this.head * 2 >= this.keys.length) {
+      this.keys = this.keys.slice(this.head);
+      this.until = this.until.slice(this.head);
+      this.messageIds = this.messageIds.slice(this.head);
+      this.sequences = this.sequences.slice(this.head);
+      this.first += this.head;
+      this.head = 0;
+    }
+  }
+
+  /** The ids remembered, oldest first. */
+  *entries(): Generator<[string, Deduplication]> {
+    for (let at = this.head; at < this.keys.length; at++) {
+      const key = this.keys[at] as string;
+      if (this.slots.get(key) === this.first + at) yield [key, this.entry(at)];
+    }
+  }
+
+  private entry(at: number): Deduplication {
+    const sequence = this.sequences[at] as number;
+    return {
+      until: this.until[at] as number,
+      messageId: this.messageIds[at] as string,
+      ...(sequence >= 0 ? { sequenceNumber: (SEQUENCE_BASE + BigInt(sequence)).toString() } : {}),
+    };
+  }
+}
+
 type TaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
 
 interface MoveTask {
@@ -495,7 +576,7 @@ function batchResponse<T>(outcomes: Array<{ ok: T } | { failed: unknown }>): { S
 class Queue {
   readonly messages = new Map<string, StoredMessage>();
   /** Deduplication ids within their window, oldest first (each is kept exactly as long as the window). */
-  readonly deduplication = new Map<string, Deduplication>();
+  readonly deduplication = new DeduplicationWindow();
   readonly tasks = new Map<string, MoveTask>();
   readonly waiters = new Set<Waiter>();
   attributes: Record<string, string> = {};
@@ -609,21 +690,14 @@ class Queue {
   /** Rewrites the journal as a snapshot of the live state. */
   compact(): void {
     const now = Date.now();
-    this.forgetDeduplication(now);
+    this.deduplication.forget(now);
     this.journal.rewrite([
       { op: 'queue', attributes: this.attributes, created: this.created, modified: this.modified },
       { op: 'sequence', next: this.sequence },
       ...[...this.messages.values()].map((message): JournalRecord => ({ op: 'send', message })),
-      ...[...this.deduplication].map(([key, entry]): JournalRecord => ({ op: 'deduplication', key, entry })),
+      ...[...this.deduplication.entries()].map(([key, entry]): JournalRecord => ({ op: 'deduplication', key, entry })),
       ...[...this.tasks.values()].map((task): JournalRecord => ({ op: 'task', task })),
     ]);
-  }
-
-  private forgetDeduplication(now: number): void {
-    for (const [key, entry] of this.deduplication) {
-      if (entry.until > now) break;
-      this.deduplication.delete(key);
-    }
   }
 
   // --- sending ---
@@ -678,7 +752,7 @@ class Queue {
         deduplicationId = createHash('sha256').update(body).digest('hex');
       }
       checkFifoId('MessageDeduplicationId', deduplicationId);
-      this.forgetDeduplication(now);
+      this.deduplication.forget(now);
       const key = this.attributes.DeduplicationScope === 'messageGroup' ? `${input.MessageGroupId}\n${deduplicationId}` : deduplicationId;
       const duplicate = this.deduplication.get(key);
       if (duplicate) return { ...result, MessageId: duplicate.messageId, ...(duplicate.sequenceNumber ? { SequenceNumber: duplicate.sequenceNumber } : {}) };
@@ -738,7 +812,7 @@ class Queue {
   take(options: ReceiveOptions, now: number): ReceivedMessage[] {
     // Deduplication ids past their 5 minutes are forgotten as consumers poll, not only at the next
     // send: after a burst (100,000 instance creates) they were ~25 MB of this thread's heap until then.
-    this.forgetDeduplication(now);
+    this.deduplication.forget(now);
     if (this.server.held) return [];
     const retentionMs = this.number('MessageRetentionPeriod') * 1000;
     const policy = this.redrivePolicy();

@@ -281,6 +281,49 @@ test('FIFO: a deduplication id is accepted once in five minutes; sequence number
   assert.equal((await counts(h.client, scoped.url)).visible, 2, 'per-group deduplication scope');
 });
 
+test('FIFO: each deduplication id is forgotten when its own five minutes end, over thousands of ids, a restart and a replay', async (t) => {
+  // The stand-in's clock moves on by the test's ticks (7 minutes in all); the SDK signs on the real
+  // one, within SigV4's 15 minutes of it.
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  await using h = await harness();
+  const queue = await h.create('window.fifo', { FifoQueue: 'true' });
+  const send = (id: string) => h.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: id, MessageGroupId: 'g', MessageDeduplicationId: id }));
+  // More ids than the window keeps past its head before it drops them from its columns.
+  const early: string[] = [];
+  for (let batch = 0; batch < 500; batch += 1) {
+    const out = await h.client.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: Array.from({ length: 10 }, (_, i) => ({ Id: String(i), MessageBody: 'x', MessageGroupId: 'g', MessageDeduplicationId: `e${batch * 10 + i}` })),
+      }),
+    );
+    early.push(...(out.Successful ?? []).map((entry) => entry.MessageId ?? ''));
+  }
+  assert.equal(early.length, 5000);
+  t.mock.timers.tick(2 * 60_000);
+  const late = await send('late');
+  assert.equal((await send('e0')).MessageId, early[0], 'e0 within its window');
+  assert.equal((await send('e4999')).MessageId, early[4999]);
+
+  t.mock.timers.tick(3 * 60_000); // e0..e4999's windows end; late's has 2 minutes left
+  const e1 = await send('e1');
+  assert.notEqual(e1.MessageId, early[1], 'e1 is new again');
+  assert.ok(BigInt(e1.SequenceNumber ?? 0) > BigInt(late.SequenceNumber ?? 0));
+  const again = await send('late');
+  assert.deepEqual([again.MessageId, again.SequenceNumber], [late.MessageId, late.SequenceNumber], 'late within its window');
+
+  await h.restart(); // replays the journal and rewrites it from what the window holds
+  assert.equal((await send('late')).MessageId, late.MessageId, 'late remembered across the restart');
+  assert.equal((await send('e1')).MessageId, e1.MessageId, "e1's second send remembered");
+  assert.notEqual((await send('e2')).MessageId, early[2], 'e2 forgotten');
+  await h.restart();
+  assert.equal((await send('late')).MessageId, late.MessageId, 'and across a start on the rewritten journal');
+
+  t.mock.timers.tick(2 * 60_000);
+  assert.notEqual((await send('late')).MessageId, late.MessageId, "late's window ended");
+  assert.equal((await send('e1')).MessageId, e1.MessageId, "e1's second window has not");
+});
+
 test('a message received maxReceiveCount times moves to the dead-letter queue on the next receive, and a move task brings it back', async () => {
   await using h = await harness();
   const dlq = await h.create('redrive-dlq');
