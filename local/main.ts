@@ -98,7 +98,8 @@ const stop = (signal: string) => {
 };
 process.on('SIGINT', () => stop('SIGINT'));
 process.on('SIGTERM', () => stop('SIGTERM'));
-// Announced only once a stop signal would be handled: whoever waits for this line may stop it at once.
+// Everything the runtime serves is imported: esbuild's compiling thread can go (local/transpiler.ts).
 await releaseTranspiler();
+// Announced only once a stop signal would be handled: whoever waits for this line may stop it at once.
 serving = true;
 process.stdout.write(`VNFM listening on ${runtime.url} (data in ${dataDir}; VIMs in ${dataDir}/vims.json)\n`);
