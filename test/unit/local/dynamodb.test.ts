@@ -5,12 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { setTimeout as pause } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { BatchWriteItemCommand, CreateTableCommand, DynamoDBClient, PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo } from '#local/dynamodb.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /** Serves `dynamo` on a free port and creates a table Records keyed by `id` there; the client to it. */
 async function recordsTable(dynamo: ReturnType<typeof startLocalDynamo>): Promise<DynamoDBClient> {
@@ -62,9 +62,8 @@ test("compactions cut LevelDB's table files at 1 MiB (each file's pages count in
           RequestItems: { Records: Array.from({ length: 25 }, (_, i) => ({ PutRequest: { Item: { id: { S: `r${i}-${batch}` }, body: { S: body } } } })) },
         }),
       );
-    // LevelDB logs each compaction it ends; waits for the first (a generous bound, not a timing).
-    for (let i = 0; i < 3000 && !readFileSync(join(dir, 'LOG'), 'utf8').includes('Compacted 4@0'); i += 1) await pause(10);
-    assert.match(readFileSync(join(dir, 'LOG'), 'utf8'), /Compacted 4@0/);
+    // LevelDB logs each compaction it ends.
+    await waitFor("LevelDB's compaction of level 0", () => readFileSync(join(dir, 'LOG'), 'utf8').includes('Compacted 4@0'), 30_000);
   } finally {
     await new Promise((resolve) => dynamo.server.close(resolve));
   }

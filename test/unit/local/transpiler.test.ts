@@ -10,24 +10,25 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const TRANSPILER = pathToFileURL(join(import.meta.dirname, '..', '..', '..', 'local', 'transpiler.ts')).href;
+const WAIT = pathToFileURL(join(import.meta.dirname, '..', '..', 'support', 'wait.ts')).href;
 
 test("releaseTranspiler ends the thread tsx's compiles started, and a later import starts it again", () => {
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-transpiler-'));
   try {
     writeFileSync(join(dir, 'first.ts'), 'export const first: number = 1;\n');
     writeFileSync(join(dir, 'later.ts'), 'export const later: string = "x";\n');
-    // The process's threads (Linux), until their count falls below `than` (a thread ends a little
-    // after it is told to) or a generous bound passes.
+    // The process's threads (Linux); a thread ends a little after it is told to, so the child waits
+    // for the count to fall (and fails, naming what it waited for, if it never does).
     const script = `
       import { readdirSync } from 'node:fs';
-      import { setTimeout as pause } from 'node:timers/promises';
+      const { waitFor } = await import(${JSON.stringify(WAIT)});
       const threads = () => readdirSync('/proc/self/task').length;
-      const below = async (than) => { for (let i = 0; i < 2000 && threads() >= than; i++) await pause(5); return threads(); };
       await import(${JSON.stringify(pathToFileURL(join(dir, 'first.ts')).href)});
       const { releaseTranspiler } = await import(${JSON.stringify(TRANSPILER)});
       const compiling = threads();
       await releaseTranspiler();
-      const released = await below(compiling);
+      await waitFor("esbuild's worker thread to end", () => threads() < compiling);
+      const released = threads();
       await import(${JSON.stringify(pathToFileURL(join(dir, 'later.ts')).href)});
       const again = threads();
       process.stdout.write(JSON.stringify({ compiling, released, again }));
